@@ -1,0 +1,105 @@
+"""Typed settings for the write path and the read path, with named presets.
+
+Defaults are the paper's (METHOD.md). Presets:
+
+* ``LOCOMO_WRITE`` / ``LONGMEMEVAL_WRITE``: windows of 40 turns overlapping by 2,
+  and of 10 turns without overlap.
+* ``LOCOMO`` / ``LONGMEMEVAL``: tri-view sizes 10/5/5 and 15/8/8.
+
+Example:
+    >>> from langchain_ripplemem.config import RecallConfig, LONGMEMEVAL
+    >>> LONGMEMEVAL.semantic_k
+    15
+    >>> RecallConfig(max_rounds=2).top_k
+    30
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Source = Literal["semantic", "lexical", "cue", "expansion"]
+
+
+class WriteConfig(BaseModel):
+    """How conversations become linked memory units."""
+
+    model_config = ConfigDict(frozen=True)
+
+    window_size: int = Field(40, ge=1, description="turns per extraction window")
+    window_overlap: int = Field(2, ge=0, description="turns shared by consecutive windows")
+    semantic_threshold: float = Field(0.85, ge=-1.0, le=1.0, description="min cosine for a semantic edge")
+    structural_threshold: float = Field(0.60, ge=0.0, le=1.0, description="min s_str for a structural edge")
+    max_semantic_edges: int = Field(6, ge=0, description="semantic edges kept per new unit")
+    max_structural_edges: int = Field(6, ge=0, description="structural edges kept per new unit")
+    semantic_pool: int = Field(20, ge=0, description="nearest neighbours considered per new unit")
+    cue_pool: int = Field(20, ge=0, description="cue-index candidates considered per new unit")
+    time_decay_days: float = Field(7.0, gt=0, description="tau of exp(-gap/tau)")
+    beta_participants: float = Field(0.5, ge=0)
+    beta_locations: float = Field(0.2, ge=0)
+    beta_time: float = Field(0.3, ge=0)
+    embed_batch_size: int = Field(64, ge=1)
+    max_turn_chars: int = Field(
+        4000, ge=100, description="longer turns are split into chunks of this size (documented rule)"
+    )
+    llm_max_retries: int = Field(2, ge=0, description="extra attempts after invalid LLM output")
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> WriteConfig:
+        if self.window_overlap >= self.window_size:
+            raise ValueError(
+                f"window_overlap ({self.window_overlap}) must be smaller than "
+                f"window_size ({self.window_size})"
+            )
+        return self
+
+
+class RecallConfig(BaseModel):
+    """Budgets and weights of recollection (tri-view recall, controller, expansion, assembly)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    semantic_k: int = Field(10, ge=0)
+    lexical_k: int = Field(5, ge=0)
+    cue_k: int = Field(5, ge=0)
+    max_rounds: int = Field(1, ge=0, description="expansion rounds after the first hop (paper: R=1)")
+    max_anchors: int = Field(3, ge=1)
+    hops: int = Field(2, ge=1)
+    per_channel: int = Field(5, ge=1, description="expanded units kept per channel per round")
+    top_k: int = Field(30, ge=1, description="K: memories returned after assembly")
+    expand_semantic: bool = True
+    expand_structural: bool = True
+    use_planning: bool = Field(True, description="score expansion against the controller's target")
+    alignment_weight: float = 1.25
+    provenance_weight: float = 1.0
+    anchor_bonus: float = 0.05
+    source_weights: dict[str, float] = Field(
+        default_factory=lambda: {"semantic": 1.0, "lexical": 0.75, "cue": 0.9, "expansion": 0.85}
+    )
+    rank_offset: int = Field(5, ge=0, description="rank support is 1 / (rank_offset + rank)")
+    llm_max_retries: int = Field(2, ge=0)
+
+
+LOCOMO_WRITE = WriteConfig(window_size=40, window_overlap=2)
+LONGMEMEVAL_WRITE = WriteConfig(window_size=10, window_overlap=0)
+LOCOMO = RecallConfig(semantic_k=10, lexical_k=5, cue_k=5)
+LONGMEMEVAL = RecallConfig(semantic_k=15, lexical_k=8, cue_k=8)
+
+PRESETS: dict[str, tuple[WriteConfig, RecallConfig]] = {
+    "locomo": (LOCOMO_WRITE, LOCOMO),
+    "longmemeval": (LONGMEMEVAL_WRITE, LONGMEMEVAL),
+}
+
+
+def preset(name: str) -> tuple[WriteConfig, RecallConfig]:
+    """Return the ``(WriteConfig, RecallConfig)`` pair called ``name``.
+
+    Raises:
+        ValueError: if ``name`` is not a known preset.
+    """
+    try:
+        return PRESETS[name.lower()]
+    except KeyError:
+        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}") from None

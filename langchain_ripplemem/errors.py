@@ -1,0 +1,27 @@
+"""Errors with messages that say what was wrong and where."""
+
+from __future__ import annotations
+
+
+class RippleMemError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class InvalidConversationError(RippleMemError, ValueError):
+    """A conversation (file, session, turn or field) cannot be used; the message names it."""
+
+
+class ExtractionError(RippleMemError):
+    """The extractor could not produce valid units for a window."""
+
+
+class InvalidNamespaceError(RippleMemError, ValueError):
+    """A namespace breaks the rules: non-empty tuple of non-empty string labels."""
+
+
+class ControllerError(RippleMemError):
+    """The recall controller produced no usable plan."""
+
+
+class StoreIntegrityError(RippleMemError):
+    """Units, indexes and edges of a store disagree."""

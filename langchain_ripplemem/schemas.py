@@ -1,0 +1,296 @@
+"""The RippleMem data model: conversations in, memory units and recall traces out.
+
+Pure pydantic, no I/O. Everything here is a public contract: the write path
+produces these objects, the read path returns them, and the benchmark harness
+maps them back to dialogue turns through :class:`Provenance`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Namespace = tuple[str, ...]
+EdgeType = Literal["semantic", "structural"]
+HitSource = Literal["semantic", "lexical", "cue", "expansion"]
+
+DAY_SECONDS = 86_400.0
+
+
+def aware(value: datetime) -> datetime:
+    """Return ``value`` as a timezone-aware datetime (naive values are taken as UTC)."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+
+
+def namespace_key(namespace: Namespace) -> str:
+    """Serialise a namespace to one string that is unambiguous for any label."""
+    return json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))
+
+
+def namespace_from_key(key: str) -> Namespace:
+    """Invert :func:`namespace_key`."""
+    return tuple(json.loads(key))
+
+
+class TimeInterval(BaseModel):
+    """A closed, timezone-aware time interval; a time point has ``start == end``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: datetime
+    end: datetime
+
+    @field_validator("start", "end")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return aware(value)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TimeInterval:
+        if self.end < self.start:
+            raise ValueError(f"time interval end {self.end} is before start {self.start}")
+        return self
+
+    @classmethod
+    def point(cls, when: datetime) -> TimeInterval:
+        """An interval of zero length at ``when``."""
+        return cls(start=when, end=when)
+
+    def overlaps(self, other: TimeInterval) -> bool:
+        """True when the two closed intervals share at least one instant."""
+        return self.start <= other.end and other.start <= self.end
+
+    def gap_days(self, other: TimeInterval) -> float:
+        """Days between the intervals (0 when they overlap)."""
+        if self.overlaps(other):
+            return 0.0
+        later, earlier = (other, self) if other.start > self.end else (self, other)
+        return (later.start - earlier.end).total_seconds() / DAY_SECONDS
+
+
+class Turn(BaseModel):
+    """One utterance. Extra fields (e.g. ``image_caption``) are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str = Field(min_length=1)
+    speaker: str
+    text: str = ""
+    time: datetime | None = None
+    image_caption: str | None = None
+
+
+class Session(BaseModel):
+    """A contiguous stretch of conversation with one timestamp."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str = Field(min_length=1)
+    time: datetime | None = None
+    turns: list[Turn] = Field(default_factory=list)
+
+    @field_validator("time")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return aware(value) if value is not None else None
+
+
+class Conversation(BaseModel):
+    """A multi-session conversation.
+
+    JSON form: ``{"id", "sessions": [{"id", "time", "turns": [{"id", "speaker", "text"}]}]}``.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str = Field(min_length=1)
+    sessions: list[Session] = Field(default_factory=list)
+
+    def turns(self) -> list[tuple[Session, Turn]]:
+        """All turns in order, each with its session."""
+        return [(session, turn) for session in self.sessions for turn in session.turns]
+
+
+class Provenance(BaseModel):
+    """Where a unit came from: conversation, session and turn ids."""
+
+    conversation_id: str
+    session_id: str
+    turn_ids: list[str] = Field(default_factory=list)
+
+
+class MemoryUnit(BaseModel):
+    """A cue-rich episodic memory unit ``m = (r, v, P, L, T)``; ``v`` lives in the index."""
+
+    id: str
+    namespace: Namespace
+    restatement: str = Field(min_length=1)
+    participants: list[str] = Field(default_factory=list)
+    locations: list[str] = Field(default_factory=list)
+    time: TimeInterval | None = None
+    kind: str = "event"
+    source: Provenance
+    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @staticmethod
+    def make_id(namespace: Namespace, source: Provenance, restatement: str) -> str:
+        """Stable id from namespace + provenance + text, so re-ingesting is idempotent."""
+        payload = json.dumps(
+            [list(namespace), source.conversation_id, source.session_id, source.turn_ids,
+             restatement],
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+    @classmethod
+    def create(cls, *, namespace: Namespace, restatement: str, source: Provenance,
+               **fields: Any) -> MemoryUnit:
+        """Build a unit and derive its stable id."""
+        uid = cls.make_id(namespace, source, restatement)
+        return cls(id=uid, namespace=tuple(namespace), restatement=restatement,
+                   source=source, **fields)
+
+
+class Edge(BaseModel):
+    """A typed, undirected edge of the memory graph (stored with ``src < dst``)."""
+
+    src: str
+    dst: str
+    type: EdgeType
+    weight: float
+
+
+class Hit(BaseModel):
+    """One way a memory was found: a recall view or an expansion path."""
+
+    source: HitSource
+    rank: int = Field(ge=0, description="0-based rank within the view or channel")
+    score: float
+    round: int = 0
+    channel: EdgeType | None = None
+    anchor: str | None = None
+    path: list[str] = Field(default_factory=list, description="unit ids from anchor to memory")
+    edge_weight: float | None = None
+
+
+class QueryCues(BaseModel):
+    """What recollection looks for: a semantic query, keywords and episodic cues."""
+
+    query: str
+    keywords: list[str] = Field(default_factory=list)
+    participants: list[str] = Field(default_factory=list)
+    locations: list[str] = Field(default_factory=list)
+    time: TimeInterval | None = None
+
+
+class ExpansionTarget(BaseModel):
+    """The controller's missing-support target ``g``: what the next round should find."""
+
+    restatement: str
+    keywords: list[str] = Field(default_factory=list)
+    participants: list[str] = Field(default_factory=list)
+    locations: list[str] = Field(default_factory=list)
+    time: TimeInterval | None = None
+
+
+class Usage(BaseModel):
+    """Cost accounting: LLM calls, tokens and seconds per stage."""
+
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: dict[str, float] = Field(default_factory=dict)
+
+    def add(self, other: Usage) -> Usage:
+        """Return the sum of two usages."""
+        seconds = dict(self.seconds)
+        for stage, value in other.seconds.items():
+            seconds[stage] = seconds.get(stage, 0.0) + value
+        return Usage(
+            llm_calls=self.llm_calls + other.llm_calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            seconds=seconds,
+        )
+
+
+class FailedWindow(BaseModel):
+    """A window the extractor could not turn into valid units; nothing of it was written."""
+
+    conversation_id: str
+    turn_ids: list[str]
+    error: str
+    attempts: int
+
+
+class IngestReport(BaseModel):
+    """What one ingest did."""
+
+    namespace: Namespace
+    conversations: int = 0
+    turns: int = 0
+    units: int = 0
+    new_units: int = 0
+    edges: dict[str, int] = Field(default_factory=lambda: {"semantic": 0, "structural": 0})
+    failed_windows: list[FailedWindow] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+
+    def summary(self) -> str:
+        """One line: units, edges, seconds."""
+        total = sum(self.usage.seconds.values())
+        return (
+            f"{self.turns} turns -> {self.units} units ({self.new_units} new), "
+            f"edges: {self.edges.get('semantic', 0)} semantic + "
+            f"{self.edges.get('structural', 0)} structural, "
+            f"{len(self.failed_windows)} failed windows, {total:.1f}s"
+        )
+
+
+class RecalledMemory(BaseModel):
+    """A memory in a recall result, with its assembly score and every way it was found."""
+
+    unit: MemoryUnit
+    score: float
+    alignment: float = 0.0
+    is_anchor: bool = False
+    provenance: list[Hit] = Field(default_factory=list)
+
+
+class RoundTrace(BaseModel):
+    """What happened in one recollection round."""
+
+    round: int
+    first_hop: dict[str, list[str]] = Field(
+        default_factory=dict, description="round 0 only: ids per view"
+    )
+    sufficient: bool = False
+    reason: str = ""
+    anchors: list[str] = Field(default_factory=list)
+    target: ExpansionTarget | None = None
+    expanded: list[str] = Field(default_factory=list)
+    paths: dict[str, list[str]] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
+
+
+class RecallResult(BaseModel):
+    """Everything recollection returns: memories, one trace per round, usage, answer."""
+
+    query: str
+    namespace: Namespace
+    cues: QueryCues | None = None
+    memories: list[RecalledMemory] = Field(default_factory=list)
+    rounds: list[RoundTrace] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    answer: str | None = None
+    cited_ids: list[str] = Field(default_factory=list)
+
+    @property
+    def units(self) -> list[MemoryUnit]:
+        """The recalled units, best first."""
+        return [m.unit for m in self.memories]
