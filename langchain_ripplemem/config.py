@@ -12,6 +12,7 @@ Example:
     15
     >>> RecallConfig(max_rounds=2).top_k
     30
+
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ def preset(name: str) -> tuple[WriteConfig, RecallConfig]:
 
     Raises:
         ValueError: if ``name`` is not a known preset.
+
     """
     try:
         return PRESETS[name.lower()]

@@ -294,3 +294,31 @@ class RecallResult(BaseModel):
     def units(self) -> list[MemoryUnit]:
         """The recalled units, best first."""
         return [m.unit for m in self.memories]
+
+
+def validate_namespace(namespace: object, *, argument: str = "namespace") -> Namespace:
+    """Check LangGraph's namespace rules and return the namespace as a tuple.
+
+    A namespace is a non-empty tuple of non-empty string labels without ``"."``,
+    whose root label is not ``"langgraph"``. A bare string is taken as a
+    one-label namespace.
+
+    Raises:
+        InvalidNamespaceError: naming the argument and the broken rule.
+    """
+    from langchain_ripplemem.errors import InvalidNamespaceError
+
+    if isinstance(namespace, str):
+        namespace = (namespace,)
+    if not isinstance(namespace, (tuple, list)) or not namespace:
+        raise InvalidNamespaceError(f"{argument} must be a non-empty tuple of strings, got {namespace!r}")
+    for label in namespace:
+        if not isinstance(label, str) or not label:
+            raise InvalidNamespaceError(
+                f"{argument} labels must be non-empty strings, got {label!r} in {namespace!r}"
+            )
+        if "." in label:
+            raise InvalidNamespaceError(f"{argument} labels cannot contain '.', got {label!r}")
+    if namespace[0] == "langgraph":
+        raise InvalidNamespaceError(f"{argument} root label cannot be 'langgraph': {namespace!r}")
+    return tuple(namespace)

@@ -1,0 +1,277 @@
+"""The unit index: Chroma holds units and vectors; per-namespace views serve the three recall views.
+
+Chroma is the durable store (embedded ephemeral, a ``persist_directory``, or any
+``chromadb`` client such as ``HttpClient``). Every record carries its namespace
+key in metadata and every read filters on it, so one namespace never sees
+another's memories.
+
+For speed each namespace gets an in-memory :class:`NamespaceView`, loaded from
+Chroma on first use and updated on every write: an exact cosine matrix (a few
+thousand 384-d vectors is one small matrix product, faster and exact compared
+with a filtered HNSW query), a BM25 index (bm25s, rebuilt lazily after writes)
+and inverted cue indexes (participant, location, day bucket).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+
+import bm25s
+import numpy as np
+
+from langchain_ripplemem.memory_graph.scoring import HasCues, cue_set, structural_score
+from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_from_key, namespace_key
+from langchain_ripplemem.text import lexical_tokens
+
+# Interval cues longer than this are bucketed by their first and last days only,
+# so "in 2022" does not fan out into 365 postings per unit.
+_MAX_DAY_BUCKETS = 62
+
+
+def day_buckets(unit: HasCues) -> list[int]:
+    """Proleptic day ordinals an interval touches (bounded)."""
+    if unit.time is None:
+        return []
+    first, last = unit.time.start.date().toordinal(), unit.time.end.date().toordinal()
+    if last - first > _MAX_DAY_BUCKETS:
+        return [first, last]
+    return list(range(first, last + 1))
+
+
+class NamespaceView:
+    """In-memory search structures for one namespace."""
+
+    def __init__(self, namespace: Namespace, dim: int | None = None) -> None:
+        self.namespace = namespace
+        self.ids: list[str] = []
+        self.units: list[MemoryUnit] = []
+        self.pos: dict[str, int] = {}
+        self._matrix = np.zeros((0, dim or 0), dtype=np.float32)
+        self.postings: dict[str, dict[str | int, list[int]]] = {
+            "participants": defaultdict(list),
+            "locations": defaultdict(list),
+            "days": defaultdict(list),
+        }
+        self._bm25: bm25s.BM25 | None = None
+        self._bm25_size = -1
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """``(n, dim)`` unit vectors, row ``i`` for ``ids[i]``."""
+        return self._matrix[: len(self.ids)]
+
+    def add(self, units: Sequence[MemoryUnit], vectors: np.ndarray) -> None:
+        """Append units that are not in the view yet."""
+        vectors = np.asarray(vectors, dtype=np.float32)
+        n, need = len(self.ids), len(self.ids) + len(units)
+        if self._matrix.shape[1] != vectors.shape[1] or need > self._matrix.shape[0]:
+            grown = np.zeros((max(need, 2 * self._matrix.shape[0], 64), vectors.shape[1]),
+                             dtype=np.float32)
+            if self._matrix.shape[1] == vectors.shape[1]:
+                grown[:n] = self._matrix[:n]
+            self._matrix = grown
+        self._matrix[n:need] = vectors
+        for offset, unit in enumerate(units):
+            i = n + offset
+            self.ids.append(unit.id)
+            self.units.append(unit)
+            self.pos[unit.id] = i
+            for value in cue_set(unit.participants):
+                self.postings["participants"][value].append(i)
+            for value in cue_set(unit.locations):
+                self.postings["locations"][value].append(i)
+            for day in day_buckets(unit):
+                self.postings["days"][day].append(i)
+
+    def unit(self, unit_id: str) -> MemoryUnit | None:
+        """The unit with this id, if the namespace has it."""
+        i = self.pos.get(unit_id)
+        return self.units[i] if i is not None else None
+
+    def vector(self, unit_id: str) -> np.ndarray:
+        """The unit's vector."""
+        return self.matrix[self.pos[unit_id]]
+
+    # -- the three views ----------------------------------------------------------
+    def semantic(self, query: np.ndarray, k: int, upto: int | None = None) -> list[tuple[str, float]]:
+        """Exact cosine top-k (vectors are L2-normalised), optionally among the first ``upto`` rows."""
+        matrix = self.matrix if upto is None else self.matrix[:upto]
+        if k <= 0 or len(matrix) == 0:
+            return []
+        scores = matrix @ np.asarray(query, dtype=np.float32)
+        top = _top_indices(scores, k)
+        return [(self.ids[i], float(scores[i])) for i in top]
+
+    def lexical(self, query: str, k: int) -> list[tuple[str, float]]:
+        """BM25 top-k over restatements (index rebuilt lazily after writes)."""
+        tokens = lexical_tokens(query)
+        if k <= 0 or not tokens or not self.ids:
+            return []
+        retriever = self._lexical_index()
+        k = min(k, len(self.ids))
+        docs, scores = retriever.retrieve([tokens], k=k, show_progress=False, n_threads=1)
+        return [
+            (self.ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0
+        ]
+
+    def cue_candidates(self, cues: HasCues, upto: int | None = None) -> set[int]:
+        """Rows sharing at least one participant, location or day bucket with ``cues``."""
+        rows: set[int] = set()
+        for field, values in (
+            ("participants", cue_set(cues.participants)),
+            ("locations", cue_set(cues.locations)),
+            ("days", day_buckets(cues)),
+        ):
+            postings = self.postings[field]
+            for value in values:
+                rows.update(postings.get(value, ()))
+        if upto is not None:
+            rows = {r for r in rows if r < upto}
+        return rows
+
+    def cues(
+        self, cues: HasCues, k: int, query_vector: np.ndarray | None = None,
+        rows: Iterable[int] | None = None,
+    ) -> list[tuple[str, float]]:
+        """Units ranked by structural overlap with ``cues``; semantic similarity breaks ties."""
+        candidates = list(self.cue_candidates(cues) if rows is None else rows)
+        if k <= 0 or not candidates:
+            return []
+        scored = []
+        for i in candidates:
+            s = structural_score(cues, self.units[i])
+            if s is not None and s > 0:
+                scored.append((s, i))
+        if not scored:
+            return []
+        tie = (self.matrix[[i for _, i in scored]] @ query_vector) if query_vector is not None \
+            else np.zeros(len(scored))
+        order = sorted(range(len(scored)), key=lambda j: (-scored[j][0], -float(tie[j]), scored[j][1]))
+        return [(self.ids[scored[j][1]], scored[j][0]) for j in order[:k]]
+
+    def _lexical_index(self) -> bm25s.BM25:
+        if self._bm25 is None or self._bm25_size != len(self.ids):
+            retriever = bm25s.BM25()
+            # bm25s wants a non-empty token list per document.
+            corpus = [lexical_tokens(u.restatement) or ["_"] for u in self.units]
+            retriever.index(corpus, show_progress=False)
+            self._bm25, self._bm25_size = retriever, len(self.ids)
+        return self._bm25
+
+
+def _top_indices(scores: np.ndarray, k: int) -> list[int]:
+    k = min(k, len(scores))
+    part = np.argpartition(-scores, k - 1)[:k]
+    # Stable tie-break by row (insertion order) keeps results deterministic.
+    return sorted(part.tolist(), key=lambda i: (-float(scores[i]), i))
+
+
+class UnitIndex:
+    """Units and vectors in one Chroma collection, namespaced, with in-memory views.
+
+    Args:
+        collection: a ``chromadb`` collection created without an embedding function
+            (vectors always come from the memory's ``Embeddings``).
+
+    """
+
+    _BATCH = 1000
+
+    def __init__(self, collection: object, embed_query: Callable[[str], np.ndarray] | None = None) -> None:
+        self.collection = collection
+        self.embed_query = embed_query
+        self._views: dict[str, NamespaceView] = {}
+        self._lock = threading.RLock()
+
+    def view(self, namespace: Namespace) -> NamespaceView:
+        """The namespace's view, loaded from Chroma on first use."""
+        key = namespace_key(namespace)
+        with self._lock:
+            view = self._views.get(key)
+            if view is None:
+                view = NamespaceView(namespace)
+                got = self.collection.get(  # type: ignore[attr-defined]
+                    where={"ns": key}, include=["embeddings", "metadatas"]
+                )
+                if got["ids"]:
+                    units = [MemoryUnit.model_validate_json(m["unit"]) for m in got["metadatas"]]
+                    # Chroma returns no particular order: restore insertion order.
+                    order = sorted(range(len(units)), key=lambda i: (
+                        units[i].metadata.get("seq", 0), units[i].created_at, units[i].id))
+                    vectors = np.asarray(got["embeddings"], dtype=np.float32)
+                    view.add([units[i] for i in order], vectors[order])
+                self._views[key] = view
+            return view
+
+    def add(self, namespace: Namespace, units: Sequence[MemoryUnit], vectors: np.ndarray) -> None:
+        """Write units and their vectors to Chroma, then to the view."""
+        key = namespace_key(namespace)
+        for unit in units:
+            if unit.namespace != tuple(namespace):
+                raise ValueError(f"unit {unit.id} belongs to {unit.namespace}, not {namespace}")
+        with self._lock:
+            for start in range(0, len(units), self._BATCH):
+                chunk = units[start : start + self._BATCH]
+                self.collection.upsert(  # type: ignore[attr-defined]
+                    ids=[u.id for u in chunk],
+                    embeddings=np.asarray(vectors[start : start + self._BATCH], dtype=np.float32),
+                    documents=[u.restatement for u in chunk],
+                    metadatas=[{"ns": key, "kind": u.kind, "unit": u.model_dump_json()}
+                               for u in chunk],
+                )
+            self.view(namespace).add(units, vectors)
+
+    def search_semantic(
+        self, namespace: Namespace, query: str | np.ndarray, k: int
+    ) -> list[tuple[str, float]]:
+        """Dense top-k ``(unit id, cosine)`` for a query text or vector."""
+        if isinstance(query, str):
+            if self.embed_query is None:
+                raise ValueError("this index has no embed_query: pass a query vector")
+            query = self.embed_query(query)
+        return self.view(namespace).semantic(query, k)
+
+    def search_lexical(self, namespace: Namespace, query: str, k: int) -> list[tuple[str, float]]:
+        """BM25 top-k ``(unit id, score)``."""
+        return self.view(namespace).lexical(query, k)
+
+    def existing(self, namespace: Namespace, ids: Iterable[str]) -> set[str]:
+        """Which of ``ids`` the namespace already holds."""
+        view = self.view(namespace)
+        return {i for i in ids if i in view.pos}
+
+    def get(self, namespace: Namespace, ids: Iterable[str]) -> list[MemoryUnit]:
+        """Units by id, in the order asked, skipping unknown ids."""
+        view = self.view(namespace)
+        return [u for u in (view.unit(i) for i in ids) if u is not None]
+
+    def delete(self, namespace: Namespace, ids: Iterable[str]) -> list[str]:
+        """Remove units of this namespace only; returns the ids that existed."""
+        key = namespace_key(namespace)
+        with self._lock:
+            view = self.view(namespace)
+            present = [i for i in dict.fromkeys(ids) if i in view.pos]
+            if present:
+                self.collection.delete(ids=present, where={"ns": key})  # type: ignore[attr-defined]
+                self._views.pop(key, None)  # rebuilt from Chroma on next use
+        return present
+
+    def drop_namespace(self, namespace: Namespace) -> int:
+        """Remove every unit of exactly this namespace; returns how many."""
+        key = namespace_key(namespace)
+        with self._lock:
+            n = len(self.view(namespace))
+            self.collection.delete(where={"ns": key})  # type: ignore[attr-defined]
+            self._views.pop(key, None)
+        return n
+
+    def namespaces(self) -> list[Namespace]:
+        """Every namespace with at least one unit."""
+        got = self.collection.get(include=["metadatas"])  # type: ignore[attr-defined]
+        keys = {m["ns"] for m in got["metadatas"] or []}
+        return sorted(namespace_from_key(k) for k in keys)

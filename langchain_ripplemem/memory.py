@@ -1,0 +1,363 @@
+"""RippleMemory: the facade that owns the unit index, the typed graph and both paths.
+
+Example:
+    >>> from langchain_ripplemem import RippleMemory
+    >>> memory = RippleMemory()  # embedded, ephemeral, offline
+    >>> report = memory.add_messages(  # doctest: +SKIP
+    ...     [HumanMessage("I'm allergic to shellfish.")], namespace=("maya",))
+    >>> memory.recall("What can't Maya eat?", namespace=("maya",)).units  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from langchain_ripplemem.config import RecallConfig, WriteConfig
+from langchain_ripplemem.errors import InvalidConversationError, InvalidNamespaceError
+from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
+from langchain_ripplemem.index import UnitIndex
+from langchain_ripplemem.memory_graph.linking import link_rows
+from langchain_ripplemem.memory_graph.store import GRAPH_FILENAME, EdgeStore
+from langchain_ripplemem.schemas import (
+    Conversation,
+    Edge,
+    IngestReport,
+    MemoryUnit,
+    Namespace,
+    RecallResult,
+    validate_namespace,
+)
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
+
+    from langchain_ripplemem.retrievers import RippleMemRetriever
+
+DEFAULT_COLLECTION = "ripplemem_units"
+
+
+def _chroma_client(persist_directory: str | Path | None) -> Any:
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False, allow_reset=False)
+    if persist_directory is None:
+        return chromadb.EphemeralClient(settings=settings)
+    Path(persist_directory).mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(persist_directory), settings=settings)
+
+
+def embed_texts(embeddings: Embeddings, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    """Embed ``texts`` as an ``(n, dim)`` float32 array of unit vectors.
+
+    Uses ``embed_array`` when the model has it (the offline default does), else
+    ``embed_documents``; vectors are re-normalised so cosine is a dot product
+    whatever the model returns.
+    """
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    chunks = []
+    for start in range(0, len(texts), batch_size):
+        batch = list(texts[start : start + batch_size])
+        fast = getattr(embeddings, "embed_array", None)
+        chunks.append(np.asarray(fast(batch) if fast else embeddings.embed_documents(batch),
+                                 dtype=np.float32))
+    vectors = np.vstack(chunks)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)
+
+
+class RippleMemory:
+    """Long-term memory that recollects: write conversations, recall evidence sets.
+
+    Args:
+        embeddings: any LangChain ``Embeddings``; default the offline MiniLM ONNX model.
+        persist_directory: keep units (Chroma) and edges (SQLite) on disk here;
+            ``None`` keeps everything in memory for this process.
+        client: a ``chromadb`` client (e.g. ``chromadb.HttpClient(...)``) to hold units
+            instead; edges then go to ``graph_path`` (in memory when ``None``).
+        collection_name: Chroma collection for units.
+        graph_path: SQLite file for edges; defaults next to ``persist_directory``.
+        extractor: an :class:`~langchain_ripplemem.extraction.base.Extractor`; default
+            rule-based, or LLM-based when ``llm`` is given.
+        llm: a chat model or ``"provider:model"`` string; opt-in upgrade for extraction,
+            the recall controller and answers.
+        write_config: windows, linking thresholds and caps.
+        recall_config: recollection budgets and weights.
+        namespace: default namespace for calls that do not pass one.
+    """
+
+    def __init__(
+        self,
+        embeddings: Embeddings | None = None,
+        *,
+        persist_directory: str | Path | None = None,
+        client: Any = None,
+        collection_name: str = DEFAULT_COLLECTION,
+        graph_path: str | Path | None = None,
+        extractor: Extractor | None = None,
+        llm: BaseChatModel | str | None = None,
+        write_config: WriteConfig | None = None,
+        recall_config: RecallConfig | None = None,
+        namespace: Namespace | str = ("default",),
+    ) -> None:
+        if client is not None and persist_directory is not None:
+            raise ValueError("pass either client or persist_directory, not both")
+        if embeddings is None:
+            from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
+
+            embeddings = MiniLMOnnxEmbeddings()
+        self.embeddings = embeddings
+        self.write_config = write_config or WriteConfig()
+        self.recall_config = recall_config or RecallConfig()
+        self.llm = llm
+        self.default_namespace = validate_namespace(namespace)
+        self.persist_directory = Path(persist_directory) if persist_directory is not None else None
+        if client is None:
+            client = _chroma_client(self.persist_directory)
+            if self.persist_directory is None:
+                # Embedded ephemeral clients share one in-process store: a unique
+                # collection keeps two ephemeral memories apart.
+                collection_name = f"{collection_name}-{uuid.uuid4().hex[:12]}"
+        self.client = client
+        collection = client.get_or_create_collection(
+            collection_name, embedding_function=None, metadata={"hnsw:space": "cosine"}
+        )
+        self.index = UnitIndex(collection, embed_query=self.embed_query)
+        if graph_path is None and self.persist_directory is not None:
+            graph_path = self.persist_directory / GRAPH_FILENAME
+        self.graph = EdgeStore(graph_path)
+        self.extractor = extractor or self._default_extractor()
+        self._write_lock = threading.RLock()
+        self._resumed: set[Namespace] = set()
+        self._recall_graph: Any = None
+
+    def _default_extractor(self) -> Extractor:
+        if self.llm is not None:
+            from langchain_ripplemem.extraction.llm import LLMExtractor
+
+            return LLMExtractor(self.llm, max_retries=self.write_config.llm_max_retries)
+        from langchain_ripplemem.extraction.rules import RuleBasedExtractor
+
+        return RuleBasedExtractor(config=self.write_config)
+
+    def _ns(self, namespace: Namespace | str | None) -> Namespace:
+        return self.default_namespace if namespace is None else validate_namespace(namespace)
+
+    # -- write path ---------------------------------------------------------------
+    def add_conversation(
+        self, conversation: Conversation | dict[str, Any], *, namespace: Namespace | str | None = None,
+        progress: bool = False,
+    ) -> IngestReport:
+        """Extract, embed, index and link one conversation. Idempotent on re-ingest.
+
+        Raises:
+            InvalidConversationError: the conversation has no turns.
+        """
+        ns, conv, windows, report = self._prepare(conversation, namespace)
+        started = time.perf_counter()
+        results = [self.extractor.extract(w, ns) for w in _progress(windows, progress, conv.id)]
+        report.usage.seconds["extract"] = time.perf_counter() - started
+        return self._commit(ns, results, report)
+
+    async def aadd_conversation(
+        self, conversation: Conversation | dict[str, Any], *, namespace: Namespace | str | None = None,
+    ) -> IngestReport:
+        """Async :meth:`add_conversation` (extraction calls run concurrently)."""
+        ns, _, windows, report = self._prepare(conversation, namespace)
+        started = time.perf_counter()
+        results = list(await asyncio.gather(*(self.extractor.aextract(w, ns) for w in windows)))
+        report.usage.seconds["extract"] = time.perf_counter() - started
+        return await asyncio.to_thread(self._commit, ns, results, report)
+
+    def add_messages(
+        self, messages: Sequence[BaseMessage], *, namespace: Namespace | str | None = None,
+        session_time: datetime | None = None, conversation_id: str | None = None,
+    ) -> IngestReport:
+        """Remember a list of LangChain messages as one session of a conversation."""
+        from langchain_ripplemem.adapters import conversation_from_messages
+
+        conv = conversation_from_messages(
+            list(messages), conversation_id=conversation_id, session_time=session_time
+        )
+        return self.add_conversation(conv, namespace=namespace)
+
+    def _prepare(
+        self, conversation: Conversation | dict[str, Any], namespace: Namespace | str | None
+    ) -> tuple[Namespace, Conversation, list[Window], IngestReport]:
+        from langchain_ripplemem.extraction.windows import make_windows
+
+        ns = self._ns(namespace)
+        conv = conversation if isinstance(conversation, Conversation) else \
+            Conversation.model_validate(conversation)
+        n_turns = sum(len(s.turns) for s in conv.sessions)
+        if n_turns == 0:
+            raise InvalidConversationError(f"conversation {conv.id!r} has no turns")
+        self._ensure_linked(ns)
+        windows = make_windows(conv, self.write_config.window_size, self.write_config.window_overlap)
+        return ns, conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns)
+
+    def _commit(self, ns: Namespace, results: list[ExtractionResult], report: IngestReport) -> IngestReport:
+        """Write every valid window's units, then link them. Failed windows write nothing."""
+        units: dict[str, MemoryUnit] = {}
+        for result in results:
+            report.usage = report.usage.add(result.usage)
+            report.warnings.extend(result.warnings)
+            if result.failed is not None:
+                report.failed_windows.append(result.failed)
+                continue
+            for unit in result.units:
+                if unit.namespace != ns:
+                    raise InvalidNamespaceError(f"extractor returned unit {unit.id} for {unit.namespace}, "
+                                                f"expected {ns}")
+                units.setdefault(unit.id, unit)
+        report.units = len(units)
+        with self._write_lock:
+            new = [u for uid, u in units.items() if uid not in self.index.existing(ns, [uid])]
+            report.new_units = len(new)
+            if not new:
+                return report
+            start = len(self.index.view(ns))
+            new = [u.model_copy(update={"metadata": {**u.metadata, "seq": start + i}})
+                   for i, u in enumerate(new)]
+            timer = time.perf_counter()
+            vectors = embed_texts(self.embeddings, [u.restatement for u in new],
+                                  self.write_config.embed_batch_size)
+            report.usage.seconds["embed"] = time.perf_counter() - timer
+            timer = time.perf_counter()
+            # Units first, edges second: a crash in between leaves units without a
+            # "linked" mark, and the next open links them (see _ensure_linked).
+            self.index.add(ns, new, vectors)
+            report.usage.seconds["index"] = time.perf_counter() - timer
+            timer = time.perf_counter()
+            edges = self._link(ns, list(range(start, start + len(new))))
+            report.usage.seconds["link"] = time.perf_counter() - timer
+        for edge in edges:
+            report.edges[edge.type] = report.edges.get(edge.type, 0) + 1
+        return report
+
+    def _link(self, ns: Namespace, rows: list[int]) -> list[Edge]:
+        view = self.index.view(ns)
+        edges = link_rows(view, rows, self.write_config)
+        self.graph.add_edges(ns, edges, linked=[view.ids[r] for r in rows])
+        return edges
+
+    def _ensure_linked(self, ns: Namespace) -> None:
+        """Link units an interrupted ingest stored but did not link (crash recovery)."""
+        if ns in self._resumed:
+            return
+        with self._write_lock:
+            view = self.index.view(ns)
+            linked = self.graph.linked_ids(ns)
+            missing = [i for i, uid in enumerate(view.ids) if uid not in linked]
+            if missing:
+                self._link(ns, missing)
+            self._resumed.add(ns)
+
+    # -- reads ---------------------------------------------------------------------
+    def get(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> list[MemoryUnit]:
+        """Units by id within ``namespace`` (ids of other namespaces are never returned)."""
+        return self.index.get(self._ns(namespace), ids)
+
+    def list_units(self, namespace: Namespace | str | None = None) -> list[MemoryUnit]:
+        """Every unit of a namespace, in insertion order."""
+        return list(self.index.view(self._ns(namespace)).units)
+
+    def edges(self, namespace: Namespace | str | None = None) -> list[Edge]:
+        """Every edge of a namespace."""
+        ns = self._ns(namespace)
+        self._ensure_linked(ns)
+        return self.graph.edges(ns)
+
+    def namespaces(self) -> list[Namespace]:
+        """Namespaces that hold units."""
+        return self.index.namespaces()
+
+    def recall(
+        self, query: str, *, namespace: Namespace | str | None = None, k: int | None = None,
+        config: RecallConfig | None = None, callbacks: Any = None,
+    ) -> RecallResult:
+        """Recollect the evidence set for ``query``: tri-view recall, controller, expansion."""
+        graph, state, run_config, context = self._recall_call(query, namespace, k, config, callbacks)
+        return graph.invoke(state, config=run_config, context=context)["result"]  # type: ignore[no-any-return]
+
+    async def arecall(
+        self, query: str, *, namespace: Namespace | str | None = None, k: int | None = None,
+        config: RecallConfig | None = None, callbacks: Any = None,
+    ) -> RecallResult:
+        """Async :meth:`recall`."""
+        graph, state, run_config, context = self._recall_call(query, namespace, k, config, callbacks)
+        return (await graph.ainvoke(state, config=run_config, context=context))["result"]  # type: ignore[no-any-return]
+
+    def _recall_call(
+        self, query: str, namespace: Namespace | str | None, k: int | None,
+        config: RecallConfig | None, callbacks: Any,
+    ) -> tuple[Any, dict[str, Any], dict[str, Any], Any]:
+        from langchain_ripplemem.recall import RecallContext, build_recall_graph
+
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError(f"query must be a non-empty string, got {query!r}")
+        cfg = config or self.recall_config
+        if k is not None:
+            if k < 1:
+                raise ValueError(f"k must be at least 1, got {k}")
+            cfg = cfg.model_copy(update={"top_k": k})
+        ns = self._ns(namespace)
+        self._ensure_linked(ns)
+        if self._recall_graph is None:
+            self._recall_graph = build_recall_graph(self, llm=self.llm)
+        run_config: dict[str, Any] = {"run_name": "ripplemem_recall"}
+        if callbacks is not None:
+            run_config["callbacks"] = callbacks
+        return self._recall_graph, {"query": query}, run_config, RecallContext(namespace=ns, config=cfg)
+
+    # -- lifecycle -----------------------------------------------------------------
+    def delete(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> int:
+        """Delete units of ``namespace`` and every edge touching them; returns units deleted."""
+        ns = self._ns(namespace)
+        with self._write_lock:
+            present = self.index.delete(ns, list(ids))
+            self.graph.remove_units(ns, present)
+        return len(present)
+
+    def delete_namespace(self, namespace: Namespace | str) -> int:
+        """Delete every unit and edge of exactly ``namespace`` (it must be given explicitly)."""
+        ns = validate_namespace(namespace)
+        with self._write_lock:
+            n = self.index.drop_namespace(ns)
+            self.graph.drop_namespace(ns)
+            self._resumed.discard(ns)
+        return n
+
+    def as_retriever(self, **kwargs: Any) -> RippleMemRetriever:
+        """A LangChain retriever over this memory (see ``RippleMemRetriever``)."""
+        from langchain_ripplemem.retrievers import RippleMemRetriever
+
+        return RippleMemRetriever(memory=self, **kwargs)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The query's unit vector under this memory's embeddings."""
+        fast = getattr(self.embeddings, "embed_array", None)
+        vector = np.asarray(fast([text])[0] if fast else self.embeddings.embed_query(text), dtype=np.float32)
+        norm = float(np.linalg.norm(vector))
+        return vector / norm if norm else vector
+
+
+def _progress(windows: list[Window], enabled: bool, label: str) -> Iterable[Window]:
+    if not enabled:
+        return windows
+    from tqdm.auto import tqdm
+
+    wrap: Callable[..., Iterable[Window]] = tqdm
+    return wrap(windows, desc=f"ingest {label}", unit="window", leave=False)

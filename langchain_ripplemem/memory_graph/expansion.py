@@ -1,0 +1,105 @@
+"""Anchor-local expansion over the typed graph (METHOD.md read phase, step 4).
+
+Candidates are units not yet in the evidence within ``hops`` of an anchor.
+Each channel walks only its own edge type and scores what it reaches against
+the missing-support target: the semantic channel by cosine between the target
+restatement's vector and the unit's vector, the structural channel by the
+structural score between the target cues and the unit's cues. The top
+``per_channel`` of each channel are kept; near-equal scores prefer the shorter
+path, then the stronger path (the product of its edge weights).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from langchain_ripplemem.schemas import EdgeType
+
+# Scores closer than this count as near-equal, so path length and strength decide.
+_NEAR_EQUAL_DECIMALS = 3
+
+
+@dataclass
+class Reached:
+    """A unit reached from an anchor: its best path so far."""
+
+    unit_id: str
+    anchor: str
+    path: list[str]
+    strength: float
+
+
+@dataclass
+class ExpansionHit:
+    """One expanded unit in one channel."""
+
+    unit_id: str
+    channel: EdgeType
+    score: float
+    rank: int
+    anchor: str
+    path: list[str] = field(default_factory=list)
+    strength: float = 1.0
+
+
+def reachable(
+    graph: nx.Graph, anchors: Iterable[str], channel: EdgeType, hops: int, exclude: set[str]
+) -> dict[str, Reached]:
+    """Units within ``hops`` of any anchor over ``channel`` edges, with their best path."""
+    best: dict[str, Reached] = {}
+    for anchor in anchors:
+        if anchor not in graph:
+            continue
+        frontier = [Reached(anchor, anchor, [anchor], 1.0)]
+        seen = {anchor}
+        for _ in range(hops):
+            nxt = []
+            for node in frontier:
+                for nbr, data in graph.adj[node.unit_id].items():
+                    weight = data["types"].get(channel)
+                    if weight is None or nbr in seen:
+                        continue
+                    seen.add(nbr)
+                    reached = Reached(nbr, anchor, [*node.path, nbr], node.strength * weight)
+                    nxt.append(reached)
+                    if nbr not in exclude:
+                        old = best.get(nbr)
+                        if old is None or (len(reached.path), -reached.strength) < (
+                            len(old.path), -old.strength):
+                            best[nbr] = reached
+            frontier = nxt
+    return best
+
+
+def expand_channel(
+    graph: nx.Graph,
+    anchors: list[str],
+    channel: EdgeType,
+    score: Callable[[list[str]], list[float | None]],
+    *,
+    hops: int,
+    top_n: int,
+    exclude: set[str],
+) -> list[ExpansionHit]:
+    """Top ``top_n`` units of one channel, scored against the target by ``score``."""
+    reached = reachable(graph, anchors, channel, hops, exclude)
+    if not reached:
+        return []
+    ids = list(reached)
+    scores = score(ids)
+    ranked = sorted(
+        (
+            (round(s, _NEAR_EQUAL_DECIMALS), len(reached[i].path), -reached[i].strength, i, s)
+            for i, s in zip(ids, scores, strict=True)
+            if s is not None
+        ),
+        key=lambda t: (-t[0], t[1], t[2], t[3]),
+    )
+    return [
+        ExpansionHit(uid, channel, float(s), rank, reached[uid].anchor, reached[uid].path,
+                     reached[uid].strength)
+        for rank, (_, _, _, uid, s) in enumerate(ranked[:top_n])
+    ]

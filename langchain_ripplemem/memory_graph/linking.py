@@ -1,0 +1,102 @@
+"""Incremental, local linking of new units (METHOD.md write phase, step 3).
+
+Each new unit gets two bounded candidate pools among the units inserted
+before it: the ``semantic_pool`` nearest neighbours by cosine and the
+``cue_pool`` best structural matches found through the cue indexes. It keeps
+at most ``max_semantic_edges`` edges with ``s_sem >= semantic_threshold`` and
+at most ``max_structural_edges`` with ``s_str >= structural_threshold``. No
+all-to-all pass and no LLM call per edge.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+import numpy as np
+
+from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.index import NamespaceView, day_buckets
+from langchain_ripplemem.memory_graph.scoring import cue_set, structural_score
+from langchain_ripplemem.schemas import Edge, MemoryUnit
+
+# Rows scored per new unit when building the semantic pool in blocks; bounds memory.
+_BLOCK = 256
+
+
+def link_rows(view: NamespaceView, rows: list[int], config: WriteConfig) -> list[Edge]:
+    """Edges from each unit in ``rows`` to units at earlier rows of ``view``."""
+    edges: list[Edge] = []
+    matrix = view.matrix
+    for block_start in range(0, len(rows), _BLOCK):
+        block = rows[block_start : block_start + _BLOCK]
+        upto = max(block) + 1
+        sims = matrix[block] @ matrix[:upto].T
+        for offset, row in enumerate(block):
+            edges.extend(_link_one(view, row, sims[offset, :row], config))
+    return edges
+
+
+def _link_one(view: NamespaceView, row: int, sims: np.ndarray, config: WriteConfig) -> list[Edge]:
+    if row == 0:
+        return []
+    unit = view.units[row]
+    pool: set[int] = set()
+    if config.semantic_pool > 0:
+        k = min(config.semantic_pool, row)
+        pool.update(np.argpartition(-sims, k - 1)[:k].tolist())
+    structural: dict[int, float] = {}
+    if config.cue_pool > 0:
+        structural = _cue_pool(view, unit, row, config)
+        pool.update(structural)
+    sem_edges, str_edges = [], []
+    for j in pool:
+        s_sem = float(sims[j])
+        if s_sem >= config.semantic_threshold:
+            sem_edges.append((s_sem, j))
+        s_str = structural.get(j)
+        if s_str is None:
+            s_str = structural_score(unit, view.units[j], config)
+        if s_str is not None and s_str >= config.structural_threshold:
+            # Ties on s_str are common (same speakers, same day): the semantically
+            # closer and then the more recent unit wins.
+            str_edges.append((s_str, s_sem, j))
+    sem_edges.sort(key=lambda t: (-t[0], -t[1]))
+    str_edges.sort(key=lambda t: (-t[0], -t[1], -t[2]))
+    out = [
+        Edge(src=unit.id, dst=view.ids[j], type="semantic", weight=round(s, 6))
+        for s, j in sem_edges[: config.max_semantic_edges]
+    ]
+    out += [
+        Edge(src=unit.id, dst=view.ids[j], type="structural", weight=round(s, 6))
+        for s, _, j in str_edges[: config.max_structural_edges]
+    ]
+    return out
+
+
+def _cue_pool(view: NamespaceView, unit: MemoryUnit, row: int, config: WriteConfig) -> dict[int, float]:
+    """The ``cue_pool`` best structural matches among earlier rows sharing a cue.
+
+    Posting lists are in insertion order; only their most recent entries before
+    ``row`` are scored, so a participant who appears in every turn does not make
+    the pool linear in the namespace size.
+    """
+    per_posting = 2 * config.cue_pool
+    candidates: set[int] = set()
+    for field, values in (
+        ("participants", cue_set(unit.participants)),
+        ("locations", cue_set(unit.locations)),
+        ("days", day_buckets(unit)),
+    ):
+        postings = view.postings[field]
+        for value in values:
+            rows = postings.get(value)
+            if rows:
+                cut = bisect_left(rows, row)
+                candidates.update(rows[max(0, cut - per_posting) : cut])
+    scored = []
+    for j in candidates:
+        s = structural_score(unit, view.units[j], config)
+        if s is not None:
+            scored.append((s, j))
+    scored.sort(key=lambda t: (-t[0], -t[1]))
+    return {j: s for s, j in scored[: config.cue_pool]}

@@ -1,0 +1,70 @@
+"""Edge scores of the typed memory graph, exactly as METHOD.md defines them.
+
+* semantic: ``s_sem(i, j) = cos(v_i, v_j)``
+* structural: per cue type ``x`` in {P, L, T} a similarity ``u^x`` (Jaccard for
+  participants and locations; 1 when time intervals intersect, else
+  ``exp(-gap / tau)``), combined as ``sum_x beta_x I_x u^x / sum_x beta_x I_x``
+  where ``I_x = 1`` only when *both* sides have cue type ``x``. With no
+  comparable cue type there is no structural score (``None``, not 0).
+
+Example:
+    >>> from langchain_ripplemem.memory_graph.scoring import jaccard
+    >>> jaccard(["Maya", "Sam"], ["maya"])
+    0.5
+
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Protocol
+
+from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.schemas import TimeInterval
+
+
+class HasCues(Protocol):
+    """Anything with episodic cues: a MemoryUnit, an ExpansionTarget, QueryCues."""
+
+    participants: list[str]
+    locations: list[str]
+    time: TimeInterval | None
+
+
+def cue_set(values: Iterable[str]) -> frozenset[str]:
+    """Case-insensitive set of canonical cue values (canonicalisation happens at write time)."""
+    return frozenset(v.strip().lower() for v in values if v and v.strip())
+
+
+def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
+    """Jaccard overlap of two cue sets (0 when either is empty)."""
+    sa, sb = cue_set(a), cue_set(b)
+    if not sa or not sb:
+        return 0.0
+    return len(sa & sb) / len(sa | sb)
+
+
+def time_similarity(a: TimeInterval, b: TimeInterval, tau_days: float = 7.0) -> float:
+    """1 when the intervals intersect, else ``exp(-gap_days / tau_days)``."""
+    if tau_days <= 0:
+        raise ValueError(f"tau_days must be positive, got {tau_days}")
+    return math.exp(-a.gap_days(b) / tau_days)
+
+
+def structural_score(a: HasCues, b: HasCues, config: WriteConfig | None = None) -> float | None:
+    """``s_str(a, b)`` renormalised over the cue types both sides have; ``None`` if none."""
+    cfg = config or WriteConfig()
+    total = weight = 0.0
+    if a.participants and b.participants and cfg.beta_participants > 0:
+        total += cfg.beta_participants * jaccard(a.participants, b.participants)
+        weight += cfg.beta_participants
+    if a.locations and b.locations and cfg.beta_locations > 0:
+        total += cfg.beta_locations * jaccard(a.locations, b.locations)
+        weight += cfg.beta_locations
+    if a.time is not None and b.time is not None and cfg.beta_time > 0:
+        total += cfg.beta_time * time_similarity(a.time, b.time, cfg.time_decay_days)
+        weight += cfg.beta_time
+    if weight == 0.0:
+        return None
+    return total / weight

@@ -1,0 +1,191 @@
+"""Durable typed edges: SQLite next to the Chroma directory, NetworkX in memory.
+
+The edge table is the source of truth; a NetworkX graph per namespace is built
+from it lazily and kept in step with every write, so expansion never touches
+disk. A pair of units may carry both edge types: the NetworkX edge holds a
+``{"semantic": w, "structural": w}`` mapping.
+
+Edges never cross namespaces: every row carries its namespace key, and both
+ends are checked against it on insert.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+import networkx as nx
+
+from langchain_ripplemem.schemas import Edge, Namespace, namespace_key
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS edges (
+    ns TEXT NOT NULL, src TEXT NOT NULL, dst TEXT NOT NULL,
+    type TEXT NOT NULL CHECK (type IN ('semantic', 'structural')),
+    weight REAL NOT NULL,
+    PRIMARY KEY (ns, src, dst, type)
+);
+CREATE INDEX IF NOT EXISTS edges_by_dst ON edges (ns, dst);
+-- units whose linking finished: an ingest that crashed after the unit write
+-- but before linking leaves units missing here, and the next open links them.
+CREATE TABLE IF NOT EXISTS linked (
+    ns TEXT NOT NULL, unit_id TEXT NOT NULL, PRIMARY KEY (ns, unit_id)
+);
+"""
+
+GRAPH_FILENAME = "ripplemem_graph.sqlite3"
+
+
+class EdgeStore:
+    """Typed edges per namespace, durable in SQLite and mirrored in NetworkX.
+
+    Args:
+        path: SQLite file, or ``None`` for an in-memory store (ephemeral memories).
+
+    Example:
+        >>> from langchain_ripplemem.schemas import Edge
+        >>> store = EdgeStore(None)
+        >>> store.add_edges(("u1",), [Edge(src="a", dst="b", type="semantic", weight=0.9)])
+        1
+        >>> store.neighbors(("u1",), "b")
+        {'a': {'semantic': 0.9}}
+
+    """
+
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = str(path) if path is not None else ":memory:"
+        if path is not None:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        # One connection shared by threads, serialised by a lock: SQLite's own
+        # locking then handles other processes on the same file.
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
+        self._lock = threading.RLock()
+        with self._lock, self._conn:
+            if path is not None:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.executescript(_SCHEMA)
+        self._graphs: dict[str, nx.Graph] = {}
+
+    # -- reads -----------------------------------------------------------------
+    def graph(self, namespace: Namespace) -> nx.Graph:
+        """The namespace's graph (loaded from SQLite on first use)."""
+        key = namespace_key(namespace)
+        with self._lock:
+            graph = self._graphs.get(key)
+            if graph is None:
+                graph = nx.Graph()
+                rows = self._conn.execute(
+                    "SELECT src, dst, type, weight FROM edges WHERE ns = ?", (key,)
+                ).fetchall()
+                for src, dst, etype, weight in rows:
+                    _put(graph, src, dst, etype, weight)
+                self._graphs[key] = graph
+            return graph
+
+    def neighbors(self, namespace: Namespace, unit_id: str) -> dict[str, dict[str, float]]:
+        """Neighbour id -> ``{edge type: weight}`` for one unit."""
+        graph = self.graph(namespace)
+        if unit_id not in graph:
+            return {}
+        return {nbr: dict(data["types"]) for nbr, data in graph.adj[unit_id].items()}
+
+    def edges(self, namespace: Namespace) -> list[Edge]:
+        """All edges of a namespace."""
+        return [
+            Edge(src=a, dst=b, type=etype, weight=w)  # type: ignore[arg-type]
+            for a, b, data in self.graph(namespace).edges(data=True)
+            for etype, w in sorted(data["types"].items())
+        ]
+
+    def count(self, namespace: Namespace) -> dict[str, int]:
+        """Edge counts by type."""
+        counts = {"semantic": 0, "structural": 0}
+        for _, _, data in self.graph(namespace).edges(data=True):
+            for etype in data["types"]:
+                counts[etype] += 1
+        return counts
+
+    def linked_ids(self, namespace: Namespace) -> set[str]:
+        """Units whose linking completed."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT unit_id FROM linked WHERE ns = ?", (namespace_key(namespace),)
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def namespaces(self) -> list[str]:
+        """Namespace keys that have any edge or linked unit."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT ns FROM linked UNION SELECT ns FROM edges"
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    # -- writes ----------------------------------------------------------------
+    def add_edges(
+        self, namespace: Namespace, edges: Iterable[Edge], linked: Iterable[str] = ()
+    ) -> int:
+        """Insert edges (and mark units linked) in one transaction; returns edges written."""
+        key = namespace_key(namespace)
+        rows = [(key, *_ordered(e.src, e.dst), e.type, float(e.weight)) for e in edges]
+        with self._lock:
+            graph = self.graph(namespace)
+            with self._conn:
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO edges (ns, src, dst, type, weight) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    rows,
+                )
+                self._conn.executemany(
+                    "INSERT OR IGNORE INTO linked (ns, unit_id) VALUES (?, ?)",
+                    [(key, uid) for uid in linked],
+                )
+            for _, src, dst, etype, weight in rows:
+                _put(graph, src, dst, etype, weight)
+        return len(rows)
+
+    def remove_units(self, namespace: Namespace, unit_ids: Iterable[str]) -> int:
+        """Delete units' edges and linked marks; returns edges removed."""
+        key = namespace_key(namespace)
+        ids = list(dict.fromkeys(unit_ids))
+        removed = 0
+        with self._lock:
+            graph = self.graph(namespace)
+            with self._conn:
+                for uid in ids:
+                    cur = self._conn.execute(
+                        "DELETE FROM edges WHERE ns = ? AND (src = ? OR dst = ?)", (key, uid, uid)
+                    )
+                    removed += cur.rowcount
+                    self._conn.execute(
+                        "DELETE FROM linked WHERE ns = ? AND unit_id = ?", (key, uid)
+                    )
+            graph.remove_nodes_from(ids)
+        return removed
+
+    def drop_namespace(self, namespace: Namespace) -> None:
+        """Remove every edge and mark of exactly this namespace."""
+        key = namespace_key(namespace)
+        with self._lock:
+            with self._conn:
+                self._conn.execute("DELETE FROM edges WHERE ns = ?", (key,))
+                self._conn.execute("DELETE FROM linked WHERE ns = ?", (key,))
+            self._graphs.pop(key, None)
+
+    def close(self) -> None:
+        """Close the SQLite connection."""
+        with self._lock:
+            self._conn.close()
+
+
+def _ordered(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a < b else (b, a)
+
+
+def _put(graph: nx.Graph, src: str, dst: str, etype: str, weight: float) -> None:
+    if graph.has_edge(src, dst):
+        graph.edges[src, dst]["types"][etype] = weight
+    else:
+        graph.add_edge(src, dst, types={etype: weight})

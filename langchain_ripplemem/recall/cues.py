@@ -1,0 +1,78 @@
+"""Query cue extraction: a semantic query, keywords and grounded episodic cues.
+
+The rule-based version grounds names and places against the cue indexes of the
+namespace itself: a word of the question is a participant only if some memory
+has that participant, so "Should Maya accept Sam's pick?" gets ``[maya, sam]``
+without a name list. Times come from the shared time grounder ("last May",
+"in 2022", "yesterday"), relative to the latest memory time of the namespace.
+Event-relative times such as "before the trip" cannot be grounded without an
+LLM and stay empty.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.prompts.recall import QueryCueOutput
+from langchain_ripplemem.schemas import QueryCues, TimeInterval
+from langchain_ripplemem.text import content_words, words
+
+_MAX_NGRAM = 4
+
+
+def reference_time(view: NamespaceView) -> datetime:
+    """The latest time any memory of the namespace mentions (else now)."""
+    ends = [u.time.end for u in view.units if u.time is not None]
+    return max(ends) if ends else datetime.now(timezone.utc)
+
+
+def _known(view: NamespaceView, field: str, query_words: list[str]) -> list[str]:
+    """Cue values of the namespace that occur in the query as whole word n-grams."""
+    postings = view.postings[field]
+    found = []
+    for n in range(_MAX_NGRAM, 0, -1):
+        for i in range(len(query_words) - n + 1):
+            gram = " ".join(query_words[i : i + n])
+            if gram in postings and gram not in found:
+                found.append(gram)
+    return found
+
+
+def rule_based_cues(query: str, view: NamespaceView, reference: datetime | None = None) -> QueryCues:
+    """Cues from the query text and the namespace's own cue indexes (no LLM)."""
+    from langchain_ripplemem.extraction.timeparse import ground_time
+
+    query_words = words(query)
+    time: TimeInterval | None = None
+    grounded = ground_time(query, reference or reference_time(view))
+    if grounded:
+        time = grounded[0][1]
+    return QueryCues(
+        query=query,
+        keywords=list(dict.fromkeys(content_words(query))),
+        participants=_known(view, "participants", query_words),
+        locations=_known(view, "locations", query_words),
+        time=time,
+    )
+
+
+def cues_from_llm(query: str, output: QueryCueOutput) -> QueryCues:
+    """Convert the LLM's cue output (times that do not parse are dropped, not guessed)."""
+    from langchain_ripplemem.extraction.timeparse import parse_timestamp
+
+    time = None
+    if output.time_start:
+        try:
+            start = parse_timestamp(output.time_start)
+            end = parse_timestamp(output.time_end) if output.time_end else start
+            time = TimeInterval(start=start, end=max(start, end))
+        except ValueError:
+            time = None
+    return QueryCues(
+        query=output.semantic_query.strip() or query,
+        keywords=[k for k in output.keywords if k.strip()],
+        participants=[p.strip().lower() for p in output.participants if p.strip()],
+        locations=[p.strip().lower() for p in output.locations if p.strip()],
+        time=time,
+    )

@@ -1,0 +1,258 @@
+"""The recall graph's nodes. Each reads settings from ``runtime.context``.
+
+Nodes that may call an LLM (``extract_cues``, ``check_sufficiency``,
+``answer``) have a sync and an async entry that share pure preparation and
+finishing code; the rest are sync (LangGraph runs them in a worker thread
+under ``ainvoke``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import get_runtime
+
+from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.llm import acall_structured, call_structured, resolve_chat_model, usage_of
+from langchain_ripplemem.memory_graph.expansion import expand_channel
+from langchain_ripplemem.memory_graph.scoring import structural_score
+from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
+from langchain_ripplemem.recall.assembly import assemble_memories, format_evidence, parse_citations
+from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController
+from langchain_ripplemem.recall.cues import cues_from_llm, reference_time, rule_based_cues
+from langchain_ripplemem.recall.state import Plan, RecallContext, RecallState
+from langchain_ripplemem.schemas import Hit, RecallResult, RoundTrace, Usage
+from langchain_ripplemem.tracing import round_run
+
+if TYPE_CHECKING:
+    from langchain_ripplemem.memory import RippleMemory
+
+
+def _timed(usage: Usage | None, stage: str, started: float, extra: Usage | None = None) -> Usage:
+    usage = (usage or Usage()).add(extra or Usage())
+    usage.seconds[stage] = usage.seconds.get(stage, 0.0) + time.perf_counter() - started
+    return usage
+
+
+class RecallNodes:
+    """Node functions bound to one memory and (optionally) one chat model."""
+
+    def __init__(self, memory: RippleMemory, llm: Any = None, config: RecallConfig | None = None) -> None:
+        self.memory = memory
+        self.default_config = config or memory.recall_config
+        self._llm_spec = llm
+        self._llm: Any = None
+        self.controller: Any = LLMController(llm) if llm is not None else HeuristicController()
+
+    @property
+    def llm(self) -> Any:
+        """The chat model, created on first use inside a node."""
+        if self._llm is None and self._llm_spec is not None:
+            self._llm = resolve_chat_model(self._llm_spec)
+        return self._llm
+
+    def _ctx(self) -> RecallContext:
+        """The run's context; missing fields fall back to the memory's defaults."""
+        raw = get_runtime().context
+        if isinstance(raw, RecallContext):
+            return raw
+        data = dict(raw or {})
+        data.setdefault("namespace", self.memory.default_namespace)
+        data.setdefault("config", self.default_config)
+        return RecallContext.coerce(data)
+
+    # -- extract_cues ----------------------------------------------------------------
+    def _cue_messages(self, state: RecallState, ctx: RecallContext) -> Any:
+        view = self.memory.index.view(ctx.namespace)
+        ref = ctx.reference_time or reference_time(view)
+        return QUERY_CUES_PROMPT.invoke({"query": state["query"], "reference": ref.date().isoformat()})
+
+    def _cues_update(self, state: RecallState, ctx: RecallContext, started: float,
+                     parsed: QueryCueOutput | None = None, llm_usage: Usage | None = None) -> dict[str, Any]:
+        query = state["query"]
+        view = self.memory.index.view(ctx.namespace)
+        cues = cues_from_llm(query, parsed) if parsed is not None else \
+            rule_based_cues(query, view, ctx.reference_time)
+        vector = self.memory.embed_query(cues.query)
+        return {"cues": cues, "query_vector": vector.tolist(), "evidence": {}, "anchors": [],
+                "round": 0, "last_added": -1, "rounds": [],
+                "usage": _timed(None, "extract_cues", started, llm_usage)}
+
+    def extract_cues(self, state: RecallState) -> dict[str, Any]:
+        """Semantic query, keywords, participants, locations and time of the question."""
+        ctx, started = self._ctx(), time.perf_counter()
+        if self.llm is None:
+            return self._cues_update(state, ctx, started)
+        parsed, usage, _ = call_structured(self.llm, QueryCueOutput, self._cue_messages(state, ctx),
+                                           retries=ctx.config.llm_max_retries)
+        return self._cues_update(state, ctx, started, parsed, usage)
+
+    async def aextract_cues(self, state: RecallState) -> dict[str, Any]:
+        """Async :meth:`extract_cues`."""
+        ctx, started = self._ctx(), time.perf_counter()
+        if self.llm is None:
+            return self._cues_update(state, ctx, started)
+        parsed, usage, _ = await acall_structured(self.llm, QueryCueOutput, self._cue_messages(state, ctx),
+                                                  retries=ctx.config.llm_max_retries)
+        return self._cues_update(state, ctx, started, parsed, usage)
+
+    # -- tri_view_recall -------------------------------------------------------------
+    def tri_view_recall(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
+        """Semantic, lexical and cue top-k, united by id with per-view rank and score."""
+        ctx, started = self._ctx(), time.perf_counter()
+        cfg, cues = ctx.config, state["cues"]
+        view = self.memory.index.view(ctx.namespace)
+        qvec = np.asarray(state["query_vector"], dtype=np.float32)
+        views = {
+            "semantic": view.semantic(qvec, cfg.semantic_k),
+            "lexical": view.lexical(" ".join([state["query"], *cues.keywords]), cfg.lexical_k),
+            "cue": view.cues(cues, cfg.cue_k, qvec)
+            if (cues.participants or cues.locations or cues.time) else [],
+        }
+        evidence: dict[str, list[Hit]] = {}
+        for source, ranked in views.items():
+            for rank, (uid, score) in enumerate(ranked):
+                evidence.setdefault(uid, []).append(Hit(source=source, rank=rank, score=score))  # type: ignore[arg-type]
+        first_hop = {source: [uid for uid, _ in ranked] for source, ranked in views.items()}
+        with round_run(config, "tri_view_recall", 0, namespace=list(ctx.namespace)) as out:
+            out.update(first_hop=first_hop, counts={k: len(v) for k, v in first_hop.items()},
+                       evidence=len(evidence))
+        return {"evidence": evidence, "rounds": [RoundTrace(round=0, first_hop=first_hop)],
+                "last_added": len(evidence), "usage": _timed(state.get("usage"), "tri_view_recall", started)}
+
+    # -- check_sufficiency -------------------------------------------------------------
+    def _controller_input(self, state: RecallState, ctx: RecallContext) -> ControllerInput:
+        graph = self.memory.graph.graph(ctx.namespace)
+        return ControllerInput(
+            query=state["query"], cues=state["cues"], evidence=state["evidence"],
+            view=self.memory.index.view(ctx.namespace), round=state["round"], config=ctx.config,
+            graph_degree={uid: graph.degree(uid) for uid in state["evidence"] if uid in graph},
+        )
+
+    def _budget_stop(self, state: RecallState, ctx: RecallContext) -> Plan | None:
+        if state["round"] >= ctx.config.max_rounds:
+            return Plan(should_continue=False, reason=f"round budget spent ({ctx.config.max_rounds})")
+        if state["round"] > 0 and state["last_added"] == 0:
+            return Plan(should_continue=False, reason="expansion added nothing")
+        return None
+
+    def _decision_update(self, state: RecallState, ctx: RecallContext, decision: Plan,
+                         started: float, config: RunnableConfig) -> dict[str, Any]:
+        rounds = list(state["rounds"])
+        rounds[-1] = rounds[-1].model_copy(update={
+            "sufficient": not decision["should_continue"], "reason": decision.get("reason", "")})
+        with round_run(config, "check_sufficiency", state["round"], evidence=len(state["evidence"])) as out:
+            out.update(should_continue=decision["should_continue"], reason=decision.get("reason", ""))
+        return {"plan": decision, "rounds": rounds,
+                "usage": _timed(state["usage"], "check_sufficiency", started, decision.get("usage"))}
+
+    def check_sufficiency(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
+        """Ask the controller whether the evidence suffices (budgets checked first)."""
+        ctx, started = self._ctx(), time.perf_counter()
+        decision = self._budget_stop(state, ctx) or self.controller.decide(self._controller_input(state, ctx))
+        return self._decision_update(state, ctx, decision, started, config)
+
+    async def acheck_sufficiency(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
+        """Async :meth:`check_sufficiency`."""
+        ctx, started = self._ctx(), time.perf_counter()
+        decision = self._budget_stop(state, ctx)
+        if decision is None:
+            inp = self._controller_input(state, ctx)
+            adecide = getattr(self.controller, "adecide", None)
+            decision = await adecide(inp) if adecide else self.controller.decide(inp)
+        return self._decision_update(state, ctx, decision, started, config)
+
+    # -- plan_expansion ----------------------------------------------------------------
+    def plan_expansion(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
+        """Anchors and the missing-support target for the next round."""
+        ctx, started = self._ctx(), time.perf_counter()
+        plan = self.controller.plan(self._controller_input(state, ctx), state["plan"])
+        if not ctx.config.use_planning:
+            # Ablation: expand around the same anchors but search for the query itself.
+            cues = state["cues"]
+            plan["target"] = None if plan.get("target") is None else plan["target"].model_copy(update={
+                "restatement": state["query"], "keywords": cues.keywords,
+                "participants": cues.participants, "locations": cues.locations, "time": cues.time})
+        rounds = list(state["rounds"])
+        if not plan.get("anchors"):
+            rounds[-1] = rounds[-1].model_copy(update={"sufficient": True, "reason": plan.get("reason", "")})
+        else:
+            rounds.append(RoundTrace(round=state["round"] + 1, anchors=plan["anchors"],
+                                     target=plan.get("target"), reason=plan.get("reason", "")))
+        with round_run(config, "plan_expansion", state["round"] + 1, evidence=len(state["evidence"])) as out:
+            out.update(anchors=plan.get("anchors", []), target=plan.get("target"))
+        return {"plan": plan, "rounds": rounds, "anchors": [*state["anchors"], *plan.get("anchors", [])],
+                "usage": _timed(state["usage"], "plan_expansion", started)}
+
+    # -- expand ----------------------------------------------------------------------
+    def expand(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
+        """Per-channel expansion within ``hops`` of the anchors, scored against the target."""
+        ctx, started = self._ctx(), time.perf_counter()
+        cfg, plan = ctx.config, state["plan"]
+        target, anchors = plan["target"], plan["anchors"]
+        view = self.memory.index.view(ctx.namespace)
+        graph = self.memory.graph.graph(ctx.namespace)
+        evidence = {uid: list(hits) for uid, hits in state["evidence"].items()}
+        target_vec = self.memory.embed_query(target.restatement)
+        scorers = {
+            "semantic": lambda ids: (view.matrix[[view.pos[i] for i in ids]] @ target_vec).tolist(),
+            "structural": lambda ids: [structural_score(target, view.units[view.pos[i]]) for i in ids],
+        }
+        channels = [c for c, on in (("semantic", cfg.expand_semantic),
+                                    ("structural", cfg.expand_structural)) if on]
+        next_round, added, paths = state["round"] + 1, [], {}
+        exclude = set(evidence) | {uid for uid in graph if uid not in view.pos}
+        for channel in channels:
+            for hit in expand_channel(graph, anchors, channel, scorers[channel],  # type: ignore[arg-type]
+                                      hops=cfg.hops, top_n=cfg.per_channel, exclude=exclude):
+                if hit.unit_id not in evidence:
+                    added.append(hit.unit_id)
+                    paths[hit.unit_id] = hit.path
+                evidence.setdefault(hit.unit_id, []).append(Hit(
+                    source="expansion", rank=hit.rank, score=hit.score, round=next_round,
+                    channel=hit.channel, anchor=hit.anchor, path=hit.path, edge_weight=hit.strength))
+        rounds = list(state["rounds"])
+        rounds[-1] = rounds[-1].model_copy(update={"expanded": added, "paths": paths})
+        with round_run(config, "expand", next_round, anchors=anchors) as out:
+            out.update(expanded=added, count=len(added))
+        return {"evidence": evidence, "round": next_round, "last_added": len(added), "rounds": rounds,
+                "usage": _timed(state["usage"], "expand", started)}
+
+    # -- assemble / answer ---------------------------------------------------------------
+    def assemble(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
+        """rho-scored, deduplicated, budgeted evidence set: the RecallResult."""
+        ctx, started = self._ctx(), time.perf_counter()
+        view = self.memory.index.view(ctx.namespace)
+        memories = assemble_memories(state["evidence"], set(state["anchors"]), view,
+                                     np.asarray(state["query_vector"], dtype=np.float32), ctx.config)
+        usage = _timed(state["usage"], "assemble", started)
+        with round_run(config, "assemble", state["round"], evidence=len(state["evidence"])) as out:
+            out.update(ids=[m.unit.id for m in memories], count=len(memories))
+        result = RecallResult(query=state["query"], namespace=ctx.namespace, cues=state["cues"],
+                              memories=memories, rounds=state["rounds"], usage=usage)
+        return {"result": result, "usage": usage}
+
+    def _answer_update(self, state: RecallState, message: Any, started: float) -> dict[str, Any]:
+        result = state["result"]
+        text = message.content if isinstance(message.content, str) else str(message.content)
+        usage = _timed(result.usage, "answer", started, usage_of(message))
+        result = result.model_copy(update={"answer": text, "usage": usage,
+                                           "cited_ids": parse_citations(text, result.memories)})
+        return {"result": result, "answer": text, "usage": usage}
+
+    def _answer_messages(self, state: RecallState) -> Any:
+        return ANSWER_PROMPT.invoke({"query": state["query"],
+                                     "evidence": format_evidence(state["result"].memories)})
+
+    def answer(self, state: RecallState) -> dict[str, Any]:
+        """Answer from the K memories, citing them (LLM only)."""
+        started = time.perf_counter()
+        return self._answer_update(state, self.llm.invoke(self._answer_messages(state)), started)
+
+    async def aanswer(self, state: RecallState) -> dict[str, Any]:
+        """Async :meth:`answer`."""
+        started = time.perf_counter()
+        return self._answer_update(state, await self.llm.ainvoke(self._answer_messages(state)), started)

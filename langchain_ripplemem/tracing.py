@@ -1,0 +1,49 @@
+"""LangSmith-visible runs for each recollection round.
+
+LangGraph already records one run per node, named after the node. Inside it,
+:func:`round_run` opens a child run named ``"<node> round <r>"`` whose metadata
+carries the round number, the namespace and the ids the node started from, and
+whose outputs carry counts and ids of what the node produced. It goes through
+the run's callback manager, so it reaches LangSmith only when the user enabled
+tracing (``LANGSMITH_TRACING=true`` and an API key) or passed their own
+callbacks, and costs nothing otherwise.
+
+Example:
+    >>> from langchain_core.tracers.context import collect_runs
+    >>> # with collect_runs() as cb: memory.recall("..."); cb.traced_runs  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import get_callback_manager_for_config
+
+METADATA_PREFIX = "ripplemem_"
+
+
+@contextmanager
+def round_run(
+    config: RunnableConfig | None, node: str, round_number: int, **metadata: Any
+) -> Iterator[dict[str, Any]]:
+    """Open a child run for one node in one round; fill the yielded dict with outputs."""
+    manager = get_callback_manager_for_config(config or {})
+    if not manager.handlers:
+        yield {}
+        return
+    meta = {f"{METADATA_PREFIX}node": node, f"{METADATA_PREFIX}round": round_number}
+    meta.update({f"{METADATA_PREFIX}{k}": v for k, v in metadata.items()})
+    run = manager.on_chain_start(
+        None, {"round": round_number, **metadata}, name=f"{node} round {round_number}",
+        metadata=meta, run_type="chain",
+    )
+    outputs: dict[str, Any] = {}
+    try:
+        yield outputs
+    except BaseException as err:
+        run.on_chain_error(err)
+        raise
+    run.on_chain_end(outputs)
