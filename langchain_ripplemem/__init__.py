@@ -1,0 +1,111 @@
+"""langchain-ripplemem: long-term memory for LangChain and LangGraph agents that recollects.
+
+Example:
+    >>> from langchain_ripplemem import RippleMemory
+    >>> memory = RippleMemory()  # doctest: +SKIP
+    >>> memory.add_conversation(conversation, namespace=("users", "maya"))  # doctest: +SKIP
+    >>> result = memory.recall("Should Maya accept Sam's dinner pick?",
+    ...                        namespace=("users", "maya"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from langchain_ripplemem.config import (
+    LOCOMO,
+    LOCOMO_WRITE,
+    LONGMEMEVAL,
+    LONGMEMEVAL_WRITE,
+    RecallConfig,
+    WriteConfig,
+)
+from langchain_ripplemem.errors import (
+    ExtractionError,
+    InvalidConversationError,
+    InvalidNamespaceError,
+    RippleMemError,
+)
+from langchain_ripplemem.schemas import (
+    Conversation,
+    Edge,
+    ExpansionTarget,
+    Hit,
+    IngestReport,
+    MemoryUnit,
+    Provenance,
+    QueryCues,
+    RecalledMemory,
+    RecallResult,
+    RoundTrace,
+    Session,
+    TimeInterval,
+    Turn,
+    Usage,
+)
+
+__version__ = "0.1.0"
+
+# Heavier components load on first access, so `import langchain_ripplemem` stays cheap.
+_LAZY = {
+    "RippleMemory": "langchain_ripplemem.memory",
+    "MiniLMOnnxEmbeddings": "langchain_ripplemem.embeddings",
+    "RuleBasedExtractor": "langchain_ripplemem.extraction.rules",
+    "LLMExtractor": "langchain_ripplemem.extraction.llm",
+    "build_recall_graph": "langchain_ripplemem.recall.graph",
+    "RecallContext": "langchain_ripplemem.recall.state",
+    "HeuristicController": "langchain_ripplemem.recall.controller",
+    "LLMController": "langchain_ripplemem.recall.controller",
+    "conversation_from_messages": "langchain_ripplemem.adapters",
+    "load_conversations": "langchain_ripplemem.adapters",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'langchain_ripplemem' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "LOCOMO",
+    "LOCOMO_WRITE",
+    "LONGMEMEVAL",
+    "LONGMEMEVAL_WRITE",
+    "Conversation",
+    "Edge",
+    "ExpansionTarget",
+    "ExtractionError",
+    "HeuristicController",
+    "Hit",
+    "IngestReport",
+    "InvalidConversationError",
+    "InvalidNamespaceError",
+    "LLMController",
+    "LLMExtractor",
+    "MemoryUnit",
+    "MiniLMOnnxEmbeddings",
+    "Provenance",
+    "QueryCues",
+    "RecallConfig",
+    "RecallContext",
+    "RecallResult",
+    "RecalledMemory",
+    "RippleMemError",
+    "RippleMemory",
+    "RoundTrace",
+    "RuleBasedExtractor",
+    "Session",
+    "TimeInterval",
+    "Turn",
+    "Usage",
+    "WriteConfig",
+    "__version__",
+    "build_recall_graph",
+    "conversation_from_messages",
+    "load_conversations",
+]

@@ -93,11 +93,12 @@ class EdgeStore:
 
     def edges(self, namespace: Namespace) -> list[Edge]:
         """All edges of a namespace."""
-        return [
-            Edge(src=a, dst=b, type=etype, weight=w)  # type: ignore[arg-type]
-            for a, b, data in self.graph(namespace).edges(data=True)
-            for etype, w in sorted(data["types"].items())
-        ]
+        out = []
+        for a, b, data in self.graph(namespace).edges(data=True):
+            src, dst = _ordered(a, b)
+            out += [Edge(src=src, dst=dst, type=etype, weight=w)  # type: ignore[arg-type]
+                    for etype, w in sorted(data["types"].items())]
+        return sorted(out, key=lambda e: (e.src, e.dst, e.type))
 
     def count(self, namespace: Namespace) -> dict[str, int]:
         """Edge counts by type."""

@@ -1,0 +1,38 @@
+# Developer shortcuts. CI runs .ci/run, which uses the README's commands.
+PY ?= python
+LOCOMO ?= ../shared/data/locomo/locomo10.json
+
+.PHONY: install test lint format typecheck bench bench-ingest bench-latency docs demo
+
+install:
+	$(PY) -m pip install -e ".[dev,bench]"
+
+test:
+	$(PY) -m pytest
+
+lint:
+	$(PY) -m ruff check langchain_ripplemem tests graphs cookbook scripts
+	$(PY) -m ruff format --check langchain_ripplemem tests graphs cookbook scripts
+
+format:
+	$(PY) -m ruff format langchain_ripplemem tests graphs cookbook scripts
+	$(PY) -m ruff check --fix langchain_ripplemem tests graphs cookbook scripts
+
+typecheck:
+	$(PY) -m mypy langchain_ripplemem
+
+demo:
+	ripplemem demo
+
+# Retrieval quality and latency against baselines in one run (offline, ~10 min).
+bench:
+	ripplemem bench locomo $(LOCOMO) --out results/locomo.json --plot docs/locomo_recall.png
+	ripplemem bench report results/locomo.json --md docs/benchmarks_tables.md
+
+# Write-path throughput vs the embedding model alone.
+bench-ingest:
+	$(PY) scripts/bench_ingest.py $(LOCOMO) --out results/ingest.json
+
+# Per-query latency of the offline recall graph vs plain top-k.
+bench-latency:
+	$(PY) scripts/bench_latency.py $(LOCOMO) --out results/latency.json

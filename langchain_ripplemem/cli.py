@@ -1,0 +1,143 @@
+"""The ``ripplemem`` command: ``demo``, ``ingest``, ``recall``, ``check``, ``bench``.
+
+Namespaces on the command line are written with ``/`` between labels
+(``--namespace users/maya`` is ``("users", "maya")``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+DEFAULT_PERSIST = ".ripplemem"
+
+
+def _namespace(text: str) -> tuple[str, ...]:
+    from langchain_ripplemem.schemas import validate_namespace
+
+    return validate_namespace(tuple(text.split("/")), argument="--namespace")
+
+
+def _memory(persist: str | None) -> Any:
+    from langchain_ripplemem.memory import RippleMemory
+
+    return RippleMemory(persist_directory=persist)
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """Ingest a JSON/JSONL conversation file into a persistent store."""
+    from tqdm.auto import tqdm
+
+    from langchain_ripplemem.adapters import load_conversations
+
+    conversations = load_conversations(args.file)
+    memory = _memory(args.persist)
+    started = time.perf_counter()
+    units = new = semantic = structural = failed = 0
+    for conv in tqdm(conversations, desc="ingest", unit="conversation", disable=args.quiet):
+        report = memory.add_conversation(conv, namespace=args.namespace, progress=not args.quiet)
+        units, new = units + report.units, new + report.new_units
+        semantic += report.edges.get("semantic", 0)
+        structural += report.edges.get("structural", 0)
+        failed += len(report.failed_windows)
+        for warning in report.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+    print(f"{len(conversations)} conversations -> {units} units ({new} new), edges: {semantic} semantic "
+          f"+ {structural} structural, {failed} failed windows, {time.perf_counter() - started:.1f}s "
+          f"[{args.persist}, namespace {'/'.join(args.namespace)}]")
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    """Recollect memories for a question and print them with the trace."""
+    from langchain_ripplemem.display import format_recall
+
+    memory = _memory(args.persist)
+    result = memory.recall(args.question, namespace=args.namespace, k=args.k)
+    if args.json:
+        print(result.model_dump_json(indent=2))
+    else:
+        print(format_recall(result))
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Check that units, indexes and edges of a store agree."""
+    memory = _memory(args.persist)
+    problems = 0
+    for ns in memory.namespaces():
+        ids = {u.id for u in memory.list_units(ns)}
+        dangling = [e for e in memory.edges(ns) if e.src not in ids or e.dst not in ids]
+        problems += len(dangling)
+        print(f"{'/'.join(ns)}: {len(ids)} units, {len(memory.edges(ns))} edges, {len(dangling)} dangling")
+    print("ok" if problems == 0 else f"{problems} problems")
+    return 0 if problems == 0 else 1
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Run the offline demo."""
+    from langchain_ripplemem.demo import run_demo
+
+    run_demo(k=args.k)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``ripplemem``."""
+    parser = argparse.ArgumentParser(prog="ripplemem", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="offline demo: plain top-k vs recollection on a sample conversation")
+    demo.add_argument("--k", type=int, default=5, help="memories shown per system (default 5)")
+    demo.set_defaults(func=cmd_demo)
+
+    ingest = sub.add_parser("ingest", help="ingest a JSON/JSONL conversation file")
+    ingest.add_argument("file")
+    ingest.add_argument("--persist", default=DEFAULT_PERSIST, help=f"store directory (default {DEFAULT_PERSIST})")
+    ingest.add_argument("--namespace", type=_namespace, default=("default",))
+    ingest.add_argument("--quiet", action="store_true", help="no progress bar")
+    ingest.set_defaults(func=cmd_ingest)
+
+    recall = sub.add_parser("recall", help="recollect memories for a question")
+    recall.add_argument("question")
+    recall.add_argument("--persist", default=DEFAULT_PERSIST)
+    recall.add_argument("--namespace", type=_namespace, default=("default",))
+    recall.add_argument("--k", type=int, default=None, help="memories returned (default 30)")
+    recall.add_argument("--json", action="store_true", help="print the RecallResult as JSON")
+    recall.set_defaults(func=cmd_recall)
+
+    check = sub.add_parser("check", help="integrity check of a persistent store")
+    check.add_argument("--persist", default=DEFAULT_PERSIST)
+    check.set_defaults(func=cmd_check)
+
+    sub.add_parser("bench", help="benchmarks: ripplemem bench {locomo,longmemeval,report} ...",
+                   add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ripplemem`` command."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "bench":
+        from langchain_ripplemem.bench.report import bench_main
+
+        return bench_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    if getattr(args, "persist", None):
+        args.persist = str(Path(args.persist))
+    try:
+        return int(args.func(args))
+    except (ValueError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+
+
+__all__ = ["build_parser", "main"]

@@ -1,0 +1,58 @@
+"""Shared fixtures: a deterministic bag-of-words embedding and small conversations."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+from langchain_core.embeddings import Embeddings
+
+from langchain_ripplemem.schemas import Conversation
+from langchain_ripplemem.text import lexical_tokens
+
+
+class BagOfWordsEmbeddings(Embeddings):
+    """Hashed bag of stemmed content words: texts sharing words are close, others ~orthogonal."""
+
+    dim = 512
+
+    def _vec(self, text: str) -> list[float]:
+        v = np.zeros(self.dim, dtype=np.float32)
+        for tok in lexical_tokens(text):
+            v[int(hashlib.md5(tok.encode()).hexdigest(), 16) % self.dim] += 1.0
+        if not v.any():
+            v[0] = 1.0
+        return (v / np.linalg.norm(v)).tolist()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vec(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vec(text)
+
+
+@pytest.fixture
+def bow() -> BagOfWordsEmbeddings:
+    return BagOfWordsEmbeddings()
+
+
+def make_conversation(cid: str = "c1") -> Conversation:
+    """Maya, Sam and the seafood place, over three sessions weeks apart."""
+    return Conversation.model_validate({"id": cid, "sessions": [
+        {"id": "S1", "time": "2026-03-02T19:00:00+00:00", "turns": [
+            {"id": "S1:1", "speaker": "Maya", "text": "I found out I am allergic to shellfish, no shrimp for me."},
+            {"id": "S1:2", "speaker": "Sam", "text": "Oh no, that is rough. Good to know though."},
+            {"id": "S1:3", "speaker": "Maya", "text": "My doctor gave me an epipen just in case."}]},
+        {"id": "S2", "time": "2026-03-20T19:00:00+00:00", "turns": [
+            {"id": "S2:1", "speaker": "Sam", "text": "My cousin cooks at Harbor Grill, the best oysters in Portland."},
+            {"id": "S2:2", "speaker": "Maya", "text": "I went hiking near Portland last week with Priya."}]},
+        {"id": "S3", "time": "2026-04-20T19:00:00+00:00", "turns": [
+            {"id": "S3:1", "speaker": "Sam", "text": "For your birthday dinner let us book Harbor Grill!"},
+            {"id": "S3:2", "speaker": "Maya", "text": "Sounds fun, I will think about the dinner."}]},
+    ]})
+
+
+@pytest.fixture
+def conversation() -> Conversation:
+    return make_conversation()

@@ -1,0 +1,128 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from langchain_ripplemem.errors import InvalidConversationError, InvalidNamespaceError
+from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.schemas import Conversation
+
+from .conftest import BagOfWordsEmbeddings, make_conversation
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_ingest_reports_and_is_idempotent(bow, conversation):
+    memory = RippleMemory(bow)
+    first = memory.add_conversation(conversation, namespace=("maya",))
+    assert first.units == first.new_units == 7
+    assert first.edges["structural"] > 0
+    assert set(first.usage.seconds) >= {"extract", "embed", "index", "link"}
+    edges = memory.edges(("maya",))
+    second = memory.add_conversation(conversation, namespace=("maya",))
+    assert second.units == 7 and second.new_units == 0
+    assert len(memory.list_units(("maya",))) == 7
+    assert memory.edges(("maya",)) == edges
+
+
+def test_longer_version_adds_only_new_turns(bow, conversation):
+    memory = RippleMemory(bow)
+    memory.add_conversation(conversation, namespace=("maya",))
+    longer = conversation.model_copy(deep=True)
+    longer.sessions[-1].turns.append(longer.sessions[-1].turns[0].model_copy(
+        update={"id": "S3:3", "text": "I booked a table for eight people."}))
+    report = memory.add_conversation(longer, namespace=("maya",))
+    assert report.new_units == 1
+
+
+def test_namespaces_never_share_units_or_edges(bow, conversation):
+    memory = RippleMemory(bow)
+    memory.add_conversation(conversation, namespace=("users", "maya"))
+    memory.add_conversation(make_conversation("c2"), namespace=("users", "sam"))
+    maya = {u.id for u in memory.list_units(("users", "maya"))}
+    sam = {u.id for u in memory.list_units(("users", "sam"))}
+    assert maya and sam and not maya & sam
+    for e in memory.edges(("users", "maya")):
+        assert e.src in maya and e.dst in maya
+    assert memory.get(list(sam), namespace=("users", "maya")) == []
+    result = memory.recall("Harbor Grill dinner", namespace=("users", "sam"))
+    assert {m.unit.id for m in result.memories} <= sam
+    assert memory.delete_namespace(("users", "sam")) == len(sam)
+    assert {u.id for u in memory.list_units(("users", "maya"))} == maya
+    assert memory.namespaces() == [("users", "maya")]
+
+
+def test_two_ephemeral_memories_are_separate(bow, conversation):
+    a, b = RippleMemory(bow), RippleMemory(bow)
+    a.add_conversation(conversation, namespace=("x",))
+    assert b.list_units(("x",)) == []
+
+
+def test_delete_removes_units_and_their_edges(bow, conversation):
+    memory = RippleMemory(bow)
+    memory.add_conversation(conversation, namespace=("maya",))
+    victim = next(e.src for e in memory.edges(("maya",)))
+    assert memory.delete([victim], namespace=("maya",)) == 1
+    assert all(victim not in (e.src, e.dst) for e in memory.edges(("maya",)))
+    assert memory.get([victim], namespace=("maya",)) == []
+    ids = {m.unit.id for m in memory.recall("shellfish allergy", namespace=("maya",)).memories}
+    assert victim not in ids
+
+
+def test_persistence_round_trip_in_a_new_process(tmp_path, bow, conversation):
+    memory = RippleMemory(bow, persist_directory=tmp_path)
+    memory.add_conversation(conversation, namespace=("maya",))
+    expected = {"units": sorted(u.id for u in memory.list_units(("maya",))),
+                "edges": sorted([e.src, e.dst, e.type] for e in memory.edges(("maya",)))}
+    script = (
+        "import json, sys\n"
+        "from langchain_ripplemem.memory import RippleMemory\n"
+        "from tests.unit_tests.conftest import BagOfWordsEmbeddings\n"
+        f"m = RippleMemory(BagOfWordsEmbeddings(), persist_directory={str(tmp_path)!r})\n"
+        "print(json.dumps({'units': sorted(u.id for u in m.list_units(('maya',))),"
+        " 'edges': sorted([e.src, e.dst, e.type] for e in m.edges(('maya',)))}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == expected
+
+
+def test_interrupted_ingest_is_linked_on_next_open(tmp_path, bow, conversation, monkeypatch):
+    clean = RippleMemory(bow)
+    clean.add_conversation(conversation, namespace=("maya",))
+    expected = sorted((e.src, e.dst, e.type) for e in clean.edges(("maya",)))
+
+    crashing = RippleMemory(bow, persist_directory=tmp_path)
+
+    def crash(*args, **kwargs):
+        raise KeyboardInterrupt("simulated crash after the unit write")
+
+    monkeypatch.setattr(crashing, "_link", crash)
+    with pytest.raises(KeyboardInterrupt):
+        crashing.add_conversation(conversation, namespace=("maya",))
+    monkeypatch.undo()
+    reopened = RippleMemory(bow, persist_directory=tmp_path)
+    assert len(reopened.list_units(("maya",))) == 7
+    assert sorted((e.src, e.dst, e.type) for e in reopened.edges(("maya",))) == expected
+    assert reopened.add_conversation(conversation, namespace=("maya",)).new_units == 0
+
+
+def test_bad_input_errors_name_the_problem(bow):
+    memory = RippleMemory(bow)
+    with pytest.raises(InvalidConversationError, match="'empty'"):
+        memory.add_conversation(Conversation(id="empty", sessions=[]))
+    with pytest.raises(InvalidNamespaceError, match="cannot contain '.'"):
+        memory.add_conversation(make_conversation(), namespace=("a.b",))
+    with pytest.raises(InvalidNamespaceError, match="langgraph"):
+        memory.recall("x", namespace=("langgraph", "x"))
+    with pytest.raises(ValueError, match="query"):
+        memory.recall("   ")
+    with pytest.raises(ValueError, match="either client or persist_directory"):
+        RippleMemory(bow, client=object(), persist_directory="x")
+
+
+def test_custom_embeddings_without_embed_array(conversation):
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    assert memory.add_conversation(conversation).new_units == 7
+    assert memory.index.search_semantic(("default",), "shellfish allergy", 1)

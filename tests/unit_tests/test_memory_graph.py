@@ -1,0 +1,109 @@
+from datetime import datetime, timezone
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.memory_graph.expansion import expand_channel, reachable
+from langchain_ripplemem.memory_graph.linking import link_rows
+from langchain_ripplemem.memory_graph.store import EdgeStore
+from langchain_ripplemem.schemas import Edge, MemoryUnit, Provenance, TimeInterval
+
+NS = ("u",)
+T = TimeInterval.point(datetime(2026, 1, 1, tzinfo=timezone.utc))
+
+
+def unit(i: int, participants=(), locations=(), time=None) -> MemoryUnit:
+    return MemoryUnit.create(namespace=NS, restatement=f"unit {i}", source=Provenance(
+        conversation_id="c", session_id="s", turn_ids=[f"t{i}"]), participants=list(participants),
+        locations=list(locations), time=time)
+
+
+def unit_vec(*weights: float, dim: int = 8) -> np.ndarray:
+    v = np.zeros(dim, dtype=np.float32)
+    v[: len(weights)] = weights
+    return v / np.linalg.norm(v)
+
+
+def test_edge_store_roundtrip_and_namespace_separation(tmp_path):
+    path = tmp_path / "g.sqlite3"
+    store = EdgeStore(path)
+    store.add_edges(("a",), [Edge(src="x", dst="y", type="semantic", weight=0.9),
+                             Edge(src="y", dst="x", type="structural", weight=0.7)], linked=["x", "y"])
+    store.add_edges(("b",), [Edge(src="x", dst="z", type="semantic", weight=0.95)])
+    assert store.neighbors(("a",), "x") == {"y": {"semantic": 0.9, "structural": 0.7}}
+    assert store.neighbors(("b",), "x") == {"z": {"semantic": 0.95}}
+    store.close()
+    reopened = EdgeStore(path)
+    assert reopened.count(("a",)) == {"semantic": 1, "structural": 1}
+    assert reopened.linked_ids(("a",)) == {"x", "y"}
+    assert reopened.remove_units(("a",), ["y"]) == 2
+    assert reopened.neighbors(("a",), "x") == {}
+    assert reopened.count(("b",)) == {"semantic": 1, "structural": 0}  # untouched
+    reopened.drop_namespace(("b",))
+    assert reopened.edges(("b",)) == []
+
+
+def test_semantic_threshold_and_cap():
+    view = NamespaceView(NS)
+    base = unit_vec(1.0)
+    # 8 near-duplicates of the new unit (cos ~0.99) and 2 unrelated ones
+    olds = [unit(i) for i in range(10)]
+    vecs = [unit_vec(1.0, 0.1 * (i % 3 + 1), 0.01 * i) for i in range(8)] + [unit_vec(0, 1), unit_vec(0, 0, 1)]
+    view.add(olds, np.stack(vecs))
+    view.add([unit(99)], base[None, :])
+    cfg = WriteConfig(semantic_threshold=0.85, max_semantic_edges=6, cue_pool=0)
+    edges = link_rows(view, [10], cfg)
+    sem = [e for e in edges if e.type == "semantic"]
+    assert len(sem) == 6
+    assert all(e.weight >= 0.85 for e in sem)
+    kept = {e.dst for e in sem}
+    assert olds[8].id not in kept and olds[9].id not in kept
+    # the six strongest were kept
+    sims = sorted(((float(v @ base), u.id) for u, v in zip(olds, vecs)), reverse=True)[:6]
+    assert kept == {uid for _, uid in sims}
+
+
+def test_structural_edges_need_shared_cues_and_threshold():
+    view = NamespaceView(NS)
+    far = [unit_vec(0, 1)] * 4
+    olds = [unit(0, ["Maya"], ["Lisbon"], T), unit(1, ["Sam"], [], T), unit(2, [], [], None),
+            unit(3, ["Priya"], ["Oslo"], None)]
+    view.add(olds, np.stack(far))
+    view.add([unit(9, ["Maya"], ["Lisbon"], T)], unit_vec(1.0)[None, :])
+    edges = link_rows(view, [4], WriteConfig())
+    structural = {e.dst: e.weight for e in edges if e.type == "structural"}
+    assert structural == {olds[0].id: pytest.approx(1.0)}  # unit 1: s_str=(0*0.5+1*0.3)/0.8=0.375 < 0.6
+    assert not [e for e in edges if e.type == "semantic"]
+
+
+def test_structural_cap_and_incremental_order():
+    view = NamespaceView(NS)
+    units = [unit(i, ["Maya"], [], T) for i in range(12)]
+    view.add(units, np.stack([unit_vec(1.0, 0.05 * i) for i in range(12)]))
+    edges = link_rows(view, list(range(12)), WriteConfig(max_semantic_edges=0))
+    by_src: dict[str, int] = {}
+    for e in edges:
+        assert e.type == "structural"
+        by_src[e.src] = by_src.get(e.src, 0) + 1
+        # a unit links only to units inserted before it
+        assert view.pos[e.dst] < view.pos[e.src]
+    assert max(by_src.values()) == 6
+    assert units[0].id not in by_src  # the first unit has nobody to link to
+
+
+def test_reachable_and_expansion_prefers_short_strong_paths():
+    g = nx.Graph()
+    for a, b, t, w in [("A", "B", "semantic", 0.9), ("B", "C", "semantic", 0.9), ("C", "D", "semantic", 0.9),
+                       ("A", "E", "structural", 0.7), ("A", "C2", "semantic", 0.5)]:
+        g.add_edge(a, b, types={t: w})
+    reach = reachable(g, ["A"], "semantic", 2, exclude={"A"})
+    assert set(reach) == {"B", "C", "C2"}  # D is 3 hops away; E only via structural
+    assert reach["C"].path == ["A", "B", "C"]
+    hits = expand_channel(g, ["A"], "semantic", lambda ids: [0.5 for _ in ids], hops=2, top_n=2,
+                          exclude={"A"})
+    # equal scores: shorter path first, then stronger path
+    assert [h.unit_id for h in hits] == ["B", "C2"]
+    assert hits[0].anchor == "A" and hits[0].rank == 0
