@@ -36,9 +36,10 @@ def round_run(
         return
     meta = {f"{METADATA_PREFIX}node": node, f"{METADATA_PREFIX}round": round_number}
     meta.update({f"{METADATA_PREFIX}{k}": v for k, v in metadata.items()})
+    manager = manager.copy()
+    manager.add_metadata(meta, inherit=False)
     run = manager.on_chain_start(
-        None, {"round": round_number, **metadata}, name=f"{node} round {round_number}",
-        metadata=meta, run_type="chain",
+        None, {"round": round_number, **metadata}, name=f"{node} round {round_number}", run_type="chain"
     )
     outputs: dict[str, Any] = {}
     try:

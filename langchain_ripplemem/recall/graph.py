@@ -59,15 +59,17 @@ def build_recall_graph(
     nodes = RecallNodes(memory, llm, config)
     builder = StateGraph(RecallState, context_schema=RecallContext,
                          input_schema=RecallInput, output_schema=RecallOutput)
-    builder.add_node("extract_cues", RunnableLambda(nodes.extract_cues, afunc=nodes.aextract_cues,
-                                                    name="extract_cues"))
-    builder.add_node("tri_view_recall", nodes.tri_view_recall)
-    builder.add_node("check_sufficiency", RunnableLambda(nodes.check_sufficiency,
-                                                         afunc=nodes.acheck_sufficiency,
-                                                         name="check_sufficiency"))
-    builder.add_node("plan_expansion", nodes.plan_expansion)
-    builder.add_node("expand", nodes.expand)
-    builder.add_node("assemble", nodes.assemble)
+    # Every node is a RunnableLambda named after itself: one traced run per node, and
+    # nodes that may call an LLM get a real async entry.
+    for name, func, afunc in [
+        ("extract_cues", nodes.extract_cues, nodes.aextract_cues),
+        ("tri_view_recall", nodes.tri_view_recall, None),
+        ("check_sufficiency", nodes.check_sufficiency, nodes.acheck_sufficiency),
+        ("plan_expansion", nodes.plan_expansion, None),
+        ("expand", nodes.expand, None),
+        ("assemble", nodes.assemble, None),
+    ]:
+        builder.add_node(name, RunnableLambda(func, afunc=afunc, name=name))
     builder.add_edge(START, "extract_cues")
     builder.add_edge("extract_cues", "tri_view_recall")
     builder.add_edge("tri_view_recall", "check_sufficiency")

@@ -62,7 +62,7 @@ class RecallNodes:
         data = dict(raw or {})
         data.setdefault("namespace", self.memory.default_namespace)
         data.setdefault("config", self.default_config)
-        return RecallContext.coerce(data)
+        return RecallContext(**data)
 
     # -- extract_cues ----------------------------------------------------------------
     def _cue_messages(self, state: RecallState, ctx: RecallContext) -> Any:

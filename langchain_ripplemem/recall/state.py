@@ -40,17 +40,13 @@ class RecallContext:
     config: RecallConfig = field(default_factory=RecallConfig)
     reference_time: datetime | None = None
 
-    @classmethod
-    def coerce(cls, value: Any) -> RecallContext:
-        """Accept a context object, a plain dict (e.g. from ``langgraph dev``) or ``None``."""
-        if isinstance(value, cls):
-            return value
-        data = dict(value or {})
-        if "namespace" in data:
-            data["namespace"] = validate_namespace(data["namespace"])
-        if isinstance(data.get("config"), dict):
-            data["config"] = RecallConfig(**data["config"])
-        return cls(**data)
+    def __post_init__(self) -> None:
+        # Contexts built from JSON (``langgraph dev``, a dict) carry lists and dicts.
+        self.namespace = validate_namespace(self.namespace)
+        if isinstance(self.config, dict):
+            self.config = RecallConfig(**self.config)
+        if isinstance(self.reference_time, str):
+            self.reference_time = datetime.fromisoformat(self.reference_time)
 
 
 class RecallInput(TypedDict):

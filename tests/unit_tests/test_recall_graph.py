@@ -1,0 +1,157 @@
+from typing import TypedDict
+
+import pytest
+from langchain_core.tracers.context import collect_runs
+from langgraph.graph import END, START, StateGraph
+
+from langchain_ripplemem.config import LOCOMO, LONGMEMEVAL, RecallConfig, preset
+from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.recall import NODE_NAMES, RecallContext, build_recall_graph
+from langchain_ripplemem.schemas import RecallResult
+
+from .conftest import BagOfWordsEmbeddings, make_conversation
+
+NS = ("maya",)
+SMALL = RecallConfig(semantic_k=1, lexical_k=1, cue_k=0)
+# No memory says "say", so the heuristic controller always sees missing support.
+QUESTION = "What did Maya say she would think about?"
+
+
+@pytest.fixture(scope="module")
+def memory() -> RippleMemory:
+    m = RippleMemory(BagOfWordsEmbeddings())
+    m.add_conversation(make_conversation(), namespace=NS)
+    return m
+
+
+def turns(result: RecallResult) -> list[str]:
+    return [t for m in result.memories for t in m.unit.source.turn_ids]
+
+
+def test_node_names_and_wiring(memory):
+    nodes = set(build_recall_graph(memory).get_graph().nodes) - {"__start__", "__end__"}
+    assert nodes == set(NODE_NAMES) - {"answer"}
+
+
+def test_expansion_finds_memory_missing_from_first_hop(memory):
+    first_hop_only = memory.recall(QUESTION, namespace=NS, config=SMALL.model_copy(update={"max_rounds": 0}))
+    assert turns(first_hop_only) == ["S3:2"]
+    result = memory.recall(QUESTION, namespace=NS, config=SMALL)
+    assert "S1:1" in turns(result)  # the allergy: reachable only through the graph
+    allergy = next(m for m in result.memories if m.unit.source.turn_ids == ["S1:1"])
+    assert [h.source for h in allergy.provenance] == ["expansion"]
+    hit = allergy.provenance[0]
+    anchor_id = first_hop_only.memories[0].unit.id
+    assert hit.anchor == anchor_id and hit.path[0] == anchor_id and hit.path[-1] == allergy.unit.id
+    assert hit.channel == "structural" and hit.round == 1
+    assert [r.round for r in result.rounds] == [0, 1]
+    assert result.rounds[1].anchors == [anchor_id]
+    assert allergy.unit.id in result.rounds[1].expanded
+    assert result.rounds[1].target is not None and "say" in result.rounds[1].target.keywords
+    anchor = next(m for m in result.memories if m.unit.id == anchor_id)
+    assert anchor.is_anchor
+
+
+def test_round_budget_and_empty_expansion_stop_the_loop(memory):
+    result = memory.recall(QUESTION, namespace=NS, config=SMALL)
+    assert result.rounds[-1].reason == "round budget spent (1)"
+    deep = memory.recall(QUESTION, namespace=NS, config=SMALL.model_copy(update={"max_rounds": 6}))
+    assert deep.rounds[-1].reason == "expansion added nothing"
+    assert deep.rounds[-1].expanded == []
+    assert 2 <= len(deep.rounds) < 7
+
+
+def test_controller_stops_when_evidence_covers_the_query(memory):
+    result = memory.recall("birthday dinner book", namespace=NS, config=SMALL)
+    assert len(result.rounds) == 1
+    assert result.rounds[0].sufficient
+    assert result.rounds[0].reason.startswith("evidence covers every query term")
+
+
+def test_assembly_scores_sorted_and_budgeted(memory):
+    result = memory.recall(QUESTION, namespace=NS, k=3)
+    assert len(result.memories) == 3
+    scores = [m.score for m in result.memories]
+    assert scores == sorted(scores, reverse=True)
+    assert len({m.unit.id for m in result.memories}) == 3
+
+
+def test_ablations_change_what_expansion_does(memory):
+    full = memory.recall(QUESTION, namespace=NS, config=SMALL)
+    no_structural = memory.recall(QUESTION, namespace=NS, config=SMALL.model_copy(
+        update={"expand_structural": False}))
+    assert "S1:1" in turns(full) and "S1:1" not in turns(no_structural)
+    no_planning = memory.recall(QUESTION, namespace=NS, config=SMALL.model_copy(update={"use_planning": False}))
+    assert no_planning.rounds[1].target.restatement == QUESTION
+
+
+def test_presets():
+    assert (LOCOMO.semantic_k, LOCOMO.lexical_k, LOCOMO.cue_k) == (10, 5, 5)
+    assert (LONGMEMEVAL.semantic_k, LONGMEMEVAL.lexical_k, LONGMEMEVAL.cue_k) == (15, 8, 8)
+    write, recall = preset("LongMemEval")
+    assert (write.window_size, write.window_overlap) == (10, 0) and recall is LONGMEMEVAL
+    with pytest.raises(ValueError, match="unknown preset"):
+        preset("nope")
+
+
+async def test_async_path_matches_sync(memory):
+    sync = memory.recall(QUESTION, namespace=NS, config=SMALL)
+    result = await memory.arecall(QUESTION, namespace=NS, config=SMALL)
+    assert turns(result) == turns(sync)
+    assert [r.model_dump(exclude={"usage"}) for r in result.rounds] == \
+        [r.model_dump(exclude={"usage"}) for r in sync.rounds]
+
+
+def test_graph_standalone_with_context_dict(memory):
+    graph = build_recall_graph(memory)
+    out = graph.invoke({"query": QUESTION}, context={"namespace": ["maya"], "config": SMALL.model_dump()})
+    assert set(out) == {"result"}
+    assert "S1:1" in turns(out["result"])
+
+
+def test_recall_graph_as_subgraph_node(memory):
+    class Parent(TypedDict, total=False):
+        query: str
+        result: RecallResult
+        summary: str
+
+    def summarise(state: Parent) -> dict:
+        return {"summary": ",".join(turns(state["result"]))}
+
+    parent = StateGraph(Parent, context_schema=RecallContext)
+    parent.add_node("recall", build_recall_graph(memory))
+    parent.add_node("summarise", summarise)
+    parent.add_edge(START, "recall")
+    parent.add_edge("recall", "summarise")
+    parent.add_edge("summarise", END)
+    out = parent.compile().invoke({"query": QUESTION}, context=RecallContext(namespace=NS, config=SMALL))
+    assert "S1:1" in out["summary"].split(",")
+
+
+def test_each_round_is_traced_with_metadata(memory):
+    with collect_runs() as cb:
+        memory.recall(QUESTION, namespace=NS, config=SMALL)
+    runs, stack = [], list(cb.traced_runs)
+    while stack:
+        run = stack.pop()
+        runs.append(run)
+        stack.extend(run.child_runs)
+    names = {r.name for r in runs}
+    assert set(NODE_NAMES) - {"answer"} <= names  # LangGraph's node runs
+    expand = next(r for r in runs if r.name == "expand round 1")
+    meta = expand.extra["metadata"]
+    assert meta["ripplemem_round"] == 1 and meta["ripplemem_node"] == "expand"
+    assert meta["ripplemem_anchors"] == [memory.recall(QUESTION, namespace=NS, config=SMALL).rounds[1].anchors[0]]
+    assert expand.outputs["count"] == len(expand.outputs["expanded"]) > 0
+    first = next(r for r in runs if r.name == "tri_view_recall round 0")
+    assert first.outputs["counts"] == {"semantic": 1, "lexical": 1, "cue": 0}
+
+
+def test_no_child_runs_without_callbacks(memory, monkeypatch):
+    from langchain_ripplemem import tracing
+
+    calls = []
+    monkeypatch.setattr(tracing, "get_callback_manager_for_config",
+                        lambda cfg: calls.append(cfg) or type("M", (), {"handlers": []})())
+    memory.recall(QUESTION, namespace=NS, config=SMALL)
+    assert calls  # consulted, but with no handler nothing is emitted
