@@ -22,25 +22,44 @@ Validator = Callable[[Any], "str | None"]
 Outcome = tuple["Any | None", Usage, list[str]]
 
 
-def resolve_chat_model(model: BaseChatModel | str) -> BaseChatModel:
-    """Return ``model``, or build it from a ``"provider:model"`` string at temperature 0.
+def resolve_chat_model(model: BaseChatModel | str, *,
+                       temperature: float | None = 0.0) -> BaseChatModel:
+    """Return a chat model for ``model`` (an instance or a ``"provider:model"`` string).
+
+    Strings go through ``langchain.chat_models.init_chat_model`` with
+    ``temperature`` (the paper extracts at 0; None leaves the provider default);
+    without the ``langchain`` package only ``"openai:..."`` works (via
+    ``langchain-openai``). An instance is returned unchanged: build it with
+    ``temperature=0`` yourself.
 
     Raises:
-        ImportError: a string was given but ``langchain`` (for ``init_chat_model``) is missing.
-        ValueError: ``model`` is neither a chat model nor a string.
+        ImportError: a string spec needs ``pip install langchain``.
+        TypeError: ``model`` is neither a string nor a ``BaseChatModel``.
+
     """
-    if isinstance(model, BaseChatModel):
-        return model
-    if not isinstance(model, str) or not model.strip():
-        raise ValueError(f"llm must be a LangChain chat model or a 'provider:model' string, got {model!r}")
-    try:
-        from langchain.chat_models import init_chat_model
-    except ImportError as err:  # pragma: no cover - depends on the user's install
-        raise ImportError(
-            f"llm={model!r} needs `init_chat_model`: pip install langchain (and the provider "
-            "package, e.g. langchain-openai), or pass a chat model instance"
-        ) from err
-    return init_chat_model(model, temperature=0)
+    from langchain_core.language_models import BaseChatModel
+
+    kwargs = {} if temperature is None else {"temperature": temperature}
+    if isinstance(model, str):
+        try:
+            from langchain.chat_models import init_chat_model
+        except ImportError:
+            provider, _, name = model.partition(":")
+            if provider == "openai" and name:
+                from langchain_openai import ChatOpenAI
+
+                return ChatOpenAI(model=name, **kwargs)
+            raise ImportError(
+                f"resolving the model string {model!r} needs init_chat_model from the "
+                "`langchain` package: `pip install langchain` (plus the provider package, e.g. "
+                "langchain-anthropic), or pass a chat model instance instead") from None
+        return init_chat_model(model, **kwargs)
+    if not isinstance(model, BaseChatModel):
+        raise TypeError(f"model must be a BaseChatModel or a 'provider:model' string, "
+                        f"got {type(model).__name__}")
+    # An instance is used as built: copying it with another temperature would skip the
+    # provider's validators (e.g. reasoning models that reject temperature 0).
+    return model
 
 
 def usage_of(message: Any) -> Usage:

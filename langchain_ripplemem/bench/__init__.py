@@ -1,0 +1,87 @@
+"""Benchmarks: LoCoMo / LongMemEval loaders, metrics, systems, runner, report.
+
+Everything here is offline by default: the systems read one shared memory per
+conversation and are scored on turn (and session) provenance. Heavy imports
+(the memory facade, matplotlib, chat models) happen inside functions.
+"""
+
+from __future__ import annotations
+
+from langchain_ripplemem.bench.loaders import (
+    LOCOMO_CATEGORIES,
+    LOCOMO_HELDOUT,
+    LOCOMO_TUNE,
+    LONGMEMEVAL_TYPES,
+    BenchConversation,
+    BenchQuestion,
+    load_locomo,
+    load_longmemeval,
+)
+from langchain_ripplemem.bench.metrics import (
+    answer_f1,
+    bleu1,
+    context_tokens,
+    covered_sessions,
+    covered_turns,
+    latency_stats,
+    normalise_evidence,
+    normalize_answer,
+    recall_all,
+    recall_frac,
+    session_recall,
+    sessions_covered_at_k,
+    turns_covered_at_k,
+)
+from langchain_ripplemem.bench.report import (
+    bench_main,
+    load_results,
+    plot,
+    results_markdown,
+    write_markdown,
+)
+from langchain_ripplemem.bench.runner import default_memory_factory, run_benchmark
+from langchain_ripplemem.bench.systems import (
+    SYSTEM_FACTORIES,
+    SYSTEM_NAMES,
+    Retrieved,
+    System,
+    make_system,
+    reciprocal_rank_fusion,
+)
+
+__all__ = [
+    "LOCOMO_CATEGORIES",
+    "LOCOMO_HELDOUT",
+    "LOCOMO_TUNE",
+    "LONGMEMEVAL_TYPES",
+    "SYSTEM_FACTORIES",
+    "SYSTEM_NAMES",
+    "BenchConversation",
+    "BenchQuestion",
+    "Retrieved",
+    "System",
+    "answer_f1",
+    "bench_main",
+    "bleu1",
+    "context_tokens",
+    "covered_sessions",
+    "covered_turns",
+    "default_memory_factory",
+    "latency_stats",
+    "load_locomo",
+    "load_longmemeval",
+    "load_results",
+    "make_system",
+    "normalise_evidence",
+    "normalize_answer",
+    "plot",
+    "recall_all",
+    "recall_frac",
+    "reciprocal_rank_fusion",
+    "results_markdown",
+    "run_benchmark",
+    "session_recall",
+    "sessions_covered_at_k",
+    "turns_covered_at_k",
+    "write_markdown",
+]

@@ -62,7 +62,7 @@ def test_semantic_threshold_and_cap():
     kept = {e.dst for e in sem}
     assert olds[8].id not in kept and olds[9].id not in kept
     # the six strongest were kept
-    sims = sorted(((float(v @ base), u.id) for u, v in zip(olds, vecs)), reverse=True)[:6]
+    sims = sorted(((float(v @ base), u.id) for u, v in zip(olds, vecs, strict=True)), reverse=True)[:6]
     assert kept == {uid for _, uid in sims}
 
 

@@ -1,0 +1,344 @@
+"""Build :class:`~langchain_ripplemem.schemas.Conversation` objects from what users have.
+
+* LangChain message lists: :func:`conversation_from_messages`.
+* Files: :func:`load_conversations` reads JSON (one object or a list) or JSONL
+  (``.jsonl``/``.ndjson``, one object per line). Each object may be in the
+  package's own form (``{"id", "sessions": [{"id", "time", "turns": [...]}]}``),
+  a LoCoMo record or a LongMemEval record; the format is detected per record.
+* Benchmark records: :func:`conversation_from_locomo`,
+  :func:`conversation_from_longmemeval`.
+
+Every problem raises :class:`~langchain_ripplemem.errors.InvalidConversationError`
+naming the file, the line or record, and the field path
+(``sessions[2].turns[5].text``).
+
+Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> conv = conversation_from_messages(
+    ...     [HumanMessage("I'm allergic to shellfish."), AIMessage("Noted!")],
+    ...     conversation_id="chat-1", session_time="2024-03-01T10:00:00Z")
+    >>> [(t.id, t.speaker, t.text) for t in conv.sessions[0].turns]
+    [('S1:0', 'user', "I'm allergic to shellfish."), ('S1:1', 'assistant', 'Noted!')]
+
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from langchain_ripplemem.errors import InvalidConversationError
+from langchain_ripplemem.extraction.timeparse import parse_timestamp
+from langchain_ripplemem.schemas import Conversation, Session, Turn
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+__all__ = [
+    "conversation_from_locomo",
+    "conversation_from_longmemeval",
+    "conversation_from_messages",
+    "load_conversations",
+]
+
+_ROLE_DEFAULTS = {"human": "user", "ai": "assistant"}
+_ROLE_KEYS = {"human": ("human", "user"), "ai": ("ai", "assistant")}
+_LOCOMO_SESSION = re.compile(r"^session_(\d+)$")
+
+
+def conversation_from_messages(
+    messages: Sequence[BaseMessage],
+    *,
+    conversation_id: str | None = None,
+    session_time: datetime | str | None = None,
+    session_id: str = "S1",
+    speaker_names: Mapping[str, str] | None = None,
+) -> Conversation:
+    """Turn a LangChain message list into a one-session conversation.
+
+    Human messages are spoken by ``"user"`` and AI messages by ``"assistant"``
+    unless ``message.name`` is set or ``speaker_names`` maps the role
+    (keys ``"user"``/``"human"`` and ``"assistant"``/``"ai"``) to a name.
+    System and tool messages, and AI messages with no text (pure tool calls),
+    are skipped. A turn's id is ``message.id`` when set, else
+    ``f"{session_id}:{position}"``.
+
+    Args:
+        messages: the chat history.
+        conversation_id: defaults to a hash of the turns, so the same history
+            always gets the same id (re-ingesting is idempotent).
+        session_time: when the session happened (datetime or any format
+            :func:`~langchain_ripplemem.extraction.timeparse.parse_timestamp` reads).
+        session_id: id of the single session.
+        speaker_names: role -> display name, e.g. ``{"user": "Maya"}``.
+
+    Raises:
+        InvalidConversationError: no usable message, duplicate message ids or a
+            bad ``session_time``.
+
+    """
+    names = dict(speaker_names or {})
+    turns: list[Turn] = []
+    for position, message in enumerate(messages):
+        role = getattr(message, "type", None)
+        if role not in _ROLE_KEYS:
+            continue
+        text = message.text.strip()
+        if not text:
+            continue
+        speaker = message.name or next(
+            (names[k] for k in _ROLE_KEYS[role] if k in names), _ROLE_DEFAULTS[role])
+        turn_id = message.id or f"{session_id}:{len(turns)}"
+        if any(t.id == turn_id for t in turns):
+            raise InvalidConversationError(
+                f"messages[{position}]: duplicate message id {turn_id!r}")
+        turns.append(Turn(id=turn_id, speaker=speaker, text=text))
+    if not turns:
+        raise InvalidConversationError(
+            "messages: no human or AI message with text; nothing to remember")
+    when = _timestamp(session_time, "session_time") if session_time is not None else None
+    if conversation_id is None:
+        digest = hashlib.sha256(json.dumps(
+            [session_id, [[t.id, t.speaker, t.text] for t in turns]]).encode()).hexdigest()
+        conversation_id = f"conv-{digest[:16]}"
+    return Conversation(id=conversation_id,
+                        sessions=[Session(id=session_id, time=when, turns=turns)])
+
+
+def conversation_from_locomo(record: Mapping[str, Any]) -> Conversation:
+    """Convert one LoCoMo record (``locomo10.json`` item) into a conversation.
+
+    Sessions are ``conversation["session_N"]`` in numeric order with
+    ``session_N_date_time`` as their time (session id ``"session_N"``); turn
+    ids are the ``dia_id``s (``"D1:3"``); ``blip_caption`` becomes
+    ``image_caption``, ``img_url`` and the image ``query`` are kept as extra
+    fields (``img_url``, ``image_query``). ``sample_id`` is the conversation id.
+
+    Raises:
+        InvalidConversationError: naming the missing or bad field.
+
+    """
+    where = f"LoCoMo record {record.get('sample_id', '?')!r}" if isinstance(record, Mapping) \
+        else "LoCoMo record"
+    if not isinstance(record, Mapping) or not isinstance(record.get("conversation"), Mapping):
+        raise InvalidConversationError(f"{where}: missing object field 'conversation'")
+    conv = record["conversation"]
+    numbers = sorted(int(m.group(1)) for key in conv if (m := _LOCOMO_SESSION.match(key)))
+    sessions = []
+    for n in numbers:
+        key = f"session_{n}"
+        raw_turns = conv[key]
+        if not isinstance(raw_turns, list):
+            raise InvalidConversationError(f"{where}: conversation.{key} must be a list of turns")
+        stamp = conv.get(f"{key}_date_time")
+        when = _timestamp(stamp, f"{where}: conversation.{key}_date_time") if stamp else None
+        turns = []
+        for i, raw in enumerate(raw_turns):
+            path = f"{where}: conversation.{key}[{i}]"
+            turn = _require(raw, ("dia_id", "speaker", "text"), path)
+            extra = {"img_url": turn["img_url"]} if "img_url" in turn else {}
+            if "query" in turn:
+                extra["image_query"] = turn["query"]
+            turns.append(_turn(path, id=turn["dia_id"], speaker=turn["speaker"],
+                               text=turn["text"], image_caption=turn.get("blip_caption"),
+                               **extra))
+        sessions.append(Session(id=key, time=when, turns=turns))
+    sample_id = record.get("sample_id")
+    if not isinstance(sample_id, str) or not sample_id:
+        raise InvalidConversationError(f"{where}: missing string field 'sample_id'")
+    return _checked(Conversation(id=sample_id, sessions=sessions), where)
+
+
+def conversation_from_longmemeval(record: Mapping[str, Any]) -> Conversation:
+    """Convert one LongMemEval(-S) record into a conversation (id = ``question_id``).
+
+    Sessions come from ``haystack_session_ids``, ``haystack_dates``
+    (``"2023/05/20 (Sat) 02:21"``) and ``haystack_sessions``; a turn's speaker
+    is its ``role``, its id ``f"{session_id}:{i}"``, and ``has_answer`` is
+    kept as an extra field of the turn. ``question_date`` is kept on the
+    conversation.
+
+    Raises:
+        InvalidConversationError: naming the missing or bad field.
+
+    """
+    qid = record.get("question_id") if isinstance(record, Mapping) else None
+    where = f"LongMemEval record {qid!r}"
+    fields = ("question_id", "haystack_session_ids", "haystack_dates", "haystack_sessions")
+    _require(record, fields, where)
+    ids, dates, bodies = (record[f] for f in fields[1:])
+    if not (len(ids) == len(dates) == len(bodies)):
+        raise InvalidConversationError(
+            f"{where}: haystack_session_ids, haystack_dates and haystack_sessions differ in "
+            f"length ({len(ids)}, {len(dates)}, {len(bodies)})")
+    sessions = []
+    for s, (sid, stamp, body) in enumerate(zip(ids, dates, bodies, strict=True)):
+        when = _timestamp(stamp, f"{where}: haystack_dates[{s}]")
+        if not isinstance(body, list):
+            raise InvalidConversationError(f"{where}: haystack_sessions[{s}] must be a list")
+        turns = []
+        for i, raw in enumerate(body):
+            path = f"{where}: haystack_sessions[{s}][{i}]"
+            turn = _require(raw, ("role", "content"), path)
+            extra = {"has_answer": turn["has_answer"]} if "has_answer" in turn else {}
+            turns.append(_turn(path, id=f"{sid}:{i}", speaker=turn["role"],
+                               text=turn["content"], **extra))
+        sessions.append(Session(id=str(sid), time=when, turns=turns))
+    extra = {"question_date": record["question_date"]} if "question_date" in record else {}
+    return _checked(Conversation(id=str(qid), sessions=sessions, **extra), where)
+
+
+def load_conversations(path: str | Path) -> list[Conversation]:
+    """Read conversations from a JSON or JSONL file (see the module docs for formats).
+
+    Raises:
+        InvalidConversationError: naming the file, line/record and field for
+            unreadable bytes, malformed JSON, missing fields, bad timestamps,
+            conversations without turns and duplicate ids.
+
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InvalidConversationError(f"{path}: cannot read file ({exc.strerror})") from exc
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise InvalidConversationError(
+            f"{path}: line {line}: not UTF-8 (byte {raw[exc.start]:#04x} at offset "
+            f"{exc.start}); re-save the file as UTF-8") from exc
+    records: list[tuple[str, Any]] = []
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                records.append((f"{path}: line {number}", _loads(line, f"{path}: line {number}")))
+    else:
+        data = _loads(text, str(path))
+        items = data if isinstance(data, list) else [data]
+        prefix = (lambda i: f"{path}: [{i}]") if isinstance(data, list) else (lambda i: str(path))
+        records = [(prefix(i), item) for i, item in enumerate(items)]
+    if not records:
+        raise InvalidConversationError(f"{path}: no conversations in file")
+    conversations: list[Conversation] = []
+    seen: dict[str, str] = {}
+    for where, record in records:
+        conv = _from_record(record, where)
+        if conv.id in seen:
+            raise InvalidConversationError(
+                f"{where}: duplicate conversation id {conv.id!r} (first at {seen[conv.id]})")
+        seen[conv.id] = where
+        conversations.append(conv)
+    return conversations
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _loads(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = f"line {exc.lineno} column {exc.colno}" if "line " not in where else \
+            f"column {exc.colno}"
+        raise InvalidConversationError(f"{where}: {line}: malformed JSON: {exc.msg}") from exc
+
+
+def _from_record(record: Any, where: str) -> Conversation:
+    """Dispatch on the record's shape, prefixing every error with ``where``."""
+    if not isinstance(record, Mapping):
+        raise InvalidConversationError(
+            f"{where}: expected a conversation object, got {type(record).__name__}")
+    try:
+        if "haystack_sessions" in record:
+            return conversation_from_longmemeval(record)
+        if "conversation" in record and isinstance(record["conversation"], Mapping):
+            return conversation_from_locomo(record)
+    except InvalidConversationError as exc:
+        raise InvalidConversationError(f"{where}: {exc}") from exc
+    return _from_native(record, where)
+
+
+def _from_native(record: Mapping[str, Any], where: str) -> Conversation:
+    data = dict(record)
+    sessions = data.get("sessions")
+    if isinstance(sessions, list):
+        # Timestamps go through parse_timestamp so LoCoMo/LongMemEval formats work here too.
+        data["sessions"] = [_native_times(s, f"sessions[{i}]", where)
+                            for i, s in enumerate(sessions)]
+    try:
+        conv = Conversation.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = _loc(error["loc"]) or "(record)"
+        raise InvalidConversationError(f"{where}: {field}: {error['msg']}") from exc
+    return _checked(conv, where)
+
+
+def _native_times(session: Any, path: str, where: str) -> Any:
+    if not isinstance(session, Mapping):
+        return session  # pydantic names the bad type with its path
+    session = dict(session)
+    if isinstance(session.get("time"), str):
+        session["time"] = _timestamp(session["time"], f"{where}: {path}.time")
+    if isinstance(session.get("turns"), list):
+        session["turns"] = [
+            {**t, "time": _timestamp(t["time"], f"{where}: {path}.turns[{j}].time")}
+            if isinstance(t, Mapping) and isinstance(t.get("time"), str) else t
+            for j, t in enumerate(session["turns"])]
+    return session
+
+
+def _checked(conv: Conversation, where: str) -> Conversation:
+    """Reject conversations without turns and duplicate turn ids."""
+    seen: dict[str, str] = {}
+    for s, session in enumerate(conv.sessions):
+        for t, turn in enumerate(session.turns):
+            here = f"sessions[{s}].turns[{t}]"
+            if turn.id in seen:
+                raise InvalidConversationError(
+                    f"{where}: {here}.id: duplicate turn id {turn.id!r} (also at {seen[turn.id]})")
+            seen[turn.id] = here
+    if not seen:
+        raise InvalidConversationError(f"{where}: conversation {conv.id!r} has no turns")
+    return conv
+
+
+def _require(raw: Any, fields: Sequence[str], path: str) -> Mapping[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise InvalidConversationError(f"{path}: expected an object, got {type(raw).__name__}")
+    missing = [f for f in fields if f not in raw]
+    if missing:
+        raise InvalidConversationError(f"{path}: missing field {missing[0]!r}")
+    return raw
+
+
+def _turn(path: str, **fields: Any) -> Turn:
+    try:
+        return Turn(**fields)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise InvalidConversationError(f"{path}.{_loc(error['loc'])}: {error['msg']}") from exc
+
+
+def _timestamp(value: Any, where: str) -> datetime:
+    try:
+        return parse_timestamp(value)
+    except ValueError as exc:
+        raise InvalidConversationError(f"{where}: {exc}") from exc
+
+
+def _loc(loc: Sequence[str | int]) -> str:
+    """Pydantic's ``("sessions", 2, "turns", 5, "text")`` -> ``"sessions[2].turns[5].text"``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out

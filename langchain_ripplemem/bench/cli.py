@@ -1,0 +1,166 @@
+"""``ripplemem bench ...``: run LoCoMo / LongMemEval benchmarks and regenerate tables.
+
+Usage::
+
+    ripplemem bench locomo PATH [--systems a,b] [--k 5,10,30] [--out results.json]
+                               [--plot results.png] [--limit N] [--questions N]
+    ripplemem bench longmemeval PATH ...
+    ripplemem bench report RESULTS.json... --md docs/benchmarks_tables.md [--plot out.png]
+
+``--limit`` keeps the first N conversations (LongMemEval: records),
+``--questions`` the first N questions of each. Without ``--out`` the results
+JSON goes to stdout. ``--answer-model provider:model`` adds answer F1,
+BLEU-1 and an LLM judge (needs the provider's package and credentials).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_ripplemem.bench.systems import SYSTEM_NAMES
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ripplemem bench`` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="ripplemem bench", description="Benchmark RippleMem against ablations and baselines."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("locomo", "longmemeval"):
+        run = sub.add_parser(name, help=f"run the {name} benchmark")
+        run.add_argument("path", help=f"{name} JSON file")
+        run.add_argument("--systems", default=",".join(SYSTEM_NAMES),
+                         help=f"comma-separated systems (default: {','.join(SYSTEM_NAMES)})")
+        run.add_argument("--k", default="5,10,30", help="comma-separated cut-offs (default 5,10,30)")
+        run.add_argument("--out", help="write the results JSON here (default: stdout)")
+        run.add_argument("--plot", help="also write a PNG bar chart here (needs matplotlib)")
+        run.add_argument("--md", help="also write the markdown tables here")
+        run.add_argument("--limit", type=int, help="only the first N conversations")
+        run.add_argument("--questions", type=int, help="only the first N questions per conversation")
+        run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+        run.add_argument("--answer-model", help="'provider:model' chat model to answer with")
+        run.add_argument("--judge-model", help="judge chat model (default: the answer model)")
+        run.add_argument("--answer-systems", help="comma-separated systems to answer for")
+        run.add_argument("--answer-k", type=int, help="memories shown to the answer model")
+    report = sub.add_parser("report", help="regenerate markdown tables from results files")
+    report.add_argument("results", nargs="+", help="results JSON files")
+    report.add_argument("--md", help="write the tables here (default: stdout)")
+    report.add_argument("--plot", help="bar chart of the first results file (PNG)")
+    return parser
+
+
+def bench_main(argv: Sequence[str] | None = None) -> int:
+    """Run ``ripplemem bench`` with ``argv`` (without the ``bench`` word); return an exit code."""
+    parser = build_parser()
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    try:
+        if args.command == "report":
+            return _report(args)
+        return _run(args)
+    except (ValueError, ImportError) as exc:
+        print(f"ripplemem bench: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    from langchain_ripplemem.bench.loaders import load_locomo, load_longmemeval
+    from langchain_ripplemem.bench.report import plot, results_markdown
+    from langchain_ripplemem.bench.runner import run_benchmark
+
+    systems = _csv(args.systems)
+    unknown = [s for s in systems if s not in SYSTEM_NAMES]
+    if unknown:
+        raise ValueError(f"unknown systems {unknown}; choose from {', '.join(SYSTEM_NAMES)}")
+    ks = _ints(args.k, "--k")
+    loader = load_locomo if args.command == "locomo" else load_longmemeval
+    conversations = loader(args.path, limit=args.limit)
+    answer_model = _chat_model(args.answer_model) if args.answer_model else None
+    judge_model = _chat_model(args.judge_model) if args.judge_model else None
+    results = run_benchmark(
+        args.command,
+        conversations,
+        systems,
+        ks,
+        progress=not args.no_progress,
+        limit=args.questions,
+        answer_model=answer_model,
+        judge_model=judge_model,
+        answer_systems=_csv(args.answer_systems) if args.answer_systems else None,
+        answer_k=args.answer_k,
+        dataset_path=args.path,
+    )
+    text = json.dumps(results, indent=2, ensure_ascii=False)
+    if args.out:
+        _write(args.out, text + "\n")
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        print(text)
+    if args.md:
+        _write(args.md, results_markdown(results, source=Path(args.out or "").name) + "\n")
+    if args.plot:
+        print(f"wrote {plot(results, args.plot)}", file=sys.stderr)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from langchain_ripplemem.bench.report import load_results, plot, write_markdown
+
+    markdown = write_markdown(args.results)
+    if args.md:
+        _write(args.md, markdown)
+        print(f"wrote {args.md}", file=sys.stderr)
+    else:
+        print(markdown, end="")
+    if args.plot:
+        plot(load_results(args.results[0]), args.plot)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    return 0
+
+
+def _chat_model(spec: str) -> Any:
+    """A chat model from ``"provider:model"`` (``init_chat_model`` when LangChain has it)."""
+    try:
+        from langchain.chat_models import init_chat_model
+    except ImportError:
+        init_chat_model = None
+    if init_chat_model is not None:
+        return init_chat_model(spec, temperature=0)
+    provider, _, model = spec.partition(":")
+    if not model:
+        provider, model = "openai", spec
+    if provider != "openai":
+        raise ValueError(
+            f"cannot load {spec!r}: only 'openai:<model>' works without the 'langchain' package"
+        )
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(model=model, temperature=0)
+
+
+def _csv(value: str) -> list[str]:
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    if not items:
+        raise ValueError(f"expected a comma-separated list, got {value!r}")
+    return items
+
+
+def _ints(value: str, flag: str) -> list[int]:
+    try:
+        return [int(item) for item in _csv(value)]
+    except ValueError as exc:
+        raise ValueError(f"{flag} expects comma-separated integers, got {value!r}") from exc
+
+
+def _write(path: str, text: str) -> None:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":  # pragma: no cover - manual use
+    raise SystemExit(bench_main())

@@ -1,0 +1,162 @@
+"""Turn per-question records into the results JSON of DESIGN.md (section Benchmarks).
+
+Shape (extra fields beyond DESIGN.md are additive)::
+
+    {"dataset", "unit", "k", "systems": {name: {
+        "by_category": {category: {"n", "n_evaluated", "recall_all@5", ...}, ...},
+        "splits": {"tune": {"by_category": ...}, "heldout": {...}},
+        "build_seconds", "query_ms_p50", "query_ms_p95", "query_ms_mean",
+        "llm_calls", "tokens", "context_tokens_mean", "units_mean", "n_questions"}},
+     "n_questions", "dataset_file", "date", "git_commit", "package_version",
+     "config", "unresolved_evidence", "n_unresolved_evidence", "conversations", ...}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from langchain_ripplemem.bench.loaders import LOCOMO_CATEGORIES, LONGMEMEVAL_TYPES
+from langchain_ripplemem.bench.metrics import aggregate, latency_stats
+
+Record = Mapping[str, Any]
+Groups = dict[str, Callable[[Record], bool]]
+
+
+def category_groups(dataset: str, records: Sequence[Record]) -> Groups:
+    """The reporting groups of a dataset, in table order.
+
+    LoCoMo: the four answerable categories, ``overall_1_4`` (them pooled) and
+    ``adversarial`` (category 5) separately. LongMemEval: each question type
+    (answerable questions), ``overall`` and ``abstention`` separately.
+
+    Raises:
+        ValueError: for an unknown dataset.
+
+    """
+    if dataset == "locomo":
+        groups: Groups = {
+            name: _is_category(name) for cat, name in LOCOMO_CATEGORIES.items() if cat != 5
+        }
+        groups["overall_1_4"] = lambda r: r["_category"] in (1, 2, 3, 4)
+        groups["adversarial"] = _is_category(LOCOMO_CATEGORIES[5])
+        return groups
+    if dataset == "longmemeval":
+        present = {r["_category_name"] for r in records if r["_answerable"]}
+        ordered = [t for t in LONGMEMEVAL_TYPES if t in present]
+        ordered += sorted(present - set(LONGMEMEVAL_TYPES))
+        groups = {name: _is_answerable_category(name) for name in ordered}
+        groups["overall"] = lambda r: bool(r["_answerable"])
+        groups["abstention"] = lambda r: not r["_answerable"]
+        return groups
+    raise ValueError(f"unknown dataset {dataset!r}; expected 'locomo' or 'longmemeval'")
+
+
+def system_summary(
+    dataset: str,
+    records: Sequence[Record],
+    latencies_ms: Sequence[float],
+    *,
+    ks: Sequence[int],
+    build_seconds: float,
+) -> dict[str, Any]:
+    """Summary of one system: categories (all and per split), latency, cost."""
+    groups = category_groups(dataset, records)
+    splits = sorted({r["_split"] for r in records if r.get("_split")})
+    latency = latency_stats(latencies_ms)
+    kmax = max(ks)
+    n = len(records)
+    return {
+        "by_category": aggregate(records, groups),
+        "splits": {
+            split: {"by_category": aggregate([r for r in records if r["_split"] == split], groups)}
+            for split in splits
+        },
+        "n_questions": n,
+        # One memory is built per conversation and shared by every system, so
+        # this is the same number for all systems (the cost of the write path).
+        "build_seconds": build_seconds,
+        "query_ms_p50": latency["p50"],
+        "query_ms_p95": latency["p95"],
+        "query_ms_mean": latency["mean"],
+        "llm_calls": _mean(records, "llm_calls"),
+        "tokens": _mean(records, "tokens"),
+        "context_tokens_mean": _mean(records, f"context_tokens_mean@{kmax}"),
+        "units_mean": _mean(records, f"units_mean@{kmax}"),
+    }
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def git_commit() -> str | None:
+    """Commit of the package's checkout (``+dirty`` when modified), or ``None``."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        )
+        if commit.returncode != 0:
+            return None
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root, capture_output=True, text=True, timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    dirty = "+dirty" if status.returncode == 0 and status.stdout.strip() else ""
+    return commit.stdout.strip() + dirty
+
+
+def package_version() -> str | None:
+    """Installed version of ``langchain-ripplemem``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("langchain-ripplemem")
+    except PackageNotFoundError:
+        return None
+
+
+def run_metadata(dataset_path: str | Path | None) -> dict[str, Any]:
+    """Provenance fields of a results file: dataset hash, date, commit, version."""
+    dataset_file = None
+    if dataset_path is not None and Path(dataset_path).is_file():
+        dataset_file = {"path": str(dataset_path), "sha256": file_sha256(dataset_path)}
+    return {
+        "dataset_file": dataset_file,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "git_commit": git_commit(),
+        "package_version": package_version(),
+    }
+
+
+def dump_config(value: Any) -> Any:
+    """JSON-ready dump of a pydantic config (or ``None``)."""
+    if value is None:
+        return None
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if callable(dump) else repr(value)
+
+
+def _is_category(name: str) -> Callable[[Record], bool]:
+    return lambda r: r["_category_name"] == name
+
+
+def _is_answerable_category(name: str) -> Callable[[Record], bool]:
+    return lambda r: r["_category_name"] == name and bool(r["_answerable"])
+
+
+def _mean(records: Sequence[Record], key: str) -> float | None:
+    values = [r[key] for r in records if r.get(key) is not None]
+    return sum(values) / len(values) if values else None

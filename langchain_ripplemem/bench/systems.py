@@ -1,0 +1,257 @@
+"""The systems a benchmark compares, all reading the same memory.
+
+A :class:`System` only has to return memory units for a question; the runner
+maps units to turns through provenance. Factories build each system from a
+memory object with the facade's API (``recall``, ``get``, ``index.search_semantic``,
+``index.search_lexical``), so full RippleMem, its ablations and the baselines
+run on exactly the same units.
+
+Example:
+    >>> from langchain_ripplemem.config import RecallConfig
+    >>> ablation_config("no_expansion", RecallConfig()).max_rounds
+    0
+    >>> reciprocal_rank_fusion([["a", "b"], ["b", "c"]], k=60)[0][0]
+    'b'
+
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.schemas import MemoryUnit, Namespace
+
+RECALL_SYSTEMS = ("ripplemem", "no_expansion", "no_structural", "no_planning")
+BASELINES = ("bm25", "dense", "hybrid_rrf")
+SYSTEM_NAMES: tuple[str, ...] = RECALL_SYSTEMS + BASELINES
+
+# Ablations change one knob of the recall config each (METHOD.md, "Ablations").
+_ABLATIONS: dict[str, dict[str, Any]] = {
+    "ripplemem": {},
+    "no_expansion": {"max_rounds": 0},
+    "no_structural": {"expand_structural": False},
+    "no_planning": {"use_planning": False},
+}
+RRF_K = 60
+RRF_DEPTH = 100
+
+
+@dataclass
+class Retrieved:
+    """What a system returns for one question: units best first, plus its LLM cost."""
+
+    units: list[MemoryUnit]
+    llm_calls: int = 0
+    tokens: int = 0
+
+
+@runtime_checkable
+class System(Protocol):
+    """Anything that retrieves memory units for a question inside a namespace."""
+
+    name: str
+
+    def retrieve(self, question: str, namespace: Namespace, k: int) -> Retrieved:
+        """Return at most ``k`` units for ``question``, best first."""
+        ...
+
+
+def ablation_config(name: str, base: RecallConfig) -> RecallConfig:
+    """The recall config of ``ripplemem`` or one of its ablations, derived from ``base``.
+
+    Raises:
+        ValueError: if ``name`` is not a recall-based system.
+
+    """
+    if name not in _ABLATIONS:
+        raise ValueError(f"{name!r} is not a recall system; choose one of {list(_ABLATIONS)}")
+    return base.model_copy(update=_ABLATIONS[name])
+
+
+@dataclass
+class RecallSystem:
+    """Full recollection (or an ablation) through ``memory.recall``."""
+
+    name: str
+    memory: Any
+    config: RecallConfig
+
+    def retrieve(self, question: str, namespace: Namespace, k: int) -> Retrieved:
+        """Run recollection and return its top-k units with the recall's LLM usage."""
+        # K of the assembly step must be at least the k we score, or the
+        # larger prefixes could never be filled.
+        config = self.config.model_copy(update={"top_k": max(k, 1)})
+        result = self.memory.recall(question, namespace=namespace, k=k, config=config)
+        units = [m.unit for m in result.memories][:k]
+        usage = result.usage
+        return Retrieved(
+            units=units,
+            llm_calls=usage.llm_calls,
+            tokens=usage.input_tokens + usage.output_tokens,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready description for the results file."""
+        return {"kind": "recall", "config": self.config.model_dump(mode="json")}
+
+
+@dataclass
+class SearchSystem:
+    """A single-view baseline: BM25 (``lexical``) or dense (``semantic``) top-k."""
+
+    name: str
+    memory: Any
+    view: str
+
+    def retrieve(self, question: str, namespace: Namespace, k: int) -> Retrieved:
+        """Return the view's top-k units."""
+        hits = _search(self.memory, self.view, namespace, question, k)
+        return Retrieved(units=_get_units(self.memory, [uid for uid, _ in hits], namespace))
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready description for the results file."""
+        return {"kind": "search", "view": self.view}
+
+
+@dataclass
+class HybridRRFSystem:
+    """BM25 + dense fused by reciprocal rank fusion over the top-``depth`` of each."""
+
+    name: str
+    memory: Any
+    rrf_k: int = RRF_K
+    depth: int = RRF_DEPTH
+    views: tuple[str, ...] = field(default=("lexical", "semantic"))
+
+    def retrieve(self, question: str, namespace: Namespace, k: int) -> Retrieved:
+        """Fuse the views' ranked lists and return the top-k units."""
+        depth = max(self.depth, k)
+        lists = [
+            [uid for uid, _ in _search(self.memory, view, namespace, question, depth)]
+            for view in self.views
+        ]
+        fused = reciprocal_rank_fusion(lists, k=self.rrf_k)[:k]
+        return Retrieved(units=_get_units(self.memory, [uid for uid, _ in fused], namespace))
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready description for the results file."""
+        return {"kind": "rrf", "views": list(self.views), "rrf_k": self.rrf_k, "depth": self.depth}
+
+
+def reciprocal_rank_fusion(lists: Sequence[Sequence[str]], k: int = RRF_K) -> list[tuple[str, float]]:
+    """Fuse ranked id lists: ``score(id) = sum over lists of 1 / (k + rank)``, rank 1-based.
+
+    Ties keep the order in which ids were first seen (first list first), so
+    the fusion is deterministic.
+
+    Raises:
+        ValueError: if ``k`` is negative.
+
+    """
+    if k < 0:
+        raise ValueError(f"RRF k must be >= 0, got {k}")
+    scores: dict[str, float] = {}
+    for ranked in lists:
+        seen: set[str] = set()
+        for rank, uid in enumerate(ranked, start=1):
+            if uid in seen:  # a duplicate inside one list must not count twice
+                continue
+            seen.add(uid)
+            scores[uid] = scores.get(uid, 0.0) + 1.0 / (k + rank)
+    order = {uid: i for i, uid in enumerate(scores)}
+    return sorted(scores.items(), key=lambda item: (-item[1], order[item[0]]))
+
+
+def make_system(name: str, memory: Any, recall_config: RecallConfig | None = None) -> System:
+    """Build the system called ``name`` on ``memory``.
+
+    Args:
+        name: one of :data:`SYSTEM_NAMES`.
+        memory: a ``RippleMemory`` (or anything with the same methods).
+        recall_config: base config for the recall systems; defaults to the
+            memory's ``recall_config`` attribute, else ``RecallConfig()``.
+
+    Raises:
+        ValueError: if ``name`` is unknown.
+
+    """
+    factory = SYSTEM_FACTORIES.get(name)
+    if factory is None:
+        raise ValueError(f"unknown system {name!r}; choose from {', '.join(SYSTEM_NAMES)}")
+    return factory(memory, recall_config)
+
+
+def ripplemem(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
+    """Full RippleMem recollection."""
+    return _recall("ripplemem", memory, recall_config)
+
+
+def no_expansion(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
+    """Ablation: tri-view recall only (``max_rounds=0``)."""
+    return _recall("no_expansion", memory, recall_config)
+
+
+def no_structural(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
+    """Ablation: expansion over semantic edges only (``expand_structural=False``)."""
+    return _recall("no_structural", memory, recall_config)
+
+
+def no_planning(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
+    """Ablation: expansion not scored against a controller target (``use_planning=False``)."""
+    return _recall("no_planning", memory, recall_config)
+
+
+def bm25(memory: Any, recall_config: RecallConfig | None = None) -> SearchSystem:
+    """Baseline: BM25 top-k over restatements (``index.search_lexical``)."""
+    return SearchSystem("bm25", memory, "lexical")
+
+
+def dense(memory: Any, recall_config: RecallConfig | None = None) -> SearchSystem:
+    """Baseline: dense top-k over restatement embeddings (``index.search_semantic``)."""
+    return SearchSystem("dense", memory, "semantic")
+
+
+def hybrid_rrf(memory: Any, recall_config: RecallConfig | None = None) -> HybridRRFSystem:
+    """Baseline: BM25 and dense top-100 fused with RRF (k=60)."""
+    return HybridRRFSystem("hybrid_rrf", memory)
+
+
+SYSTEM_FACTORIES: dict[str, Callable[[Any, RecallConfig | None], System]] = {
+    "ripplemem": ripplemem,
+    "no_expansion": no_expansion,
+    "no_structural": no_structural,
+    "no_planning": no_planning,
+    "bm25": bm25,
+    "dense": dense,
+    "hybrid_rrf": hybrid_rrf,
+}
+
+
+def describe_system(system: System) -> dict[str, Any]:
+    """JSON-ready description of a system (its config), for the results file."""
+    describe = getattr(system, "describe", None)
+    return describe() if callable(describe) else {"kind": type(system).__name__}
+
+
+def _recall(name: str, memory: Any, recall_config: RecallConfig | None) -> RecallSystem:
+    base = recall_config or getattr(memory, "recall_config", None) or RecallConfig()
+    return RecallSystem(name, memory, ablation_config(name, base))
+
+
+def _search(memory: Any, view: str, namespace: Namespace, query: str, k: int) -> list[Any]:
+    search = getattr(memory.index, f"search_{view}")
+    return list(search(namespace, query, k))
+
+
+def _get_units(memory: Any, ids: list[str], namespace: Namespace) -> list[MemoryUnit]:
+    """Fetch units in rank order; ids the store no longer has are skipped."""
+    if not ids:
+        return []
+    units = memory.get(ids, namespace=namespace)
+    by_id = {unit.id: unit for unit in units}
+    # ``get`` preserves order by contract; re-ordering by id keeps us right even
+    # if an implementation does not.
+    return [by_id[uid] for uid in ids if uid in by_id]

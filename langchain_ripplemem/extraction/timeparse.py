@@ -1,0 +1,396 @@
+"""Ground time expressions to absolute, timezone-aware intervals.
+
+Both the write path (a turn's text against its session timestamp) and the
+read path (a query against "now") call :func:`ground_time`. The rule is the
+paper's: a phrase is grounded only when the reference supports it; anything
+ambiguous returns nothing rather than a guess.
+
+Conventions (all in the reference's timezone; an interval is closed):
+
+* a day is ``00:00`` to ``23:59:59.999999``; "tonight" is 18:00 to the end of
+  the reference day; "last night" is the whole previous day.
+* weeks run Monday to Sunday; "last/this/next weekend" is Saturday-Sunday of
+  the previous/current/next week.
+* "N days ago" is that day, "N weeks ago" the week containing the day 7N days
+  back, "N months ago" that calendar month, "N years ago" that calendar year.
+  "a few days ago" is the span from 6 to 2 days back (weeks/months alike).
+* "last Friday" is the most recent Friday strictly before the reference day;
+  "next Friday" the first one strictly after it; "on Friday" is read as past
+  (most recent before) unless its sentence has a future marker (will, 'll,
+  going to, gonna, plan to, next, tomorrow), then as the next one.
+* "last May" is the most recent May that ended before the reference month;
+  "next May" the first May starting after it; "this May" the reference year's
+  May; "in May" is the most recent May on or before the reference month, or
+  (future sentence) the first May on or after it. Lower-case "may" counts only
+  with a year or after last/next/this, because it is usually the verb.
+* explicit dates ("May 7, 2023", "7 May 2023", "2023-05-07") are that day;
+  "May 2023" that month; "in 2022" that year.
+* a month and day without a year ("May 7") is *not* grounded: the year would
+  be a guess.
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> ref = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+    >>> [(p, i.start.date().isoformat()) for p, i in ground_time("I went yesterday", ref)]
+    [('yesterday', '2023-05-07')]
+    >>> parse_timestamp("1:56 pm on 8 May, 2023").isoformat()
+    '2023-05-08T13:56:00+00:00'
+
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
+
+from langchain_ripplemem.schemas import TimeInterval, aware
+
+__all__ = ["day_interval", "ground_time", "parse_timestamp"]
+
+_MONTHS = {name: i + 1 for i, names in enumerate(
+    "january jan|february feb|march mar|april apr|may|june jun|july jul|august aug|"
+    "september sep sept|october oct|november nov|december dec".split("|"))
+    for name in names.split()}
+_WEEKDAYS = {name: i for i, names in enumerate(
+    "monday mon|tuesday tue tues|wednesday wed|thursday thu thur thurs|friday fri|"
+    "saturday sat|sunday sun".split("|")) for name in names.split()}
+_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "a couple of": 2, "a couple": 2, "couple of": 2,
+}
+
+# Full month names only in free text: "Mar"/"Sun"/"Sat" are ordinary words too often.
+_MONTH_RE = (r"(?P<month>january|february|march|april|may|june|july|august|september|"
+             r"october|november|december)")
+_MONTH_ABBR_RE = (r"(?P<month>january|february|march|april|may|june|july|august|september|"
+                  r"october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)")
+_DAY_RE = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR_RE = r"(?P<year>(?:19|20)\d\d)"
+_NUM_RE = (r"(?P<num>\d{1,3}|a couple(?: of)?|couple of|an?|one|two|three|four|five|six|"
+           r"seven|eight|nine|ten|eleven|twelve)")
+_UNIT_RE = r"(?P<unit>day|week|month|year)s?"
+_WEEKDAY_RE = r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+
+_FUTURE = re.compile(r"\b(?:will|won't|going to|gonna|plan(?:s|ning)? to|next|tomorrow|"
+                     r"upcoming)\b|['\u2019]ll\b", re.I)
+_SENTENCE_END = re.compile(r"[.!?\n]")
+
+
+# --------------------------------------------------------------------------- intervals
+
+
+def _start(d: date, tz: tzinfo | None) -> datetime:
+    return datetime.combine(d, time.min, tzinfo=tz)
+
+
+def _span(first: date, last: date, tz: tzinfo | None) -> TimeInterval:
+    """Closed interval from the start of ``first`` to the end of ``last``."""
+    end = _start(last + timedelta(days=1), tz) - timedelta(microseconds=1)
+    return TimeInterval(start=_start(first, tz), end=end)
+
+
+def day_interval(when: datetime) -> TimeInterval:
+    """The whole calendar day of ``when`` in its own timezone (naive is taken as UTC).
+
+    Example:
+        >>> from datetime import datetime
+        >>> day_interval(datetime(2023, 5, 8, 13, 56)).end.isoformat()
+        '2023-05-08T23:59:59.999999+00:00'
+
+    """
+    when = aware(when)
+    return _span(when.date(), when.date(), when.tzinfo)
+
+
+def _month_span(year: int, month: int, tz: tzinfo | None) -> TimeInterval:
+    last = (date(year + month // 12, month % 12 + 1, 1)) - timedelta(days=1)
+    return _span(date(year, month, 1), last, tz)
+
+
+def _shift_month(year: int, month: int, delta: int) -> tuple[int, int]:
+    index = year * 12 + (month - 1) + delta
+    return index // 12, index % 12 + 1
+
+
+def _week_span(d: date, tz: tzinfo | None) -> TimeInterval:
+    monday = d - timedelta(days=d.weekday())
+    return _span(monday, monday + timedelta(days=6), tz)
+
+
+def _weekend_span(d: date, tz: tzinfo | None) -> TimeInterval:
+    saturday = d - timedelta(days=d.weekday()) + timedelta(days=5)
+    return _span(saturday, saturday + timedelta(days=1), tz)
+
+
+def _is_future(text: str, start: int, end: int) -> bool:
+    """True when the sentence around ``text[start:end]`` speaks about the future."""
+    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
+    right_match = _SENTENCE_END.search(text, end)
+    right = right_match.start() if right_match else len(text)
+    return _FUTURE.search(text, left, right) is not None
+
+
+# --------------------------------------------------------------------------- rules
+
+# A rule gets (match, reference, full text) and returns an interval or None (= don't guess).
+Rule = Callable[[re.Match[str], datetime, str], TimeInterval | None]
+
+
+def _safe_date(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _explicit_day(m: re.Match[str], ref: datetime, _: str) -> TimeInterval | None:
+    d = _safe_date(int(m["year"]), _MONTHS[m["month"].lower()], int(m["day"]))
+    return _span(d, d, ref.tzinfo) if d else None
+
+
+def _iso_day(m: re.Match[str], ref: datetime, _: str) -> TimeInterval | None:
+    d = _safe_date(int(m["year"]), int(m["mon"]), int(m["day"]))
+    return _span(d, d, ref.tzinfo) if d else None
+
+
+def _month_year(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
+    return _month_span(int(m["year"]), _MONTHS[m["month"].lower()], ref.tzinfo)
+
+
+def _year(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
+    year = int(m["year"])
+    return _span(date(year, 1, 1), date(year, 12, 31), ref.tzinfo)
+
+
+def _relative_day(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
+    word = " ".join(m[0].lower().split())
+    tz, today = ref.tzinfo, ref.date()
+    if word == "tonight":
+        return TimeInterval(start=datetime.combine(today, time(18), tzinfo=tz),
+                            end=_span(today, today, tz).end)
+    offset = {"yesterday": -1, "last night": -1, "the day before yesterday": -2,
+              "tomorrow": 1, "the day after tomorrow": 2}.get(word, 0)
+    d = today + timedelta(days=offset)
+    return _span(d, d, tz)
+
+
+def _relative_period(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
+    which, period = m["which"].lower(), m["period"].lower()
+    step = {"last": -1, "past": -1, "previous": -1, "this": 0, "next": 1, "coming": 1}[which]
+    tz, today = ref.tzinfo, ref.date()
+    if period == "week":
+        return _week_span(today + timedelta(weeks=step), tz)
+    if period == "weekend":
+        return _weekend_span(today + timedelta(weeks=step), tz)
+    if period == "month":
+        return _month_span(*_shift_month(today.year, today.month, step), tz)
+    year = today.year + step
+    return _span(date(year, 1, 1), date(year, 12, 31), tz)
+
+
+def _count(m: re.Match[str]) -> int:
+    raw = " ".join(m["num"].lower().split())
+    return int(raw) if raw.isdigit() else _NUMBERS[raw]
+
+
+def _unit_back(unit: str, n: int, ref: datetime) -> TimeInterval:
+    """The period ``n`` units from the reference (negative = past)."""
+    tz, today = ref.tzinfo, ref.date()
+    if unit == "day":
+        d = today + timedelta(days=n)
+        return _span(d, d, tz)
+    if unit == "week":
+        return _week_span(today + timedelta(weeks=n), tz)
+    if unit == "month":
+        return _month_span(*_shift_month(today.year, today.month, n), tz)
+    return _span(date(today.year + n, 1, 1), date(today.year + n, 12, 31), tz)
+
+
+def _ago(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
+    return _unit_back(m["unit"].lower(), -_count(m), ref)
+
+
+def _in_n(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
+    return _unit_back(m["unit"].lower(), _count(m), ref)
+
+
+def _few_ago(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
+    unit = m["unit"].lower()
+    far, near = _unit_back(unit, -6, ref), _unit_back(unit, -2, ref)
+    return TimeInterval(start=far.start, end=near.end)
+
+
+def _past_n(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
+    """"the past 3 days" / "the last few weeks": from that far back up to the reference."""
+    unit = m["unit"].lower()
+    n = 6 if m["num"] is None else _count(m)  # "few" = at most six, as for "a few days ago"
+    days = {"day": 1, "week": 7, "month": 31, "year": 366}[unit] * n
+    return TimeInterval(start=_start(ref.date() - timedelta(days=days), ref.tzinfo), end=ref)
+
+
+def _weekday(m: re.Match[str], ref: datetime, text: str) -> TimeInterval:
+    target = _WEEKDAYS[m["weekday"].lower()]
+    which = (m["which"] or "on").lower()
+    today = ref.date()
+    forward = which == "next" or (which in ("on", "this") and _is_future(text, m.start(), m.end()))
+    if forward:
+        d = today + timedelta(days=(target - today.weekday() - 1) % 7 + 1)
+    else:
+        d = today - timedelta(days=(today.weekday() - target - 1) % 7 + 1)
+    return _span(d, d, ref.tzinfo)
+
+
+def _named_month(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | None:
+    word, which = m["month"], m["which"].lower()
+    if word == "may" and which == "in":
+        return None  # lower-case "in may" is far more often the verb than the month
+    month, year, current = _MONTHS[word.lower()], ref.year, ref.month
+    if which == "last":
+        year -= 1 if month >= current else 0
+    elif which == "next":
+        year += 1 if month <= current else 0
+    elif which == "in":
+        if _is_future(text, m.start(), m.end()):
+            year += 1 if month < current else 0
+        else:
+            year -= 1 if month > current else 0
+    return _month_span(year, month, ref.tzinfo)
+
+
+_I = re.IGNORECASE
+_RULES: list[tuple[re.Pattern[str], Rule]] = [
+    (re.compile(rf"\b{_MONTH_ABBR_RE}\.? {_DAY_RE},? {_YEAR_RE}\b", _I), _explicit_day),
+    (re.compile(rf"\b{_DAY_RE} (?:of )?{_MONTH_ABBR_RE}\.?,? {_YEAR_RE}\b", _I), _explicit_day),
+    (re.compile(r"\b(?P<year>\d{4})-(?P<mon>\d{2})-(?P<day>\d{2})\b"), _iso_day),
+    (re.compile(rf"\b{_MONTH_RE},? {_YEAR_RE}\b", _I), _month_year),
+    (re.compile(rf"\b(?:in|during|of) (?:the year )?{_YEAR_RE}\b", _I), _year),
+    (re.compile(r"\b(?:the day before yesterday|the day after tomorrow|yesterday|today|"
+                r"tonight|last night|tomorrow)\b", _I), _relative_day),
+    (re.compile(r"\ba few (?P<unit>day|week|month|year)s ago\b", _I), _few_ago),
+    (re.compile(rf"\b{_NUM_RE} {_UNIT_RE} ago\b", _I), _ago),
+    (re.compile(rf"\bin {_NUM_RE} {_UNIT_RE}(?! ago)\b", _I), _in_n),
+    (re.compile(rf"\b(?:the )?(?:past|last) (?:(?:a )?few|{_NUM_RE}) "
+                rf"(?P<unit>day|week|month|year)s\b", _I), _past_n),
+    (re.compile(r"\b(?P<which>last|past|previous|this|next|coming) "
+                r"(?P<period>weekend|week|month|year)\b", _I), _relative_period),
+    (re.compile(rf"\b(?P<which>last|next|this|on)? ?{_WEEKDAY_RE}\b", _I), _weekday),
+    # The look-ahead leaves "in May 7, 2023" / "in May 2023" to the explicit rules above.
+    (re.compile(rf"\b(?P<which>last|next|this|in) {_MONTH_RE}\b(?!\.?,? ?\d)", _I),
+     _named_month),
+]
+
+
+# Every rule's phrase contains one of these words; most texts have none, and one search
+# is much cheaper than running every rule (the write path grounds every turn).
+_TRIGGER = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|night|ago|days?|weeks?|weekends?|months?|years?|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|(?:19|20)\d\d|"
+    + _MONTH_ABBR_RE.replace("?P<month>", "?:") + r")\b")  # run on lower-cased text: faster
+
+
+def ground_time(text: str, reference: datetime) -> list[tuple[str, TimeInterval]]:
+    """Find the time phrases of ``text`` that ``reference`` can ground.
+
+    Args:
+        text: free text (a turn or a query).
+        reference: when the text was said; naive values are taken as UTC.
+
+    Returns:
+        ``(phrase, interval)`` pairs in order of appearance, without overlaps
+        (earlier, then longer, phrases win). Phrases that cannot be grounded
+        without guessing are left out.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> ref = datetime(2023, 5, 8, tzinfo=timezone.utc)  # a Monday
+        >>> [(p, str(i.start.date()), str(i.end.date())) for p, i in ground_time("last week", ref)]
+        [('last week', '2023-05-01', '2023-05-07')]
+
+    """
+    if not text or not _TRIGGER.search(text.lower()):
+        return []
+    reference = aware(reference)
+    found: list[tuple[int, int, str, TimeInterval]] = []
+    for pattern, rule in _RULES:
+        for match in pattern.finditer(text):
+            if "weekday" in pattern.groupindex and not match["which"]:
+                continue  # a bare weekday ("Friday's game") is too vague to anchor
+            interval = rule(match, reference, text)
+            if interval is not None:
+                found.append((match.start(), match.end(), match.group(0).strip(), interval))
+    found.sort(key=lambda f: (f[0], -(f[1] - f[0])))
+    result: list[tuple[str, TimeInterval]] = []
+    taken_until = -1
+    for start, end, phrase, interval in found:
+        if start >= taken_until:
+            result.append((phrase, interval))
+            taken_until = end
+    return result
+
+
+# --------------------------------------------------------------------------- timestamps
+
+_LOCOMO_TS = re.compile(
+    r"^\s*(?P<hour>\d{1,2}):(?P<minute>\d{2})\s*(?P<ampm>am|pm)\s+on\s+" + _DAY_RE
+    + r"\s+" + _MONTH_ABBR_RE + r",?\s+" + _YEAR_RE + r"\s*$", _I)
+_LONGMEMEVAL_TS = re.compile(
+    r"^\s*(?P<year>\d{4})/(?P<mon>\d{1,2})/(?P<day>\d{1,2})\s*(?:\(\w+\))?\s*"
+    r"(?:(?P<hour>\d{1,2}):(?P<minute>\d{2}))?\s*$")
+_DATE_ONLY = [_RULES[0][0], _RULES[1][0]]  # "May 8, 2023" and "8 May 2023", whole string
+
+
+def parse_timestamp(value: str | datetime | date | float) -> datetime:
+    """Parse a session timestamp into a timezone-aware datetime (naive is taken as UTC).
+
+    Accepts datetimes, dates, POSIX seconds, ISO 8601 (``2023-05-08T13:56:00Z``,
+    ``2023-05-08``), LoCoMo (``1:56 pm on 8 May, 2023``), LongMemEval
+    (``2023/05/20 (Sat) 02:21``) and plain dates (``May 8, 2023``, ``8 May 2023``).
+
+    Raises:
+        ValueError: naming ``value`` when it is none of these.
+
+    Example:
+        >>> parse_timestamp("2023/05/20 (Sat) 02:21").isoformat()
+        '2023-05-20T02:21:00+00:00'
+
+    """
+    if isinstance(value, datetime):
+        return aware(value)
+    if isinstance(value, date):
+        return datetime.combine(value, time.min, tzinfo=timezone.utc)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, tz=timezone.utc)
+    if not isinstance(value, str):
+        raise ValueError(f"cannot parse timestamp {value!r}: expected a string or datetime")
+    parsed = _parse_string(value)
+    if parsed is None:
+        raise ValueError(
+            f"cannot parse timestamp {value!r}: expected ISO 8601 (2023-05-08T13:56:00), "
+            f"LoCoMo ('1:56 pm on 8 May, 2023') or LongMemEval ('2023/05/20 (Sat) 02:21')"
+        )
+    return aware(parsed)
+
+
+def _parse_string(value: str) -> datetime | None:
+    text = value.strip()
+    iso = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
+    try:
+        return datetime.fromisoformat(iso)
+    except ValueError:
+        pass
+    try:
+        if m := _LOCOMO_TS.match(text):
+            hour = int(m["hour"]) % 12 + (12 if m["ampm"].lower() == "pm" else 0)
+            return datetime(int(m["year"]), _MONTHS[m["month"].lower()], int(m["day"]),
+                            hour, int(m["minute"]))
+        if m := _LONGMEMEVAL_TS.match(text):
+            return datetime(int(m["year"]), int(m["mon"]), int(m["day"]),
+                            int(m["hour"] or 0), int(m["minute"] or 0))
+        for pattern in _DATE_ONLY:
+            if m := pattern.fullmatch(text):
+                return datetime(int(m["year"]), _MONTHS[m["month"].lower()], int(m["day"]))
+    except ValueError:  # e.g. 31 February, hour 25: a real date it is not
+        return None
+    return None

@@ -1,0 +1,202 @@
+"""Tests of MiniLMOnnxEmbeddings: LangChain standard suites plus behaviour checks."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import numpy as np
+import pytest
+from langchain_tests.integration_tests import EmbeddingsIntegrationTests
+from langchain_tests.unit_tests import EmbeddingsUnitTests
+from pydantic import ValidationError
+
+from langchain_ripplemem.embeddings import DIMENSION, MODEL_ID, MiniLMOnnxEmbeddings
+
+
+class TestMiniLMOnnxEmbeddingsStandardUnit(EmbeddingsUnitTests):
+    @property
+    def embeddings_class(self) -> type[MiniLMOnnxEmbeddings]:
+        return MiniLMOnnxEmbeddings
+
+    @property
+    def embedding_model_params(self) -> dict:
+        return {"batch_size": 16}
+
+
+# Runs offline: the "integration" suite only needs the local model file.
+class TestMiniLMOnnxEmbeddingsStandardIntegration(EmbeddingsIntegrationTests):
+    @property
+    def embeddings_class(self) -> type[MiniLMOnnxEmbeddings]:
+        return MiniLMOnnxEmbeddings
+
+    @property
+    def embedding_model_params(self) -> dict:
+        return {"batch_size": 16}
+
+
+@pytest.fixture(scope="module")
+def emb() -> MiniLMOnnxEmbeddings:
+    return MiniLMOnnxEmbeddings()
+
+
+def one_by_one(emb: MiniLMOnnxEmbeddings, texts: list[str]) -> np.ndarray:
+    return np.stack([np.asarray(emb.embed_query(t), dtype=np.float32) for t in texts])
+
+
+MIXED = [
+    "Maya is allergic to shellfish.",
+    "hi",
+    "Sam's cousin works at Harbor Grill, which has the best oysters in town, "
+    "and he says the Friday special is always sold out by seven.",
+    "",
+    "Priya moved to Lisbon last spring.",
+    "ok " * 40,
+    "Leo",
+]
+
+
+def test_dimension_and_model_id(emb: MiniLMOnnxEmbeddings) -> None:
+    assert emb.dimension == DIMENSION == 384
+    assert emb.model_id == MODEL_ID
+    assert "MiniLM" in emb.model_id
+    assert len(emb.embed_query("hello")) == 384
+
+
+def test_embed_array_shape_dtype_and_unit_norm(emb: MiniLMOnnxEmbeddings) -> None:
+    arr = emb.embed_array(MIXED)
+    assert arr.shape == (len(MIXED), 384)
+    assert arr.dtype == np.float32
+    assert np.all(np.isfinite(arr))
+    np.testing.assert_allclose(np.linalg.norm(arr, axis=1), 1.0, atol=1e-5)
+
+
+def test_embed_documents_matches_embed_array(emb: MiniLMOnnxEmbeddings) -> None:
+    docs = emb.embed_documents(MIXED)
+    assert all(isinstance(v, list) and isinstance(v[0], float) for v in docs)
+    np.testing.assert_allclose(np.asarray(docs), emb.embed_array(MIXED), atol=1e-6)
+
+
+def test_order_preserved_in_mixed_length_batches(emb: MiniLMOnnxEmbeddings) -> None:
+    # batch_size 2 forces several sorted batches that must be put back in order.
+    small = MiniLMOnnxEmbeddings(batch_size=2)
+    batched = small.embed_array(MIXED)
+    single = one_by_one(emb, MIXED)
+    np.testing.assert_allclose(batched, single, atol=1e-4)
+    # Each row is closest to its own text, so a permutation would be caught.
+    assert list(np.argmax(batched @ single.T, axis=1)) == list(range(len(MIXED)))
+
+
+def test_same_vector_whatever_the_batch_neighbours(emb: MiniLMOnnxEmbeddings) -> None:
+    text = "We booked the flights to Lisbon for the second week of May."
+    alone = emb.embed_array([text])[0]
+    with_long = emb.embed_array(["lorem ipsum dolor " * 80, text])[1]
+    with_short = emb.embed_array([text, "ok", "yes"])[0]
+    np.testing.assert_allclose(with_long, alone, atol=1e-4)
+    np.testing.assert_allclose(with_short, alone, atol=1e-4)
+
+
+def test_long_text_is_truncated(emb: MiniLMOnnxEmbeddings) -> None:
+    words = " ".join(f"word{i % 50}" for i in range(5000))
+    vec = emb.embed_array([words])[0]
+    assert vec.shape == (384,)
+    np.testing.assert_allclose(np.linalg.norm(vec), 1.0, atol=1e-5)
+    # Everything past max_length is dropped, so a different tail changes nothing.
+    other_tail = emb.embed_array([words + " completely different ending about oysters"])[0]
+    np.testing.assert_allclose(vec, other_tail, atol=1e-5)
+
+
+def test_max_length_changes_what_is_seen() -> None:
+    text = "Maya loves hiking. " + "She also talks about her cat a lot. " * 20
+    short = MiniLMOnnxEmbeddings(max_length=8).embed_array([text])[0]
+    full = MiniLMOnnxEmbeddings(max_length=256).embed_array([text])[0]
+    assert float(short @ full) < 0.999
+
+
+def test_similar_sentences_are_closer(emb: MiniLMOnnxEmbeddings) -> None:
+    a, b, c = emb.embed_array(
+        [
+            "Maya is allergic to shellfish.",
+            "Shellfish gives Maya an allergic reaction.",
+            "The train to Portland leaves at nine tomorrow.",
+        ]
+    )
+    assert float(a @ b) > float(a @ c) + 0.2
+
+
+def test_empty_inputs(emb: MiniLMOnnxEmbeddings) -> None:
+    assert emb.embed_documents([]) == []
+    assert emb.embed_array([]).shape == (0, 384)
+    vec = emb.embed_query("")
+    assert len(vec) == 384
+    np.testing.assert_allclose(np.linalg.norm(vec), 1.0, atol=1e-5)
+
+
+def test_non_string_item_names_its_index(emb: MiniLMOnnxEmbeddings) -> None:
+    with pytest.raises(TypeError, match=r"texts\[2\]"):
+        emb.embed_documents(["a", "b", 3])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"texts\[0\]"):
+        emb.embed_array([None])  # type: ignore[list-item]
+
+
+def test_single_string_is_rejected_for_documents(emb: MiniLMOnnxEmbeddings) -> None:
+    with pytest.raises(TypeError, match="embed_query"):
+        emb.embed_documents("not a list")  # type: ignore[arg-type]
+
+
+def test_non_string_query_is_rejected(emb: MiniLMOnnxEmbeddings) -> None:
+    with pytest.raises(TypeError, match="text must be str"):
+        emb.embed_query(42)  # type: ignore[arg-type]
+
+
+async def test_async_rejects_bad_input(emb: MiniLMOnnxEmbeddings) -> None:
+    with pytest.raises(TypeError, match=r"texts\[1\]"):
+        await emb.aembed_documents(["ok", b"bytes"])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="text must be str"):
+        await emb.aembed_query(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"batch_size": 0}, "batch_size"),
+        ({"max_length": 1}, "max_length"),
+        ({"max_length": 513}, "max_length"),
+        ({"intra_op_num_threads": 0}, "intra_op_num_threads"),
+        ({"model": "other"}, "model"),
+    ],
+)
+def test_bad_constructor_arguments(params: dict, field: str) -> None:
+    with pytest.raises(ValidationError, match=field) as info:
+        MiniLMOnnxEmbeddings(**params)
+    assert isinstance(info.value, ValueError)
+
+
+async def test_async_matches_sync(emb: MiniLMOnnxEmbeddings) -> None:
+    texts = ["first memory", "second, somewhat longer memory about Lisbon"]
+    docs, query = await asyncio.gather(emb.aembed_documents(texts), emb.aembed_query(texts[0]))
+    np.testing.assert_allclose(np.asarray(docs), emb.embed_array(texts), atol=1e-6)
+    np.testing.assert_allclose(query, docs[0], atol=1e-6)
+
+
+def test_concurrent_threads_agree(emb: MiniLMOnnxEmbeddings) -> None:
+    expected = emb.embed_array(MIXED)
+    results: list[np.ndarray] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            # A fresh instance shares the process-wide session and tokenizer.
+            results.append(MiniLMOnnxEmbeddings().embed_array(MIXED))
+        except BaseException as exc:  # collected and asserted in the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert len(results) == 4
+    for got in results:
+        np.testing.assert_allclose(got, expected, atol=1e-5)
