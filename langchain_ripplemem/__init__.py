@@ -57,6 +57,10 @@ _LAZY = {
     "RecallContext": "langchain_ripplemem.recall.state",
     "HeuristicController": "langchain_ripplemem.recall.controller",
     "LLMController": "langchain_ripplemem.recall.controller",
+    "RippleMemRetriever": "langchain_ripplemem.retrievers",
+    "RippleMemStore": "langchain_ripplemem.stores",
+    "create_recall_tool": "langchain_ripplemem.tools",
+    "create_remember_tool": "langchain_ripplemem.tools",
     "conversation_from_messages": "langchain_ripplemem.adapters",
     "load_conversations": "langchain_ripplemem.adapters",
 }
@@ -96,6 +100,8 @@ __all__ = [
     "RecallResult",
     "RecalledMemory",
     "RippleMemError",
+    "RippleMemRetriever",
+    "RippleMemStore",
     "RippleMemory",
     "RoundTrace",
     "RuleBasedExtractor",
@@ -107,5 +113,7 @@ __all__ = [
     "__version__",
     "build_recall_graph",
     "conversation_from_messages",
+    "create_recall_tool",
+    "create_remember_tool",
     "load_conversations",
 ]

@@ -31,7 +31,11 @@ class WriteConfig(BaseModel):
 
     window_size: int = Field(40, ge=1, description="turns per extraction window")
     window_overlap: int = Field(2, ge=0, description="turns shared by consecutive windows")
-    semantic_threshold: float = Field(0.85, ge=-1.0, le=1.0, description="min cosine for a semantic edge")
+    semantic_threshold: float | None = Field(
+        None, ge=-1.0, le=1.0,
+        description="min cosine for a semantic edge; None = calibrated for the encoder "
+        "(memory_graph/calibration.py), the paper's 0.85 for an unknown one",
+    )
     structural_threshold: float = Field(0.60, ge=0.0, le=1.0, description="min s_str for a structural edge")
     max_semantic_edges: int = Field(6, ge=0, description="semantic edges kept per new unit")
     max_structural_edges: int = Field(6, ge=0, description="structural edges kept per new unit")
@@ -73,6 +77,12 @@ class RecallConfig(BaseModel):
     expand_semantic: bool = True
     expand_structural: bool = True
     use_planning: bool = Field(True, description="score expansion against the controller's target")
+    sufficiency_similarity: float = Field(
+        0.55, description="heuristic controller: best first-hop cosine needed to stop early (>1 never stops)"
+    )
+    alignment: Literal["semantic", "hybrid"] = Field(
+        "hybrid", description="a(q,m): paper's normalised cosine, or its mean with normalised BM25"
+    )
     alignment_weight: float = 1.25
     provenance_weight: float = 1.0
     anchor_bonus: float = 0.05

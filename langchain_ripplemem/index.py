@@ -119,6 +119,13 @@ class NamespaceView:
             (self.ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0
         ]
 
+    def lexical_scores(self, query: str) -> np.ndarray:
+        """BM25 score of every unit (row order) for ``query``; zeros when it has no terms."""
+        tokens = lexical_tokens(query)
+        if not tokens or not self.ids:
+            return np.zeros(len(self.ids), dtype=np.float32)
+        return np.asarray(self._lexical_index().get_scores(tokens), dtype=np.float32)
+
     def cue_candidates(self, cues: HasCues, upto: int | None = None) -> set[int]:
         """Rows sharing at least one participant, location or day bucket with ``cues``."""
         rows: set[int] = set()

@@ -120,6 +120,11 @@ class RippleMemory:
             embeddings = MiniLMOnnxEmbeddings()
         self.embeddings = embeddings
         self.write_config = write_config or WriteConfig()
+        if self.write_config.semantic_threshold is None:
+            from langchain_ripplemem.memory_graph.calibration import semantic_threshold_for
+
+            self.write_config = self.write_config.model_copy(
+                update={"semantic_threshold": semantic_threshold_for(embeddings)})
         self.recall_config = recall_config or RecallConfig()
         self.llm = llm
         self.default_namespace = validate_namespace(namespace)
@@ -158,9 +163,15 @@ class RippleMemory:
     # -- write path ---------------------------------------------------------------
     def add_conversation(
         self, conversation: Conversation | dict[str, Any], *, namespace: Namespace | str | None = None,
-        progress: bool = False,
+        progress: bool = False, unit_metadata: dict[str, Any] | None = None,
     ) -> IngestReport:
         """Extract, embed, index and link one conversation. Idempotent on re-ingest.
+
+        Args:
+            conversation: a :class:`Conversation` or its JSON form.
+            namespace: whose memory this is (default: the memory's default namespace).
+            progress: show a progress bar over windows.
+            unit_metadata: JSON-serialisable fields merged into every new unit's metadata.
 
         Raises:
             InvalidConversationError: the conversation has no turns.
@@ -169,17 +180,18 @@ class RippleMemory:
         started = time.perf_counter()
         results = [self.extractor.extract(w, ns) for w in _progress(windows, progress, conv.id)]
         report.usage.seconds["extract"] = time.perf_counter() - started
-        return self._commit(ns, results, report)
+        return self._commit(ns, results, report, unit_metadata)
 
     async def aadd_conversation(
         self, conversation: Conversation | dict[str, Any], *, namespace: Namespace | str | None = None,
+        unit_metadata: dict[str, Any] | None = None,
     ) -> IngestReport:
         """Async :meth:`add_conversation` (extraction calls run concurrently)."""
         ns, _, windows, report = self._prepare(conversation, namespace)
         started = time.perf_counter()
         results = list(await asyncio.gather(*(self.extractor.aextract(w, ns) for w in windows)))
         report.usage.seconds["extract"] = time.perf_counter() - started
-        return await asyncio.to_thread(self._commit, ns, results, report)
+        return await asyncio.to_thread(self._commit, ns, results, report, unit_metadata)
 
     def add_messages(
         self, messages: Sequence[BaseMessage], *, namespace: Namespace | str | None = None,
@@ -208,7 +220,8 @@ class RippleMemory:
         windows = make_windows(conv, self.write_config.window_size, self.write_config.window_overlap)
         return ns, conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns)
 
-    def _commit(self, ns: Namespace, results: list[ExtractionResult], report: IngestReport) -> IngestReport:
+    def _commit(self, ns: Namespace, results: list[ExtractionResult], report: IngestReport,
+                unit_metadata: dict[str, Any] | None = None) -> IngestReport:
         """Write every valid window's units, then link them. Failed windows write nothing."""
         units: dict[str, MemoryUnit] = {}
         for result in results:
@@ -223,13 +236,15 @@ class RippleMemory:
                                                 f"expected {ns}")
                 units.setdefault(unit.id, unit)
         report.units = len(units)
+        report.unit_ids = list(units)
         with self._write_lock:
-            new = [u for uid, u in units.items() if uid not in self.index.existing(ns, [uid])]
+            existing = self.index.existing(ns, units)
+            new = [u for uid, u in units.items() if uid not in existing]
             report.new_units = len(new)
             if not new:
                 return report
             start = len(self.index.view(ns))
-            new = [u.model_copy(update={"metadata": {**u.metadata, "seq": start + i}})
+            new = [u.model_copy(update={"metadata": {**u.metadata, **(unit_metadata or {}), "seq": start + i}})
                    for i, u in enumerate(new)]
             timer = time.perf_counter()
             vectors = embed_texts(self.embeddings, [u.restatement for u in new],

@@ -236,6 +236,7 @@ class IngestReport(BaseModel):
     turns: int = 0
     units: int = 0
     new_units: int = 0
+    unit_ids: list[str] = Field(default_factory=list, description="ids of every unit of this ingest")
     edges: dict[str, int] = Field(default_factory=lambda: {"semantic": 0, "structural": 0})
     failed_windows: list[FailedWindow] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)

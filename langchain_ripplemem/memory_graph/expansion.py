@@ -83,23 +83,29 @@ def expand_channel(
     hops: int,
     top_n: int,
     exclude: set[str],
+    tiebreak: Callable[[list[str]], list[float]] | None = None,
 ) -> list[ExpansionHit]:
-    """Top ``top_n`` units of one channel, scored against the target by ``score``."""
+    """Top ``top_n`` units of one channel, scored against the target by ``score``.
+
+    ``tiebreak`` (e.g. similarity to the target) orders what score, path length
+    and path strength leave tied: structural scores tie often.
+    """
     reached = reachable(graph, anchors, channel, hops, exclude)
     if not reached:
         return []
     ids = list(reached)
     scores = score(ids)
+    ties = tiebreak(ids) if tiebreak is not None else [0.0] * len(ids)
     ranked = sorted(
         (
-            (round(s, _NEAR_EQUAL_DECIMALS), len(reached[i].path), -reached[i].strength, i, s)
-            for i, s in zip(ids, scores, strict=True)
+            (round(s, _NEAR_EQUAL_DECIMALS), len(reached[i].path), -round(reached[i].strength, 6), -t, i, s)
+            for i, s, t in zip(ids, scores, ties, strict=True)
             if s is not None
         ),
-        key=lambda t: (-t[0], t[1], t[2], t[3]),
+        key=lambda t: (-t[0], *t[1:5]),
     )
     return [
         ExpansionHit(uid, channel, float(s), rank, reached[uid].anchor, reached[uid].path,
                      reached[uid].strength)
-        for rank, (_, _, _, uid, s) in enumerate(ranked[:top_n])
+        for rank, (_, _, _, _, uid, s) in enumerate(ranked[:top_n])
     ]

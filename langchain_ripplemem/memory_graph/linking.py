@@ -40,6 +40,7 @@ def _link_one(view: NamespaceView, row: int, sims: np.ndarray, config: WriteConf
     if row == 0:
         return []
     unit = view.units[row]
+    threshold = config.semantic_threshold if config.semantic_threshold is not None else 0.85
     pool: set[int] = set()
     if config.semantic_pool > 0:
         k = min(config.semantic_pool, row)
@@ -51,17 +52,19 @@ def _link_one(view: NamespaceView, row: int, sims: np.ndarray, config: WriteConf
     sem_edges, str_edges = [], []
     for j in pool:
         s_sem = float(sims[j])
-        if s_sem >= config.semantic_threshold:
+        if s_sem >= threshold:
             sem_edges.append((s_sem, j))
         s_str = structural.get(j)
         if s_str is None:
             s_str = structural_score(unit, view.units[j], config)
         if s_str is not None and s_str >= config.structural_threshold:
-            # Ties on s_str are common (same speakers, same day): the semantically
-            # closer and then the more recent unit wins.
             str_edges.append((s_str, s_sem, j))
     sem_edges.sort(key=lambda t: (-t[0], -t[1]))
-    str_edges.sort(key=lambda t: (-t[0], -t[1], -t[2]))
+    # Ties on s_str are the rule in dialogue (same speakers, same day): the unit
+    # closest in time wins, i.e. the nearest earlier turn (rows are in insertion
+    # order), then the semantically closer one. Structural edges then follow the
+    # conversation's own order, which the semantic edges do not capture.
+    str_edges.sort(key=lambda t: (-round(t[0], 6), -t[2], -t[1]))
     out = [
         Edge(src=unit.id, dst=view.ids[j], type="semantic", weight=round(s, 6))
         for s, j in sem_edges[: config.max_semantic_edges]

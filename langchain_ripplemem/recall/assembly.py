@@ -20,20 +20,38 @@ from langchain_ripplemem.recall.controller import support
 from langchain_ripplemem.schemas import Hit, RecalledMemory
 
 
+def _minmax(values: np.ndarray) -> np.ndarray:
+    low, high = float(values.min()), float(values.max())
+    return (values - low) / (high - low) if high - low > 1e-9 else np.ones_like(values)
+
+
+def alignment_scores(ids: list[str], view: NamespaceView, query_vector: np.ndarray, query: str,
+                     mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(a(q, m) in [0, 1], raw cosine)`` for each id.
+
+    ``"semantic"`` is the paper's: the min-max normalised cosine. ``"hybrid"``
+    averages it with the min-max normalised BM25 score of the same units, for
+    encoders (like MiniLM) whose cosine alone ranks worse than BM25.
+    """
+    rows = [view.pos[uid] for uid in ids]
+    cosines = view.matrix[rows] @ query_vector
+    alignment = _minmax(cosines)
+    if mode == "hybrid":
+        alignment = 0.5 * alignment + 0.5 * _minmax(view.lexical_scores(query)[rows])
+    return alignment, cosines
+
+
 def assemble_memories(
     evidence: dict[str, list[Hit]], anchors: set[str], view: NamespaceView,
-    query_vector: np.ndarray, config: RecallConfig,
+    query_vector: np.ndarray, config: RecallConfig, query: str = "",
 ) -> list[RecalledMemory]:
     """The top ``config.top_k`` memories by rho, each with its merged provenance."""
     ids = [uid for uid in evidence if uid in view.pos]
     if not ids:
         return []
-    cosines = view.matrix[[view.pos[uid] for uid in ids]] @ query_vector
-    low, high = float(cosines.min()), float(cosines.max())
-    span = high - low
+    alignments, cosines = alignment_scores(ids, view, query_vector, query, config.alignment)
     memories = []
-    for uid, cos in zip(ids, cosines.tolist(), strict=True):
-        alignment = (cos - low) / span if span > 1e-9 else 1.0
+    for uid, alignment, cos in zip(ids, alignments.tolist(), cosines.tolist(), strict=True):
         is_anchor = uid in anchors
         rho = (config.alignment_weight * alignment + config.provenance_weight * support(evidence[uid], config)
                + config.anchor_bonus * is_anchor)

@@ -56,13 +56,9 @@ class ControllerInput:
 class HeuristicController:
     """Offline controller: coverage-based sufficiency and missing-support targets.
 
-    Args:
-        min_top_similarity: the best first-hop semantic score must reach this for the
-            evidence to count as sufficient even when every term is covered.
+    The evidence is sufficient only when every query term and cue is covered and the
+    best first-hop cosine reaches ``RecallConfig.sufficiency_similarity``.
     """
-
-    def __init__(self, min_top_similarity: float = 0.55) -> None:
-        self.min_top_similarity = min_top_similarity
 
     def missing_terms(self, inp: ControllerInput) -> list[str]:
         """Query content words that no memory in the evidence mentions."""
@@ -80,7 +76,7 @@ class HeuristicController:
         missing = self.missing_terms(inp)
         top_semantic = max((h.score for hits in inp.evidence.values() for h in hits
                             if h.source == "semantic"), default=0.0)
-        if not missing and top_semantic >= self.min_top_similarity:
+        if not missing and top_semantic >= inp.config.sufficiency_similarity:
             return Plan(should_continue=False, reason="evidence covers every query term and cue "
                         f"(best semantic match {top_semantic:.2f})")
         why = f"missing support for: {', '.join(missing)}" if missing else \

@@ -207,7 +207,8 @@ class RecallNodes:
         exclude = set(evidence) | {uid for uid in graph if uid not in view.pos}
         for channel in channels:
             for hit in expand_channel(graph, anchors, channel, scorers[channel],  # type: ignore[arg-type]
-                                      hops=cfg.hops, top_n=cfg.per_channel, exclude=exclude):
+                                      hops=cfg.hops, top_n=cfg.per_channel, exclude=exclude,
+                                      tiebreak=scorers["semantic"]):
                 if hit.unit_id not in evidence:
                     added.append(hit.unit_id)
                     paths[hit.unit_id] = hit.path
@@ -227,7 +228,8 @@ class RecallNodes:
         ctx, started = self._ctx(), time.perf_counter()
         view = self.memory.index.view(ctx.namespace)
         memories = assemble_memories(state["evidence"], set(state["anchors"]), view,
-                                     np.asarray(state["query_vector"], dtype=np.float32), ctx.config)
+                                     np.asarray(state["query_vector"], dtype=np.float32), ctx.config,
+                                     query=state["query"])
         usage = _timed(state["usage"], "assemble", started)
         with round_run(config, "assemble", state["round"], evidence=len(state["evidence"])) as out:
             out.update(ids=[m.unit.id for m in memories], count=len(memories))

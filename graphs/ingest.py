@@ -1,0 +1,109 @@
+"""The ``ingest`` graph for LangGraph Server / ``langgraph dev``: write a conversation to memory.
+
+Input: ``{"conversation": {...}}`` in the package's JSON form
+(``{"id", "sessions": [{"id", "time", "turns": [{"id", "speaker", "text"}]}]}``),
+a LoCoMo record or a LongMemEval record; or ``{"messages": [...]}`` (chat
+messages, remembered as one session). Output: ``{"report": IngestReport as a
+dict}``. The run context names the namespace: ``{"namespace": ["users", "maya"]}``.
+
+The memory is the one the ``recall`` and ``agent`` graphs use (see
+``graphs/recall.py``), created on the first run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypedDict
+
+from langchain_core.runnables import RunnableLambda
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import get_runtime
+
+from langchain_ripplemem.errors import InvalidConversationError
+from langchain_ripplemem.schemas import Conversation, Namespace, validate_namespace
+
+
+def _recall_module() -> Any:
+    # graphs/ is not a package: load the sibling file that owns the shared memory by path.
+    name = "ripplemem_graphs_recall"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("recall.py"))
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules[name] = module
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return sys.modules[name]
+
+
+get_memory = _recall_module().get_memory
+
+
+@dataclass
+class IngestContext:
+    """Where to write."""
+
+    namespace: Namespace = ("default",)
+
+    def __post_init__(self) -> None:
+        self.namespace = validate_namespace(self.namespace)  # JSON contexts carry lists
+
+
+class IngestInput(TypedDict, total=False):
+    """A conversation (native, LoCoMo or LongMemEval JSON) or a list of chat messages."""
+
+    conversation: dict[str, Any]
+    messages: list[Any]
+
+
+class IngestOutput(TypedDict):
+    """What the write did."""
+
+    report: dict[str, Any]
+
+
+class IngestState(IngestInput, IngestOutput, total=False):
+    """Input and output together."""
+
+
+def _prepare(state: IngestState) -> tuple[Any, Conversation, Namespace]:
+    from langchain_ripplemem import adapters
+
+    ctx = get_runtime().context
+    namespace = ctx.namespace if isinstance(ctx, IngestContext) else IngestContext(**dict(ctx or {})).namespace
+    if state.get("conversation"):
+        record = state["conversation"]
+        if "haystack_sessions" in record:
+            conv = adapters.conversation_from_longmemeval(record)
+        elif isinstance(record.get("conversation"), dict):
+            conv = adapters.conversation_from_locomo(record)
+        else:
+            conv = Conversation.model_validate(record)
+    elif state.get("messages"):
+        from langchain_core.messages import convert_to_messages
+
+        conv = adapters.conversation_from_messages(convert_to_messages(state["messages"]))
+    else:
+        raise InvalidConversationError("ingest input needs 'conversation' (JSON object) or 'messages' (list)")
+    return get_memory(), conv, namespace
+
+
+def ingest(state: IngestState) -> IngestOutput:
+    """Extract, embed, index and link the conversation."""
+    memory, conv, namespace = _prepare(state)
+    return {"report": memory.add_conversation(conv, namespace=namespace).model_dump(mode="json")}
+
+
+async def aingest(state: IngestState) -> IngestOutput:
+    """Async :func:`ingest`."""
+    memory, conv, namespace = _prepare(state)
+    return {"report": (await memory.aadd_conversation(conv, namespace=namespace)).model_dump(mode="json")}
+
+
+_builder = StateGraph(IngestState, context_schema=IngestContext, input_schema=IngestInput,
+                      output_schema=IngestOutput)
+_builder.add_node("ingest", RunnableLambda(ingest, afunc=aingest, name="ingest"))
+_builder.add_edge(START, "ingest")
+_builder.add_edge("ingest", END)
+graph = _builder.compile(name="ripplemem_ingest")

@@ -1,0 +1,326 @@
+"""RippleMemStore: a LangGraph ``BaseStore`` whose items are RippleMem memories.
+
+``put`` writes an item's text through the RippleMem write path (extraction,
+embedding, linking), ``search`` with a ``query`` runs recollection, and every
+other operation reads the units back. Use it wherever LangGraph expects a store:
+``graph.compile(store=RippleMemStore(memory))``, then ``runtime.store`` or
+``get_store()`` inside nodes.
+
+The text rule: an item's memory text is ``value["text"]``, else
+``value["content"]``, else every other top-level string value as ``"field: text"``
+lines (``"speaker"`` and ``"time"`` excluded), else the value as JSON. The text is
+one turn spoken by ``value.get("speaker", "user")`` in a one-session conversation
+whose id is the item key and whose time is ``value.get("time")`` (anything
+:func:`~langchain_ripplemem.extraction.timeparse.parse_timestamp` reads) or now.
+
+Example:
+    >>> from langchain_ripplemem import RippleMemory
+    >>> store = RippleMemStore(RippleMemory())  # doctest: +SKIP
+    >>> store.put(("users", "maya"), "allergy", {"text": "I'm allergic to shellfish."})  # doctest: +SKIP
+    >>> store.get(("users", "maya"), "allergy").value  # doctest: +SKIP
+    {'text': "I'm allergic to shellfish."}
+    >>> store.search(("users",), query="What can't Maya eat?", limit=3)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Generator, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    InvalidNamespaceError,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    validate_op_namespace,
+)
+
+from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.errors import ExtractionError
+from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, Session, Turn
+
+if TYPE_CHECKING:
+    from langchain_ripplemem.memory import RippleMemory
+
+__all__ = ["RippleMemStore", "item_text"]
+
+_RESERVED = ("speaker", "time")
+
+
+def item_text(value: Mapping[str, Any]) -> str:
+    """The memory text of a store value (see the module docs for the rule)."""
+    for name in ("text", "content"):
+        if isinstance(value.get(name), str) and value[name].strip():
+            return str(value[name])
+    lines = [f"{k}: {v}" for k, v in value.items() if k not in _RESERVED and isinstance(v, str) and v.strip()]
+    return "\n".join(lines) if lines else json.dumps(dict(value), sort_keys=True, ensure_ascii=False)
+
+
+@dataclass
+class _Entry:
+    """One item of a namespace and the units that hold it."""
+
+    item: Item
+    unit_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A RippleMemory call the plan needs; the driver runs it sync or async."""
+
+    method: str
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+_Plan = Generator[_Call, Any, list[Result]]
+
+
+def _entries(units: Iterable[MemoryUnit]) -> dict[str, _Entry]:
+    """Group a namespace's units into items, in insertion order.
+
+    Stamped units form the item of their key (the newest stamp wins if concurrent
+    puts left two); any other unit (e.g. from ``add_conversation``) is an item of its
+    own, keyed by its unit id, whose value describes the unit.
+    """
+    entries: dict[str, _Entry] = {}
+    for unit in units:
+        meta = unit.metadata
+        if "store_key" in meta:
+            key, value = meta["store_key"], meta["store_value"]
+            created, updated = meta["store_created_at"], meta["store_updated_at"]
+        else:
+            key, created = unit.id, unit.created_at
+            value = {"content": unit.restatement, "kind": unit.kind,
+                     "conversation_id": unit.source.conversation_id, "turn_ids": unit.source.turn_ids}
+            updated = created
+        item = Item(value=value, key=key, namespace=unit.namespace, created_at=created, updated_at=updated)
+        entry = entries.setdefault(key, _Entry(item))
+        if item.updated_at > entry.item.updated_at:
+            entry.item = item
+        entry.unit_ids.append(unit.id)
+    return entries
+
+
+def _matches(value: Any, condition: Any) -> bool:
+    """Exact match on a value field; ``{"$gt": 3}``-style operators as LangGraph documents them."""
+    if isinstance(condition, Mapping) and any(str(k).startswith("$") for k in condition):
+        ops = {"$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b, "$gt": lambda a, b: a > b,
+               "$gte": lambda a, b: a >= b, "$lt": lambda a, b: a < b, "$lte": lambda a, b: a <= b}
+        try:
+            return all(ops[op](value, operand) for op, operand in condition.items())
+        except KeyError as err:
+            raise ValueError(f"filter: unknown operator {err.args[0]!r}; use one of {sorted(ops)}") from None
+        except TypeError:
+            return False
+    if isinstance(condition, Mapping):
+        return isinstance(value, Mapping) and all(_matches(value.get(k), c) for k, c in condition.items())
+    return bool(value == condition)
+
+
+def _path_matches(condition: MatchCondition, namespace: Namespace) -> bool:
+    path = tuple(condition.path)
+    if len(namespace) < len(path):
+        return False
+    part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[len(namespace) - len(path):]
+    return all(p == "*" or p == label for p, label in zip(path, part, strict=True))
+
+
+def _storable(namespace: Namespace) -> bool:
+    """Whether RippleMem can hold this namespace (LangGraph reserves the root "langgraph")."""
+    return bool(namespace) and namespace[0] != "langgraph"
+
+
+class RippleMemStore(BaseStore):
+    """LangGraph store over a :class:`RippleMemory`: items are memories, search recollects.
+
+    Args:
+        memory: the ``RippleMemory`` that holds the units.
+        recall_config: recollection budgets for ``search(query=...)``; default the
+            memory's. ``top_k`` and ``semantic_k`` grow to ``offset + limit`` so deep
+            pages still fill.
+
+    Semantics follow LangGraph's own stores: in one batch, reads see the state
+    before the batch and writes apply afterwards, the last write per
+    ``(namespace, key)`` winning. A re-``put`` replaces the key's units (and their
+    edges); ``delete`` removes them. ``search`` without a query lists items in
+    insertion order; with a query it runs recollection in each namespace under the
+    prefix and ranks items by their best memory's score (``filter`` applies to what
+    recollection returned). ``index`` and TTLs are not supported: every item is
+    indexed, nothing expires. Each item's value and timestamps are written into its
+    units' metadata (``add_conversation(..., unit_metadata=...)``), so ``get``
+    returns the value exactly.
+
+    Raises:
+        langgraph.store.base.InvalidNamespaceError: for namespaces LangGraph rejects.
+        ValueError: naming ``key``, ``value`` or ``filter`` when they are unusable.
+    """
+
+    def __init__(self, memory: RippleMemory, *, recall_config: RecallConfig | None = None) -> None:
+        self.memory = memory
+        self.recall_config = recall_config
+
+    # -- the two entry points: one plan, two drivers --------------------------------
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run ``ops`` synchronously; results in the order of ``ops``."""
+        plan = self._plan(list(ops))
+        try:
+            call = next(plan)
+            while True:
+                call = plan.send(getattr(self.memory, call.method)(*call.args, **call.kwargs))
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run ``ops`` asynchronously: recall and ingest natively async, the rest in a thread."""
+        plan = self._plan(list(ops))
+        try:
+            call = next(plan)
+            while True:
+                native = getattr(self.memory, f"a{call.method}", None)
+                result = await (native(*call.args, **call.kwargs) if native is not None else
+                                asyncio.to_thread(getattr(self.memory, call.method), *call.args, **call.kwargs))
+                call = plan.send(result)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+    # -- the plan ---------------------------------------------------------------------
+    def _plan(self, ops: list[Op]) -> _Plan:
+        """Every operation's logic, yielding the memory calls it needs."""
+        writes: dict[tuple[Namespace, str], PutOp] = {}
+        for op in ops:
+            self._validate(op)
+            if isinstance(op, PutOp):
+                writes[(tuple(op.namespace), op.key)] = op
+        cache: dict[Namespace, dict[str, _Entry]] = {}
+        known: list[Namespace] | None = None
+        results: list[Result] = []
+        for op in ops:
+            if isinstance(op, GetOp):
+                entry = (yield from self._namespace(tuple(op.namespace), cache)).get(op.key)
+                results.append(entry.item if entry else None)
+            elif isinstance(op, SearchOp):
+                if known is None:
+                    known = yield _Call("namespaces")
+                results.append((yield from self._search(op, known, cache)))
+            elif isinstance(op, ListNamespacesOp):
+                if known is None:
+                    known = yield _Call("namespaces")
+                results.append(_list_namespaces(op, known))
+            else:
+                results.append(None)
+        yield from self._write(list(writes.values()), cache)
+        return results
+
+    def _validate(self, op: Op) -> None:
+        if not isinstance(op, (GetOp, SearchOp, ListNamespacesOp, PutOp)):
+            raise ValueError(f"ops: unknown operation type {type(op).__name__}")
+        validate_op_namespace(op)
+        if isinstance(op, PutOp):
+            if not isinstance(op.key, str) or not op.key:
+                raise ValueError(f"key must be a non-empty string, got {op.key!r}")
+            if op.value is not None:
+                if not op.namespace:
+                    raise InvalidNamespaceError("Namespace cannot be empty.")
+                if not _storable(tuple(op.namespace)):
+                    raise InvalidNamespaceError(
+                        f'Root label for namespace cannot be "langgraph". Got: {tuple(op.namespace)}')
+                self._conversation(op.key, op.value, None)  # reject bad values before any write
+
+    def _namespace(self, ns: Namespace, cache: dict[Namespace, dict[str, _Entry]]) -> Generator[
+            _Call, Any, dict[str, _Entry]]:
+        if ns not in cache:
+            cache[ns] = _entries((yield _Call("list_units", (ns,)))) if _storable(ns) else {}
+        return cache[ns]
+
+    def _search(self, op: SearchOp, known: list[Namespace],
+                cache: dict[Namespace, dict[str, _Entry]]) -> Generator[_Call, Any, list[SearchItem]]:
+        prefix = tuple(op.namespace_prefix)
+        spaces = [ns for ns in known if ns[: len(prefix)] == prefix]
+        found: list[tuple[float | None, Item]] = []
+        for ns in spaces:
+            entries = yield from self._namespace(ns, cache)
+            if not op.query or not op.query.strip():
+                found.extend((None, e.item) for e in entries.values())
+                continue
+            owner = {uid: e for e in entries.values() for uid in e.unit_ids}
+            result = yield _Call("recall", (op.query,), {"namespace": ns, "config": self._search_config(op)})
+            best: dict[str, float] = {}
+            for memory in result.memories:
+                entry = owner.get(memory.unit.id)
+                if entry is not None and memory.score > best.get(entry.item.key, float("-inf")):
+                    best[entry.item.key] = memory.score
+            found.extend((score, entries[key].item) for key, score in best.items())
+        if op.query and op.query.strip():
+            found.sort(key=lambda pair: pair[0] or 0.0, reverse=True)
+        kept = [(s, i) for s, i in found if all(_matches(i.value.get(k), c) for k, c in (op.filter or {}).items())]
+        return [SearchItem(namespace=i.namespace, key=i.key, value=i.value, created_at=i.created_at,
+                           updated_at=i.updated_at, score=s) for s, i in kept[op.offset: op.offset + op.limit]]
+
+    def _search_config(self, op: SearchOp) -> RecallConfig:
+        cfg = self.recall_config or self.memory.recall_config
+        depth = max(op.offset + op.limit, 1)
+        return cfg.model_copy(update={"top_k": max(cfg.top_k, depth), "semantic_k": max(cfg.semantic_k, depth)})
+
+    def _write(self, puts: list[PutOp], cache: dict[Namespace, dict[str, _Entry]]) -> Generator[_Call, Any, None]:
+        by_ns: dict[Namespace, list[PutOp]] = {}
+        for op in puts:
+            by_ns.setdefault(tuple(op.namespace), []).append(op)
+        for ns, ops in by_ns.items():
+            entries = yield from self._namespace(ns, cache)
+            stale = [uid for op in ops if op.key in entries for uid in entries[op.key].unit_ids]
+            if stale:  # one delete per namespace: each delete makes the memory reload its view
+                yield _Call("delete", (stale,), {"namespace": ns})
+            for op in ops:
+                if op.value is None:
+                    continue
+                old = entries.get(op.key)
+                conv, stamp = self._conversation(op.key, op.value, old.item.created_at if old else None)
+                report = yield _Call("add_conversation", (conv,), {"namespace": ns, "unit_metadata": stamp})
+                if report.units == 0:
+                    why = "; ".join(w.error for w in report.failed_windows) or "the extractor found nothing to keep"
+                    raise ExtractionError(f"put {ns}/{op.key!r}: the value produced no memory units ({why})")
+
+    @staticmethod
+    def _conversation(key: str, value: Any, created_at: datetime | None) -> tuple[Conversation, dict[str, Any]]:
+        """The one-turn conversation that carries an item through the write path."""
+        from langchain_ripplemem.extraction.timeparse import parse_timestamp
+
+        if not isinstance(value, Mapping):
+            raise ValueError(f"value must be a dict (mapping of field -> JSON value), got {type(value).__name__}")
+        try:
+            stored = json.loads(json.dumps(dict(value)))
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"value must be JSON-serialisable: {err}") from None
+        speaker = value.get("speaker", "user")
+        if not isinstance(speaker, str) or not speaker.strip():
+            raise ValueError(f'value["speaker"] must be a non-empty string, got {speaker!r}')
+        now = datetime.now(timezone.utc)
+        try:
+            when = parse_timestamp(value["time"]) if value.get("time") else now
+        except ValueError as err:
+            raise ValueError(f'value["time"]: {err}') from None
+        stamp = {"store_key": key, "store_value": stored,
+                 "store_created_at": (created_at or now).isoformat(), "store_updated_at": now.isoformat()}
+        turn = Turn(id=f"{key}:0", speaker=speaker, text=item_text(value), time=when)
+        return Conversation(id=key, sessions=[Session(id="item", time=when, turns=[turn])]), stamp
+
+
+def _list_namespaces(op: ListNamespacesOp, known: list[Namespace]) -> list[Namespace]:
+    spaces = [ns for ns in known if all(_path_matches(c, ns) for c in op.match_conditions or ())]
+    if op.max_depth is not None:
+        spaces = sorted({ns[: op.max_depth] for ns in spaces})
+    else:
+        spaces = sorted(spaces)
+    return spaces[op.offset: op.offset + op.limit]

@@ -1,0 +1,258 @@
+"""Agent tools: recall from and write to a RippleMemory, sync and async.
+
+Both tools take a *namespace template*: labels may hold ``{placeholders}``
+filled at call time from the run config's ``configurable`` (as LangMem does)
+or, inside a LangGraph run, from the run's ``context``. One tool instance thus
+serves every user. A bad call from the model (an empty query or statement) comes
+back to it as the tool's answer; a missing placeholder value is a setup error and
+raises.
+
+Example:
+    >>> from langchain_ripplemem import RippleMemory
+    >>> memory = RippleMemory()  # doctest: +SKIP
+    >>> recall = create_recall_tool(memory, namespace=("memories", "{user_id}"))  # doctest: +SKIP
+    >>> remember = create_remember_tool(memory, namespace=("memories", "{user_id}"))  # doctest: +SKIP
+    >>> config = {"configurable": {"user_id": "maya"}}
+    >>> remember.invoke({"content": "Maya is allergic to shellfish."}, config)  # doctest: +SKIP
+    'Remembered 1 memory in memories/maya: 3f2a...'
+    >>> print(recall.invoke({"query": "What can't Maya eat?"}, config))  # doctest: +SKIP
+    1 memory:
+    - [3f2a...] 2026-05-02 | User: Maya is allergic to shellfish.
+"""
+
+from __future__ import annotations
+
+import string
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Union
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import StructuredTool, ToolException
+from pydantic import BaseModel, Field
+
+from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.schemas import (
+    Conversation,
+    IngestReport,
+    Namespace,
+    RecallResult,
+    Session,
+    Turn,
+    validate_namespace,
+)
+
+if TYPE_CHECKING:
+    from langchain_ripplemem.memory import RippleMemory
+
+__all__ = ["create_recall_tool", "create_remember_tool", "format_memories", "resolve_namespace"]
+
+MemorySource = Union["RippleMemory", Callable[[], "RippleMemory"]]
+DEFAULT_NAMESPACE = ("memories", "{user_id}")
+
+RECALL_DESCRIPTION = (
+    "Search long-term memory for what the user said in earlier conversations: facts, preferences, "
+    "events, plans and the people, places and dates involved. Use it before answering anything that "
+    "may depend on the past. Input: a natural-language question or topic. Returns the matching "
+    "memories, each with its id, date and text; it also follows links to related memories the "
+    "question does not mention, so read them all."
+)
+REMEMBER_DESCRIPTION = (
+    "Save one durable fact, preference, plan or event about the user to long-term memory so it can "
+    "be recalled in later conversations. Input: a self-contained statement with names instead of "
+    "pronouns and absolute dates where known (e.g. 'Maya is allergic to shellfish.'). Returns the "
+    "ids of the stored memories."
+)
+
+
+class RecallArgs(BaseModel):
+    """Arguments of the recall tool."""
+
+    query: str = Field(description="what to look for, as a question or topic")
+
+
+class RememberArgs(BaseModel):
+    """Arguments of the remember tool."""
+
+    content: str = Field(description="the statement to remember, self-contained")
+
+
+def resolve_namespace(template: tuple[str, ...], config: RunnableConfig | None = None) -> Namespace:
+    """Fill a namespace template's ``{placeholders}``.
+
+    Values come from ``config["configurable"]`` first, then from the LangGraph run's
+    ``context`` (a dict or an object with that attribute) when called inside a graph.
+
+    Raises:
+        ValueError: naming the missing placeholder and how to pass it, or the
+            namespace rule the filled namespace breaks.
+
+    Example:
+        >>> resolve_namespace(("memories", "{user_id}"), {"configurable": {"user_id": "maya"}})
+        ('memories', 'maya')
+    """
+    configurable = dict((config or {}).get("configurable") or {})
+    context = _run_context()
+    labels = []
+    for label in template:
+        values = {}
+        for _, name, _, _ in string.Formatter().parse(label):
+            if name is None:
+                continue
+            value = configurable.get(name)
+            if value is None and context is not None:
+                value = context.get(name) if isinstance(context, Mapping) else getattr(context, name, None)
+            if value is None:
+                raise ValueError(
+                    f"namespace template {template!r} needs {name!r}: pass "
+                    f"config={{'configurable': {{'{name}': ...}}}} when invoking the tool or the "
+                    f"graph (or run it in a LangGraph graph whose context has {name!r})")
+            values[name] = str(value)
+        labels.append(label.format(**values))
+    return validate_namespace(tuple(labels))
+
+
+def _run_context() -> Any:
+    """The LangGraph run's context, or None outside a graph run."""
+    try:
+        from langgraph.runtime import get_runtime
+
+        runtime = get_runtime()
+    except (ImportError, RuntimeError, KeyError):
+        return None
+    return getattr(runtime, "context", None)
+
+
+def format_memories(result: RecallResult) -> str:
+    """A compact listing for a model: one ``- [id] date | restatement`` line per memory."""
+    if not result.memories:
+        return f"No memories found for {result.query!r}."
+    lines = [f"{len(result.memories)} {'memory' if len(result.memories) == 1 else 'memories'}:"]
+    for recalled in result.memories:
+        unit = recalled.unit
+        if unit.time is None:
+            when = "undated"
+        else:
+            start, end = unit.time.start.date(), unit.time.end.date()
+            when = start.isoformat() if start == end else f"{start.isoformat()}..{end.isoformat()}"
+        lines.append(f"- [{unit.id}] {when} | {unit.restatement}")
+    return "\n".join(lines)
+
+
+def _check_template(namespace: Any) -> tuple[str, ...]:
+    if isinstance(namespace, str):
+        namespace = (namespace,)
+    if not isinstance(namespace, (tuple, list)) or not namespace or \
+            not all(isinstance(label, str) and label for label in namespace):
+        raise ValueError(f"namespace must be a non-empty tuple of non-empty strings, got {namespace!r}")
+    return tuple(namespace)
+
+
+def _getter(memory: MemorySource) -> Callable[[], RippleMemory]:
+    """Accept a memory or a zero-argument factory (servers that build the memory on first use)."""
+    if hasattr(memory, "recall") and hasattr(memory, "add_conversation"):
+        return lambda: memory  # type: ignore[return-value]
+    if callable(memory):
+        return memory
+    raise ValueError(f"memory must be a RippleMemory or a function returning one, got {type(memory).__name__}")
+
+
+def create_recall_tool(
+    memory: MemorySource,
+    *,
+    namespace: tuple[str, ...] | str = DEFAULT_NAMESPACE,
+    k: int = 5,
+    name: str = "recall_memory",
+    description: str = RECALL_DESCRIPTION,
+    config: RecallConfig | None = None,
+) -> StructuredTool:
+    """A tool that recollects memories for a query and returns a compact listing.
+
+    Args:
+        memory: the ``RippleMemory``, or a function returning it (called on first use).
+        namespace: namespace template, e.g. ``("memories", "{user_id}")``.
+        k: memories returned per call.
+        name: the tool name the model sees.
+        description: the tool description the model sees.
+        config: recollection budgets; default the memory's.
+
+    Raises:
+        ValueError: naming ``k``, ``namespace`` or ``memory`` when unusable.
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    template, get_memory, recall_config = _check_template(namespace), _getter(memory), config
+
+    def prepare(query: str, run_config: RunnableConfig) -> tuple[RippleMemory, dict[str, Any]]:
+        if not query.strip():
+            raise ToolException("query must be a non-empty question or topic")
+        # The tool run's callbacks make the recall graph's node runs nest under the tool run.
+        return get_memory(), {"namespace": resolve_namespace(template, run_config), "k": k,
+                              "config": recall_config, "callbacks": run_config.get("callbacks")}
+
+    def recall(query: str, config: RunnableConfig) -> str:
+        target, kwargs = prepare(query, config)
+        return format_memories(target.recall(query, **kwargs))
+
+    async def arecall(query: str, config: RunnableConfig) -> str:
+        target, kwargs = prepare(query, config)
+        return format_memories(await target.arecall(query, **kwargs))
+
+    return StructuredTool.from_function(func=recall, coroutine=arecall, name=name, description=description,
+                                        args_schema=RecallArgs, handle_tool_error=True)
+
+
+def create_remember_tool(
+    memory: MemorySource,
+    *,
+    namespace: tuple[str, ...] | str = DEFAULT_NAMESPACE,
+    name: str = "remember",
+    description: str = REMEMBER_DESCRIPTION,
+    speaker: str = "user",
+) -> StructuredTool:
+    """A tool that writes a statement to memory and confirms with the new unit ids.
+
+    The statement becomes a one-turn conversation (fresh id, spoken by ``speaker``,
+    timed now) that goes through the normal write path: extraction, embedding,
+    linking to what the namespace already holds.
+
+    Args:
+        memory: the ``RippleMemory``, or a function returning it (called on first use).
+        namespace: namespace template, e.g. ``("memories", "{user_id}")``.
+        name: the tool name the model sees.
+        description: the tool description the model sees.
+        speaker: who the statement is attributed to.
+
+    Raises:
+        ValueError: naming ``namespace``, ``speaker`` or ``memory`` when unusable.
+    """
+    if not isinstance(speaker, str) or not speaker.strip():
+        raise ValueError(f"speaker must be a non-empty string, got {speaker!r}")
+    template, get_memory = _check_template(namespace), _getter(memory)
+
+    def prepare(content: str, run_config: RunnableConfig) -> tuple[RippleMemory, Namespace, Conversation]:
+        if not content.strip():
+            raise ToolException("content must be a non-empty statement")
+        now = datetime.now(timezone.utc)
+        conv = Conversation(id=f"note-{uuid.uuid4().hex[:16]}", sessions=[
+            Session(id="S1", time=now, turns=[Turn(id="S1:0", speaker=speaker, text=content.strip())])])
+        return get_memory(), resolve_namespace(template, run_config), conv
+
+    def confirm(target: RippleMemory, ns: Namespace, conv: Conversation, report: IngestReport) -> str:
+        ids = report.unit_ids
+        if not ids:
+            return f"Nothing was stored: {'; '.join(w.error for w in report.failed_windows) or 'no memory found'}."
+        noun = "memory" if len(ids) == 1 else "memories"
+        return f"Remembered {len(ids)} {noun} in {'/'.join(ns)}: {', '.join(ids)}"
+
+    def remember(content: str, config: RunnableConfig) -> str:
+        target, ns, conv = prepare(content, config)
+        return confirm(target, ns, conv, target.add_conversation(conv, namespace=ns))
+
+    async def aremember(content: str, config: RunnableConfig) -> str:
+        target, ns, conv = prepare(content, config)
+        return confirm(target, ns, conv, await target.aadd_conversation(conv, namespace=ns))
+
+    return StructuredTool.from_function(func=remember, coroutine=aremember, name=name, description=description,
+                                        args_schema=RememberArgs, handle_tool_error=True)

@@ -1,0 +1,182 @@
+"""graphs/*.py (the langgraph.json graphs) and the recall graph as a subgraph of an agent."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, TypedDict
+
+import pytest
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+
+from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.recall import RecallContext, build_recall_graph
+from langchain_ripplemem.schemas import RecallResult
+
+from .conftest import BagOfWordsEmbeddings, make_conversation
+from .fakes import ScriptedChatModel
+
+ROOT = Path(__file__).resolve().parents[2]
+NS = ["users", "maya"]
+
+
+def load(name: str):
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    return importlib.import_module(f"graphs.{name}")
+
+
+@pytest.fixture
+def shared_memory(tmp_path, monkeypatch):
+    """A fast memory for the served graphs (set_memory), reset afterwards."""
+    monkeypatch.setenv("RIPPLEMEM_PERSIST", str(tmp_path / "store"))
+    recall = load("recall")
+    memory = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path / "store")
+    recall.set_memory(memory)
+    yield memory
+    recall.set_memory(None)
+
+
+def test_langgraph_json_points_at_compiled_graphs():
+    config = json.loads((ROOT / "langgraph.json").read_text())
+    assert config["dependencies"] == ["."]
+    assert set(config["graphs"]) == {"recall", "ingest", "agent"}
+    for name, spec in config["graphs"].items():
+        path, attr = spec.split(":")
+        assert (ROOT / path).is_file() and attr == "graph"
+        assert type(getattr(load(name), attr)).__name__ == "CompiledStateGraph"
+
+
+def test_importing_the_graphs_creates_no_memory():
+    recall = load("recall")
+    recall.set_memory(None)
+    for name in ("recall", "ingest", "agent"):
+        importlib.reload(load(name))
+    assert sys.modules["ripplemem_graphs_shared"].memory is None
+    nodes = set(load("recall").graph.get_graph().nodes)
+    assert {"extract_cues", "tri_view_recall", "expand", "assemble"} <= nodes
+
+
+def test_the_three_graphs_share_one_memory(shared_memory):
+    assert load("recall").get_memory() is shared_memory
+    assert load("ingest").get_memory() is shared_memory
+    assert load("agent").get_memory() is shared_memory
+
+
+def test_ingest_then_recall_offline(shared_memory):
+    out = load("ingest").graph.invoke({"conversation": make_conversation().model_dump(mode="json")},
+                                      context={"namespace": NS})
+    report = out["report"]
+    assert report["units"] == 7 and report["namespace"] == NS and json.dumps(report)
+    result = load("recall").graph.invoke({"query": "Should Maya book Harbor Grill for her birthday?"},
+                                         context={"namespace": NS})["result"]
+    assert isinstance(result, RecallResult) and result.namespace == tuple(NS)
+    assert any("shellfish" in m.unit.restatement for m in result.memories)
+
+
+async def test_ingest_messages_async(shared_memory):
+    out = await load("ingest").graph.ainvoke(
+        {"messages": [{"role": "user", "content": "I moved to Lisbon in May 2024."}]},
+        context={"namespace": ["users", "ana"]})
+    assert out["report"]["units"] == 1
+    assert "Lisbon" in shared_memory.list_units(("users", "ana"))[0].restatement
+
+
+def test_ingest_without_input_names_the_fields(shared_memory):
+    with pytest.raises(ValueError, match="'conversation'.*'messages'"):
+        load("ingest").graph.invoke({}, context={"namespace": NS})
+
+
+def test_get_memory_builds_a_persistent_memory_from_the_environment(tmp_path, monkeypatch):
+    recall = load("recall")
+    recall.set_memory(None)
+    monkeypatch.setenv("RIPPLEMEM_PERSIST", str(tmp_path / "env-store"))
+    try:
+        memory = recall.get_memory()
+        assert memory.persist_directory == tmp_path / "env-store" and (tmp_path / "env-store").is_dir()
+        assert recall.get_memory() is memory
+    finally:
+        recall.set_memory(None)
+
+
+def test_agent_without_a_model_explains_instead_of_failing(shared_memory, monkeypatch):
+    monkeypatch.delenv("RIPPLEMEM_AGENT_MODEL", raising=False)
+    out = load("agent").graph.invoke({"messages": [("user", "hi")]})
+    reply = out["messages"][-1]
+    assert isinstance(reply, AIMessage) and "No chat model is configured" in reply.content
+
+
+def test_agent_reports_a_model_it_cannot_create(shared_memory):
+    out = load("agent").graph.invoke({"messages": [("user", "hi")]},
+                                     context={"model": "no-such-provider:model-x"})
+    assert "Creating 'no-such-provider:model-x' failed" in out["messages"][-1].content
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_agent_remembers_recalls_and_answers(shared_memory, mode):
+    agent = load("agent")
+    llm = ScriptedChatModel(responses=[
+        AIMessage("", tool_calls=[{"name": "remember", "id": "t1",
+                                   "args": {"content": "Maya is allergic to shellfish."}}]),
+        AIMessage("", tool_calls=[{"name": "recall_memory", "id": "t2", "args": {"query": "Maya allergic"}}]),
+        lambda messages: f"From memory: {messages[-1].content.splitlines()[1].split(' | ')[1]}",
+    ])
+    state = {"messages": [("user", "Remember that I'm allergic to shellfish, then tell me what I can't eat.")]}
+    context = agent.AgentContext(user_id="maya", model=llm)
+    out = agent.graph.invoke(state, context=context) if mode == "sync" else \
+        await agent.graph.ainvoke(state, context=context)
+    tools = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert [t.name for t in tools] == ["remember", "recall_memory"]
+    assert tools[0].content.startswith("Remembered 1 memory in memories/maya")
+    assert out["messages"][-1].content == "From memory: User: Maya is allergic to shellfish."
+    assert isinstance(llm.calls[0][0], SystemMessage) and llm.tools_seen[0] == ["remember", "recall_memory"]
+    assert [u.restatement for u in shared_memory.list_units(("memories", "maya"))] == \
+        ["User: Maya is allergic to shellfish."]
+
+
+# -- the recall graph as a subgraph node of a parent agent -------------------------------
+
+
+class ParentState(TypedDict, total=False):
+    """Shared keys with the recall graph: ``query`` in, ``result`` out (documented mapping)."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    query: str
+    result: RecallResult
+
+
+def test_recall_graph_as_a_subgraph_node_of_an_agent():
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory.add_conversation(make_conversation(), namespace=("maya",))
+    last_line = lambda messages: messages[-1].content.splitlines()[-1]  # noqa: E731
+    llm = ScriptedChatModel(responses=[last_line, last_line])
+
+    def to_query(state: ParentState) -> dict:
+        return {"query": next(m.text for m in reversed(state["messages"]) if isinstance(m, HumanMessage))}
+
+    def respond(state: ParentState) -> dict:
+        evidence = "\n".join(m.unit.restatement for m in state["result"].memories)
+        return {"messages": [llm.invoke([HumanMessage(f"{state['query']}\n{evidence}")])]}
+
+    parent = StateGraph(ParentState, context_schema=RecallContext)
+    parent.add_node("to_query", to_query)
+    parent.add_node("recall", build_recall_graph(memory))
+    parent.add_node("respond", respond)
+    parent.add_edge(START, "to_query")
+    parent.add_edge("to_query", "recall")
+    parent.add_edge("recall", "respond")
+    parent.add_edge("respond", END)
+    app = parent.compile()
+
+    context = RecallContext(namespace=("maya",))
+    seen = [ns for ns, _ in app.stream({"messages": [("user", "What is Maya allergic to?")]}, context=context,
+                                       subgraphs=True, stream_mode="updates") if ns]
+    assert seen and all(ns[0].startswith("recall:") for ns in seen)  # recall ran as a subgraph
+    out = app.invoke({"messages": [("user", "What is Maya allergic to?")]}, context=context)
+    assert out["query"] == "What is Maya allergic to?"
+    assert "shellfish" in out["result"].memories[0].unit.restatement
+    assert out["messages"][-1].content == out["result"].memories[-1].unit.restatement
