@@ -2,7 +2,7 @@
 PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 
-.PHONY: install test lint format typecheck bench bench-ingest bench-latency docs demo
+.PHONY: install test lint format typecheck bench bench-ingest demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -33,6 +33,3 @@ bench:
 bench-ingest:
 	$(PY) scripts/bench_ingest.py $(LOCOMO) --out results/ingest.json
 
-# Per-query latency of the offline recall graph vs plain top-k.
-bench-latency:
-	$(PY) scripts/bench_latency.py $(LOCOMO) --out results/latency.json

@@ -1,0 +1,110 @@
+"""The read path with a chat model: LLM cues, LLM controller, answer node (scripted fake)."""
+
+import re
+
+import pytest
+
+from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.extraction.rules import RuleBasedExtractor
+from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.recall import NODE_NAMES, build_recall_graph
+
+from .conftest import BagOfWordsEmbeddings, make_conversation
+from .fakes import ScriptedChatModel
+
+NS = ("maya",)
+CONFIG = RecallConfig(semantic_k=2, lexical_k=1, cue_k=0, max_rounds=1)
+CUES = {"semantic_query": "Maya's dinner plans and food restrictions", "keywords": ["dinner"],
+        "participants": ["Maya"], "locations": [], "time_start": None, "time_end": None}
+
+
+def evidence_ids(messages) -> list[str]:
+    return re.findall(r"^([0-9a-f]{32}) \|", messages[-1].content, flags=re.M)
+
+
+def plan(**overrides):
+    def respond(messages):
+        ids = evidence_ids(messages)
+        return {"should_continue": True, "anchors": ids[:1], "target_restatement": "food allergy of Maya",
+                "target_participants": ["Maya"], "target_locations": [], "target_keywords": ["allergic"],
+                "stop_reason": "", **overrides}
+    return respond
+
+
+def memory_with(responses) -> tuple[RippleMemory, ScriptedChatModel]:
+    model = ScriptedChatModel(responses=responses)
+    memory = RippleMemory(BagOfWordsEmbeddings(), extractor=RuleBasedExtractor(), llm=model, recall_config=CONFIG)
+    memory.add_conversation(make_conversation(), namespace=NS)
+    return memory, model
+
+
+def test_graph_has_answer_node_with_llm():
+    memory, _ = memory_with([])
+    nodes = set(build_recall_graph(memory, llm=memory.llm).get_graph().nodes) - {"__start__", "__end__"}
+    assert nodes == set(NODE_NAMES)
+
+
+def test_llm_cues_controller_and_answer():
+    memory, model = memory_with([CUES, plan(), "Maya is allergic to shellfish [1], so not Harbor Grill [2]."])
+    result = memory.recall("Should Maya accept the dinner pick?", namespace=NS)
+    assert result.cues.query == CUES["semantic_query"] and result.cues.participants == ["maya"]
+    first, second = result.rounds
+    assert not first.sufficient and second.anchors and second.target.restatement == "food allergy of Maya"
+    assert second.expanded  # the LLM's anchor was expanded
+    assert second.reason == "round budget spent (1)"  # no controller call after the last round
+    assert result.answer.startswith("Maya is allergic")
+    assert result.cited_ids == [result.memories[0].unit.id, result.memories[1].unit.id]
+    assert result.usage.llm_calls == 3 and result.usage.input_tokens == 300
+    assert model.remaining == 0
+
+
+def test_invalid_controller_output_stops_with_reason():
+    memory, model = memory_with([CUES, "not json", "still not", {"anchors": "wrong type"}, "I don't know [9]."])
+    result = memory.recall("Should Maya accept the dinner pick?", namespace=NS)
+    assert len(result.rounds) == 1
+    assert result.rounds[0].reason.startswith("controller output invalid after retries")
+    assert result.answer == "I don't know [9]." and result.cited_ids == []  # [9] is out of range
+    assert result.usage.llm_calls == 5
+
+
+def test_all_invalid_anchors_stop_with_recorded_reason():
+    memory, _ = memory_with([CUES, plan(anchors=["nope", "f" * 32]), "No idea."])
+    result = memory.recall("Should Maya accept the dinner pick?", namespace=NS)
+    assert len(result.rounds) == 1 and result.rounds[0].sufficient
+    assert "no valid anchor" in result.rounds[0].reason
+
+
+def test_controller_can_stop_early():
+    memory, _ = memory_with([CUES, plan(should_continue=False, stop_reason="the booking answers it"), "Yes."])
+    result = memory.recall("Should Maya accept the dinner pick?", namespace=NS)
+    assert result.rounds[0].sufficient and result.rounds[0].reason == "the booking answers it"
+
+
+def test_anchors_are_capped_at_max_anchors():
+    def many(messages):
+        return plan(anchors=evidence_ids(messages))(messages)
+    memory, _ = memory_with([CUES, many, "ok"])
+    cfg = CONFIG.model_copy(update={"semantic_k": 5, "max_anchors": 2})
+    result = memory.recall("Should Maya accept the dinner pick?", namespace=NS, config=cfg)
+    assert len(result.rounds[1].anchors) == 2
+
+
+async def test_async_llm_path():
+    memory, model = memory_with([CUES, plan(), "Shellfish allergy [1]."])
+    result = await memory.arecall("Should Maya accept the dinner pick?", namespace=NS)
+    assert result.answer == "Shellfish allergy [1]." and len(result.rounds) == 2
+    assert model.remaining == 0
+
+
+def test_unparseable_llm_time_is_dropped_not_guessed():
+    memory, _ = memory_with([{**CUES, "time_start": "sometime soon"}, plan(should_continue=False), "ok"])
+    result = memory.recall("Should Maya accept the dinner pick?", namespace=NS)
+    assert result.cues.time is None
+
+
+@pytest.mark.parametrize("bad", [None, 3])
+def test_llm_must_be_a_model_or_string(bad):
+    from langchain_ripplemem.llm import resolve_chat_model
+
+    with pytest.raises((TypeError, ValueError)):
+        resolve_chat_model(bad)
