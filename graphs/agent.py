@@ -17,11 +17,8 @@ with a message explaining how to configure one instead of failing.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, SystemMessage
@@ -30,21 +27,8 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.runtime import get_runtime
 
+from langchain_ripplemem.serving import get_memory
 from langchain_ripplemem.tools import create_recall_tool, create_remember_tool
-
-
-def _recall_module() -> Any:
-    # graphs/ is not a package: load the sibling file that owns the shared memory by path.
-    name = "ripplemem_graphs_recall"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("recall.py"))
-        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = module
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return sys.modules[name]
-
-
-get_memory = _recall_module().get_memory
 
 SYSTEM_PROMPT = (
     "You are a helpful assistant with long-term memory. Before answering anything that may depend "

@@ -12,10 +12,7 @@ The memory is the one the ``recall`` and ``agent`` graphs use (see
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypedDict
 
 from langchain_core.runnables import RunnableLambda
@@ -24,20 +21,7 @@ from langgraph.runtime import get_runtime
 
 from langchain_ripplemem.errors import InvalidConversationError
 from langchain_ripplemem.schemas import Conversation, Namespace, validate_namespace
-
-
-def _recall_module() -> Any:
-    # graphs/ is not a package: load the sibling file that owns the shared memory by path.
-    name = "ripplemem_graphs_recall"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("recall.py"))
-        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = module
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return sys.modules[name]
-
-
-get_memory = _recall_module().get_memory
+from langchain_ripplemem.serving import get_memory
 
 
 @dataclass

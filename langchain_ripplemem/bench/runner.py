@@ -40,7 +40,7 @@ from langchain_ripplemem.bench.systems import (
     describe_system,
     make_system,
 )
-from langchain_ripplemem.config import RecallConfig, preset
+from langchain_ripplemem.config import TUNED, RecallConfig, preset
 
 DEFAULT_KS = (5, 10, 30)
 DATASETS = ("locomo", "longmemeval")
@@ -123,7 +123,7 @@ def run_benchmark(
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
     kmax = max(ks)
-    base_config = recall_config or preset(dataset)[1]
+    base_config = recall_config or TUNED.get(dataset) or preset(dataset)[1]
     factory = memory_factory or default_memory_factory(dataset)
     answering_on = answer_model is not None
     judge = judge_model if judge_model is not None else answer_model

@@ -24,13 +24,14 @@ from typing import Any, Protocol, runtime_checkable
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
 
-RECALL_SYSTEMS = ("ripplemem", "no_expansion", "no_structural", "no_planning")
+RECALL_SYSTEMS = ("ripplemem", "ripplemem_paper", "no_expansion", "no_structural", "no_planning")
 BASELINES = ("bm25", "dense", "hybrid_rrf")
 SYSTEM_NAMES: tuple[str, ...] = RECALL_SYSTEMS + BASELINES
 
 # Ablations change one knob of the recall config each (METHOD.md, "Ablations").
 _ABLATIONS: dict[str, dict[str, Any]] = {
     "ripplemem": {},
+    "ripplemem_paper": {},
     "no_expansion": {"max_rounds": 0},
     "no_structural": {"expand_structural": False},
     "no_planning": {"use_planning": False},
@@ -189,6 +190,11 @@ def ripplemem(memory: Any, recall_config: RecallConfig | None = None) -> RecallS
     return _recall("ripplemem", memory, recall_config)
 
 
+def ripplemem_paper(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
+    """Full RippleMem with the paper's settings (the memory's own dataset preset), not the tuned base."""
+    return _recall("ripplemem_paper", memory, getattr(memory, "recall_config", None) or RecallConfig())
+
+
 def no_expansion(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
     """Ablation: tri-view recall only (``max_rounds=0``)."""
     return _recall("no_expansion", memory, recall_config)
@@ -221,6 +227,7 @@ def hybrid_rrf(memory: Any, recall_config: RecallConfig | None = None) -> Hybrid
 
 SYSTEM_FACTORIES: dict[str, Callable[[Any, RecallConfig | None], System]] = {
     "ripplemem": ripplemem,
+    "ripplemem_paper": ripplemem_paper,
     "no_expansion": no_expansion,
     "no_structural": no_structural,
     "no_planning": no_planning,

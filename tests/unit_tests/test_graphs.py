@@ -56,7 +56,9 @@ def test_importing_the_graphs_creates_no_memory():
     recall.set_memory(None)
     for name in ("recall", "ingest", "agent"):
         importlib.reload(load(name))
-    assert sys.modules["ripplemem_graphs_shared"].memory is None
+    from langchain_ripplemem import serving
+
+    assert serving._memory is None
     nodes = set(load("recall").graph.get_graph().nodes)
     assert {"extract_cues", "tri_view_recall", "expand", "assemble"} <= nodes
 
