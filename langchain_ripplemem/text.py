@@ -60,3 +60,9 @@ def content_words(text: str) -> list[str]:
 def lexical_tokens(text: str) -> list[str]:
     """Stemmed content words: the BM25 vocabulary."""
     return [stem(w) for w in content_words(text)]
+
+
+@lru_cache(maxsize=100_000)
+def lexical_token_set(text: str) -> frozenset[str]:
+    """The set of :func:`lexical_tokens` (cached: recall asks it of the same memories each round)."""
+    return frozenset(lexical_tokens(text))

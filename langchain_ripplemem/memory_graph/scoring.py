@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -34,6 +35,12 @@ class HasCues(Protocol):
 
 def cue_set(values: Iterable[str]) -> frozenset[str]:
     """Case-insensitive set of canonical cue values (canonicalisation happens at write time)."""
+    return _cue_set(tuple(values))
+
+
+@lru_cache(maxsize=100_000)
+def _cue_set(values: tuple[str, ...]) -> frozenset[str]:
+    # Recall scores the same units' cues over and over: cache the normalised sets.
     return frozenset(v.strip().lower() for v in values if v and v.strip())
 
 

@@ -24,7 +24,7 @@ from langchain_ripplemem.llm import acall_structured, call_structured, resolve_c
 from langchain_ripplemem.prompts.recall import CONTROLLER_PROMPT, ControllerPlan
 from langchain_ripplemem.recall.state import Plan
 from langchain_ripplemem.schemas import ExpansionTarget, Hit, QueryCues, Usage
-from langchain_ripplemem.text import content_words, lexical_tokens
+from langchain_ripplemem.text import content_words, lexical_token_set, stem
 
 
 def support(hits: list[Hit], config: RecallConfig) -> float:
@@ -66,10 +66,10 @@ class HeuristicController:
         for uid in inp.evidence:
             unit = inp.view.unit(uid)
             if unit is not None:
-                covered.update(lexical_tokens(unit.restatement))
+                covered |= lexical_token_set(unit.restatement)
         cue_words = {w for value in inp.cues.participants for w in value.split()}
         return [w for w in content_words(inp.query)
-                if w not in cue_words and lexical_tokens(w) and lexical_tokens(w)[0] not in covered]
+                if w not in cue_words and stem(w) not in covered]
 
     def decide(self, inp: ControllerInput) -> Plan:
         """Stop when every query term and cue is covered by a strong first hop."""
