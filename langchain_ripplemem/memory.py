@@ -147,7 +147,6 @@ class RippleMemory:
         self._write_lock = threading.RLock()
         self._resumed: set[Namespace] = set()
         self._recall_graph: Any = None
-        self._query_cache: dict[str, np.ndarray] = {}
 
     def _default_extractor(self) -> Extractor:
         if self.llm is not None:
@@ -363,21 +362,7 @@ class RippleMemory:
         return RippleMemRetriever(memory=self, **kwargs)
 
     def embed_query(self, text: str) -> np.ndarray:
-        """The query's unit vector under this memory's embeddings (recent texts are cached)."""
-        with self._write_lock:
-            cached = self._query_cache.get(text)
-        if cached is not None:
-            return cached
-        vector = self._embed_query(text)
-        with self._write_lock:
-            # A recall embeds its query and then, each round, the controller's target,
-            # which often repeats: a small cache saves those model calls.
-            self._query_cache[text] = vector
-            while len(self._query_cache) > 256:
-                self._query_cache.pop(next(iter(self._query_cache)))
-        return vector
-
-    def _embed_query(self, text: str) -> np.ndarray:
+        """The query's unit vector under this memory's embeddings."""
         fast = getattr(self.embeddings, "embed_array", None)
         vector = np.asarray(fast([text])[0] if fast else self.embeddings.embed_query(text), dtype=np.float32)
         norm = float(np.linalg.norm(vector))
