@@ -50,6 +50,10 @@ class WriteConfig(BaseModel):
         4000, ge=100, description="longer turns are split into chunks of this size (documented rule)"
     )
     llm_max_retries: int = Field(2, ge=0, description="extra attempts after invalid LLM output")
+    supersession: bool = Field(
+        True, description="mark older statements of a person's residence, job, relationship or favourite "
+        "as superseded by later ones with another value (lifecycle.py, docs/lifecycle.md)",
+    )
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> WriteConfig:
@@ -91,6 +95,14 @@ class RecallConfig(BaseModel):
     )
     rank_offset: int = Field(5, ge=0, description="rank support is 1 / (rank_offset + rank)")
     llm_max_retries: int = Field(2, ge=0)
+    superseded_weight: float = Field(
+        0.5, ge=0.0, le=1.0,
+        description="rho multiplier of a superseded memory (with as_of: superseded by then); 1 = no effect",
+    )
+    recency_half_life_days: float | None = Field(
+        None, gt=0, description="when set, rho *= 0.5 ** (age_days / half_life), age from the namespace's "
+        "latest memory time (or as_of) to the memory's time end; None = no recency decay",
+    )
 
 
 LOCOMO_WRITE = WriteConfig(window_size=40, window_overlap=2)

@@ -56,6 +56,7 @@ class NamespaceView:
         }
         self._bm25: bm25s.BM25 | None = None
         self._bm25_size = -1
+        self.suppressed: set[str] = set()  # ids a user correction hides from recall (lifecycle.py)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -87,6 +88,21 @@ class NamespaceView:
                 self.postings["locations"][value].append(i)
             for day in day_buckets(unit):
                 self.postings["days"][day].append(i)
+            if unit.metadata.get("suppressed"):
+                self.suppressed.add(unit.id)
+
+    def replace(self, unit: MemoryUnit) -> None:
+        """Swap in a unit whose metadata changed (text, cues and vector must be the same)."""
+        i = self.pos[unit.id]
+        old = self.units[i]
+        if (old.restatement, old.participants, old.locations, old.time) != (
+                unit.restatement, unit.participants, unit.locations, unit.time):
+            raise ValueError(f"unit {unit.id}: only metadata can change in place")
+        self.units[i] = unit
+        if unit.metadata.get("suppressed"):
+            self.suppressed.add(unit.id)
+        else:
+            self.suppressed.discard(unit.id)
 
     def unit(self, unit_id: str) -> MemoryUnit | None:
         """The unit with this id, if the namespace has it."""
@@ -232,6 +248,25 @@ class UnitIndex:
                                for u in chunk],
                 )
             self.view(namespace).add(units, vectors)
+
+    def replace(self, namespace: Namespace, units: Sequence[MemoryUnit]) -> None:
+        """Rewrite stored units' metadata in Chroma and the view (ids, text and vectors stay)."""
+        if not units:
+            return
+        key = namespace_key(namespace)
+        with self._lock:
+            view = self.view(namespace)
+            missing = [u.id for u in units if u.id not in view.pos]
+            if missing:
+                raise ValueError(f"units {missing} are not in namespace {namespace}")
+            for start in range(0, len(units), self._BATCH):
+                chunk = units[start : start + self._BATCH]
+                self.collection.update(  # type: ignore[attr-defined]
+                    ids=[u.id for u in chunk],
+                    metadatas=[{"ns": key, "kind": u.kind, "unit": u.model_dump_json()} for u in chunk],
+                )
+            for unit in units:
+                view.replace(unit)
 
     def search_semantic(
         self, namespace: Namespace, query: str | np.ndarray, k: int

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langchain_ripplemem import lifecycle
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.errors import InvalidConversationError, InvalidNamespaceError
 from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
@@ -258,6 +259,8 @@ class RippleMemory:
             timer = time.perf_counter()
             edges = self._link(ns, list(range(start, start + len(new))))
             report.usage.seconds["link"] = time.perf_counter() - timer
+            if self.write_config.supersession:
+                report.superseded = lifecycle.refresh_supersession(self.index, ns, lifecycle.fact_keys(new))
         for edge in edges:
             report.edges[edge.type] = report.edges.get(edge.type, 0) + 1
         return report
@@ -285,9 +288,11 @@ class RippleMemory:
         """Units by id within ``namespace`` (ids of other namespaces are never returned)."""
         return self.index.get(self._ns(namespace), ids)
 
-    def list_units(self, namespace: Namespace | str | None = None) -> list[MemoryUnit]:
-        """Every unit of a namespace, in insertion order."""
-        return list(self.index.view(self._ns(namespace)).units)
+    def list_units(self, namespace: Namespace | str | None = None, *,
+                   include_suppressed: bool = False) -> list[MemoryUnit]:
+        """Every unit of a namespace, in insertion order; suppressed ones only for audit."""
+        units = self.index.view(self._ns(namespace)).units
+        return list(units) if include_suppressed else [u for u in units if not lifecycle.is_suppressed(u)]
 
     def edges(self, namespace: Namespace | str | None = None) -> list[Edge]:
         """Every edge of a namespace."""
@@ -301,23 +306,27 @@ class RippleMemory:
 
     def recall(
         self, query: str, *, namespace: Namespace | str | None = None, k: int | None = None,
-        config: RecallConfig | None = None, callbacks: Any = None,
+        config: RecallConfig | None = None, callbacks: Any = None, as_of: datetime | str | None = None,
     ) -> RecallResult:
-        """Recollect the evidence set for ``query``: tri-view recall, controller, expansion."""
-        graph, state, run_config, context = self._recall_call(query, namespace, k, config, callbacks)
+        """Recollect the evidence set for ``query``: tri-view recall, controller, expansion.
+
+        ``as_of`` answers as of that time: later memories are hidden and only supersessions
+        before it down-weight a memory (see ``docs/lifecycle.md``).
+        """
+        graph, state, run_config, context = self._recall_call(query, namespace, k, config, callbacks, as_of)
         return graph.invoke(state, config=run_config, context=context)["result"]  # type: ignore[no-any-return]
 
     async def arecall(
         self, query: str, *, namespace: Namespace | str | None = None, k: int | None = None,
-        config: RecallConfig | None = None, callbacks: Any = None,
+        config: RecallConfig | None = None, callbacks: Any = None, as_of: datetime | str | None = None,
     ) -> RecallResult:
         """Async :meth:`recall`."""
-        graph, state, run_config, context = self._recall_call(query, namespace, k, config, callbacks)
+        graph, state, run_config, context = self._recall_call(query, namespace, k, config, callbacks, as_of)
         return (await graph.ainvoke(state, config=run_config, context=context))["result"]  # type: ignore[no-any-return]
 
     def _recall_call(
         self, query: str, namespace: Namespace | str | None, k: int | None,
-        config: RecallConfig | None, callbacks: Any,
+        config: RecallConfig | None, callbacks: Any, as_of: datetime | str | None = None,
     ) -> tuple[Any, dict[str, Any], dict[str, Any], Any]:
         from langchain_ripplemem.recall import RecallContext, build_recall_graph
 
@@ -335,16 +344,35 @@ class RippleMemory:
         run_config: dict[str, Any] = {"run_name": "ripplemem_recall"}
         if callbacks is not None:
             run_config["callbacks"] = callbacks
-        return self._recall_graph, {"query": query}, run_config, RecallContext(namespace=ns, config=cfg)
+        context = RecallContext(namespace=ns, config=cfg, as_of=lifecycle.coerce_as_of(as_of))
+        return self._recall_graph, {"query": query}, run_config, context
 
     # -- lifecycle -----------------------------------------------------------------
     def delete(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> int:
         """Delete units of ``namespace`` and every edge touching them; returns units deleted."""
         ns = self._ns(namespace)
+        ids = list(ids)
         with self._write_lock:
-            present = self.index.delete(ns, list(ids))
+            keys = lifecycle.fact_keys(self.index.get(ns, ids)) if self.write_config.supersession else set()
+            present = self.index.delete(ns, ids)
             self.graph.remove_units(ns, present)
+            lifecycle.refresh_supersession(self.index, ns, keys)  # what they superseded is current again
         return len(present)
+
+    def suppress(self, ids: Iterable[str], *, namespace: Namespace | str | None = None, reason: str) -> int:
+        """Hide units from recall (a user correction) but keep them for audit; returns units changed.
+
+        Persisted in each unit's metadata as ``{"suppressed": {"reason", "at"}}``; see
+        :meth:`unsuppress` and ``list_units(..., include_suppressed=True)``.
+
+        Raises:
+            ValueError: naming ``ids`` or ``reason`` when unusable.
+        """
+        return lifecycle.set_suppressed(self, self._ns(namespace), ids, reason)
+
+    def unsuppress(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> int:
+        """Lift :meth:`suppress`; returns units changed."""
+        return lifecycle.set_suppressed(self, self._ns(namespace), ids, None)
 
     def delete_namespace(self, namespace: Namespace | str) -> int:
         """Delete every unit and edge of exactly ``namespace`` (it must be given explicitly)."""

@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -41,7 +42,8 @@ def memory_to_document(recalled: RecalledMemory) -> Document:
     ``participants``, ``locations``, ``kind``, ``score``, ``found_by`` (recall
     views such as ``"semantic"``, or ``"expansion:<channel>"``), ``paths`` (unit-id
     paths of the expansions that reached it), ``turn_ids``, ``conversation_id`` and
-    ``session_id``.
+    ``session_id``; a superseded memory also has ``superseded_by`` and ``valid_until``
+    (see ``docs/lifecycle.md``).
     """
     unit = recalled.unit
     found_by: list[str] = []
@@ -68,6 +70,9 @@ def memory_to_document(recalled: RecalledMemory) -> Document:
         "conversation_id": unit.source.conversation_id,
         "session_id": unit.source.session_id,
     }
+    for mark in ("superseded_by", "valid_until"):
+        if unit.metadata.get(mark):
+            metadata[mark] = unit.metadata[mark]
     return Document(id=unit.id, page_content=unit.restatement, metadata=metadata)
 
 
@@ -80,6 +85,7 @@ class RippleMemRetriever(BaseRetriever):
             Overridable per call: ``retriever.invoke(query, k=3)``.
         namespace: whose memories to search; ``None`` uses the memory's default.
         config: recollection budgets; ``None`` uses the memory's ``recall_config``.
+        as_of: answer as of this time (see ``RippleMemory.recall``); ``None`` = now.
 
     Example:
         >>> retriever = RippleMemRetriever(memory=memory, namespace=("maya",), k=5)  # doctest: +SKIP
@@ -92,6 +98,7 @@ class RippleMemRetriever(BaseRetriever):
     k: int = Field(10, description="memories returned per call")
     namespace: tuple[str, ...] | None = None
     config: RecallConfig | None = None
+    as_of: datetime | None = None
 
     @field_validator("k")
     @classmethod
@@ -110,7 +117,7 @@ class RippleMemRetriever(BaseRetriever):
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
             raise ValueError(f"k must be a positive integer, got {k!r}")
         return {"namespace": self.namespace, "k": self.k if k is None else k,
-                "config": self.config, "callbacks": callbacks}
+                "config": self.config, "callbacks": callbacks, "as_of": self.as_of}
 
     @staticmethod
     def _documents(result: RecallResult, k: int) -> list[Document]:

@@ -237,6 +237,8 @@ class IngestReport(BaseModel):
     units: int = 0
     new_units: int = 0
     unit_ids: list[str] = Field(default_factory=list, description="ids of every unit of this ingest")
+    superseded: list[str] = Field(default_factory=list,
+                                  description="ids this ingest marked superseded (see lifecycle.py)")
     edges: dict[str, int] = Field(default_factory=lambda: {"semantic": 0, "structural": 0})
     failed_windows: list[FailedWindow] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)

@@ -48,7 +48,8 @@ from langgraph.store.base import (
 
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.errors import ExtractionError
-from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, Session, Turn
+from langchain_ripplemem.lifecycle import is_suppressed
+from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, Session, Turn, validate_namespace
 
 if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMemory
@@ -73,6 +74,7 @@ class _Entry:
 
     item: Item
     unit_ids: list[str] = field(default_factory=list)
+    visible: bool = False  # False when every unit of the item is suppressed
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ def _entries(units: Iterable[MemoryUnit]) -> dict[str, _Entry]:
         if item.updated_at > entry.item.updated_at:
             entry.item = item
         entry.unit_ids.append(unit.id)
+        entry.visible = entry.visible or not is_suppressed(unit)
     return entries
 
 
@@ -160,7 +163,9 @@ class RippleMemStore(BaseStore):
     recollection returned). ``index`` and TTLs are not supported: every item is
     indexed, nothing expires. Each item's value and timestamps are written into its
     units' metadata (``add_conversation(..., unit_metadata=...)``), so ``get``
-    returns the value exactly.
+    returns the value exactly. User corrections go through :meth:`suppress` /
+    :meth:`unsuppress` (not ``BaseStore`` operations): a suppressed item is absent
+    from ``get`` and ``search`` but its memories stay for audit.
 
     Raises:
         langgraph.store.base.InvalidNamespaceError: for namespaces LangGraph rejects.
@@ -170,6 +175,40 @@ class RippleMemStore(BaseStore):
     def __init__(self, memory: RippleMemory, *, recall_config: RecallConfig | None = None) -> None:
         self.memory = memory
         self.recall_config = recall_config
+
+    # -- user corrections (beyond BaseStore) -------------------------------------------
+    def suppress(self, namespace: tuple[str, ...], key: str, *, reason: str) -> int:
+        """Hide an item from ``get``/``search`` but keep its memories for audit; returns units hidden.
+
+        A user correction ("that's wrong, forget it"): the item's units stay in the
+        memory, marked suppressed with ``reason`` (``RippleMemory.suppress``), until
+        :meth:`unsuppress`. A later ``put`` of the key replaces them as usual.
+
+        Raises:
+            ValueError: naming ``namespace``, ``key`` or ``reason`` when unusable.
+        """
+        ns, ids = self._item_units(namespace, key)
+        return self.memory.suppress(ids, namespace=ns, reason=reason)
+
+    def unsuppress(self, namespace: tuple[str, ...], key: str) -> int:
+        """Undo :meth:`suppress`; returns units shown again."""
+        ns, ids = self._item_units(namespace, key)
+        return self.memory.unsuppress(ids, namespace=ns)
+
+    async def asuppress(self, namespace: tuple[str, ...], key: str, *, reason: str) -> int:
+        """Async :meth:`suppress`."""
+        return await asyncio.to_thread(self.suppress, namespace, key, reason=reason)
+
+    async def aunsuppress(self, namespace: tuple[str, ...], key: str) -> int:
+        """Async :meth:`unsuppress`."""
+        return await asyncio.to_thread(self.unsuppress, namespace, key)
+
+    def _item_units(self, namespace: tuple[str, ...], key: str) -> tuple[Namespace, list[str]]:
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"key must be a non-empty string, got {key!r}")
+        ns = validate_namespace(namespace)
+        entry = _entries(self.memory.list_units(ns, include_suppressed=True)).get(key)
+        return ns, list(entry.unit_ids) if entry else []
 
     # -- the two entry points: one plan, two drivers --------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -209,7 +248,7 @@ class RippleMemStore(BaseStore):
         for op in ops:
             if isinstance(op, GetOp):
                 entry = (yield from self._namespace(tuple(op.namespace), cache)).get(op.key)
-                results.append(entry.item if entry else None)
+                results.append(entry.item if entry and entry.visible else None)
             elif isinstance(op, SearchOp):
                 if known is None:
                     known = yield _Call("namespaces")
@@ -240,8 +279,11 @@ class RippleMemStore(BaseStore):
 
     def _namespace(self, ns: Namespace, cache: dict[Namespace, dict[str, _Entry]]) -> Generator[
             _Call, Any, dict[str, _Entry]]:
-        if ns not in cache:
-            cache[ns] = _entries((yield _Call("list_units", (ns,)))) if _storable(ns) else {}
+        if ns not in cache and not _storable(ns):
+            cache[ns] = {}
+        elif ns not in cache:
+            # Suppressed units too: a re-put or delete must replace them like any other.
+            cache[ns] = _entries((yield _Call("list_units", (ns,), {"include_suppressed": True})))
         return cache[ns]
 
     def _search(self, op: SearchOp, known: list[Namespace],
@@ -252,7 +294,7 @@ class RippleMemStore(BaseStore):
         for ns in spaces:
             entries = yield from self._namespace(ns, cache)
             if not op.query or not op.query.strip():
-                found.extend((None, e.item) for e in entries.values())
+                found.extend((None, e.item) for e in entries.values() if e.visible)
                 continue
             owner = {uid: e for e in entries.values() for uid in e.unit_ids}
             result = yield _Call("recall", (op.query,), {"namespace": ns, "config": self._search_config(op)})

@@ -1,6 +1,6 @@
-"""Agent tools: recall from and write to a RippleMemory, sync and async.
+"""Agent tools: recall from, write to and correct a RippleMemory, sync and async.
 
-Both tools take a *namespace template*: labels may hold ``{placeholders}``
+All tools take a *namespace template*: labels may hold ``{placeholders}``
 filled at call time from the run config's ``configurable`` (as LangMem does)
 or, inside a LangGraph run, from the run's ``context``. One tool instance thus
 serves every user. A bad call from the model (an empty query or statement) comes
@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import string
 import uuid
 from collections.abc import Callable, Mapping
@@ -46,7 +47,8 @@ from langchain_ripplemem.schemas import (
 if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMemory
 
-__all__ = ["create_recall_tool", "create_remember_tool", "format_memories", "resolve_namespace"]
+__all__ = ["create_correct_tool", "create_recall_tool", "create_remember_tool", "format_memories",
+           "resolve_namespace"]
 
 MemorySource = Union["RippleMemory", Callable[[], "RippleMemory"]]
 DEFAULT_NAMESPACE = ("memories", "{user_id}")
@@ -65,6 +67,13 @@ REMEMBER_DESCRIPTION = (
     "ids of the stored memories."
 )
 
+CORRECT_DESCRIPTION = (
+    "Mark stored memories as wrong when the user corrects them or asks you to forget them. Input: the "
+    "ids of those memories exactly as the recall tool shows them in [brackets], and the reason (the "
+    "user's correction). They are kept for audit but never recalled again. To store the corrected "
+    "fact, also use the remember tool."
+)
+
 
 class RecallArgs(BaseModel):
     """Arguments of the recall tool."""
@@ -76,6 +85,13 @@ class RememberArgs(BaseModel):
     """Arguments of the remember tool."""
 
     content: str = Field(description="the statement to remember, self-contained")
+
+
+class CorrectArgs(BaseModel):
+    """Arguments of the correct tool."""
+
+    ids: list[str] = Field(description="ids of the wrong memories, as the recall tool lists them")
+    reason: str = Field(description="why they are wrong, e.g. the user's correction")
 
 
 def resolve_namespace(template: tuple[str, ...], config: RunnableConfig | None = None) -> Namespace:
@@ -136,7 +152,10 @@ def format_memories(result: RecallResult) -> str:
         else:
             start, end = unit.time.start.date(), unit.time.end.date()
             when = start.isoformat() if start == end else f"{start.isoformat()}..{end.isoformat()}"
-        lines.append(f"- [{unit.id}] {when} | {unit.restatement}")
+        line = f"- [{unit.id}] {when} | {unit.restatement}"
+        if unit.metadata.get("superseded_by"):  # a model should know the fact was updated
+            line += f" (superseded from {unit.metadata['valid_until'][:10]} by [{unit.metadata['superseded_by']}])"
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -256,3 +275,59 @@ def create_remember_tool(
 
     return StructuredTool.from_function(func=remember, coroutine=aremember, name=name, description=description,
                                         args_schema=RememberArgs, handle_tool_error=True)
+
+
+def create_correct_tool(
+    memory: MemorySource,
+    *,
+    namespace: tuple[str, ...] | str = DEFAULT_NAMESPACE,
+    name: str = "correct_memory",
+    description: str = CORRECT_DESCRIPTION,
+) -> StructuredTool:
+    """A tool that suppresses wrong memories (``RippleMemory.suppress``) on the user's word.
+
+    Suppressed memories stay in the store for audit (``list_units(...,
+    include_suppressed=True)``) but recall never returns them. Ids are looked up only
+    in the caller's namespace, so a model cannot touch another user's memories.
+
+    Args:
+        memory: the ``RippleMemory``, or a function returning it (called on first use).
+        namespace: namespace template, e.g. ``("memories", "{user_id}")``.
+        name: the tool name the model sees.
+        description: the tool description the model sees.
+
+    Raises:
+        ValueError: naming ``namespace`` or ``memory`` when unusable.
+    """
+    template, get_memory = _check_template(namespace), _getter(memory)
+
+    def prepare(ids: list[str], reason: str, run_config: RunnableConfig) -> tuple[
+            RippleMemory, Namespace, list[str], list[str]]:
+        ids = list(dict.fromkeys(i.strip() for i in ids if i.strip()))
+        if not ids:
+            raise ToolException("ids must name at least one memory id from the recall tool")
+        if not reason.strip():
+            raise ToolException("reason must say why the memories are wrong")
+        target, ns = get_memory(), resolve_namespace(template, run_config)
+        known = {u.id for u in target.get(ids, namespace=ns)}
+        return target, ns, [i for i in ids if i in known], [i for i in ids if i not in known]
+
+    def confirm(ns: Namespace, found: list[str], unknown: list[str]) -> str:
+        parts = [f"Suppressed {len(found)} {'memory' if len(found) == 1 else 'memories'} in "
+                 f"{'/'.join(ns)}: {', '.join(found)}." if found else "Nothing was suppressed."]
+        if unknown:
+            parts.append(f"No memory with id {', '.join(unknown)} here.")
+        return " ".join(parts)
+
+    def correct(ids: list[str], reason: str, config: RunnableConfig) -> str:
+        target, ns, found, unknown = prepare(ids, reason, config)
+        target.suppress(found, namespace=ns, reason=reason)
+        return confirm(ns, found, unknown)
+
+    async def acorrect(ids: list[str], reason: str, config: RunnableConfig) -> str:
+        target, ns, found, unknown = prepare(ids, reason, config)
+        await asyncio.to_thread(target.suppress, found, namespace=ns, reason=reason)
+        return confirm(ns, found, unknown)
+
+    return StructuredTool.from_function(func=correct, coroutine=acorrect, name=name, description=description,
+                                        args_schema=CorrectArgs, handle_tool_error=True)

@@ -17,8 +17,8 @@ Example:
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Protocol
 
 from langchain_ripplemem.config import WriteConfig

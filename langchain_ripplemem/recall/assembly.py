@@ -4,20 +4,22 @@
 query-memory cosine min-max normalised over the evidence set, ``pi`` the
 provenance support (source weight x rank support ``1/(5 + rank)``, expansion
 hits scaled by path strength), and ``I_anchor`` marks anchors. Weights come
-from :class:`~langchain_ripplemem.config.RecallConfig`.
+from :class:`~langchain_ripplemem.config.RecallConfig`. The memory lifecycle may
+multiply rho per unit (superseded memories, optional recency decay: see
+:mod:`langchain_ripplemem.lifecycle`); unmarked memories keep it unchanged.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.recall.controller import support
-from langchain_ripplemem.schemas import Hit, RecalledMemory
+from langchain_ripplemem.schemas import Hit, MemoryUnit, RecalledMemory
 
 
 def _minmax(values: np.ndarray) -> np.ndarray:
@@ -43,10 +45,22 @@ def alignment_scores(ids: list[str], view: NamespaceView, query_vector: np.ndarr
 
 def assemble_memories(
     evidence: dict[str, list[Hit]], anchors: set[str], view: NamespaceView,
-    query_vector: np.ndarray, config: RecallConfig, query: str = "",
+    query_vector: np.ndarray, config: RecallConfig, query: str = "", *,
+    hidden: set[str] | None = None, weight: Callable[[MemoryUnit], float] | None = None,
 ) -> list[RecalledMemory]:
-    """The top ``config.top_k`` memories by rho, each with its merged provenance."""
-    ids = [uid for uid in evidence if uid in view.pos]
+    """The top ``config.top_k`` memories by rho, each with its merged provenance.
+
+    Args:
+        evidence: unit id -> every hit that found it.
+        anchors: ids the controller expanded from (they get ``anchor_bonus``).
+        view: the namespace's search structures.
+        query_vector: the query's unit vector.
+        config: weights and ``top_k``.
+        query: the query text (for the hybrid alignment's BM25 half).
+        hidden: ids never returned (suppressed, or later than ``as_of``).
+        weight: per-unit multiplier of rho (lifecycle: supersession, recency); ``None`` = 1.
+    """
+    ids = [uid for uid in evidence if uid in view.pos and not (hidden and uid in hidden)]
     if not ids:
         return []
     alignments, cosines = alignment_scores(ids, view, query_vector, query, config.alignment)
@@ -55,7 +69,11 @@ def assemble_memories(
         is_anchor = uid in anchors
         rho = (config.alignment_weight * alignment + config.provenance_weight * support(evidence[uid], config)
                + config.anchor_bonus * is_anchor)
-        memories.append(RecalledMemory(unit=view.units[view.pos[uid]], score=rho, alignment=cos,
+        unit = view.units[view.pos[uid]]
+        factor = weight(unit) if weight is not None else 1.0
+        if factor != 1.0:  # multiply only when it matters: unmarked memories keep their exact rho
+            rho *= factor
+        memories.append(RecalledMemory(unit=unit, score=rho, alignment=cos,
                                        is_anchor=is_anchor, provenance=evidence[uid]))
     memories.sort(key=lambda m: (-m.score, m.unit.id))
     return memories[: config.top_k]

@@ -11,11 +11,13 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+import networkx as nx
 import numpy as np
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import get_runtime
 
 from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.lifecycle import hidden_ids, score_weight, visible_top
 from langchain_ripplemem.llm import acall_structured, call_structured, resolve_chat_model, usage_of
 from langchain_ripplemem.memory_graph.expansion import expand_channel
 from langchain_ripplemem.memory_graph.scoring import structural_score
@@ -67,7 +69,7 @@ class RecallNodes:
     # -- extract_cues ----------------------------------------------------------------
     def _cue_messages(self, state: RecallState, ctx: RecallContext) -> Any:
         view = self.memory.index.view(ctx.namespace)
-        ref = ctx.reference_time or reference_time(view)
+        ref = ctx.reference_time or ctx.as_of or reference_time(view)
         return QUERY_CUES_PROMPT.invoke({"query": state["query"], "reference": ref.date().isoformat()})
 
     def _cues_update(self, state: RecallState, ctx: RecallContext, started: float,
@@ -75,9 +77,12 @@ class RecallNodes:
         query = state["query"]
         view = self.memory.index.view(ctx.namespace)
         cues = cues_from_llm(query, parsed) if parsed is not None else \
-            rule_based_cues(query, view, ctx.reference_time)
+            rule_based_cues(query, view, ctx.reference_time or ctx.as_of)
         vector = self.memory.embed_query(cues.query)
-        return {"cues": cues, "query_vector": vector.tolist(), "evidence": {}, "anchors": [],
+        # Suppressed memories (and, with as_of, later ones) stay out of every view,
+        # expansion path and the assembly.
+        hidden = sorted(hidden_ids(view, ctx.as_of))
+        return {"cues": cues, "query_vector": vector.tolist(), "evidence": {}, "hidden": hidden, "anchors": [],
                 "round": 0, "last_added": -1, "rounds": [],
                 "usage": _timed(None, "extract_cues", started, llm_usage)}
 
@@ -106,10 +111,12 @@ class RecallNodes:
         cfg, cues = ctx.config, state["cues"]
         view = self.memory.index.view(ctx.namespace)
         qvec = np.asarray(state["query_vector"], dtype=np.float32)
+        hidden = set(state.get("hidden") or ())
+        lexical_query = " ".join([state["query"], *cues.keywords])
         views = {
-            "semantic": view.semantic(qvec, cfg.semantic_k),
-            "lexical": view.lexical(" ".join([state["query"], *cues.keywords]), cfg.lexical_k),
-            "cue": view.cues(cues, cfg.cue_k, qvec)
+            "semantic": visible_top(lambda k: view.semantic(qvec, k), cfg.semantic_k, hidden),
+            "lexical": visible_top(lambda k: view.lexical(lexical_query, k), cfg.lexical_k, hidden),
+            "cue": visible_top(lambda k: view.cues(cues, k, qvec), cfg.cue_k, hidden)
             if (cues.participants or cues.locations or cues.time) else [],
         }
         evidence: dict[str, list[Hit]] = {}
@@ -195,6 +202,9 @@ class RecallNodes:
         target, anchors = plan["target"], plan["anchors"]
         view = self.memory.index.view(ctx.namespace)
         graph = self.memory.graph.graph(ctx.namespace)
+        if state.get("hidden"):
+            # Hidden memories are neither results nor bridges: no path runs through them.
+            graph = nx.restricted_view(graph, state["hidden"], [])
         evidence = {uid: list(hits) for uid, hits in state["evidence"].items()}
         target_vec = self.memory.embed_query(target.restatement)
         scorers = {
@@ -226,10 +236,13 @@ class RecallNodes:
     def assemble(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
         """rho-scored, deduplicated, budgeted evidence set: the RecallResult."""
         ctx, started = self._ctx(), time.perf_counter()
-        view = self.memory.index.view(ctx.namespace)
+        view, cfg = self.memory.index.view(ctx.namespace), ctx.config
+        reference = (ctx.as_of or ctx.reference_time or reference_time(view)) \
+            if cfg.recency_half_life_days is not None else None
         memories = assemble_memories(state["evidence"], set(state["anchors"]), view,
-                                     np.asarray(state["query_vector"], dtype=np.float32), ctx.config,
-                                     query=state["query"])
+                                     np.asarray(state["query_vector"], dtype=np.float32), cfg,
+                                     query=state["query"], hidden=set(state.get("hidden") or ()),
+                                     weight=score_weight(cfg, ctx.as_of, reference))
         usage = _timed(state["usage"], "assemble", started)
         with round_run(config, "assemble", state["round"], evidence=len(state["evidence"])) as out:
             out.update(ids=[m.unit.id for m in memories], count=len(memories))

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.lifecycle import coerce_as_of
 from langchain_ripplemem.schemas import (
     ExpansionTarget,
     Hit,
@@ -32,13 +33,17 @@ class RecallContext:
     Attributes:
         namespace: whose memories to search.
         config: recollection budgets and weights.
-        reference_time: "now" for relative query times ("last May"); default the
-            latest memory time in the namespace.
+        reference_time: "now" for relative query times ("last May"); default ``as_of``,
+            else the latest memory time in the namespace.
+        as_of: answer as of this time (datetime, date or ISO string): memories that start
+            after it are hidden, and a superseded memory is down-weighted only when it was
+            superseded by then (``docs/lifecycle.md``).
     """
 
     namespace: Namespace = ("default",)
     config: RecallConfig = field(default_factory=RecallConfig)
     reference_time: datetime | None = None
+    as_of: datetime | None = None
 
     def __post_init__(self) -> None:
         # Contexts built from JSON (``langgraph dev``, a dict) carry lists and dicts.
@@ -47,6 +52,7 @@ class RecallContext:
             self.config = RecallConfig(**self.config)
         if isinstance(self.reference_time, str):
             self.reference_time = datetime.fromisoformat(self.reference_time)
+        self.as_of = coerce_as_of(self.as_of)
 
 
 class RecallInput(TypedDict):
@@ -80,6 +86,7 @@ class RecallState(TypedDict, total=False):
     cues: QueryCues
     query_vector: list[float]
     evidence: dict[str, list[Hit]]
+    hidden: list[str]
     anchors: list[str]
     round: int
     last_added: int

@@ -1,0 +1,343 @@
+"""Memory lifecycle: user corrections, knowledge updates and time-aware recall.
+
+Three kinds of marks live in a unit's ``metadata`` (so they travel with the unit
+in Chroma, whatever the client, and a new process sees them):
+
+* ``"suppressed": {"reason", "at"}``: a user correction. The unit is kept for
+  audit but recall never returns it (no view, no expansion path, no assembly)
+  until :func:`set_suppressed` lifts the mark.
+* ``"superseded_by"`` and ``"valid_until"`` (and ``"superseded_attribute"``): a
+  knowledge update. A later statement of the same person about the same
+  attribute with a different value ("Maya: I moved to Berlin" after "Maya: I
+  live in Paris") supersedes the earlier one from the later one's time on.
+
+The supersession rule (see ``docs/lifecycle.md``): :func:`facts` reads
+``(subject, attribute, value)`` triples off a unit's restatement with a small
+set of patterns (residence, employer, occupation, relationship status,
+favourite <thing>), in the first person of the ``"Speaker: ..."`` restatement
+or the third person of a named participant. Within a namespace, each unit is
+superseded by the *earliest later* visible unit of the same subject and
+attribute whose value differs; a unit with several facts is superseded only
+when every one of them is. Marks are recomputed for the touched
+``(subject, attribute)`` groups whenever units arrive, are deleted, suppressed
+or unsuppressed, so they always follow from the units present: re-ingesting
+changes nothing, deleting or suppressing the newer unit restores the older.
+
+At recall, suppressed units (and, with ``as_of``, units that start after it)
+are hidden; :func:`score_weight` multiplies rho by
+``RecallConfig.superseded_weight`` for superseded units (with ``as_of``: only
+those superseded by then) and, when ``RecallConfig.recency_half_life_days`` is
+set, by ``0.5 ** (age_days / half_life)``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import date, datetime, time, timezone
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, Namespace, aware
+from langchain_ripplemem.text import stem
+
+if TYPE_CHECKING:
+    from langchain_ripplemem.config import RecallConfig
+    from langchain_ripplemem.index import NamespaceView, UnitIndex
+    from langchain_ripplemem.memory import RippleMemory
+
+SUPPRESSED = "suppressed"
+SUPERSEDED_BY = "superseded_by"
+VALID_UNTIL = "valid_until"
+SUPERSEDED_ATTRIBUTE = "superseded_attribute"
+_MARKS = (SUPERSEDED_BY, VALID_UNTIL, SUPERSEDED_ATTRIBUTE)
+
+# Earlier units of one participant considered per group: supersession is a
+# write-time check and must stay cheap however long a history grows.
+GROUP_POOL = 400
+
+ATTRIBUTES = ("residence", "employer", "occupation", "relationship", "favourite")
+
+# -- fact patterns ---------------------------------------------------------------------
+_NOW = r"(?:now |currently |still |actually )?"
+_JUST = r"(?:just |recently |finally |now |actually |officially )?"
+_WHO = r"(?P<who>[a-z][\w'-]*(?: [a-z][\w'-]*)?)"
+_HAVE = r"(?: have|'ve)?"
+_STATUS = r"(?P<value>single|married|engaged|divorced|separated|widowed)\b"
+_TOPIC = r"(?P<topic>[a-z]+(?: [a-z]+)?)"
+# (attribute, first-person form, third-person form, fixed value). Without a fixed
+# value or a ``value`` group, the value is the rest of the clause after the match.
+_SPECS: tuple[tuple[str, str, str, str | None], ...] = (
+    ("residence", rf"(?:I|we) {_NOW}live in", rf"{_WHO} {_NOW}lives in", None),
+    ("residence", rf"(?:I'm|I am|we're|we are) {_NOW}(?:living|based) in",
+     rf"{_WHO} is {_NOW}(?:living|based) in", None),
+    ("residence", rf"(?:I|we){_HAVE} {_JUST}(?:moved|relocated) to",
+     rf"{_WHO}(?: has)? {_JUST}(?:moved|relocated) to", None),
+    ("employer", rf"I {_NOW}work (?:at|for)", rf"{_WHO} {_NOW}works (?:at|for)", None),
+    ("employer", rf"I{_HAVE} {_JUST}(?:started|got|took|landed|accepted) (?:a |the |my )?(?:new )?job (?:at|with)",
+     rf"{_WHO}(?: has)? {_JUST}(?:started|got|took|landed|accepted) (?:a |the |his |her |their )?(?:new )?"
+     r"job (?:at|with)", None),
+    ("employer", rf"I{_HAVE} {_JUST}(?:quit|left|lost) my job",
+     rf"{_WHO}(?: has)? {_JUST}(?:quit|left|lost) (?:his|her|their) job", "none"),
+    ("occupation", rf"I {_NOW}work as", rf"{_WHO} {_NOW}works as", None),
+    ("occupation", rf"(?:I'm|I am) {_NOW}working as", rf"{_WHO} is {_NOW}working as", None),
+    ("relationship", rf"I{_HAVE} {_JUST}got (?P<value>married|engaged|divorced)",
+     rf"{_WHO}(?: has)? {_JUST}got (?P<value>married|engaged|divorced)", None),
+    ("relationship", rf"(?:I'm|I am) {_NOW}{_STATUS}", rf"{_WHO} is {_NOW}{_STATUS}", None),
+    ("relationship", rf"(?:I|we){_HAVE} {_JUST}(?:broke|split) up", rf"{_WHO}(?: has)? {_JUST}(?:broke|split) up",
+     "single"),
+    ("favourite", rf"my (?:new |all-time )?favou?rite {_TOPIC} (?:is|are)",
+     rf"{_WHO}'s (?:new |all-time )?favou?rite {_TOPIC} (?:is|are)", None),
+)
+_START = r"(?<![\w'])"
+_FIRST = [(a, re.compile(_START + f, re.IGNORECASE), v) for a, f, _, v in _SPECS]
+_THIRD = [(a, re.compile(_START + t, re.IGNORECASE), v) for a, _, t, v in _SPECS]
+_SPEAKER = re.compile(r"^(?P<speaker>[^:\n]{1,60}):\s")
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+# A clause that only imagines, asks or conditions a fact states none.
+_HEDGE = re.compile(r"\b(?:if|whether|unless|would|could|wish|hope|want|wanna|dream|imagine|pretend|"
+                    r"maybe|might|planning|plan|thinking|considering)\b", re.IGNORECASE)
+_VALUE_END = re.compile(
+    r"[,;:()\"]|\s[-\u2013\u2014]\s|\s(?:with|and|but|because|since|for|so|now|anymore|last|this|next|ago|when|after|"
+    r"before|until|from|where|which|who|as|at|by|on|to|yesterday|today|recently|though|too|right|"
+    r"again|in \d|\d)\b", re.IGNORECASE)
+_VALUE_LEAD = re.compile(r"^(?:(?:a|an|the|my|our|still|now|definitely|probably|actually|also|"
+                         r"currently|officially|really)\s+)+", re.IGNORECASE)
+_MAX_VALUE_WORDS = 4
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A current-state statement read off a restatement.
+
+    Attributes:
+        subject: the participant it is about, lower-cased.
+        attribute: ``"residence"``, ``"employer"``, ``"occupation"``, ``"relationship"``
+            or ``"favourite:<thing>"`` (stemmed, e.g. ``"favourite:book"``).
+        value: the normalised value, e.g. ``"berlin"``.
+    """
+
+    subject: str
+    attribute: str
+    value: str
+
+
+def facts(unit: MemoryUnit) -> list[Fact]:
+    """The facts a unit states, in order (empty for most units)."""
+    return list(_facts(unit.restatement, tuple(unit.participants)))
+
+
+@lru_cache(maxsize=50_000)
+def _facts(restatement: str, participants: tuple[str, ...]) -> tuple[Fact, ...]:
+    text = restatement.replace("\u2019", "'")
+    people = {p.strip().lower() for p in participants if p.strip()}
+    speaker = None
+    match = _SPEAKER.match(text)
+    if match and match.group("speaker").strip().lower() in people:
+        speaker, text = match.group("speaker").strip().lower(), text[match.end():]
+    elif len(people) == 1:
+        speaker = next(iter(people))
+    found: list[Fact] = []
+    for sentence in _SENTENCES.split(text):
+        if not sentence.strip() or sentence.rstrip().endswith("?"):
+            continue
+        for first, patterns in ((True, _FIRST), (False, _THIRD)):
+            for attribute, pattern, fixed in patterns:
+                for hit in pattern.finditer(sentence):
+                    if _HEDGE.search(sentence[: hit.start()]):
+                        continue
+                    subject = speaker if first else _participant(hit.group("who"), people)
+                    value = _value(hit, sentence, fixed)
+                    if subject and value:
+                        found.append(Fact(subject, _attribute(attribute, hit), value))
+    return tuple(found)
+
+
+_ADVERBS = frozenset("now currently still actually just recently finally officially".split())
+
+
+def _participant(who: str, people: set[str]) -> str | None:
+    """The named participant a third-person subject refers to ("Maya", "Maya Lopez", "friend Maya")."""
+    names = who.lower().split()
+    if names[-1] in _ADVERBS:  # "Maya now lives in": the optional second word took the adverb
+        names = names[:-1]
+    if " ".join(names) in people:
+        return " ".join(names)
+    return names[-1] if names and names[-1] in people else None
+
+
+def _attribute(attribute: str, hit: re.Match[str]) -> str:
+    if attribute != "favourite":
+        return attribute
+    topic = hit.group("topic").lower().replace("colour", "color")
+    return "favourite:" + " ".join(stem(w) for w in topic.split())
+
+
+def _value(hit: re.Match[str], sentence: str, fixed: str | None) -> str:
+    if fixed is not None:
+        return fixed
+    if "value" in (hit.re.groupindex or {}):
+        return hit.group("value").lower()
+    tail = sentence[hit.end():]
+    end = _VALUE_END.search(tail)
+    tail = _VALUE_LEAD.sub("", (tail[: end.start()] if end else tail).strip().rstrip(".!'\""))
+    return " ".join(tail.lower().split()[:_MAX_VALUE_WORDS])
+
+
+def same_value(a: str, b: str) -> bool:
+    """Values agree when one's words contain the other's ("new york" and "new york city")."""
+    wa, wb = set(a.split()), set(b.split())
+    return wa <= wb or wb <= wa
+
+
+# -- marks ------------------------------------------------------------------------------
+def is_suppressed(unit: MemoryUnit) -> bool:
+    """Whether a user correction hides this unit from recall."""
+    return bool(unit.metadata.get(SUPPRESSED))
+
+
+def order_time(unit: MemoryUnit) -> datetime:
+    """When a unit's statement holds from: its time start, else when it was stored."""
+    return unit.time.start if unit.time is not None else aware(unit.created_at)
+
+
+def _order_key(unit: MemoryUnit) -> tuple[datetime, int, str]:
+    # Same-day statements keep the order they were said in (insertion ``seq``).
+    return order_time(unit), int(unit.metadata.get("seq", 0)), unit.id
+
+
+def fact_keys(units: Iterable[MemoryUnit]) -> set[tuple[str, str]]:
+    """The ``(subject, attribute)`` groups these units take part in."""
+    return {(f.subject, f.attribute) for unit in units for f in facts(unit)}
+
+
+def refresh_supersession(index: UnitIndex, ns: Namespace, keys: set[tuple[str, str]]) -> list[str]:
+    """Recompute supersession marks of every visible unit in the ``keys`` groups.
+
+    Returns:
+        Ids of units whose marks changed and that are now superseded.
+    """
+    if not keys:
+        return []
+    view = index.view(ns)
+    groups: dict[tuple[str, str], list[tuple[MemoryUnit, str]]] = {}
+
+    def group(key: tuple[str, str]) -> list[tuple[MemoryUnit, str]]:
+        if key not in groups:
+            subject, attribute = key
+            members: dict[str, tuple[MemoryUnit, str]] = {}
+            for row in view.postings["participants"].get(subject, [])[-GROUP_POOL:]:
+                unit = view.units[row]
+                if is_suppressed(unit):
+                    continue
+                for fact in facts(unit):  # a unit's last value per group counts
+                    if fact.subject == subject and fact.attribute == attribute:
+                        members[unit.id] = (unit, fact.value)
+            groups[key] = sorted(members.values(), key=lambda m: _order_key(m[0]))
+        return groups[key]
+
+    affected = {unit.id: unit for key in sorted(keys) for unit, _ in group(key)}
+    changed: list[MemoryUnit] = []
+    for unit in affected.values():
+        successors: list[tuple[MemoryUnit, str] | None] = []
+        for key in sorted(fact_keys([unit])):
+            members = group(key)
+            at = next((i for i, (m, _) in enumerate(members) if m.id == unit.id), None)
+            later = None if at is None else next(
+                (m for m, v in members[at + 1:] if not same_value(v, members[at][1])), None)
+            successors.append(None if later is None else (later, key[1]))
+        metadata = {k: v for k, v in unit.metadata.items() if k not in _MARKS}
+        if successors and all(successors):
+            # Several facts: the unit is outdated once its last fact is.
+            latest, attribute = max((s for s in successors if s), key=lambda s: _order_key(s[0]))
+            metadata.update({SUPERSEDED_BY: latest.id, VALID_UNTIL: order_time(latest).isoformat(),
+                             SUPERSEDED_ATTRIBUTE: attribute})
+        if metadata != unit.metadata:
+            changed.append(unit.model_copy(update={"metadata": metadata}))
+    index.replace(ns, changed)
+    return [u.id for u in changed if SUPERSEDED_BY in u.metadata]
+
+
+def set_suppressed(memory: RippleMemory, ns: Namespace, ids: Iterable[str], reason: str | None) -> int:
+    """Suppress (``reason`` given) or unsuppress (``None``) units; returns how many changed."""
+    ids = [ids] if isinstance(ids, str) else list(ids) if isinstance(ids, Iterable) else ids
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise ValueError(f"ids must be a list of unit id strings, got {ids!r}")
+    if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+        raise ValueError(f"reason must be a non-empty string saying why, got {reason!r}")
+    stamp = {"reason": reason.strip(), "at": datetime.now(timezone.utc).isoformat()} if reason else None
+    with memory._write_lock:
+        changed = []
+        for unit in memory.index.get(ns, dict.fromkeys(ids)):
+            if is_suppressed(unit) == (stamp is not None):
+                continue  # already in the asked state: keep the first reason and time
+            metadata = {k: v for k, v in unit.metadata.items() if k != SUPPRESSED}
+            if stamp is not None:
+                metadata[SUPPRESSED] = stamp
+            changed.append(unit.model_copy(update={"metadata": metadata}))
+        memory.index.replace(ns, changed)
+        if memory.write_config.supersession:
+            # A suppressed statement neither supersedes nor is superseded.
+            refresh_supersession(memory.index, ns, fact_keys(changed))
+    return len(changed)
+
+
+# -- recall -----------------------------------------------------------------------------
+def coerce_as_of(value: Any) -> datetime | None:
+    """``as_of`` as an aware datetime: datetimes (naive = UTC), dates (end of day), ISO strings.
+
+    Raises:
+        ValueError: naming ``as_of`` when it is none of these.
+    """
+    if value is None or isinstance(value, datetime):
+        return None if value is None else aware(value)
+    if isinstance(value, date):
+        return datetime.combine(value, time.max, tzinfo=timezone.utc)
+    if isinstance(value, str):
+        try:
+            return aware(datetime.fromisoformat(value))
+        except ValueError:
+            pass
+    raise ValueError(f"as_of must be a datetime, a date or an ISO 8601 string, got {value!r}")
+
+
+def hidden_ids(view: NamespaceView, as_of: datetime | None = None) -> set[str]:
+    """Units recall must not see: suppressed ones, and with ``as_of`` those that start after it."""
+    hidden = set(view.suppressed)
+    if as_of is not None:
+        hidden |= {u.id for u in view.units if u.time is not None and u.time.start > as_of}
+    return hidden
+
+
+def visible_top(search: Callable[[int], list[tuple[str, float]]], k: int,
+                hidden: set[str]) -> list[tuple[str, float]]:
+    """The top ``k`` of a ranked search that are not hidden (fetches ``k + len(hidden)``)."""
+    if not hidden:
+        return search(k)
+    return [(uid, s) for uid, s in search(k + len(hidden)) if uid not in hidden][:k]
+
+
+def score_weight(config: RecallConfig, as_of: datetime | None,
+                 reference: datetime | None) -> Callable[[MemoryUnit], float] | None:
+    """The lifecycle multiplier of rho per unit, or ``None`` when it is 1 for every unit.
+
+    Args:
+        config: ``superseded_weight`` and ``recency_half_life_days``.
+        as_of: answer as of this time: only supersessions before it count.
+        reference: "now" for recency ages (needed only with a half-life).
+    """
+    half_life = config.recency_half_life_days
+    factor = config.superseded_weight
+
+    def weight(unit: MemoryUnit) -> float:
+        w = 1.0
+        until = unit.metadata.get(VALID_UNTIL)
+        if until and factor != 1.0 and (as_of is None or datetime.fromisoformat(until) <= as_of):
+            w *= factor
+        if half_life is not None and unit.time is not None and reference is not None:
+            age = max(0.0, (reference - unit.time.end).total_seconds() / DAY_SECONDS)
+            w *= 0.5 ** (age / half_life)
+        return w
+
+    return weight
