@@ -66,16 +66,15 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Check that units, indexes and edges of a store agree."""
+    """Check that units (Chroma), views and edges (SQLite) of a persistent store agree."""
+    from langchain_ripplemem.integrity import check_store
+
+    if not Path(args.persist).is_dir():
+        raise ValueError(f"no store at {args.persist!r} (pass --persist DIR)")
     memory = _memory(args.persist)
-    problems = 0
-    for ns in memory.namespaces():
-        ids = {u.id for u in memory.list_units(ns)}
-        dangling = [e for e in memory.edges(ns) if e.src not in ids or e.dst not in ids]
-        problems += len(dangling)
-        print(f"{'/'.join(ns)}: {len(ids)} units, {len(memory.edges(ns))} edges, {len(dangling)} dangling")
-    print("ok" if problems == 0 else f"{problems} problems")
-    return 0 if problems == 0 else 1
+    report = check_store(memory, relink=args.relink)
+    print(report.model_dump_json(indent=2) if args.json else report.summary())
+    return 0 if report.ok else 1
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -92,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="offline demo: plain top-k vs recollection on a sample conversation")
-    demo.add_argument("--k", type=int, default=5, help="memories shown per system (default 5)")
+    demo.add_argument("--k", type=int, default=10, help="memories returned per system (default 10)")
     demo.set_defaults(func=cmd_demo)
 
     ingest = sub.add_parser("ingest", help="ingest a JSON/JSONL conversation file")
@@ -111,7 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
     recall.set_defaults(func=cmd_recall)
 
     check = sub.add_parser("check", help="integrity check of a persistent store")
-    check.add_argument("--persist", default=DEFAULT_PERSIST)
+    check.add_argument("--persist", default=DEFAULT_PERSIST, help=f"store directory (default {DEFAULT_PERSIST})")
+    check.add_argument("--relink", action="store_true",
+                       help="first link units an interrupted ingest left unlinked (writes to the store)")
+    check.add_argument("--json", action="store_true", help="print the IntegrityReport as JSON")
     check.set_defaults(func=cmd_check)
 
     sub.add_parser("bench", help="benchmarks: ripplemem bench {locomo,longmemeval,report} ...",

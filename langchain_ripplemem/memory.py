@@ -14,6 +14,7 @@ import asyncio
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -27,6 +28,7 @@ from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.errors import InvalidConversationError, InvalidNamespaceError
 from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
 from langchain_ripplemem.index import UnitIndex
+from langchain_ripplemem.locking import StoreLock, embedded_store_directory
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.memory_graph.store import GRAPH_FILENAME, EdgeStore
 from langchain_ripplemem.schemas import (
@@ -130,24 +132,51 @@ class RippleMemory:
         self.llm = llm
         self.default_namespace = validate_namespace(namespace)
         self.persist_directory = Path(persist_directory) if persist_directory is not None else None
-        if client is None:
-            client = _chroma_client(self.persist_directory)
-            if self.persist_directory is None:
-                # Embedded ephemeral clients share one in-process store: a unique
-                # collection keeps two ephemeral memories apart.
-                collection_name = f"{collection_name}-{uuid.uuid4().hex[:12]}"
-        self.client = client
-        collection = client.get_or_create_collection(
-            collection_name, embedding_function=None, metadata={"hnsw:space": "cosine"}
-        )
-        self.index = UnitIndex(collection, embed_query=self.embed_query)
-        if graph_path is None and self.persist_directory is not None:
-            graph_path = self.persist_directory / GRAPH_FILENAME
-        self.graph = EdgeStore(graph_path)
+        # An embedded store belongs to one process at a time: two writer processes
+        # corrupt Chroma's segments (docs/architecture.md). Lock before opening it,
+        # since opening can already write.
+        self._store_lock: StoreLock | None = None
+        lock_dir = self.persist_directory if client is None else embedded_store_directory(client)
+        if lock_dir is not None:
+            self._store_lock = StoreLock(lock_dir).acquire()
+            weakref.finalize(self, self._store_lock.release)
+        try:
+            if client is None:
+                client = _chroma_client(self.persist_directory)
+                if self.persist_directory is None:
+                    # Embedded ephemeral clients share one in-process store: a unique
+                    # collection keeps two ephemeral memories apart.
+                    collection_name = f"{collection_name}-{uuid.uuid4().hex[:12]}"
+            self.client = client
+            collection = client.get_or_create_collection(
+                collection_name, embedding_function=None, metadata={"hnsw:space": "cosine"}
+            )
+            self.index = UnitIndex(collection, embed_query=self.embed_query)
+            if graph_path is None and self.persist_directory is not None:
+                graph_path = self.persist_directory / GRAPH_FILENAME
+            self.graph = EdgeStore(graph_path)
+        except BaseException:
+            if self._store_lock is not None:
+                self._store_lock.release()
+            raise
         self.extractor = extractor or self._default_extractor()
         self._write_lock = threading.RLock()
         self._resumed: set[Namespace] = set()
         self._recall_graph: Any = None
+
+    def close(self) -> None:
+        """Close the edge file and release the embedded store's process lock."""
+        with self._write_lock:
+            self.graph.close()
+            if self._store_lock is not None:
+                self._store_lock.release()
+                self._store_lock = None
+
+    def __enter__(self) -> RippleMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _default_extractor(self) -> Extractor:
         if self.llm is not None:
@@ -244,8 +273,12 @@ class RippleMemory:
             report.new_units = len(new)
             if not new:
                 return report
-            start = len(self.index.view(ns))
-            new = [u.model_copy(update={"metadata": {**u.metadata, **(unit_metadata or {}), "seq": start + i}})
+            view = self.index.view(ns)
+            start = len(view)
+            # seq orders units on reload; after deletes the row count is below the
+            # largest seq, so continue after the largest, never reuse one.
+            next_seq = 1 + max((u.metadata.get("seq", -1) for u in view.units), default=-1)
+            new = [u.model_copy(update={"metadata": {**u.metadata, **(unit_metadata or {}), "seq": next_seq + i}})
                    for i, u in enumerate(new)]
             timer = time.perf_counter()
             vectors = embed_texts(self.embeddings, [u.restatement for u in new],

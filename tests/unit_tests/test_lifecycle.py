@@ -409,6 +409,7 @@ def test_marks_persist_for_a_new_process(tmp_path, bow):
                 "audit": sorted(u.id for u in memory.list_units(MAYA, include_suppressed=True)),
                 "reason": "never had one", "superseded": {unit_id(memory, "Paris"): unit_id(memory, "Berlin")},
                 "recalled": False}
+    memory.close()  # an embedded store belongs to one process at a time
     script = (
         "import json\n"
         "from langchain_ripplemem.memory import RippleMemory\n"

@@ -76,6 +76,7 @@ def test_persistence_round_trip_in_a_new_process(tmp_path, bow, conversation):
     memory.add_conversation(conversation, namespace=("maya",))
     expected = {"units": sorted(u.id for u in memory.list_units(("maya",))),
                 "edges": sorted([e.src, e.dst, e.type] for e in memory.edges(("maya",)))}
+    memory.close()  # an embedded store belongs to one process at a time
     script = (
         "import json, sys\n"
         "from langchain_ripplemem.memory import RippleMemory\n"

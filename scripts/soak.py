@@ -1,0 +1,322 @@
+"""Soak test: N writer processes and M reader processes on one Chroma server.
+
+Each writer does ``--ops`` operations on its own namespace (``soak/w<i>``, or
+one shared namespace with ``--shared``): an ``add_conversation`` of a small new
+conversation, and every ``--delete-every``-th operation a ``delete`` of one
+unit it wrote earlier. Each reader does ``--ops`` recalls on random writer
+namespaces. All processes start together. At the end a fresh memory (as a new
+process would open it) compares what the writers expect with what the store
+holds and runs ``check_store``.
+
+Reported (and written to ``--out`` as JSON): operations/s (all, writes, reads),
+errors, lost units (expected but missing or unreadable; must be 0), resurrected units
+(deleted but present), cross-namespace leaks seen by readers, recall latency
+p50/p95, write latency p50/p95, the integrity summary.
+
+Without ``--host``/``--port`` a local server is started (``chroma run``) in a
+temporary directory and stopped at the end.
+
+    python scripts/soak.py --writers 2 --readers 2 --ops 30 --out results/soak.json
+
+``--embedded DIR`` points every process at one embedded ``persist_directory``
+instead: the unsupported setup, kept to reproduce why it is refused, e.g.
+``--embedded /tmp/x --writers 2 --readers 1 --ops 150 --turns 10 --delete-every 0``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import platform
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+NAMES = ["Maya", "Sam", "Priya", "Jonas", "Ana"]
+TOPICS = ["hiking", "oysters", "birthday", "allergy", "concert", "garden", "chess", "sailing",
+          "pottery", "marathon", "violin", "camping", "baking", "museum", "cycling", "yoga"]
+PLACES = ["Portland", "Seattle", "Boise", "Denver", "Austin", "Tucson"]
+QUERIES = ["Who went hiking in Portland?", "What did Maya say about the concert?",
+           "When was the birthday dinner?", "Which allergy did Sam mention?",
+           "What happened in Seattle last week?", "Who plays the violin?"]
+
+
+class HashEmbeddings(Embeddings):
+    """Hashed bag of words (fast, deterministic): the store is under test, not the encoder."""
+
+    dim = 384
+
+    def _vec(self, text: str) -> list[float]:
+        v = np.zeros(self.dim, dtype=np.float32)
+        for tok in text.lower().replace(",", " ").replace(".", " ").replace("?", " ").split():
+            v[int(hashlib.md5(tok.encode()).hexdigest(), 16) % self.dim] += 1.0
+        v[0] += 1e-3
+        return (v / np.linalg.norm(v)).tolist()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vec(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vec(text)
+
+
+def conversation(cid: str, n_turns: int, seed: int) -> dict[str, Any]:
+    rng = random.Random(seed)
+    turns = [{"id": f"S1:{t}", "speaker": NAMES[t % len(NAMES)],
+              "text": f"{rng.choice(NAMES)} and I went to a {rng.choice(TOPICS)} event in "
+                      f"{rng.choice(PLACES)}, then talked about {rng.choice(TOPICS)} ({cid}/{t})."}
+             for t in range(n_turns)]
+    day = 1 + seed % 28
+    return {"id": cid, "sessions": [{"id": "S1", "time": f"2026-06-{day:02d}T18:00:00+00:00", "turns": turns}]}
+
+
+def make_memory(cfg: dict[str, Any]) -> Any:
+    import chromadb
+    from chromadb.config import Settings
+
+    from langchain_ripplemem.memory import RippleMemory
+
+    embeddings = HashEmbeddings() if cfg["embeddings"] == "hash" else None
+    if cfg["embedded"]:  # the unsupported setup, to reproduce what goes wrong
+        return RippleMemory(embeddings, persist_directory=cfg["embedded"], collection_name=cfg["collection"])
+    client = chromadb.HttpClient(host=cfg["host"], port=cfg["port"],
+                                 settings=Settings(anonymized_telemetry=False))
+    return RippleMemory(embeddings, client=client, collection_name=cfg["collection"],
+                        graph_path=cfg["graph_path"])
+
+
+def writer_namespace(cfg: dict[str, Any], i: int) -> tuple[str, ...]:
+    return ("soak", "shared") if cfg["shared"] else ("soak", f"w{i}")
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    return round(float(np.percentile(values, q)), 2) if values else None
+
+
+def writer(i: int, cfg: dict[str, Any], start: Any, results: Any) -> None:
+    out: dict[str, Any] = {"role": "writer", "index": i, "ops": 0, "errors": [], "written": [],
+                           "deleted": [], "latency_ms": []}
+    try:
+        memory = make_memory(cfg)
+        ns = writer_namespace(cfg, i)
+        rng = random.Random(1000 + i)
+        start.wait()
+        began = time.perf_counter()
+        for op in range(cfg["ops"]):
+            t0 = time.perf_counter()
+            kind = "add"
+            try:
+                if cfg["delete_every"] and op % cfg["delete_every"] == cfg["delete_every"] - 1 and out["written"]:
+                    kind = "delete"
+                    alive = sorted(set(out["written"]) - set(out["deleted"]))
+                    victim = rng.choice(alive)
+                    if memory.delete([victim], namespace=ns) != 1:
+                        raise RuntimeError(f"delete of own unit {victim} deleted nothing")
+                    out["deleted"].append(victim)
+                else:
+                    report = memory.add_conversation(
+                        conversation(f"w{i}-{op}", cfg["turns"], seed=i * 100_000 + op), namespace=ns)
+                    out["written"] += report.unit_ids
+            except Exception as err:  # noqa: BLE001 - counted and reported
+                out["errors"].append(f"writer {i} {kind}: {type(err).__name__}: {err}"[:500])
+                if cfg["traceback"]:
+                    traceback.print_exc()
+            out["latency_ms"].append((time.perf_counter() - t0) * 1000)
+            out["ops"] += 1
+        out["seconds"] = time.perf_counter() - began
+    except Exception:  # noqa: BLE001
+        out["errors"].append(traceback.format_exc()[-1500:])
+    results.put(out)
+
+
+def reader(i: int, cfg: dict[str, Any], start: Any, results: Any) -> None:
+    out: dict[str, Any] = {"role": "reader", "index": i, "ops": 0, "errors": [], "leaks": 0,
+                           "latency_ms": [], "empty": 0}
+    try:
+        memory = make_memory(cfg)
+        rng = random.Random(2000 + i)
+        namespaces = sorted({writer_namespace(cfg, w) for w in range(cfg["writers"])})
+        start.wait()
+        began = time.perf_counter()
+        for _ in range(cfg["ops"]):
+            ns = rng.choice(namespaces)
+            t0 = time.perf_counter()
+            try:
+                result = memory.recall(rng.choice(QUERIES), namespace=ns, k=cfg["k"])
+                out["latency_ms"].append((time.perf_counter() - t0) * 1000)
+                out["leaks"] += sum(1 for m in result.memories if m.unit.namespace != ns)
+                out["empty"] += not result.memories
+            except Exception as err:  # noqa: BLE001
+                out["errors"].append(f"reader {i} recall: {type(err).__name__}: {err}"[:500])
+                if cfg["traceback"]:
+                    traceback.print_exc()
+            out["ops"] += 1
+        out["seconds"] = time.perf_counter() - began
+        # How far behind this process's cached views are (views load once per process).
+        out["view_units"] = {"/".join(ns): len(memory.list_units(ns)) for ns in namespaces}
+    except Exception:  # noqa: BLE001
+        out["errors"].append(traceback.format_exc()[-1500:])
+    results.put(out)
+
+
+def start_server(path: Path) -> tuple[subprocess.Popen[bytes], int]:
+    import chromadb
+
+    exe = str(Path(sys.executable).with_name("chroma"))
+    if not Path(exe).exists():
+        exe = shutil.which("chroma") or sys.exit("the `chroma` CLI is not installed (pip install chromadb)")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    log = open(path.parent / "chroma.log", "wb")  # noqa: SIM115 - lives as long as the server
+    proc = subprocess.Popen([exe, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            chromadb.HttpClient(host="127.0.0.1", port=port).heartbeat()
+            return proc, port
+        except Exception:  # noqa: BLE001 - not up yet
+            time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    sys.exit(f"Chroma server did not start; see {path.parent / 'chroma.log'}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--writers", type=int, default=2)
+    parser.add_argument("--readers", type=int, default=2)
+    parser.add_argument("--ops", type=int, default=30, help="operations per process")
+    parser.add_argument("--turns", type=int, default=6, help="turns per written conversation")
+    parser.add_argument("--delete-every", type=int, default=5, help="every n-th write op is a delete (0: never)")
+    parser.add_argument("--k", type=int, default=10, help="memories per recall")
+    parser.add_argument("--shared", action="store_true", help="all writers use one namespace")
+    parser.add_argument("--embeddings", choices=["hash", "minilm"], default="hash")
+    parser.add_argument("--host", default=None)
+    parser.add_argument("--port", type=int, default=None)
+    parser.add_argument("--graph-path", default=None, help="edge SQLite file (default: a temp file)")
+    parser.add_argument("--embedded", default=None, metavar="DIR",
+                        help="UNSUPPORTED, for reproducing: all processes open this embedded persist_directory "
+                             "instead of a server (expect StoreLockedError once the lock is wired)")
+    parser.add_argument("--traceback", action="store_true", help="print each error's traceback")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+
+    work = Path(tempfile.mkdtemp(prefix="ripplemem-soak-"))
+    server = None
+    if args.embedded:
+        host, port = "", 0
+    elif args.host is None:
+        server, port = start_server(work / "chroma")
+        host = "127.0.0.1"
+    else:
+        host, port = args.host, args.port or 8000
+    cfg = {"host": host, "port": port, "collection": f"soak-{uuid.uuid4().hex[:8]}",
+           "graph_path": args.graph_path or str(work / "graph.sqlite3"), "ops": args.ops,
+           "turns": args.turns, "delete_every": args.delete_every, "k": args.k, "shared": args.shared,
+           "embeddings": args.embeddings, "writers": args.writers, "traceback": args.traceback,
+           "embedded": args.embedded}
+    try:
+        ctx = mp.get_context("spawn")
+        start = ctx.Barrier(args.writers + args.readers + 1)
+        results = ctx.Queue()
+        procs = [ctx.Process(target=writer, args=(i, cfg, start, results)) for i in range(args.writers)]
+        procs += [ctx.Process(target=reader, args=(i, cfg, start, results)) for i in range(args.readers)]
+        for p in procs:
+            p.start()
+        start.wait(timeout=300)
+        began = time.perf_counter()
+        outs = [results.get(timeout=3600) for _ in procs]
+        wall = time.perf_counter() - began
+        for p in procs:
+            p.join(timeout=60)
+
+        from langchain_ripplemem.integrity import check_store
+
+        try:
+            memory = make_memory(cfg)
+        except Exception as err:  # noqa: BLE001 - e.g. a store the run corrupted
+            raise SystemExit(f"cannot open the store after the run: {type(err).__name__}: {err}") from None
+        writers = [o for o in outs if o["role"] == "writer"]
+        readers = [o for o in outs if o["role"] == "reader"]
+        expected: dict[tuple[str, ...], set[str]] = {}
+        deleted: dict[tuple[str, ...], set[str]] = {}
+        for w in writers:
+            ns = writer_namespace(cfg, w["index"])
+            expected.setdefault(ns, set()).update(set(w["written"]) - set(w["deleted"]))
+            deleted.setdefault(ns, set()).update(w["deleted"])
+        store_errors: list[str] = []
+        found: dict[tuple[str, ...], set[str]] = {}
+        for ns in expected:
+            try:
+                found[ns] = {u.id for u in memory.list_units(ns)}
+            except Exception as err:  # noqa: BLE001 - a namespace the store cannot load any more
+                store_errors.append(f"{'/'.join(ns)}: {type(err).__name__}: {err}"[:300])
+                found[ns] = set()
+        lost = sum(len(expected[ns] - found[ns]) for ns in expected)
+        resurrected = sum(len(deleted[ns] & found[ns]) for ns in expected)
+        unexpected = sum(len(found[ns] - expected[ns] - deleted[ns]) for ns in expected)
+        try:
+            report = check_store(memory)
+            integrity_ok, integrity = report.ok, report.summary()
+        except Exception as err:  # noqa: BLE001
+            integrity_ok, integrity = False, f"check_store failed: {type(err).__name__}: {err}"
+        recall_ms = [x for r in readers for x in r["latency_ms"]]
+        write_ms = [x for w in writers for x in w["latency_ms"]]
+        n_write, n_read = sum(w["ops"] for w in writers), sum(r["ops"] for r in readers)
+        summary = {
+            "config": {k: v for k, v in cfg.items() if k not in ("graph_path",)} | {"readers": args.readers},
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+            "wall_seconds": round(wall, 2),
+            "ops": n_write + n_read, "ops_per_s": round((n_write + n_read) / wall, 2),
+            "write_ops": n_write, "write_ops_per_s": round(n_write / wall, 2),
+            "read_ops": n_read, "read_ops_per_s": round(n_read / wall, 2),
+            "errors": sum(len(o["errors"]) for o in outs),
+            "error_samples": [e for o in outs for e in o["errors"]][:10],
+            "expected_units": sum(len(v) for v in expected.values()),
+            "found_units": sum(len(found[ns] & expected[ns]) for ns in expected),
+            "lost_units": lost, "resurrected_units": resurrected, "unexpected_units": unexpected,
+            "cross_namespace_leaks": sum(r["leaks"] for r in readers),
+            "empty_recalls": sum(r["empty"] for r in readers),
+            "recall_ms_p50": _pct(recall_ms, 50), "recall_ms_p95": _pct(recall_ms, 95),
+            "write_ms_p50": _pct(write_ms, 50), "write_ms_p95": _pct(write_ms, 95),
+            "reader_view_units": [r.get("view_units") for r in readers],
+            "final_units": {"/".join(ns): len(ids) for ns, ids in found.items()},
+            "store_errors": store_errors,
+            "integrity_ok": integrity_ok, "integrity": integrity,
+        }
+    finally:
+        if server is not None and server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+        shutil.rmtree(work, ignore_errors=True)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(summary, indent=2) + "\n")
+    shown = {k: v for k, v in summary.items() if k not in ("integrity", "config", "machine")}
+    print(json.dumps(shown, indent=2))
+    print(summary["integrity"])
+    bad = summary["errors"] or lost or resurrected or summary["cross_namespace_leaks"] or not integrity_ok
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
