@@ -293,14 +293,20 @@ def _turn_ids(conv: Conversation) -> set[str]:
     return {turn.id for _, turn in conv.turns()}
 
 
-def _read_list(path: str | Path, name: str) -> list[Any]:
+def read_json(path: str | Path, name: str) -> Any:
+    """Parse a JSON file; a missing file or bad JSON is a ValueError naming the file."""
     file = Path(path)
     if not file.is_file():
         raise ValueError(f"{name} file not found: {file}")
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        return json.loads(file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{file} is not valid JSON: {exc}") from exc
+
+
+def _read_list(path: str | Path, name: str) -> list[Any]:
+    file = Path(path)
+    data = read_json(file, name)
     if not isinstance(data, list):
         raise ValueError(f"{file}: expected a JSON list of {name} records, got {type(data).__name__}")
     return data

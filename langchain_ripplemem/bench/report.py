@@ -13,10 +13,11 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from langchain_ripplemem.bench.loaders import read_json
 
 REFERENCE_SYSTEM = "hybrid_rrf"
 
@@ -29,12 +30,7 @@ def load_results(path: str | Path) -> dict[str, Any]:
 
     """
     file = Path(path)
-    if not file.is_file():
-        raise ValueError(f"results file not found: {file}")
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{file} is not valid JSON: {exc}") from exc
+    data = read_json(file, "results")
     if not isinstance(data, dict) or "systems" not in data or "k" not in data:
         raise ValueError(f"{file} is not a benchmark results file (needs 'systems' and 'k')")
     return data
