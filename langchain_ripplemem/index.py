@@ -54,8 +54,7 @@ class NamespaceView:
             "locations": defaultdict(list),
             "days": defaultdict(list),
         }
-        self._bm25: bm25s.BM25 | None = None
-        self._bm25_size = -1
+        self._bm25: tuple[bm25s.BM25, int] | None = None
         self.suppressed: set[str] = set()  # ids a user correction hides from recall (lifecycle.py)
 
     def __len__(self) -> int:
@@ -79,8 +78,10 @@ class NamespaceView:
         self._matrix[n:need] = vectors
         for offset, unit in enumerate(units):
             i = n + offset
-            self.ids.append(unit.id)
+            # Readers run without a lock: publish the unit before its id and
+            # position, so any id a reader sees already has its unit and vector.
             self.units.append(unit)
+            self.ids.append(unit.id)
             self.pos[unit.id] = i
             for value in cue_set(unit.participants):
                 self.postings["participants"][value].append(i)
@@ -128,8 +129,8 @@ class NamespaceView:
         tokens = lexical_tokens(query)
         if k <= 0 or not tokens or not self.ids:
             return []
-        retriever = self._lexical_index()
-        k = min(k, len(self.ids))
+        retriever, size = self._lexical_index()
+        k = min(k, size)
         docs, scores = retriever.retrieve([tokens], k=k, show_progress=False, n_threads=1)
         return [
             (self.ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0
@@ -140,7 +141,13 @@ class NamespaceView:
         tokens = lexical_tokens(query)
         if not tokens or not self.ids:
             return np.zeros(len(self.ids), dtype=np.float32)
-        return np.asarray(self._lexical_index().get_scores(tokens), dtype=np.float32)
+        scores = np.asarray(self._lexical_index()[0].get_scores(tokens), dtype=np.float32)
+        # A writer may append units after the BM25 index was built: they score 0
+        # until the next rebuild rather than falling off the end of the array.
+        n = len(self.ids)
+        if len(scores) < n:
+            scores = np.concatenate([scores, np.zeros(n - len(scores), dtype=np.float32)])
+        return scores[:n]
 
     def cue_candidates(self, cues: HasCues, upto: int | None = None) -> set[int]:
         """Rows sharing at least one participant, location or day bucket with ``cues``."""
@@ -177,14 +184,18 @@ class NamespaceView:
         order = sorted(range(len(scored)), key=lambda j: (-scored[j][0], -float(tie[j]), scored[j][1]))
         return [(self.ids[scored[j][1]], scored[j][0]) for j in order[:k]]
 
-    def _lexical_index(self) -> bm25s.BM25:
-        if self._bm25 is None or self._bm25_size != len(self.ids):
+    def _lexical_index(self) -> tuple[bm25s.BM25, int]:
+        """The BM25 index and how many units (the first rows) it covers."""
+        index = self._bm25
+        if index is None or index[1] != len(self.ids):
             retriever = bm25s.BM25()
+            units = self.units[: len(self.ids)]  # a snapshot: writers may append meanwhile
             # bm25s wants a non-empty token list per document.
-            corpus = [lexical_tokens(u.restatement) or ["_"] for u in self.units]
+            corpus = [lexical_tokens(u.restatement) or ["_"] for u in units]
             retriever.index(corpus, show_progress=False)
-            self._bm25, self._bm25_size = retriever, len(self.ids)
-        return self._bm25
+            # One tuple, swapped atomically: readers never pair an index with another's size.
+            index = self._bm25 = (retriever, len(units))
+        return index
 
 
 def _top_indices(scores: np.ndarray, k: int) -> list[int]:
