@@ -130,7 +130,9 @@ def test_recall_graph_as_subgraph_node(memory):
 
 def test_each_round_is_traced_with_metadata(memory):
     with collect_runs() as cb:
-        memory.recall(QUESTION, namespace=NS, config=SMALL)
+        # Passed explicitly too: LangGraph's node runs inherit explicit callbacks
+        # (LangSmith's tracer arrives that way when tracing is enabled).
+        memory.recall(QUESTION, namespace=NS, config=SMALL, callbacks=[cb])
     runs, stack = [], list(cb.traced_runs)
     while stack:
         run = stack.pop()
@@ -138,6 +140,9 @@ def test_each_round_is_traced_with_metadata(memory):
         stack.extend(run.child_runs)
     names = {r.name for r in runs}
     assert set(NODE_NAMES) - {"answer"} <= names  # LangGraph's node runs
+    root = next(r for r in cb.traced_runs if r.name == "ripplemem_recall")
+    expand_node = next(r for r in root.child_runs if r.name == "expand")
+    assert [c.name for c in expand_node.child_runs] == ["expand round 1"]  # nested under its node
     expand = next(r for r in runs if r.name == "expand round 1")
     meta = expand.extra["metadata"]
     assert meta["ripplemem_round"] == 1 and meta["ripplemem_node"] == "expand"
