@@ -111,7 +111,9 @@ class HeuristicController:
             locations=locations,
             time=time,
         )
-        return Plan(should_continue=bool(anchors), reason=decision.get("reason", ""),
+        reason = decision.get("reason", "") if anchors else \
+            f"{decision.get('reason', '')}; no recalled memory has graph edges to expand from"
+        return Plan(should_continue=bool(anchors), reason=reason,
                     anchors=anchors, target=target)
 
 

@@ -160,3 +160,14 @@ def test_no_child_runs_without_callbacks(memory, monkeypatch):
                         lambda cfg: calls.append(cfg) or type("M", (), {"handlers": []})())
     memory.recall(QUESTION, namespace=NS, config=SMALL)
     assert calls  # consulted, but with no handler nothing is emitted
+
+
+def test_no_graph_edges_stops_with_a_reason():
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory.add_messages([HumanMessage("I am allergic to shellfish."), AIMessage("Noted.")], namespace=("u",))
+    assert memory.edges(("u",)) == []
+    result = memory.recall("What can Maya not eat?", namespace=("u",))
+    assert len(result.rounds) == 1 and result.rounds[0].sufficient
+    assert "no recalled memory has graph edges" in result.rounds[0].reason
