@@ -279,6 +279,11 @@ class UnitIndex:
             for unit in units:
                 view.replace(unit)
 
+    def invalidate(self, namespace: Namespace) -> None:
+        """Forget the cached view of a namespace; the next use reloads it from Chroma."""
+        with self._lock:
+            self._views.pop(namespace_key(namespace), None)
+
     def search_semantic(
         self, namespace: Namespace, query: str | np.ndarray, k: int
     ) -> list[tuple[str, float]]:

@@ -162,6 +162,7 @@ class RippleMemory:
         self.extractor = extractor or self._default_extractor()
         self._write_lock = threading.RLock()
         self._resumed: set[Namespace] = set()
+        self._versions: dict[Namespace, int] = {}  # last namespace version this object has seen
         self._recall_graph: Any = None
 
     def close(self) -> None:
@@ -188,7 +189,24 @@ class RippleMemory:
         return RuleBasedExtractor(config=self.write_config)
 
     def _ns(self, namespace: Namespace | str | None) -> Namespace:
-        return self.default_namespace if namespace is None else validate_namespace(namespace)
+        ns = self.default_namespace if namespace is None else validate_namespace(namespace)
+        self._sync(ns)
+        return ns
+
+    def _sync(self, ns: Namespace) -> None:
+        """Drop cached views of ``ns`` when another memory object or process wrote to it."""
+        current = self.graph.version(ns)
+        with self._write_lock:
+            seen = self._versions.get(ns)
+            if seen is not None and seen != current:
+                self.index.invalidate(ns)
+                self.graph.invalidate(ns)
+                self._resumed.discard(ns)
+            self._versions[ns] = current
+
+    def _written(self, ns: Namespace) -> None:
+        """Record this object's own write, so that it does not invalidate its own caches."""
+        self._versions[ns] = self.graph.bump(ns)
 
     # -- write path ---------------------------------------------------------------
     def add_conversation(
@@ -294,6 +312,7 @@ class RippleMemory:
             report.usage.seconds["link"] = time.perf_counter() - timer
             if self.write_config.supersession:
                 report.superseded = lifecycle.refresh_supersession(self.index, ns, lifecycle.fact_keys(new))
+            self._written(ns)
         for edge in edges:
             report.edges[edge.type] = report.edges.get(edge.type, 0) + 1
         return report
@@ -390,6 +409,7 @@ class RippleMemory:
             present = self.index.delete(ns, ids)
             self.graph.remove_units(ns, present)
             lifecycle.refresh_supersession(self.index, ns, keys)  # what they superseded is current again
+            self._written(ns)
         return len(present)
 
     def suppress(self, ids: Iterable[str], *, namespace: Namespace | str | None = None, reason: str) -> int:
@@ -401,11 +421,17 @@ class RippleMemory:
         Raises:
             ValueError: naming ``ids`` or ``reason`` when unusable.
         """
-        return lifecycle.set_suppressed(self, self._ns(namespace), ids, reason)
+        ns = self._ns(namespace)
+        changed = lifecycle.set_suppressed(self, ns, ids, reason)
+        self._written(ns)
+        return changed
 
     def unsuppress(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> int:
         """Lift :meth:`suppress`; returns units changed."""
-        return lifecycle.set_suppressed(self, self._ns(namespace), ids, None)
+        ns = self._ns(namespace)
+        changed = lifecycle.set_suppressed(self, ns, ids, None)
+        self._written(ns)
+        return changed
 
     def delete_namespace(self, namespace: Namespace | str) -> int:
         """Delete every unit and edge of exactly ``namespace`` (it must be given explicitly)."""
@@ -414,6 +440,7 @@ class RippleMemory:
             n = self.index.drop_namespace(ns)
             self.graph.drop_namespace(ns)
             self._resumed.discard(ns)
+            self._written(ns)
         return n
 
     def as_retriever(self, **kwargs: Any) -> RippleMemRetriever:

@@ -33,7 +33,14 @@ CREATE INDEX IF NOT EXISTS edges_by_dst ON edges (ns, dst);
 CREATE TABLE IF NOT EXISTS linked (
     ns TEXT NOT NULL, unit_id TEXT NOT NULL, PRIMARY KEY (ns, unit_id)
 );
+-- bumped by every write to a namespace, so another process (or another memory
+-- object) on the same store knows its cached view of that namespace is stale.
+CREATE TABLE IF NOT EXISTS ns_version (
+    ns TEXT PRIMARY KEY, version INTEGER NOT NULL
+);
 """
+_BUMP = ("INSERT INTO ns_version (ns, version) VALUES (?, 1) "
+         "ON CONFLICT (ns) DO UPDATE SET version = version + 1")
 
 GRAPH_FILENAME = "ripplemem_graph.sqlite3"
 
@@ -116,6 +123,25 @@ class EdgeStore:
             ).fetchall()
         return {r[0] for r in rows}
 
+    def version(self, namespace: Namespace) -> int:
+        """How many writes the namespace has seen (0 for none)."""
+        with self._lock:
+            row = self._conn.execute("SELECT version FROM ns_version WHERE ns = ?",
+                                     (namespace_key(namespace),)).fetchone()
+        return int(row[0]) if row else 0
+
+    def bump(self, namespace: Namespace) -> int:
+        """Record a write to the namespace (units only, e.g. a suppression); returns the new version."""
+        key = namespace_key(namespace)
+        with self._lock, self._conn:
+            self._conn.execute(_BUMP, (key,))
+        return self.version(namespace)
+
+    def invalidate(self, namespace: Namespace) -> None:
+        """Forget the cached graph of a namespace; the next use reloads it from SQLite."""
+        with self._lock:
+            self._graphs.pop(namespace_key(namespace), None)
+
     def namespaces(self) -> list[str]:
         """Namespace keys that have any edge or linked unit."""
         with self._lock:
@@ -143,6 +169,7 @@ class EdgeStore:
                     "INSERT OR IGNORE INTO linked (ns, unit_id) VALUES (?, ?)",
                     [(key, uid) for uid in linked],
                 )
+                self._conn.execute(_BUMP, (key,))
             for _, src, dst, etype, weight in rows:
                 _put(graph, src, dst, etype, weight)
         return len(rows)
@@ -163,6 +190,7 @@ class EdgeStore:
                     self._conn.execute(
                         "DELETE FROM linked WHERE ns = ? AND unit_id = ?", (key, uid)
                     )
+                self._conn.execute(_BUMP, (key,))
             graph.remove_nodes_from(ids)
         return removed
 
@@ -173,6 +201,7 @@ class EdgeStore:
             with self._conn:
                 self._conn.execute("DELETE FROM edges WHERE ns = ?", (key,))
                 self._conn.execute("DELETE FROM linked WHERE ns = ?", (key,))
+                self._conn.execute(_BUMP, (key,))
             self._graphs.pop(key, None)
 
     def close(self) -> None:

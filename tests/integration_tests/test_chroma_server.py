@@ -132,10 +132,6 @@ def test_several_writer_processes_on_one_server(chroma_server, collection_name, 
     assert report.ok, report.summary()
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "per-process caches: a memory's namespace view (index.py) and NetworkX graph (store.py) are loaded "
-    "once and only follow this memory's own writes, so writes by another process are invisible until "
-    "restart (recall misses them, delete of them returns 0)"))
 def test_a_second_process_sees_writes_made_after_it_loaded_the_namespace(memory_factory):
     reader, writer = memory_factory(), memory_factory()
     reader.add_conversation(make_conversation("c1"), namespace=MAYA)
@@ -145,9 +141,6 @@ def test_a_second_process_sees_writes_made_after_it_loaded_the_namespace(memory_
     assert len(reader.list_units(MAYA)) == 12
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "stale per-process view: B still links new units to a unit A deleted, so the edge file gets an "
-    "edge to a missing unit (seen in scripts/soak.py --shared as dangling edges)"))
 def test_delete_in_one_process_and_write_in_another_leave_no_dangling_edge(memory_factory):
     a, b = memory_factory(), memory_factory()
     a.add_conversation(make_conversation("c1"), namespace=MAYA)

@@ -134,9 +134,6 @@ def test_deletes_alongside_writes_in_other_namespaces(bow):
     assert report.ok, report.summary()
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "two RippleMemory objects on one store (as two processes on a Chroma server, or two objects in one "
-    "process) each keep their own namespace view: B links new units to units A deleted -> dangling edges"))
 def test_two_memories_on_one_store_leave_no_dangling_edges(tmp_path):
     a = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path)
     b = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path)
