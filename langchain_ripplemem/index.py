@@ -40,6 +40,13 @@ def day_buckets(unit: HasCues) -> list[int]:
     return list(range(first, last + 1))
 
 
+def cue_keys(cues: HasCues) -> list[tuple[str, str | int]]:
+    """The ``(index, value)`` keys a unit or query is posted under in the cue indexes."""
+    return [*(("participants", v) for v in cue_set(cues.participants)),
+            *(("locations", v) for v in cue_set(cues.locations)),
+            *(("days", d) for d in day_buckets(cues))]
+
+
 class NamespaceView:
     """In-memory search structures for one namespace."""
 
@@ -83,12 +90,8 @@ class NamespaceView:
             self.units.append(unit)
             self.ids.append(unit.id)
             self.pos[unit.id] = i
-            for value in cue_set(unit.participants):
-                self.postings["participants"][value].append(i)
-            for value in cue_set(unit.locations):
-                self.postings["locations"][value].append(i)
-            for day in day_buckets(unit):
-                self.postings["days"][day].append(i)
+            for field, value in cue_keys(unit):
+                self.postings[field][value].append(i)
             if unit.metadata.get("suppressed"):
                 self.suppressed.add(unit.id)
 
@@ -149,20 +152,13 @@ class NamespaceView:
             scores = np.concatenate([scores, np.zeros(n - len(scores), dtype=np.float32)])
         return scores[:n]
 
-    def cue_candidates(self, cues: HasCues, upto: int | None = None) -> set[int]:
+    def posting_lists(self, cues: HasCues) -> list[list[int]]:
+        """The row lists (insertion order) of every participant, location and day of ``cues``."""
+        return [rows for field, value in cue_keys(cues) if (rows := self.postings[field].get(value))]
+
+    def cue_candidates(self, cues: HasCues) -> set[int]:
         """Rows sharing at least one participant, location or day bucket with ``cues``."""
-        rows: set[int] = set()
-        for field, values in (
-            ("participants", cue_set(cues.participants)),
-            ("locations", cue_set(cues.locations)),
-            ("days", day_buckets(cues)),
-        ):
-            postings = self.postings[field]
-            for value in values:
-                rows.update(postings.get(value, ()))
-        if upto is not None:
-            rows = {r for r in rows if r < upto}
-        return rows
+        return {row for rows in self.posting_lists(cues) for row in rows}
 
     def cues(
         self, cues: HasCues, k: int, query_vector: np.ndarray | None = None,

@@ -228,7 +228,7 @@ def check_store(memory: RippleMemory, *, relink: bool = False) -> IntegrityRepor
         item.duplicate_units = sorted(sorted(set(g)) for g in by_content.values() if len(set(g)) > 1)
         item.stale_view = sorted(stale)
 
-        rows = _edge_rows(memory, key)
+        rows = memory.graph.stored_rows(namespace_from_key(key))
         item.edges = len(rows)
         for src, dst, etype in rows:
             ends = (src, dst)
@@ -244,18 +244,6 @@ def check_store(memory: RippleMemory, *, relink: bool = False) -> IntegrityRepor
         item.orphan_linked_marks = sorted(linked - present)
         report.namespaces.append(item)
     return report
-
-
-def _edge_rows(memory: RippleMemory, key: str) -> list[tuple[str, str, str]]:
-    """The namespace's edge rows straight from SQLite (not the cached NetworkX graph)."""
-    store = memory.graph
-    conn = getattr(store, "_conn", None)
-    if conn is None:  # an edge store without SQLite: fall back to its public view
-        return [(e.src, e.dst, e.type) for e in store.edges(namespace_from_key(key))]
-    with store._lock:
-        rows = conn.execute("SELECT src, dst, type FROM edges WHERE ns = ? ORDER BY src, dst, type",
-                            (key,)).fetchall()
-    return [(str(a), str(b), str(t)) for a, b, t in rows]
 
 
 __all__ = ["EdgeRow", "IntegrityReport", "NamespaceIntegrity", "check_store"]

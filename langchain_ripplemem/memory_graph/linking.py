@@ -15,8 +15,8 @@ from bisect import bisect_left
 import numpy as np
 
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.index import NamespaceView, day_buckets
-from langchain_ripplemem.memory_graph.scoring import cue_set, structural_score
+from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.schemas import Edge, MemoryUnit
 
 # Rows scored per new unit when building the semantic pool in blocks; bounds memory.
@@ -85,17 +85,9 @@ def _cue_pool(view: NamespaceView, unit: MemoryUnit, row: int, config: WriteConf
     """
     per_posting = 2 * config.cue_pool
     candidates: set[int] = set()
-    for field, values in (
-        ("participants", cue_set(unit.participants)),
-        ("locations", cue_set(unit.locations)),
-        ("days", day_buckets(unit)),
-    ):
-        postings = view.postings[field]
-        for value in values:
-            rows = postings.get(value)
-            if rows:
-                cut = bisect_left(rows, row)
-                candidates.update(rows[max(0, cut - per_posting) : cut])
+    for rows in view.posting_lists(unit):
+        cut = bisect_left(rows, row)
+        candidates.update(rows[max(0, cut - per_posting) : cut])
     scored = []
     for j in candidates:
         s = structural_score(unit, view.units[j], config)

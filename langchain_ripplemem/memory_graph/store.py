@@ -123,6 +123,14 @@ class EdgeStore:
             ).fetchall()
         return {r[0] for r in rows}
 
+    def stored_rows(self, namespace: Namespace) -> list[tuple[str, str, str]]:
+        """``(src, dst, type)`` rows as they are on disk, bypassing the cached graph (integrity checks)."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT src, dst, type FROM edges WHERE ns = ? ORDER BY src, dst, type",
+                (namespace_key(namespace),)).fetchall()
+        return [(str(a), str(b), str(t)) for a, b, t in rows]
+
     def version(self, namespace: Namespace) -> int:
         """How many writes the namespace has seen (0 for none)."""
         with self._lock:
