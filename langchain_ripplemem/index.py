@@ -17,6 +17,8 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
 
 import bm25s
 import numpy as np
@@ -38,6 +40,18 @@ def day_buckets(unit: HasCues) -> list[int]:
     if last - first > _MAX_DAY_BUCKETS:
         return [first, last]
     return list(range(first, last + 1))
+
+
+def chroma_client(persist_directory: str | Path | None) -> Any:
+    """An embedded Chroma client: ephemeral, or persistent in ``persist_directory``; no telemetry."""
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False, allow_reset=False)
+    if persist_directory is None:
+        return chromadb.EphemeralClient(settings=settings)
+    Path(persist_directory).mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(persist_directory), settings=settings)
 
 
 def cue_keys(cues: HasCues) -> list[tuple[str, str | int]]:

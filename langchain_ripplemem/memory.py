@@ -27,7 +27,7 @@ from langchain_ripplemem import lifecycle
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.errors import InvalidConversationError, InvalidNamespaceError
 from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
-from langchain_ripplemem.index import UnitIndex
+from langchain_ripplemem.index import UnitIndex, chroma_client
 from langchain_ripplemem.locking import StoreLock, embedded_store_directory
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.memory_graph.store import GRAPH_FILENAME, EdgeStore
@@ -40,6 +40,7 @@ from langchain_ripplemem.schemas import (
     RecallResult,
     validate_namespace,
 )
+from langchain_ripplemem.vectors import embed_query, embed_texts
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -48,37 +49,6 @@ if TYPE_CHECKING:
     from langchain_ripplemem.retrievers import RippleMemRetriever
 
 DEFAULT_COLLECTION = "ripplemem_units"
-
-
-def _chroma_client(persist_directory: str | Path | None) -> Any:
-    import chromadb
-    from chromadb.config import Settings
-
-    settings = Settings(anonymized_telemetry=False, allow_reset=False)
-    if persist_directory is None:
-        return chromadb.EphemeralClient(settings=settings)
-    Path(persist_directory).mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(persist_directory), settings=settings)
-
-
-def embed_texts(embeddings: Embeddings, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
-    """Embed ``texts`` as an ``(n, dim)`` float32 array of unit vectors.
-
-    Uses ``embed_array`` when the model has it (the offline default does), else
-    ``embed_documents``; vectors are re-normalised so cosine is a dot product
-    whatever the model returns.
-    """
-    if not texts:
-        return np.zeros((0, 0), dtype=np.float32)
-    chunks = []
-    for start in range(0, len(texts), batch_size):
-        batch = list(texts[start : start + batch_size])
-        fast = getattr(embeddings, "embed_array", None)
-        chunks.append(np.asarray(fast(batch) if fast else embeddings.embed_documents(batch),
-                                 dtype=np.float32))
-    vectors = np.vstack(chunks)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms == 0, 1.0, norms)
 
 
 class RippleMemory:
@@ -142,7 +112,7 @@ class RippleMemory:
             weakref.finalize(self, self._store_lock.release)
         try:
             if client is None:
-                client = _chroma_client(self.persist_directory)
+                client = chroma_client(self.persist_directory)
                 if self.persist_directory is None:
                     # Embedded ephemeral clients share one in-process store: a unique
                     # collection keeps two ephemeral memories apart.
@@ -451,10 +421,7 @@ class RippleMemory:
 
     def embed_query(self, text: str) -> np.ndarray:
         """The query's unit vector under this memory's embeddings."""
-        fast = getattr(self.embeddings, "embed_array", None)
-        vector = np.asarray(fast([text])[0] if fast else self.embeddings.embed_query(text), dtype=np.float32)
-        norm = float(np.linalg.norm(vector))
-        return vector / norm if norm else vector
+        return embed_query(self.embeddings, text)
 
 
 def _progress(windows: list[Window], enabled: bool, label: str) -> Iterable[Window]:

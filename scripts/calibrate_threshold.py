@@ -21,12 +21,12 @@ from langchain_ripplemem.config import LOCOMO_WRITE
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
-from langchain_ripplemem.memory import embed_texts
 from langchain_ripplemem.memory_graph.calibration import (
     CALIBRATED_SEMANTIC_THRESHOLDS,
     EDGE_QUANTILE,
     quantile_threshold,
 )
+from langchain_ripplemem.vectors import embed_texts
 
 
 def main() -> None:
