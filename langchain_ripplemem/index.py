@@ -10,15 +10,21 @@ Chroma on first use and updated on every write: an exact cosine matrix (a few
 thousand 384-d vectors is one small matrix product, faster and exact compared
 with a filtered HNSW query), a BM25 index (bm25s, rebuilt lazily after writes)
 and inverted cue indexes (participant, location, day bucket).
+
+Reads of the view are retried a few times on Chroma's ``InternalError`` only:
+a Chroma 1.5.9 server now and then answers a namespace load with one while
+another client deletes in the same collection ("Error finding id") or right
+after the collection was created ("Error creating hnsw segment reader").
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import bm25s
 import numpy as np
@@ -30,6 +36,42 @@ from langchain_ripplemem.text import lexical_tokens
 # Interval cues longer than this are bucketed by their first and last days only,
 # so "in 2022" does not fan out into 365 postings per unit.
 _MAX_DAY_BUCKETS = 62
+# Transient Chroma read errors: attempts in all, and the first pause (doubled each time).
+READ_ATTEMPTS = 4
+READ_BACKOFF_SECONDS = 0.05
+_sleep = time.sleep
+T = TypeVar("T")
+
+
+def read_retrying(read: Callable[[], T], what: str, *, attempts: int | None = None,
+                  backoff: float | None = None) -> T:
+    """``read()``, retried with a doubling pause when Chroma raises its transient ``InternalError``.
+
+    Any other error propagates at once. When every attempt fails, an ``InternalError``
+    saying what was read and how often propagates, chained to the last one.
+
+    Args:
+        read: the read, e.g. a ``collection.get`` call.
+        what: what is read, for the error message.
+        attempts: tries in all (at least 1); default ``READ_ATTEMPTS``.
+        backoff: seconds before the second try; default ``READ_BACKOFF_SECONDS``.
+    """
+    from chromadb.errors import InternalError
+
+    attempts = READ_ATTEMPTS if attempts is None else attempts
+    backoff = READ_BACKOFF_SECONDS if backoff is None else backoff
+    if attempts < 1:
+        raise ValueError(f"attempts must be at least 1, got {attempts}")
+    attempt = 1
+    while True:
+        try:
+            return read()
+        except InternalError as err:
+            if attempt >= attempts:
+                raise InternalError(f"reading {what} from Chroma failed {attempts} times with a transient "
+                                    f"InternalError; the last: {err}") from err
+        _sleep(backoff * 2 ** (attempt - 1))
+        attempt += 1
 
 
 def day_buckets(unit: HasCues) -> list[int]:
@@ -239,9 +281,8 @@ class UnitIndex:
             view = self._views.get(key)
             if view is None:
                 view = NamespaceView(namespace)
-                got = self.collection.get(  # type: ignore[attr-defined]
-                    where={"ns": key}, include=["embeddings", "metadatas"]
-                )
+                got = read_retrying(lambda: self.collection.get(  # type: ignore[attr-defined]
+                    where={"ns": key}, include=["embeddings", "metadatas"]), f"namespace {list(namespace)}")
                 if got["ids"]:
                     units = [MemoryUnit.model_validate_json(m["unit"]) for m in got["metadatas"]]
                     # Chroma returns no particular order: restore insertion order.
@@ -340,6 +381,7 @@ class UnitIndex:
 
     def namespaces(self) -> list[Namespace]:
         """Every namespace with at least one unit."""
-        got = self.collection.get(include=["metadatas"])  # type: ignore[attr-defined]
+        got = read_retrying(lambda: self.collection.get(include=["metadatas"]),  # type: ignore[attr-defined]
+                            "the namespace list")
         keys = {m["ns"] for m in got["metadatas"] or []}
         return sorted(namespace_from_key(k) for k in keys)
