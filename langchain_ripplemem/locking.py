@@ -22,6 +22,14 @@ Hence the rule: **a persist directory belongs to one process at a time.**
 - within one process the lock is re-entrant (counted per directory), so several
   memories or threads of one process can share a store.
 
+Writers of one namespace are serialised across processes too, whatever the
+Chroma client: :func:`namespace_writer` is a blocking OS lock on a small file
+per namespace beside the edge file (``<edge file>.writers/<hash>.lock``). A
+memory holds it across each write (ingest commit with linking, delete,
+suppression), so processes that share a Chroma server and an edge file never
+interleave two writes of one namespace; writers of other namespaces do not
+wait.
+
 Example:
     >>> lock = StoreLock("/tmp/ripplemem-doc").acquire()  # doctest: +SKIP
     >>> lock.release()  # doctest: +SKIP
@@ -29,12 +37,16 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
 import sys
 import threading
 import time
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +54,7 @@ from typing import Any
 from langchain_ripplemem.errors import RippleMemError
 
 LOCK_FILENAME = "ripplemem.lock"
+WRITERS_SUFFIX = ".writers"  # namespace writer locks live in <edge file>.writers/
 
 try:  # POSIX
     import fcntl
@@ -236,4 +249,96 @@ def _read_holder(fd: int) -> dict[str, Any] | None:
     return info if isinstance(info, dict) else None
 
 
-__all__ = ["LOCK_FILENAME", "StoreLock", "StoreLockedError", "embedded_store_directory", "lock_holder"]
+class WriterLockTimeout(RippleMemError, TimeoutError):
+    """Another writer held a namespace's writer lock for longer than the caller would wait."""
+
+    def __init__(self, path: str | Path, timeout: float, holder: dict[str, Any] | None = None) -> None:
+        self.path = str(path)
+        self.holder = holder or {}
+        who = f"process {self.holder['pid']}" if "pid" in self.holder else "another writer"
+        super().__init__(f"waited {timeout:g}s for the namespace writer lock {self.path!r}, held by {who}")
+
+
+class _Writer:
+    """One process's hold on one namespace writer lock (its threads wait on ``lock``)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.fd: int | None = None
+        self.depth = 0
+
+
+# Entries live while some thread holds or waits for them; keyed per pid, as a
+# forked child holds none of its parent's locks.
+_WRITERS: weakref.WeakValueDictionary[tuple[int, str], _Writer] = weakref.WeakValueDictionary()
+
+
+def writer_lock_path(edge_file: str | Path, namespace_key: str) -> Path:
+    """The lock file of one namespace's writers, beside the edge file."""
+    digest = hashlib.sha256(namespace_key.encode()).hexdigest()[:32]
+    edge_file = Path(edge_file)
+    return edge_file.with_name(edge_file.name + WRITERS_SUFFIX) / f"{digest}.lock"
+
+
+@contextmanager
+def namespace_writer(edge_file: str | Path, namespace_key: str, *,
+                     timeout: float | None = None) -> Iterator[None]:
+    """Hold the writer lock of one namespace of an edge file; blocks while another writer has it.
+
+    Re-entrant within a thread. Other threads of this process wait on a thread
+    lock, other processes on the OS lock (``flock``), which the OS frees when its
+    holder exits, also on ``kill -9``.
+
+    Args:
+        edge_file: the SQLite edge file the namespace's writers share.
+        namespace_key: the namespace's key (``schemas.namespace_key``).
+        timeout: seconds to wait at most; ``None`` waits as long as the other write takes.
+
+    Raises:
+        WriterLockTimeout: ``timeout`` passed while another writer held the lock.
+    """
+    path = writer_lock_path(edge_file, namespace_key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = (os.getpid(), os.path.realpath(path))
+    with _REGISTRY:
+        entry = _WRITERS.get(key)
+        if entry is None:
+            entry = _WRITERS[key] = _Writer()
+    deadline = None if timeout is None else time.monotonic() + timeout
+    if not entry.lock.acquire(timeout=-1 if deadline is None else max(0.0, timeout or 0.0)):
+        raise WriterLockTimeout(path, timeout or 0.0)
+    try:
+        if entry.depth == 0:
+            entry.fd = _lock_file(key[1], deadline, timeout)
+        entry.depth += 1
+        try:
+            yield
+        finally:
+            entry.depth -= 1
+            if entry.depth == 0 and entry.fd is not None:
+                fd, entry.fd = entry.fd, None
+                try:
+                    _unlock(fd)
+                finally:
+                    os.close(fd)
+    finally:
+        entry.lock.release()
+
+
+def _lock_file(path: str, deadline: float | None, timeout: float | None) -> int:
+    """Open ``path`` and take its OS lock, polling with a short backoff until ``deadline``."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    delay = 0.001
+    while not _try_lock(fd):
+        if deadline is not None and time.monotonic() >= deadline:
+            holder = _read_holder(fd)
+            os.close(fd)
+            raise WriterLockTimeout(path, timeout or 0.0, holder)
+        time.sleep(delay)
+        delay = min(2 * delay, 0.05)
+    _write_holder(fd)
+    return fd
+
+
+__all__ = ["LOCK_FILENAME", "StoreLock", "StoreLockedError", "WriterLockTimeout", "embedded_store_directory",
+           "lock_holder", "namespace_writer", "writer_lock_path"]

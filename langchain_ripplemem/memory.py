@@ -15,7 +15,8 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -178,6 +179,17 @@ class RippleMemory:
         """Record this object's own write, so that it does not invalidate its own caches."""
         self._versions[ns] = self.graph.bump(ns)
 
+    @contextmanager
+    def _writing(self, ns: Namespace) -> Iterator[None]:
+        """Serialise a write of ``ns`` with this object's threads and other processes on the edge file.
+
+        The namespace's writer lock comes first, so waiting for another process blocks
+        no lock of this object; then the caches catch up with every earlier write.
+        """
+        with self.graph.writer(ns), self._write_lock:
+            self._sync(ns)
+            yield
+
     # -- write path ---------------------------------------------------------------
     def add_conversation(
         self, conversation: Conversation | dict[str, Any], *, namespace: Namespace | str | None = None,
@@ -255,7 +267,7 @@ class RippleMemory:
                 units.setdefault(unit.id, unit)
         report.units = len(units)
         report.unit_ids = list(units)
-        with self._write_lock:
+        with self._writing(ns):
             existing = self.index.existing(ns, units)
             new = [u for uid, u in units.items() if uid not in existing]
             report.new_units = len(new)
@@ -297,13 +309,17 @@ class RippleMemory:
         """Link units an interrupted ingest stored but did not link (crash recovery)."""
         if ns in self._resumed:
             return
-        with self._write_lock:
-            view = self.index.view(ns)
-            linked = self.graph.linked_ids(ns)
-            missing = [i for i, uid in enumerate(view.ids) if uid not in linked]
-            if missing:
-                self._link(ns, missing)
-            self._resumed.add(ns)
+        if self._unlinked(ns):  # the lock only when there is work: reads never wait for writers
+            with self._writing(ns):
+                missing = self._unlinked(ns)  # another writer may have linked them meanwhile
+                if missing:
+                    self._link(ns, missing)
+                    self._written(ns)
+        self._resumed.add(ns)
+
+    def _unlinked(self, ns: Namespace) -> list[int]:
+        view, linked = self.index.view(ns), self.graph.linked_ids(ns)
+        return [i for i, uid in enumerate(view.ids) if uid not in linked]
 
     # -- reads ---------------------------------------------------------------------
     def get(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> list[MemoryUnit]:
@@ -374,7 +390,7 @@ class RippleMemory:
         """Delete units of ``namespace`` and every edge touching them; returns units deleted."""
         ns = self._ns(namespace)
         ids = list(ids)
-        with self._write_lock:
+        with self._writing(ns):
             keys = lifecycle.fact_keys(self.index.get(ns, ids)) if self.write_config.supersession else set()
             present = self.index.delete(ns, ids)
             self.graph.remove_units(ns, present)
@@ -392,21 +408,23 @@ class RippleMemory:
             ValueError: naming ``ids`` or ``reason`` when unusable.
         """
         ns = self._ns(namespace)
-        changed = lifecycle.set_suppressed(self, ns, ids, reason)
-        self._written(ns)
+        with self._writing(ns):
+            changed = lifecycle.set_suppressed(self, ns, ids, reason)
+            self._written(ns)
         return changed
 
     def unsuppress(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> int:
         """Lift :meth:`suppress`; returns units changed."""
         ns = self._ns(namespace)
-        changed = lifecycle.set_suppressed(self, ns, ids, None)
-        self._written(ns)
+        with self._writing(ns):
+            changed = lifecycle.set_suppressed(self, ns, ids, None)
+            self._written(ns)
         return changed
 
     def delete_namespace(self, namespace: Namespace | str) -> int:
         """Delete every unit and edge of exactly ``namespace`` (it must be given explicitly)."""
         ns = validate_namespace(namespace)
-        with self._write_lock:
+        with self._writing(ns):
             n = self.index.drop_namespace(ns)
             self.graph.drop_namespace(ns)
             self._resumed.discard(ns)

@@ -14,10 +14,12 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 import networkx as nx
 
+from langchain_ripplemem.locking import namespace_writer
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_key
 
 _SCHEMA = """
@@ -144,6 +146,17 @@ class EdgeStore:
         with self._lock, self._conn:
             self._conn.execute(_BUMP, (key,))
         return self.version(namespace)
+
+    def writer(self, namespace: Namespace) -> AbstractContextManager[None]:
+        """The namespace's cross-process writer lock (``locking.namespace_writer``) for a file store.
+
+        Every process that shares this edge file takes it around a write of the
+        namespace, so their writes (units, links, version bumps) never interleave.
+        An in-memory store is private to one object: nothing to lock.
+        """
+        if self.path == ":memory:":
+            return nullcontext()
+        return namespace_writer(self.path, namespace_key(namespace))
 
     def invalidate(self, namespace: Namespace) -> None:
         """Forget the cached graph of a namespace; the next use reloads it from SQLite."""

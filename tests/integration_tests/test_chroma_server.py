@@ -2,18 +2,22 @@
 
 Units live in the server (``client=chromadb.HttpClient(...)``), edges in a
 SQLite file every process opens (``graph_path``; SQLite WAL handles several
-processes). Run with ``python -m pytest tests/integration_tests -m integration``.
+processes), and writers of one namespace take its writer lock beside that file
+(``locking.namespace_writer``). Part of the default ``python -m pytest`` run;
+``-m integration`` selects just these. They skip, with the reason, only when
+no local Chroma server can be started.
 
 Seen here: with several processes writing at once, the Chroma server (1.5.9)
 now and then answers a namespace load (``collection.get`` with embeddings)
 with a transient ``InternalError`` ("Error creating hnsw segment reader:
 Nothing found on disk" on a new collection, "Error finding id" while another
-client deletes in the same namespace). Ingest is idempotent, so the writer
-processes below retry a failed conversation.
+client deletes in the same namespace). ``index.read_retrying`` retries those
+reads, so the writer processes below need no retries of their own.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +27,7 @@ import pytest
 from langchain_ripplemem.integrity import check_store
 from langchain_ripplemem.locking import embedded_store_directory
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory_graph.linking import link_rows
 
 from ..unit_tests.conftest import BagOfWordsEmbeddings, make_conversation
 from ..unit_tests.test_crash_safety import many_turns
@@ -36,9 +41,9 @@ MAYA, SAM = ("users", "maya"), ("users", "sam")
 @pytest.fixture
 def memory_factory(chroma_server, collection_name, tmp_path):
     """New memories on the test's collection and edge file (each one: a separate 'process' view)."""
-    def make() -> RippleMemory:
+    def make(graph_path: Path | None = None) -> RippleMemory:
         return RippleMemory(BagOfWordsEmbeddings(), client=chroma_server.client(),
-                            collection_name=collection_name, graph_path=tmp_path / "graph.sqlite3")
+                            collection_name=collection_name, graph_path=graph_path or tmp_path / "graph.sqlite3")
     return make
 
 
@@ -95,35 +100,32 @@ from tests.unit_tests.test_crash_safety import many_turns
 host, port, collection, graph, ns = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 memory = RippleMemory(BagOfWordsEmbeddings(), client=chromadb.HttpClient(host=host, port=port),
                       collection_name=collection, graph_path=graph)
-ids, retries = [], 0
+ids = []
 for i in range(4):
-    for attempt in range(5):  # ingest is idempotent: retrying is the recovery for transient errors
-        try:
-            ids += memory.add_conversation(many_turns(f"{ns}-{i}", 10), namespace=(ns,)).unit_ids
-            break
-        except chromadb.errors.InternalError as err:  # Chroma server races, see the module docstring
-            retries += 1
-            print(f"retry {attempt}: {err}", file=sys.stderr)
-    else:
-        raise SystemExit(f"conversation {i} failed 5 times")
+    ids += memory.add_conversation(many_turns(f"{ns}-{i}", 10), namespace=(ns,)).unit_ids
 print(" ".join(ids))
-print(f"retries {retries}", file=sys.stderr)
 """
+
+
+def run_writers(script: str, chroma_server, collection_name: str, graph: Path, names: list[str]) -> list[str]:
+    """Start one writer process per name at once; their stdout, once all exited 0."""
+    procs = [subprocess.Popen(
+        [sys.executable, "-c", script, chroma_server.host, str(chroma_server.port), collection_name,
+         str(graph), name], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for name in names]
+    outs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)  # hang guard only
+        assert proc.returncode == 0, err[-3000:]
+        outs.append(out)
+    return outs
 
 
 @pytest.mark.slow
 def test_several_writer_processes_on_one_server(chroma_server, collection_name, tmp_path, memory_factory):
-    graph = tmp_path / "graph.sqlite3"
-    procs = [subprocess.Popen(
-        [sys.executable, "-c", WRITER, chroma_server.host, str(chroma_server.port), collection_name,
-         str(graph), f"w{k}"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for k in range(3)]
-    written = {}
-    for k, proc in enumerate(procs):
-        out, err = proc.communicate(timeout=300)
-        assert proc.returncode == 0, err[-2000:]
-        print(err.strip().splitlines()[-1])  # "retries N" (shown with -s)
-        written[(f"w{k}",)] = set(out.split())
+    names = ["w0", "w1", "w2"]
+    outs = run_writers(WRITER, chroma_server, collection_name, tmp_path / "graph.sqlite3", names)
+    written = {(name,): set(out.split()) for name, out in zip(names, outs, strict=True)}
     memory = memory_factory()
     for ns, ids in written.items():
         assert len(ids) == 40
@@ -149,3 +151,61 @@ def test_delete_in_one_process_and_write_in_another_leave_no_dangling_edge(memor
     b.add_conversation(make_conversation("c2"), namespace=MAYA)
     report = check_store(memory_factory())
     assert report.ok, report.summary()
+
+
+# Two writers on ONE namespace. In "shared" they only ingest; in "churn" each one
+# also deletes part of what it wrote before, while the other links new units.
+SAME_NAMESPACE_WRITER = r"""
+import json, sys
+import chromadb
+from langchain_ripplemem.memory import RippleMemory
+from tests.unit_tests.conftest import BagOfWordsEmbeddings
+from tests.unit_tests.test_crash_safety import many_turns
+
+host, port, collection, graph, me = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+memory = RippleMemory(BagOfWordsEmbeddings(), client=chromadb.HttpClient(host=host, port=port),
+                      collection_name=collection, graph_path=graph)
+out = {"shared": [], "churn": [], "deleted": []}
+previous = []
+for i in range(6):
+    out["shared"] += memory.add_conversation(many_turns(f"{me}-s{i}", 12), namespace=("shared",)).unit_ids
+    ids = memory.add_conversation(many_turns(f"{me}-c{i}", 12), namespace=("churn",)).unit_ids
+    out["churn"] += ids
+    gone = previous[::2]
+    assert memory.delete(gone, namespace=("churn",)) == len(gone)
+    out["deleted"] += gone
+    previous = ids
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_two_writer_processes_on_one_namespace_are_serialised(chroma_server, collection_name, tmp_path,
+                                                               memory_factory):
+    graph = tmp_path / "edges" / "graph.sqlite3"
+    outs = [json.loads(out) for out in run_writers(SAME_NAMESPACE_WRITER, chroma_server, collection_name,
+                                                   graph, ["a", "b"])]
+    memory = memory_factory(graph)
+    shared, churn = memory.list_units(("shared",)), memory.list_units(("churn",))
+
+    # No unit lost, none deleted that survived.
+    assert {u.id for u in shared} == {i for o in outs for i in o["shared"]}
+    assert len(shared) == 2 * 6 * 12
+    assert {u.id for u in churn} == {i for o in outs for i in o["churn"]} - {i for o in outs for i in o["deleted"]}
+    report = check_store(memory)  # no dangling edge, no unlinked unit, no duplicate
+    assert report.ok, report.summary()
+
+    # The commits did not interleave: every commit numbered its units after all
+    # units before it, so insertion numbers never repeat ...
+    for units in (shared, churn):
+        seqs = [u.metadata["seq"] for u in units]
+        assert len(set(seqs)) == len(seqs)
+    # ... and each commit linked against every unit committed before it, the other
+    # writer's included: the stored edges are exactly what one process writing the
+    # same units in the same order would have made.
+    view = memory.index.view(("shared",))
+    replay = link_rows(view, list(range(len(view))), memory.write_config)
+    assert sorted((e.src, e.dst, e.type) for e in memory.edges(("shared",))) == \
+        sorted((*sorted((e.src, e.dst)), e.type) for e in replay)
+    writer_of = {i: k for k, o in enumerate(outs) for i in o["shared"]}
+    assert {writer_of[e.src] != writer_of[e.dst] for e in replay} == {True, False}
