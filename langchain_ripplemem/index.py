@@ -19,6 +19,7 @@ after the collection was created ("Error creating hnsw segment reader").
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import defaultdict
@@ -40,6 +41,7 @@ _MAX_DAY_BUCKETS = 62
 READ_ATTEMPTS = 4
 READ_BACKOFF_SECONDS = 0.05
 _sleep = time.sleep
+_log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
@@ -70,6 +72,8 @@ def read_retrying(read: Callable[[], T], what: str, *, attempts: int | None = No
             if attempt >= attempts:
                 raise InternalError(f"reading {what} from Chroma failed {attempts} times with a transient "
                                     f"InternalError; the last: {err}") from err
+            _log.warning("retrying a read of %s from Chroma after a transient InternalError (attempt %d of %d): %s",
+                         what, attempt, attempts, err)
         _sleep(backoff * 2 ** (attempt - 1))
         attempt += 1
 

@@ -114,9 +114,10 @@ def run_writers(script: str, chroma_server, collection_name: str, graph: Path, n
          str(graph), name], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for name in names]
     outs = []
-    for proc in procs:
+    for name, proc in zip(names, procs, strict=True):
         out, err = proc.communicate(timeout=300)  # hang guard only
         assert proc.returncode == 0, err[-3000:]
+        print(f"writer {name}: {err.count('retrying a read')} transient Chroma read retries")  # shown with -s
         outs.append(out)
     return outs
 

@@ -57,12 +57,13 @@ def reload_with(memory: RippleMemory, collection: FlakyCollection) -> UnitIndex:
     return memory.index
 
 
-def test_a_view_load_that_fails_once_is_retried(memory, pauses):
+def test_a_view_load_that_fails_once_is_retried(memory, pauses, caplog):
     expected = [u.id for u in memory.list_units(MAYA)]
     flaky = FlakyCollection(memory.index.collection, failures=1)
     reload_with(memory, flaky)
     assert [u.id for u in memory.list_units(MAYA)] == expected
     assert flaky.gets == 2 and pauses == [index_module.READ_BACKOFF_SECONDS]
+    assert "retrying a read of namespace ['maya'] from Chroma" in caplog.text and "attempt 1 of" in caplog.text
     result = memory.recall("What is Maya allergic to?", namespace=MAYA, k=3)
     assert any("shellfish" in m.unit.restatement for m in result.memories)
     assert flaky.gets == 2  # the view is cached again
