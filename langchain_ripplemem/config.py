@@ -54,6 +54,12 @@ class WriteConfig(BaseModel):
         True, description="mark older statements of a person's residence, job, relationship or favourite "
         "as superseded by later ones with another value (lifecycle.py, docs/lifecycle.md)",
     )
+    llm_supersession: bool = Field(
+        False, description="also ask the memory's chat model (llm=) which older memories of the same people "
+        "each ingest's new ones supersede (llm_supersession.py); needs supersession=True",
+    )
+    supersession_candidates: int = Field(5, ge=1, description="older memories shown to the model per new one")
+    supersession_batch: int = Field(8, ge=1, description="new memories per supersession call")
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> WriteConfig:
@@ -62,6 +68,8 @@ class WriteConfig(BaseModel):
                 f"window_overlap ({self.window_overlap}) must be smaller than "
                 f"window_size ({self.window_size})"
             )
+        if self.llm_supersession and not self.supersession:
+            raise ValueError("llm_supersession=True needs supersession=True (it adds to the rule-based marks)")
         return self
 
 
@@ -86,6 +94,13 @@ class RecallConfig(BaseModel):
     )
     alignment: Literal["semantic", "hybrid"] = Field(
         "hybrid", description="a(q,m): paper's normalised cosine, or its mean with normalised BM25"
+    )
+    context_weight: float = Field(
+        0.0, ge=0.0, description="w of s + w * max(neighbour s): semantic, lexical and alignment scores "
+        "also credit a unit's adjacent turns in its session (recall/context.py); 0 = the paper's scoring",
+    )
+    speaker_bonus: float = Field(
+        0.0, ge=0.0, description="added to rho when the memory's speaker is a person the query names",
     )
     alignment_weight: float = 1.25
     provenance_weight: float = 1.0

@@ -18,6 +18,7 @@ import numpy as np
 
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.recall.context import in_context
 from langchain_ripplemem.recall.controller import support
 from langchain_ripplemem.schemas import Hit, MemoryUnit, RecalledMemory
 
@@ -28,18 +29,26 @@ def _minmax(values: np.ndarray) -> np.ndarray:
 
 
 def alignment_scores(ids: list[str], view: NamespaceView, query_vector: np.ndarray, query: str,
-                     mode: str) -> tuple[np.ndarray, np.ndarray]:
+                     mode: str, context_weight: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """``(a(q, m) in [0, 1], raw cosine)`` for each id.
 
     ``"semantic"`` is the paper's: the min-max normalised cosine. ``"hybrid"``
     averages it with the min-max normalised BM25 score of the same units, for
-    encoders (like MiniLM) whose cosine alone ranks worse than BM25.
+    encoders (like MiniLM) whose cosine alone ranks worse than BM25. With a
+    ``context_weight`` both scores also credit the unit's session neighbours
+    (:mod:`~langchain_ripplemem.recall.context`).
     """
     rows = [view.pos[uid] for uid in ids]
-    cosines = view.matrix[rows] @ query_vector
-    alignment = _minmax(cosines)
+    if context_weight:
+        all_cosines = view.matrix @ query_vector
+        cosines = all_cosines[rows]
+        alignment = _minmax(in_context(view, all_cosines, context_weight)[rows])
+    else:
+        cosines = view.matrix[rows] @ query_vector
+        alignment = _minmax(cosines)
     if mode == "hybrid":
-        alignment = 0.5 * alignment + 0.5 * _minmax(view.lexical_scores(query)[rows])
+        lexical = in_context(view, view.lexical_scores(query), context_weight)
+        alignment = 0.5 * alignment + 0.5 * _minmax(lexical[rows])
     return alignment, cosines
 
 
@@ -47,6 +56,7 @@ def assemble_memories(
     evidence: dict[str, list[Hit]], anchors: set[str], view: NamespaceView,
     query_vector: np.ndarray, config: RecallConfig, query: str = "", *,
     hidden: set[str] | None = None, weight: Callable[[MemoryUnit], float] | None = None,
+    speakers: set[str] | None = None,
 ) -> list[RecalledMemory]:
     """The top ``config.top_k`` memories by rho, each with its merged provenance.
 
@@ -59,17 +69,22 @@ def assemble_memories(
         query: the query text (for the hybrid alignment's BM25 half).
         hidden: ids never returned (suppressed, or later than ``as_of``).
         weight: per-unit multiplier of rho (lifecycle: supersession, recency); ``None`` = 1.
+        speakers: canonical (lower-cased) names the query asks about; a memory whose
+            speaker is one of them gets ``config.speaker_bonus``.
     """
     ids = [uid for uid in evidence if uid in view.pos and not (hidden and uid in hidden)]
     if not ids:
         return []
-    alignments, cosines = alignment_scores(ids, view, query_vector, query, config.alignment)
+    alignments, cosines = alignment_scores(ids, view, query_vector, query, config.alignment,
+                                           config.context_weight)
     memories = []
     for uid, alignment, cos in zip(ids, alignments.tolist(), cosines.tolist(), strict=True):
         is_anchor = uid in anchors
         rho = (config.alignment_weight * alignment + config.provenance_weight * support(evidence[uid], config)
                + config.anchor_bonus * is_anchor)
         unit = view.units[view.pos[uid]]
+        if speakers and config.speaker_bonus and _speaker(unit) in speakers:
+            rho += config.speaker_bonus
         factor = weight(unit) if weight is not None else 1.0
         if factor != 1.0:  # multiply only when it matters: unmarked memories keep their exact rho
             rho *= factor
@@ -77,6 +92,12 @@ def assemble_memories(
                                        is_anchor=is_anchor, provenance=evidence[uid]))
     memories.sort(key=lambda m: (-m.score, m.unit.id))
     return memories[: config.top_k]
+
+
+def _speaker(unit: MemoryUnit) -> str | None:
+    """The lower-cased speaker of a unit (rule-based units record it), else ``None``."""
+    speaker = unit.metadata.get("speaker")
+    return speaker.lower() if isinstance(speaker, str) and speaker else None
 
 
 def format_evidence(memories: Sequence[RecalledMemory]) -> str:

@@ -11,6 +11,7 @@ LLM and stay empty.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
 from langchain_ripplemem.index import NamespaceView
@@ -55,6 +56,36 @@ def rule_based_cues(query: str, view: NamespaceView, reference: datetime | None 
         locations=_known(view, "locations", query_words),
         time=time,
     )
+
+
+def move_speakers(cues: QueryCues, speakers: frozenset[str]) -> QueryCues:
+    """Take the names of speakers out of the semantic query and keywords.
+
+    A question about a speaker ("What activities does Melanie do?") is answered
+    by what *she* said, and her own turns rarely contain her name; the other
+    speaker's turns do ("Hey Melanie!"). So the name stays a participant cue
+    (assembly rewards the speaker's own memories, ``RecallConfig.speaker_bonus``)
+    and leaves the text the semantic and lexical views match. Names that are not
+    speakers (people talked about) stay in the text.
+
+    Example:
+        >>> c = QueryCues(query="What does Melanie's son like?", keywords=["melanie", "son"],
+        ...               participants=["melanie"])
+        >>> moved = move_speakers(c, frozenset({"melanie", "caroline"}))
+        >>> moved.query, moved.keywords, moved.participants
+        ('What does son like?', ['son'], ['melanie'])
+
+    """
+    names = [p for p in cues.participants if p in speakers]
+    if not names:
+        return cues
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")(?:['\u2019]s)?\b",
+                         re.IGNORECASE)
+    query = " ".join(pattern.sub(" ", cues.query).split())
+    return cues.model_copy(update={
+        "query": query or cues.query,
+        "keywords": [k for k in cues.keywords if k.lower() not in names],
+    })
 
 
 def cues_from_llm(query: str, output: QueryCueOutput) -> QueryCues:

@@ -23,8 +23,9 @@ from langchain_ripplemem.memory_graph.expansion import expand_channel
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
 from langchain_ripplemem.recall.assembly import assemble_memories, format_evidence, parse_citations
+from langchain_ripplemem.recall.context import speakers, top_in_context
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController
-from langchain_ripplemem.recall.cues import cues_from_llm, reference_time, rule_based_cues
+from langchain_ripplemem.recall.cues import cues_from_llm, move_speakers, reference_time, rule_based_cues
 from langchain_ripplemem.recall.state import Plan, RecallContext, RecallState
 from langchain_ripplemem.schemas import Hit, RecallResult, RoundTrace, Usage
 from langchain_ripplemem.tracing import round_run
@@ -78,6 +79,8 @@ class RecallNodes:
         view = self.memory.index.view(ctx.namespace)
         cues = cues_from_llm(query, parsed) if parsed is not None else \
             rule_based_cues(query, view, ctx.reference_time or ctx.as_of)
+        if ctx.config.speaker_bonus:
+            cues = move_speakers(cues, speakers(view))
         vector = self.memory.embed_query(cues.query)
         # Suppressed memories (and, with as_of, later ones) stay out of every view,
         # expansion path and the assembly.
@@ -112,10 +115,18 @@ class RecallNodes:
         view = self.memory.index.view(ctx.namespace)
         qvec = np.asarray(state["query_vector"], dtype=np.float32)
         hidden = set(state.get("hidden") or ())
-        lexical_query = " ".join([state["query"], *cues.keywords])
+        lexical_query = " ".join([cues.query, *cues.keywords])
+        if cfg.context_weight:
+            semantic = top_in_context(view, view.matrix @ qvec, cfg.context_weight, cfg.semantic_k,
+                                      exclude=hidden)
+            lexical = top_in_context(view, view.lexical_scores(lexical_query), cfg.context_weight,
+                                     cfg.lexical_k, positive=True, exclude=hidden)
+        else:
+            semantic = visible_top(lambda k: view.semantic(qvec, k), cfg.semantic_k, hidden)
+            lexical = visible_top(lambda k: view.lexical(lexical_query, k), cfg.lexical_k, hidden)
         views = {
-            "semantic": visible_top(lambda k: view.semantic(qvec, k), cfg.semantic_k, hidden),
-            "lexical": visible_top(lambda k: view.lexical(lexical_query, k), cfg.lexical_k, hidden),
+            "semantic": semantic,
+            "lexical": lexical,
             "cue": visible_top(lambda k: view.cues(cues, k, qvec), cfg.cue_k, hidden)
             if (cues.participants or cues.locations or cues.time) else [],
         }
@@ -241,7 +252,8 @@ class RecallNodes:
             if cfg.recency_half_life_days is not None else None
         memories = assemble_memories(state["evidence"], set(state["anchors"]), view,
                                      np.asarray(state["query_vector"], dtype=np.float32), cfg,
-                                     query=state["query"], hidden=set(state.get("hidden") or ()),
+                                     query=state["cues"].query, hidden=set(state.get("hidden") or ()),
+                                     speakers=set(state["cues"].participants),
                                      weight=score_weight(cfg, ctx.as_of, reference))
         usage = _timed(state["usage"], "assemble", started)
         with round_run(config, "assemble", state["round"], evidence=len(state["evidence"])) as out:
