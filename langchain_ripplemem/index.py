@@ -123,6 +123,8 @@ class NamespaceView:
         }
         self._bm25: tuple[bm25s.BM25, int] | None = None
         self.suppressed: set[str] = set()  # ids a user correction hides from recall (lifecycle.py)
+        # older id -> ids of units that claim to supersede it (an LLM's claims, lifecycle.py)
+        self.claimed_by: dict[str, list[str]] = defaultdict(list)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -154,6 +156,8 @@ class NamespaceView:
                 self.postings[field][value].append(i)
             if unit.metadata.get("suppressed"):
                 self.suppressed.add(unit.id)
+            for old in unit.metadata.get("supersedes") or ():
+                self.claimed_by[old].append(unit.id)
 
     def replace(self, unit: MemoryUnit) -> None:
         """Swap in a unit whose metadata changed (text, cues and vector must be the same)."""
@@ -163,6 +167,11 @@ class NamespaceView:
                 unit.restatement, unit.participants, unit.locations, unit.time):
             raise ValueError(f"unit {unit.id}: only metadata can change in place")
         self.units[i] = unit
+        before, after = old.metadata.get("supersedes") or {}, unit.metadata.get("supersedes") or {}
+        for gone in set(before) - set(after):
+            self.claimed_by[gone].remove(unit.id)
+        for added in set(after) - set(before):
+            self.claimed_by[added].append(unit.id)
         if unit.metadata.get("suppressed"):
             self.suppressed.add(unit.id)
         else:

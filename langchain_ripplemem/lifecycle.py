@@ -23,6 +23,13 @@ when every one of them is. Marks are recomputed for the touched
 or unsuppressed, so they always follow from the units present: re-ingesting
 changes nothing, deleting or suppressing the newer unit restores the older.
 
+With ``WriteConfig(llm_supersession=True)`` a chat model also names older units
+a new one supersedes (:mod:`langchain_ripplemem.llm_supersession`). Its answer
+is kept as a claim on the new unit (``"supersedes": {old id: attribute}``), and
+the marks follow from the claims present in the same way: an older unit
+without a rule-based successor is superseded by the earliest later visible unit
+that claims it (marked ``"superseded_via": "llm"``).
+
 At recall, suppressed units (and, with ``as_of``, units that start after it)
 are hidden; :func:`score_weight` multiplies rho by
 ``RecallConfig.superseded_weight`` for superseded units (with ``as_of``: only
@@ -51,7 +58,9 @@ SUPPRESSED = "suppressed"
 SUPERSEDED_BY = "superseded_by"
 VALID_UNTIL = "valid_until"
 SUPERSEDED_ATTRIBUTE = "superseded_attribute"
-_MARKS = (SUPERSEDED_BY, VALID_UNTIL, SUPERSEDED_ATTRIBUTE)
+SUPERSEDED_VIA = "superseded_via"  # "llm" when an LLM claim, not a rule, made the mark
+SUPERSEDES = "supersedes"  # on a newer unit: {older unit id: attribute}, an LLM's claims
+_MARKS = (SUPERSEDED_BY, VALID_UNTIL, SUPERSEDED_ATTRIBUTE, SUPERSEDED_VIA)
 
 # Earlier units of one participant considered per group: supersession is a
 # write-time check and must stay cheap however long a history grows.
@@ -202,8 +211,8 @@ def order_time(unit: MemoryUnit) -> datetime:
     return unit.time.start if unit.time is not None else aware(unit.created_at)
 
 
-def _order_key(unit: MemoryUnit) -> tuple[datetime, int, str]:
-    # Same-day statements keep the order they were said in (insertion ``seq``).
+def order_key(unit: MemoryUnit) -> tuple[datetime, int, str]:
+    """Statement order: time start, then insertion ``seq`` (same-day statements keep the order said)."""
     return order_time(unit), int(unit.metadata.get("seq", 0)), unit.id
 
 
@@ -212,15 +221,28 @@ def fact_keys(units: Iterable[MemoryUnit]) -> set[tuple[str, str]]:
     return {(f.subject, f.attribute) for unit in units for f in facts(unit)}
 
 
-def refresh_supersession(index: UnitIndex, ns: Namespace, keys: set[tuple[str, str]]) -> list[str]:
-    """Recompute supersession marks of every visible unit in the ``keys`` groups.
+def claims(unit: MemoryUnit) -> dict[str, str]:
+    """Older unit id -> attribute: the units an LLM found this one to supersede (usually empty)."""
+    return dict(unit.metadata.get(SUPERSEDES) or {})
+
+
+def refresh_supersession(index: UnitIndex, ns: Namespace, touched: Iterable[MemoryUnit]) -> list[str]:
+    """Recompute the marks that units written, deleted, suppressed or unsuppressed can change.
+
+    Those are the marks of every visible unit in the ``(subject, attribute)`` groups
+    of ``touched``, of the units ``touched`` claim to supersede, and of touched
+    units that other units claim.
 
     Returns:
         Ids of units whose marks changed and that are now superseded.
     """
-    if not keys:
-        return []
+    touched = list(touched)
+    keys = fact_keys(touched)
     view = index.view(ns)
+    claimed = {old for unit in touched for old in claims(unit)} | \
+        {unit.id for unit in touched if view.claimed_by.get(unit.id)}
+    if not keys and not claimed:
+        return []
     groups: dict[tuple[str, str], list[tuple[MemoryUnit, str]]] = {}
 
     def group(key: tuple[str, str]) -> list[tuple[MemoryUnit, str]]:
@@ -234,12 +256,10 @@ def refresh_supersession(index: UnitIndex, ns: Namespace, keys: set[tuple[str, s
                 for fact in facts(unit):  # a unit's last value per group counts
                     if fact.subject == subject and fact.attribute == attribute:
                         members[unit.id] = (unit, fact.value)
-            groups[key] = sorted(members.values(), key=lambda m: _order_key(m[0]))
+            groups[key] = sorted(members.values(), key=lambda m: order_key(m[0]))
         return groups[key]
 
-    affected = {unit.id: unit for key in sorted(keys) for unit, _ in group(key)}
-    changed: list[MemoryUnit] = []
-    for unit in affected.values():
+    def rule_successor(unit: MemoryUnit) -> tuple[MemoryUnit, str] | None:
         successors: list[tuple[MemoryUnit, str] | None] = []
         for key in sorted(fact_keys([unit])):
             members = group(key)
@@ -247,16 +267,42 @@ def refresh_supersession(index: UnitIndex, ns: Namespace, keys: set[tuple[str, s
             later = None if at is None else next(
                 (m for m, v in members[at + 1:] if not same_value(v, members[at][1])), None)
             successors.append(None if later is None else (later, key[1]))
+        if not successors or not all(successors):
+            return None
+        # Several facts: the unit is outdated once its last fact is.
+        return max((s for s in successors if s), key=lambda s: order_key(s[0]))
+
+    affected = {unit.id: unit for key in sorted(keys) for unit, _ in group(key)}
+    for uid in sorted(claimed):
+        unit = view.unit(uid)
+        if unit is not None and not is_suppressed(unit):
+            affected.setdefault(uid, unit)
+    changed: list[MemoryUnit] = []
+    for unit in affected.values():
         metadata = {k: v for k, v in unit.metadata.items() if k not in _MARKS}
-        if successors and all(successors):
-            # Several facts: the unit is outdated once its last fact is.
-            latest, attribute = max((s for s in successors if s), key=lambda s: _order_key(s[0]))
-            metadata.update({SUPERSEDED_BY: latest.id, VALID_UNTIL: order_time(latest).isoformat(),
+        rule = rule_successor(unit)  # a rule-based successor first; an LLM's claim where there is none
+        mark = rule or _claimant(view, unit)
+        if mark is not None:
+            later, attribute = mark
+            metadata.update({SUPERSEDED_BY: later.id, VALID_UNTIL: order_time(later).isoformat(),
                              SUPERSEDED_ATTRIBUTE: attribute})
+            if rule is None:
+                metadata[SUPERSEDED_VIA] = "llm"
         if metadata != unit.metadata:
             changed.append(unit.model_copy(update={"metadata": metadata}))
     index.replace(ns, changed)
     return [u.id for u in changed if SUPERSEDED_BY in u.metadata]
+
+
+def _claimant(view: NamespaceView, unit: MemoryUnit) -> tuple[MemoryUnit, str] | None:
+    """The earliest later visible unit that claims to supersede ``unit``, and the attribute it names."""
+    key = order_key(unit)
+    later = [c for c in (view.unit(i) for i in view.claimed_by.get(unit.id, ()))
+             if c is not None and not is_suppressed(c) and order_key(c) > key]
+    if not later:
+        return None
+    first = min(later, key=order_key)
+    return first, claims(first).get(unit.id) or "update"
 
 
 def set_suppressed(memory: RippleMemory, ns: Namespace, ids: Iterable[str], reason: str | None) -> int:
@@ -279,7 +325,7 @@ def set_suppressed(memory: RippleMemory, ns: Namespace, ids: Iterable[str], reas
         memory.index.replace(ns, changed)
         if memory.write_config.supersession:
             # A suppressed statement neither supersedes nor is superseded.
-            refresh_supersession(memory.index, ns, fact_keys(changed))
+            refresh_supersession(memory.index, ns, changed)
     return len(changed)
 
 

@@ -29,6 +29,7 @@ from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.errors import InvalidConversationError, InvalidNamespaceError
 from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
 from langchain_ripplemem.index import UnitIndex, chroma_client
+from langchain_ripplemem.llm_supersession import llm_supersession
 from langchain_ripplemem.locking import StoreLock, embedded_store_directory
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.memory_graph.store import GRAPH_FILENAME, EdgeStore
@@ -101,6 +102,7 @@ class RippleMemory:
                 update={"semantic_threshold": semantic_threshold_for(embeddings)})
         self.recall_config = recall_config or RecallConfig()
         self.llm = llm
+        self._superseder = llm_supersession(llm, self.write_config)  # opt-in: WriteConfig.llm_supersession
         self.default_namespace = validate_namespace(namespace)
         self.persist_directory = Path(persist_directory) if persist_directory is not None else None
         # An embedded store belongs to one process at a time: two writer processes
@@ -284,6 +286,8 @@ class RippleMemory:
             vectors = embed_texts(self.embeddings, [u.restatement for u in new],
                                   self.write_config.embed_batch_size)
             report.usage.seconds["embed"] = time.perf_counter() - timer
+            if self._superseder is not None:  # before the write: a failed call leaves nothing half-done
+                new = self._superseder.annotate(self.index.view(ns), new, vectors, report)
             timer = time.perf_counter()
             # Units first, edges second: a crash in between leaves units without a
             # "linked" mark, and the next open links them (see _ensure_linked).
@@ -293,7 +297,7 @@ class RippleMemory:
             edges = self._link(ns, list(range(start, start + len(new))))
             report.usage.seconds["link"] = time.perf_counter() - timer
             if self.write_config.supersession:
-                report.superseded = lifecycle.refresh_supersession(self.index, ns, lifecycle.fact_keys(new))
+                report.superseded = lifecycle.refresh_supersession(self.index, ns, new)
             self._written(ns)
         for edge in edges:
             report.edges[edge.type] = report.edges.get(edge.type, 0) + 1
@@ -391,10 +395,10 @@ class RippleMemory:
         ns = self._ns(namespace)
         ids = list(ids)
         with self._writing(ns):
-            keys = lifecycle.fact_keys(self.index.get(ns, ids)) if self.write_config.supersession else set()
+            gone = self.index.get(ns, ids) if self.write_config.supersession else []
             present = self.index.delete(ns, ids)
             self.graph.remove_units(ns, present)
-            lifecycle.refresh_supersession(self.index, ns, keys)  # what they superseded is current again
+            lifecycle.refresh_supersession(self.index, ns, gone)  # what they superseded is current again
             self._written(ns)
         return len(present)
 

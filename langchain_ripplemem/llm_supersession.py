@@ -1,0 +1,179 @@
+"""LLM-assisted supersession: a chat model names the older memories that new ones make out of date.
+
+The rule-based facts of :mod:`langchain_ripplemem.lifecycle` catch "I moved to
+Berlin" after "I live in Paris"; they miss "Maya took the Lisbon offer" after
+"Maya works at Acme". With ``WriteConfig(llm_supersession=True)`` and a chat
+model (``RippleMemory(llm=...)``), each ingest also asks the model, inside its
+commit and before any new unit is written:
+
+1. **Candidates.** For each new unit with participants: the
+   ``supersession_candidates`` most similar (cosine) earlier units that share a
+   participant with it: stored ones (each participant's last
+   ``lifecycle.GROUP_POOL``) and earlier units of the same ingest. Suppressed
+   units are never candidates. Units without a candidate are not asked about.
+2. **Calls.** Up to ``supersession_batch`` new units per structured call
+   (:mod:`langchain_ripplemem.prompts.supersession`), memory text quoted as data,
+   labels instead of ids.
+3. **Validation.** A returned pair counts only when its ``new`` label is a new
+   unit of the batch and its ``old`` label one of *that* unit's candidates;
+   others are dropped with a warning. Output that does not parse and model
+   errors are retried ``llm_max_retries`` times; a batch that still fails adds
+   nothing (a warning says so) and only the rules apply to it.
+4. **Claims, not marks.** A pair becomes ``metadata["supersedes"][old_id] =
+   attribute`` of the *new* unit, written with it. The marks on older units
+   (``superseded_by``, ``valid_until``, ``superseded_attribute`` and
+   ``superseded_via: "llm"``) are derived from the claims present by
+   :func:`lifecycle.refresh_supersession`, so deleting or suppressing the newer
+   unit makes the older one current again, as with the rules.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from langchain_ripplemem.lifecycle import GROUP_POOL, SUPERSEDES, is_suppressed, order_key
+from langchain_ripplemem.llm import call_structured, resolve_chat_model
+from langchain_ripplemem.memory_graph.scoring import cue_set
+from langchain_ripplemem.schemas import MemoryUnit, Usage
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from langchain_ripplemem.config import WriteConfig
+    from langchain_ripplemem.index import NamespaceView
+    from langchain_ripplemem.schemas import IngestReport
+
+_MAX_ATTRIBUTE_CHARS = 40
+
+
+def llm_supersession(llm: BaseChatModel | str | None, config: WriteConfig) -> LLMSupersession | None:
+    """The detector a memory uses: ``None`` unless ``config.llm_supersession`` is on.
+
+    Raises:
+        ValueError: ``llm_supersession`` is on but no chat model (``llm``) is given.
+    """
+    if not config.llm_supersession:
+        return None
+    if llm is None:
+        raise ValueError("WriteConfig(llm_supersession=True) needs a chat model: pass llm= to RippleMemory")
+    return LLMSupersession(llm, config)
+
+
+class LLMSupersession:
+    """Asks a chat model which candidate memories new units supersede.
+
+    Args:
+        model: a chat model, or a ``"provider:model"`` string resolved on first use.
+        config: ``supersession_candidates``, ``supersession_batch`` and ``llm_max_retries``.
+    """
+
+    def __init__(self, model: BaseChatModel | str, config: WriteConfig) -> None:
+        self._spec = model
+        self.config = config
+
+    @cached_property
+    def model(self) -> BaseChatModel:
+        """The chat model (a string spec is resolved on first use)."""
+        return resolve_chat_model(self._spec)
+
+    def annotate(self, view: NamespaceView, new: list[MemoryUnit], vectors: np.ndarray,
+                 report: IngestReport) -> list[MemoryUnit]:
+        """``new`` with the model's claims in ``metadata["supersedes"]``; usage and warnings go to ``report``.
+
+        Args:
+            view: the namespace as stored (the new units are not in it yet).
+            new: units about to be written, with their ``seq``.
+            vectors: their unit vectors, row ``i`` for ``new[i]``.
+            report: the ingest's report.
+        """
+        started = time.perf_counter()
+        candidates = self._candidates(view, new, np.asarray(vectors, dtype=np.float32))
+        asked = [i for i in range(len(new)) if candidates.get(i)]
+        claims: dict[int, dict[str, str]] = defaultdict(dict)
+        size = self.config.supersession_batch
+        for start in range(0, len(asked), size):
+            batch = asked[start:start + size]
+            found, usage, warnings = self._ask(new, batch, candidates)
+            report.usage = report.usage.add(usage)
+            report.warnings.extend(warnings)
+            for i, old_id, attribute in found:
+                claims[i][old_id] = attribute
+        report.usage.seconds["supersede"] = time.perf_counter() - started
+        return [u.model_copy(update={"metadata": {**u.metadata, SUPERSEDES: claims[i]}}) if i in claims else u
+                for i, u in enumerate(new)]
+
+    def _candidates(self, view: NamespaceView, new: list[MemoryUnit],
+                    vectors: np.ndarray) -> dict[int, list[MemoryUnit]]:
+        """Per new unit: the most similar earlier, visible units that share a participant."""
+        keys = [order_key(u) for u in new]
+        new_rows: dict[str, list[int]] = defaultdict(list)
+        for i, unit in enumerate(new):
+            for person in cue_set(unit.participants):
+                new_rows[person].append(i)
+        out: dict[int, list[MemoryUnit]] = {}
+        for i, unit in enumerate(new):
+            people = cue_set(unit.participants)
+            if is_suppressed(unit) or not people:
+                continue
+            stored = sorted({r for p in people for r in view.postings["participants"].get(p, [])[-GROUP_POOL:]
+                             if not is_suppressed(view.units[r]) and order_key(view.units[r]) < keys[i]})
+            fresh = sorted({j for p in people for j in new_rows[p]
+                            if j != i and not is_suppressed(new[j]) and keys[j] < keys[i]})
+            pool = [(float(s), view.units[r]) for r, s in zip(stored, _sims(view.matrix, stored, vectors[i]),
+                                                               strict=True)]
+            pool += [(float(s), new[j]) for j, s in zip(fresh, _sims(vectors, fresh, vectors[i]), strict=True)]
+            pool.sort(key=lambda p: (-p[0], p[1].id))
+            if pool:
+                out[i] = [u for _, u in pool[: self.config.supersession_candidates]]
+        return out
+
+    def _ask(self, new: list[MemoryUnit], batch: list[int],
+             candidates: dict[int, list[MemoryUnit]]) -> tuple[list[tuple[int, str, str]], Usage, list[str]]:
+        """One structured call for ``batch``: the valid ``(new index, old id, attribute)`` claims."""
+        from langchain_ripplemem.prompts.supersession import (
+            SUPERSESSION_PROMPT,
+            SupersessionOutput,
+            render_line,
+        )
+
+        labels: dict[str, str] = {}  # unit id -> label
+        for unit in [new[i] for i in batch] + [c for i in batch for c in candidates[i]]:
+            labels.setdefault(unit.id, f"M{len(labels) + 1}")
+        lines = []
+        for i in batch:
+            lines.append("NEW " + render_line(labels[new[i].id], _day(new[i]), new[i].restatement))
+            lines += ["    candidate " + render_line(labels[c.id], _day(c), c.restatement) for c in candidates[i]]
+        messages = SUPERSESSION_PROMPT.format_messages(memories="\n".join(lines))
+        parsed, usage, errors = call_structured(self.model, SupersessionOutput, messages,
+                                                retries=self.config.llm_max_retries)
+        first = new[batch[0]].id
+        if parsed is None:
+            return [], usage, [f"LLM supersession of {len(batch)} new memories (from {first}) failed, only the "
+                               f"rules apply to them: {'; '.join(errors)}"]
+        by_label = {labels[new[i].id]: i for i in batch}
+        found: list[tuple[int, str, str]] = []
+        warnings: list[str] = []
+        for pair in parsed.superseded:
+            row = by_label.get(pair.new.strip())
+            old = None if row is None else next(
+                (c for c in candidates[row] if labels[c.id] == pair.old.strip()), None)
+            if row is None or old is None:
+                warnings.append(f"LLM supersession: dropped {pair.new!r} -> {pair.old!r}: not a new memory and "
+                                "one of its candidates")
+                continue
+            attribute = " ".join(pair.attribute.lower().split())[:_MAX_ATTRIBUTE_CHARS] or "update"
+            found.append((row, old.id, attribute))
+        return found, usage, warnings
+
+
+def _sims(matrix: np.ndarray, rows: list[int], vector: np.ndarray) -> np.ndarray:
+    return matrix[rows] @ vector if rows else np.zeros(0, dtype=np.float32)
+
+
+def _day(unit: MemoryUnit) -> str:
+    return unit.time.start.date().isoformat() if unit.time is not None else "-"
