@@ -237,6 +237,8 @@ def refresh_supersession(index: UnitIndex, ns: Namespace, touched: Iterable[Memo
         Ids of units whose marks changed and that are now superseded.
     """
     touched = list(touched)
+    if not touched:
+        return []
     keys = fact_keys(touched)
     view = index.view(ns)
     claimed = {old for unit in touched for old in claims(unit)} | \
