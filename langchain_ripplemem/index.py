@@ -122,6 +122,10 @@ class NamespaceView:
             "days": defaultdict(list),
         }
         self._bm25: tuple[bm25s.BM25, int] | None = None
+        # Cue signature (participants, locations, time) per row, for the cue view.
+        self._signature: list[int] = []
+        self._signature_row: list[int] = []
+        self._signatures: dict[tuple[object, ...], int] = {}
         self.suppressed: set[str] = set()  # ids a user correction hides from recall (lifecycle.py)
         # older id -> ids of units that claim to supersede it (an LLM's claims, lifecycle.py)
         self.claimed_by: dict[str, list[str]] = defaultdict(list)
@@ -147,6 +151,12 @@ class NamespaceView:
         self._matrix[n:need] = vectors
         for offset, unit in enumerate(units):
             i = n + offset
+            key = (tuple(unit.participants), tuple(unit.locations),
+                   (unit.time.start, unit.time.end) if unit.time is not None else None)
+            if key not in self._signatures:
+                self._signatures[key] = len(self._signature_row)
+                self._signature_row.append(i)
+            self._signature.append(self._signatures[key])
             # Readers run without a lock: publish the unit before its id and
             # position, so any id a reader sees already has its unit and vector.
             self.units.append(unit)
@@ -234,20 +244,23 @@ class NamespaceView:
         rows: Iterable[int] | None = None,
     ) -> list[tuple[str, float]]:
         """Units ranked by structural overlap with ``cues``; semantic similarity breaks ties."""
-        candidates = list(self.cue_candidates(cues) if rows is None else rows)
-        if k <= 0 or not candidates:
+        candidates = np.fromiter(self.cue_candidates(cues) if rows is None else rows, dtype=np.int64)
+        if k <= 0 or len(candidates) == 0:
             return []
-        scored = []
-        for i in candidates:
-            s = structural_score(cues, self.units[i])
-            if s is not None and s > 0:
-                scored.append((s, i))
-        if not scored:
+        # Units of one session share participants, places and day: score each
+        # distinct cue signature once (the cue view may touch every unit).
+        signatures, inverse = np.unique(np.asarray(self._signature, dtype=np.int64)[candidates],
+                                        return_inverse=True)
+        per_signature = np.array([structural_score(cues, self.units[self._signature_row[sig]]) or 0.0
+                                  for sig in signatures.tolist()])
+        scores = per_signature[inverse.reshape(-1)]
+        keep = scores > 0
+        rows_kept, scores_kept = candidates[keep], scores[keep]
+        if len(rows_kept) == 0:
             return []
-        tie = (self.matrix[[i for _, i in scored]] @ query_vector) if query_vector is not None \
-            else np.zeros(len(scored))
-        order = sorted(range(len(scored)), key=lambda j: (-scored[j][0], -float(tie[j]), scored[j][1]))
-        return [(self.ids[scored[j][1]], scored[j][0]) for j in order[:k]]
+        tie = self.matrix[rows_kept] @ query_vector if query_vector is not None else np.zeros(len(rows_kept))
+        order = np.lexsort((rows_kept, -tie, -scores_kept))[:k]
+        return [(self.ids[rows_kept[j]], float(scores_kept[j])) for j in order.tolist()]
 
     def _lexical_index(self) -> tuple[bm25s.BM25, int]:
         """The BM25 index and how many units (the first rows) it covers."""

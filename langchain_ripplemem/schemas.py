@@ -196,6 +196,10 @@ class ExpansionTarget(BaseModel):
     participants: list[str] = Field(default_factory=list)
     locations: list[str] = Field(default_factory=list)
     time: TimeInterval | None = None
+    restates_query: bool = Field(
+        False, description="the target is the query plus words (the heuristic controller's): expansion "
+        "reuses the query's vector and weighs the added keywords lexically instead of embedding it again",
+    )
 
 
 class Usage(BaseModel):

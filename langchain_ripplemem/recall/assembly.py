@@ -77,7 +77,7 @@ def assemble_memories(
         return []
     alignments, cosines = alignment_scores(ids, view, query_vector, query, config.alignment,
                                            config.context_weight)
-    memories = []
+    scored = []
     for uid, alignment, cos in zip(ids, alignments.tolist(), cosines.tolist(), strict=True):
         is_anchor = uid in anchors
         rho = (config.alignment_weight * alignment + config.provenance_weight * support(evidence[uid], config)
@@ -88,10 +88,12 @@ def assemble_memories(
         factor = weight(unit) if weight is not None else 1.0
         if factor != 1.0:  # multiply only when it matters: unmarked memories keep their exact rho
             rho *= factor
-        memories.append(RecalledMemory(unit=unit, score=rho, alignment=cos,
-                                       is_anchor=is_anchor, provenance=evidence[uid]))
-    memories.sort(key=lambda m: (-m.score, m.unit.id))
-    return memories[: config.top_k]
+        scored.append((-rho, uid, unit, cos, is_anchor))
+    scored.sort(key=lambda row: row[:2])
+    # Only the kept K become result objects (validated; the rest never leave this function).
+    return [RecalledMemory(unit=unit, score=-neg_rho, alignment=cos, is_anchor=is_anchor,
+                           provenance=evidence[uid])
+            for neg_rho, uid, unit, cos, is_anchor in scored[: config.top_k]]
 
 
 def _speaker(unit: MemoryUnit) -> str | None:

@@ -110,6 +110,7 @@ class HeuristicController:
             participants=participants,
             locations=locations,
             time=time,
+            restates_query=True,
         )
         reason = decision.get("reason", "") if anchors else \
             f"{decision.get('reason', '')}; no recalled memory has graph edges to expand from"

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.prompts.recall import QueryCueOutput
+from langchain_ripplemem.recall.context import per_view
 from langchain_ripplemem.schemas import QueryCues, TimeInterval
 from langchain_ripplemem.text import content_words, words
 
@@ -24,8 +25,12 @@ _MAX_NGRAM = 4
 
 def reference_time(view: NamespaceView) -> datetime:
     """The latest time any memory of the namespace mentions (else now)."""
-    ends = [u.time.end for u in view.units if u.time is not None]
-    return max(ends) if ends else datetime.now(timezone.utc)
+    latest = per_view(view, "latest_time", _latest_time)
+    return latest if latest is not None else datetime.now(timezone.utc)
+
+
+def _latest_time(view: NamespaceView, n: int) -> datetime | None:
+    return max((u.time.end for u in view.units[:n] if u.time is not None), default=None)
 
 
 def _known(view: NamespaceView, field: str, query_words: list[str]) -> list[str]:

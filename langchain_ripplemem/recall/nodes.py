@@ -22,7 +22,7 @@ from langchain_ripplemem.llm import acall_structured, call_structured, resolve_c
 from langchain_ripplemem.memory_graph.expansion import expand_channel
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
-from langchain_ripplemem.recall.assembly import assemble_memories, format_evidence, parse_citations
+from langchain_ripplemem.recall.assembly import alignment_scores, assemble_memories, format_evidence, parse_citations
 from langchain_ripplemem.recall.context import speakers, top_in_context
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController
 from langchain_ripplemem.recall.cues import cues_from_llm, move_speakers, reference_time, rule_based_cues
@@ -192,7 +192,7 @@ class RecallNodes:
             # Ablation: expand around the same anchors but search for the query itself.
             cues = state["cues"]
             plan["target"] = None if plan.get("target") is None else plan["target"].model_copy(update={
-                "restatement": state["query"], "keywords": cues.keywords,
+                "restatement": state["query"], "keywords": cues.keywords, "restates_query": True,
                 "participants": cues.participants, "locations": cues.locations, "time": cues.time})
         rounds = list(state["rounds"])
         if not plan.get("anchors"):
@@ -217,9 +217,15 @@ class RecallNodes:
             # Hidden memories are neither results nor bridges: no path runs through them.
             graph = nx.restricted_view(graph, state["hidden"], [])
         evidence = {uid: list(hits) for uid, hits in state["evidence"].items()}
-        target_vec = self.memory.embed_query(target.restatement)
+        if target.restates_query:
+            # The heuristic target adds words, not meaning: keep the query's vector
+            # (no second encoder call) and let BM25 weigh the added keywords.
+            target_vec = np.asarray(state["query_vector"], dtype=np.float32)
+            target_text = " ".join([state["cues"].query, *target.keywords])
+        else:
+            target_vec, target_text = self.memory.embed_query(target.restatement), target.restatement
         scorers = {
-            "semantic": lambda ids: (view.matrix[[view.pos[i] for i in ids]] @ target_vec).tolist(),
+            "semantic": lambda ids: alignment_scores(ids, view, target_vec, target_text, cfg.alignment)[0].tolist(),
             "structural": lambda ids: [structural_score(target, view.units[view.pos[i]]) for i in ids],
         }
         channels = [c for c, on in (("semantic", cfg.expand_semantic),
