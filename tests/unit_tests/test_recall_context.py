@@ -1,0 +1,170 @@
+"""Dialogue context, speaker cues, the cue view and the heuristic target's vector."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory_graph.scoring import structural_score
+from langchain_ripplemem.recall.context import neighbour_rows, smooth, speakers, top_in_context
+from langchain_ripplemem.recall.cues import move_speakers
+from langchain_ripplemem.schemas import Conversation, MemoryUnit, Provenance, QueryCues, TimeInterval
+
+from .conftest import BagOfWordsEmbeddings, make_conversation
+
+NS = ("ctx",)
+
+
+def unit(uid: str, session: str, turn_index: int | None, participants=("Maya",), day: int = 1) -> MemoryUnit:
+    metadata = {"speaker": participants[0]} | ({"turn_index": turn_index} if turn_index is not None else {})
+    start = np.datetime64(f"2026-03-{day:02d}T10:00").astype(object)
+    return MemoryUnit(id=uid, namespace=NS, restatement=f"text {uid}", participants=list(participants),
+                      source=Provenance(conversation_id="c", session_id=session, turn_ids=[uid]),
+                      time=TimeInterval(start=start, end=start), metadata=metadata)
+
+
+def view_of(units: list[MemoryUnit]) -> NamespaceView:
+    view = NamespaceView(NS)
+    view.add(units, np.eye(len(units), 8, dtype=np.float32))
+    return view
+
+
+def test_neighbours_follow_turn_order_within_a_session_only():
+    # Written out of order and interleaved across two sessions.
+    view = view_of([unit("a2", "S1", 2), unit("b1", "S2", 1), unit("a1", "S1", 1), unit("a3", "S1", 3)])
+    rows = {uid: i for i, uid in enumerate(view.ids)}
+    nb = neighbour_rows(view)
+    assert nb[rows["a1"]].tolist() == [-1, rows["a2"]]
+    assert nb[rows["a2"]].tolist() == [rows["a1"], rows["a3"]]
+    assert nb[rows["a3"]].tolist() == [rows["a2"], -1]
+    assert nb[rows["b1"]].tolist() == [-1, -1]  # alone in its session
+
+
+def test_neighbours_are_rebuilt_when_the_view_grows():
+    view = view_of([unit("a1", "S1", 1)])
+    assert neighbour_rows(view) is neighbour_rows(view)  # cached
+    view.add([unit("a2", "S1", 2)], np.ones((1, 8), dtype=np.float32))
+    assert neighbour_rows(view).tolist() == [[-1, 1], [0, -1]]
+
+
+def test_units_without_turn_index_keep_write_order():
+    view = view_of([unit("x", "S1", None), unit("y", "S1", None)])
+    assert neighbour_rows(view).tolist() == [[-1, 1], [0, -1]]
+
+
+def test_smooth_adds_the_best_neighbour_and_ignores_missing_or_negative_ones():
+    nb = np.array([[-1, 1], [0, 2], [1, -1]])
+    assert smooth(np.array([1.0, 0.0, -2.0]), nb, 0.5).tolist() == [1.0, 0.5, -2.0]
+    assert smooth(np.array([1.0, 0.0, 3.0]), nb, 0.0).tolist() == [1.0, 0.0, 3.0]
+
+
+def test_top_in_context_excludes_hidden_keeps_positive_and_breaks_ties_by_row():
+    view = view_of([unit("a1", "S1", 1), unit("a2", "S1", 2), unit("a3", "S1", 3), unit("b1", "S2", 1)])
+    scores = np.array([0.0, 2.0, 0.0, 0.0])
+    got = top_in_context(view, scores, 0.5, k=4, positive=True)
+    assert got == [("a2", 2.0), ("a1", 1.0), ("a3", 1.0)]  # b1 has no match and no matching neighbour
+    assert [uid for uid, _ in top_in_context(view, scores, 0.5, k=4, positive=True, exclude=["a1"])] == \
+        ["a2", "a3"]
+    assert len(top_in_context(view, scores, 0.0, k=4)) == 4  # without `positive`, every unit ranks
+
+
+def test_speakers_come_from_unit_metadata():
+    view = view_of([unit("a1", "S1", 1, ("Maya", "Sam")), unit("a2", "S1", 2, ("Sam", "Maya"))])
+    assert speakers(view) == frozenset({"maya", "sam"})
+
+
+def test_move_speakers_keeps_people_who_are_only_talked_about():
+    cues = QueryCues(query="Did Maya's cousin Priya like Sam's pick?", keywords=["maya", "cousin", "priya", "sam"],
+                     participants=["maya", "priya", "sam"])
+    moved = move_speakers(cues, frozenset({"maya", "sam"}))
+    assert moved.query == "Did cousin Priya like pick?"
+    assert moved.keywords == ["cousin", "priya"]
+    assert moved.participants == cues.participants
+    assert move_speakers(cues, frozenset()) is cues
+    only_names = QueryCues(query="Maya", participants=["maya"])
+    assert move_speakers(only_names, frozenset({"maya"})).query == "Maya"  # never an empty query
+
+
+def dialogue() -> Conversation:
+    """The answer (S1:2) shares no word with the question it answers (S1:1)."""
+    sessions = [
+        [("Sam", "What do your kids like to do these days?"), ("Maya", "They were stoked about the dinosaur exhibit.")],
+        [("Sam", "Maya, kids like it!")],
+        [("Maya", "I like kids books about pirates.")],
+        [("Sam", "Kids like candy, mine too.")],
+    ]
+    return Conversation.model_validate({"id": "d", "sessions": [
+        {"id": f"S{n}", "time": f"2026-03-0{n}T19:00:00+00:00",
+         "turns": [{"id": f"S{n}:{i}", "speaker": who, "text": text} for i, (who, text) in enumerate(turns, 1)]}
+        for n, turns in enumerate(sessions, 1)]})
+
+
+@pytest.fixture(scope="module")
+def talk() -> RippleMemory:
+    m = RippleMemory(BagOfWordsEmbeddings())
+    m.add_conversation(dialogue(), namespace=NS)
+    return m
+
+
+def recalled(memory: RippleMemory, query: str, config: RecallConfig, k: int) -> list[str]:
+    return [m.unit.source.turn_ids[0] for m in memory.recall(query, namespace=NS, config=config, k=k).memories]
+
+
+def test_context_finds_the_answer_to_the_question_turn(talk):
+    base = RecallConfig(semantic_k=2, lexical_k=2, cue_k=0, max_rounds=0)
+    query = "what do the kids like to do these days"
+    assert "S1:2" not in recalled(talk, query, base, k=2)
+    with_context = base.model_copy(update={"context_weight": 0.8})
+    assert recalled(talk, query, with_context, k=2) == ["S1:1", "S1:2"]
+
+
+def test_speaker_bonus_prefers_what_the_named_person_said(talk):
+    base = RecallConfig(semantic_k=5, lexical_k=5, cue_k=5, max_rounds=0)
+    question = "What kids do Maya like?"
+    assert recalled(talk, question, base, k=1) == ["S2:1"]  # Sam's turn names Maya
+    bonus = base.model_copy(update={"speaker_bonus": 1.0})
+    assert recalled(talk, question, bonus, k=1) == ["S3:1"]  # Maya's own words
+
+
+class CountingEmbeddings(BagOfWordsEmbeddings):
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries.append(text)
+        return super().embed_query(text)
+
+
+def test_heuristic_target_reuses_the_query_vector():
+    embeddings = CountingEmbeddings()
+    memory = RippleMemory(embeddings)
+    memory.add_conversation(make_conversation(), namespace=("maya",))
+    question = "What did Maya say she would think about?"
+    result = memory.recall(question, namespace=("maya",), config=RecallConfig(semantic_k=1, lexical_k=1, cue_k=0))
+    assert len(result.rounds) == 2 and result.rounds[1].target.restates_query
+    assert embeddings.queries == [question]  # one encoder call: no second one for the target
+
+
+def test_cue_view_matches_a_brute_force_ranking():
+    rng = np.random.default_rng(0)
+    people = ["Maya", "Sam", "Priya", "Lee"]
+    units = []
+    for i in range(60):
+        who = tuple(rng.choice(people, size=int(rng.integers(1, 3)), replace=False).tolist())
+        units.append(unit(f"u{i:02d}", f"S{i % 4}", i, who, day=int(rng.integers(1, 20))))
+    view = NamespaceView(NS)
+    vectors = rng.normal(size=(60, 8)).astype(np.float32)
+    view.add(units, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+    query_vector = view.matrix[0]
+    for cues in (QueryCues(query="q", participants=["priya"]),
+                 QueryCues(query="q", participants=["maya", "sam"], time=units[5].time)):
+        expected = sorted(
+            ((s, float(view.matrix[i] @ query_vector), i) for i, u in enumerate(view.units)
+             if (s := structural_score(cues, u)) is not None and s > 0),
+            key=lambda t: (-t[0], -t[1], t[2]))
+        got = view.cues(cues, 25, query_vector)
+        assert [uid for uid, _ in got] == [view.ids[i] for _, _, i in expected[:25]]
+        assert [s for _, s in got] == pytest.approx([s for s, _, _ in expected[:25]])
