@@ -100,7 +100,11 @@ class RecallConfig(BaseModel):
         "also credit a unit's adjacent turns in its session (recall/context.py); 0 = the paper's scoring",
     )
     speaker_bonus: float = Field(
-        0.0, ge=0.0, description="added to rho when the memory's speaker is a person the query names",
+        0.0, ge=0.0, description="added to rho when the memory's speaker is a person the query names; "
+        "those names then leave the query text (recall/cues.py move_speakers)",
+    )
+    time_bonus: float = Field(
+        0.0, ge=0.0, description="with a time in the query, rho += time_bonus * time similarity of the memory",
     )
     alignment_weight: float = 1.25
     provenance_weight: float = 1.0
@@ -130,15 +134,16 @@ LONGMEMEVAL = RecallConfig(semantic_k=15, lexical_k=8, cue_k=8)
 # out (docs/benchmarks.md has the steps and what each gained):
 # * dialogue context (context_weight): a turn is also scored by its session
 #   neighbours, which carry the question it answers;
-# * speaker cues (speaker_bonus): a speaker named in the query leaves the query text
-#   and rewards that speaker's own memories;
-# * larger first-hop views (30/30/20) fill the K=30 budget (the paper's 10/5/5 union
+# * cue bonuses: a speaker named in the query leaves the query text and rewards that
+#   speaker's own memories (speaker_bonus); a time in the query rewards memories near
+#   it (time_bonus);
+# * larger first-hop views (30/30/40) fill the K=30 budget (the paper's 10/5/5 union
 #   holds ~17 units) and a wider expansion channel (10) adds more per round;
 # * the heuristic controller stops early only on a very strong first hop; one round,
 #   as in the paper (a second round gained nothing on the tuning split).
 LOCOMO_TUNED = LOCOMO.model_copy(update={
-    "semantic_k": 30, "lexical_k": 30, "cue_k": 20, "max_rounds": 1, "per_channel": 10,
-    "sufficiency_similarity": 0.8, "context_weight": 0.5, "speaker_bonus": 0.5,
+    "semantic_k": 30, "lexical_k": 30, "cue_k": 40, "max_rounds": 1, "per_channel": 10,
+    "sufficiency_similarity": 0.8, "context_weight": 0.5, "speaker_bonus": 0.5, "time_bonus": 0.5,
 })
 TUNED: dict[str, RecallConfig] = {"locomo": LOCOMO_TUNED}
 

@@ -24,7 +24,8 @@ from typing import Any, Protocol, runtime_checkable
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
 
-RECALL_SYSTEMS = ("ripplemem", "ripplemem_paper", "no_expansion", "no_structural", "no_planning")
+RECALL_SYSTEMS = ("ripplemem", "ripplemem_paper", "no_expansion", "no_structural", "no_planning",
+                  "no_context", "no_cue_bonus")
 BASELINES = ("bm25", "dense", "hybrid_rrf")
 SYSTEM_NAMES: tuple[str, ...] = RECALL_SYSTEMS + BASELINES
 
@@ -35,7 +36,10 @@ _ABLATIONS: dict[str, dict[str, Any]] = {
     "no_expansion": {"max_rounds": 0},
     "no_structural": {"expand_structural": False},
     "no_planning": {"use_planning": False},
+    "no_context": {"context_weight": 0.0},
+    "no_cue_bonus": {"speaker_bonus": 0.0, "time_bonus": 0.0},
 }
+ABLATIONS = RECALL_SYSTEMS[2:]
 RRF_K = 60
 RRF_DEPTH = 100
 
@@ -195,19 +199,16 @@ def ripplemem_paper(memory: Any, recall_config: RecallConfig | None = None) -> R
     return _recall("ripplemem_paper", memory, getattr(memory, "recall_config", None) or RecallConfig())
 
 
-def no_expansion(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
-    """Ablation: tri-view recall only (``max_rounds=0``)."""
-    return _recall("no_expansion", memory, recall_config)
+def ablation(name: str) -> Callable[[Any, RecallConfig | None], RecallSystem]:
+    """The factory of ablation ``name``: ``ripplemem`` with one knob of ``_ABLATIONS`` changed."""
+    if name not in _ABLATIONS or name in ("ripplemem", "ripplemem_paper"):
+        raise ValueError(f"{name!r} is not an ablation; choose one of {ABLATIONS}")
 
+    def factory(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
+        return _recall(name, memory, recall_config)
 
-def no_structural(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
-    """Ablation: expansion over semantic edges only (``expand_structural=False``)."""
-    return _recall("no_structural", memory, recall_config)
-
-
-def no_planning(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
-    """Ablation: expansion not scored against a controller target (``use_planning=False``)."""
-    return _recall("no_planning", memory, recall_config)
+    factory.__doc__ = f"Ablation {name}: {_ABLATIONS[name]}"
+    return factory
 
 
 def bm25(memory: Any, recall_config: RecallConfig | None = None) -> SearchSystem:
@@ -228,9 +229,7 @@ def hybrid_rrf(memory: Any, recall_config: RecallConfig | None = None) -> Hybrid
 SYSTEM_FACTORIES: dict[str, Callable[[Any, RecallConfig | None], System]] = {
     "ripplemem": ripplemem,
     "ripplemem_paper": ripplemem_paper,
-    "no_expansion": no_expansion,
-    "no_structural": no_structural,
-    "no_planning": no_planning,
+    **{name: ablation(name) for name in ABLATIONS},
     "bm25": bm25,
     "dense": dense,
     "hybrid_rrf": hybrid_rrf,

@@ -18,9 +18,10 @@ import numpy as np
 
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.memory_graph.scoring import time_similarity
 from langchain_ripplemem.recall.context import in_context
 from langchain_ripplemem.recall.controller import support
-from langchain_ripplemem.schemas import Hit, MemoryUnit, RecalledMemory
+from langchain_ripplemem.schemas import Hit, MemoryUnit, QueryCues, RecalledMemory
 
 
 def _minmax(values: np.ndarray) -> np.ndarray:
@@ -56,7 +57,7 @@ def assemble_memories(
     evidence: dict[str, list[Hit]], anchors: set[str], view: NamespaceView,
     query_vector: np.ndarray, config: RecallConfig, query: str = "", *,
     hidden: set[str] | None = None, weight: Callable[[MemoryUnit], float] | None = None,
-    speakers: set[str] | None = None,
+    cues: QueryCues | None = None,
 ) -> list[RecalledMemory]:
     """The top ``config.top_k`` memories by rho, each with its merged provenance.
 
@@ -69,8 +70,9 @@ def assemble_memories(
         query: the query text (for the hybrid alignment's BM25 half).
         hidden: ids never returned (suppressed, or later than ``as_of``).
         weight: per-unit multiplier of rho (lifecycle: supersession, recency); ``None`` = 1.
-        speakers: canonical (lower-cased) names the query asks about; a memory whose
-            speaker is one of them gets ``config.speaker_bonus``.
+        cues: the query's cues, for the cue bonuses: a memory whose speaker is a
+            participant of the query gets ``config.speaker_bonus``; with a query time,
+            every memory gets ``config.time_bonus`` times its time similarity to it.
     """
     ids = [uid for uid in evidence if uid in view.pos and not (hidden and uid in hidden)]
     if not ids:
@@ -83,8 +85,8 @@ def assemble_memories(
         rho = (config.alignment_weight * alignment + config.provenance_weight * support(evidence[uid], config)
                + config.anchor_bonus * is_anchor)
         unit = view.units[view.pos[uid]]
-        if speakers and config.speaker_bonus and _speaker(unit) in speakers:
-            rho += config.speaker_bonus
+        if cues is not None:
+            rho += cue_bonus(unit, cues, config)
         factor = weight(unit) if weight is not None else 1.0
         if factor != 1.0:  # multiply only when it matters: unmarked memories keep their exact rho
             rho *= factor
@@ -94,6 +96,16 @@ def assemble_memories(
     return [RecalledMemory(unit=unit, score=-neg_rho, alignment=cos, is_anchor=is_anchor,
                            provenance=evidence[uid])
             for neg_rho, uid, unit, cos, is_anchor in scored[: config.top_k]]
+
+
+def cue_bonus(unit: MemoryUnit, cues: QueryCues, config: RecallConfig) -> float:
+    """What agreeing with the query's speaker and time cues adds to rho (0 with the paper's weights)."""
+    bonus = 0.0
+    if config.speaker_bonus and cues.participants and _speaker(unit) in cues.participants:
+        bonus += config.speaker_bonus
+    if config.time_bonus and cues.time is not None and unit.time is not None:
+        bonus += config.time_bonus * time_similarity(cues.time, unit.time)
+    return bonus
 
 
 def _speaker(unit: MemoryUnit) -> str | None:

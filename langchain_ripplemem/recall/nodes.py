@@ -259,7 +259,7 @@ class RecallNodes:
         memories = assemble_memories(state["evidence"], set(state["anchors"]), view,
                                      np.asarray(state["query_vector"], dtype=np.float32), cfg,
                                      query=state["cues"].query, hidden=set(state.get("hidden") or ()),
-                                     speakers=set(state["cues"].participants),
+                                     cues=state["cues"],
                                      weight=score_weight(cfg, ctx.as_of, reference))
         usage = _timed(state["usage"], "assemble", started)
         with round_run(config, "assemble", state["round"], evidence=len(state["evidence"])) as out:
