@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_ripplemem.config import PRESETS, preset
+
 DEFAULT_PERSIST = ".ripplemem"
 
 
@@ -57,7 +59,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     from langchain_ripplemem.display import format_recall
 
     memory = _memory(args.persist)
-    result = memory.recall(args.question, namespace=args.namespace, k=args.k)
+    result = memory.recall(args.question, namespace=args.namespace, k=args.k, config=preset(args.preset)[1])
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
@@ -107,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--namespace", type=_namespace, default=("default",))
     recall.add_argument("--k", type=int, default=None, help="memories returned (default 30)")
     recall.add_argument("--json", action="store_true", help="print the RecallResult as JSON")
+    recall.add_argument("--preset", default="locomo-tuned", choices=sorted(PRESETS),
+                        help="recall settings (default locomo-tuned: the offline scoring of docs/architecture.md; "
+                        "paper: METHOD.md exactly)")
     recall.set_defaults(func=cmd_recall)
 
     check = sub.add_parser("check", help="integrity check of a persistent store")

@@ -148,7 +148,9 @@ LOCOMO_TUNED = LOCOMO.model_copy(update={
 TUNED: dict[str, RecallConfig] = {"locomo": LOCOMO_TUNED}
 
 PRESETS: dict[str, tuple[WriteConfig, RecallConfig]] = {
+    "paper": (WriteConfig(), RecallConfig()),
     "locomo": (LOCOMO_WRITE, LOCOMO),
+    "locomo-tuned": (LOCOMO_WRITE, LOCOMO_TUNED),
     "longmemeval": (LONGMEMEVAL_WRITE, LONGMEMEVAL),
 }
 

@@ -84,6 +84,8 @@ def test_locomo_run_with_every_system_has_the_design_shape(locomo):
     assert cfg["no_expansion"]["config"]["max_rounds"] == 0
     assert cfg["no_structural"]["config"]["expand_structural"] is False
     assert cfg["no_planning"]["config"]["use_planning"] is False
+    assert cfg["no_context"]["config"]["context_weight"] == 0.0 < cfg["ripplemem"]["config"]["context_weight"]
+    assert cfg["no_cue_bonus"]["config"]["speaker_bonus"] == cfg["no_cue_bonus"]["config"]["time_bonus"] == 0.0
     assert cfg["hybrid_rrf"] == {"kind": "rrf", "views": ["lexical", "semantic"], "rrf_k": 60,
                                  "depth": 100}
     assert res["answer"] is None
@@ -290,3 +292,12 @@ def test_plot_without_matplotlib_says_how_to_install(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match=r"langchain-ripplemem\[bench\]"):
         plot({"dataset": "locomo", "k": [5], "systems": {}}, tmp_path / "x.png")
+
+
+def test_ablation_factories_reject_non_ablations():
+    from langchain_ripplemem.bench.systems import ABLATIONS, ablation
+
+    assert set(ABLATIONS) == {"no_expansion", "no_structural", "no_planning", "no_context", "no_cue_bonus"}
+    for name in ("bm25", "ripplemem", "nope"):
+        with pytest.raises(ValueError, match="not an ablation"):
+            ablation(name)

@@ -43,7 +43,11 @@ def test_cli_ingest_then_recall_in_a_new_store(tmp_path, capsys):
     assert main(["recall", questions[0]["question"], "--persist", store, "--namespace", "demo/maya",
                  "--k", "3", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert len(result["memories"]) == 3 and result["rounds"][0]["first_hop"]["semantic"]
+    assert len(result["memories"]) == 3 and len(result["rounds"][0]["first_hop"]["semantic"]) == 30  # tuned
+    assert main(["recall", questions[0]["question"], "--persist", store, "--namespace", "demo/maya",
+                 "--k", "3", "--json", "--preset", "paper"]) == 0
+    paper = json.loads(capsys.readouterr().out)
+    assert len(paper["rounds"][0]["first_hop"]["semantic"]) == 10  # METHOD.md's 10/5/5
 
 
 def test_cli_rejects_bad_namespace(tmp_path, capsys):
