@@ -212,9 +212,9 @@ def load_conversations(path: str | Path) -> list[Conversation]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
+        line_number = raw[:exc.start].count(b"\n") + 1
         raise InvalidConversationError(
-            f"{path}: line {line}: not UTF-8 (byte {raw[exc.start]:#04x} at offset "
+            f"{path}: line {line_number}: not UTF-8 (byte {raw[exc.start]:#04x} at offset "
             f"{exc.start}); re-save the file as UTF-8") from exc
     records: list[tuple[str, Any]] = []
     if path.suffix.lower() in (".jsonl", ".ndjson"):

@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 # RunnableCallable is what LangGraph itself wraps node functions in: it inspects
@@ -46,7 +47,7 @@ def _after_plan(state: RecallState) -> str:
 
 def build_recall_graph(
     memory: RippleMemory, *, llm: Any = None, config: RecallConfig | None = None
-) -> CompiledStateGraph:
+) -> CompiledStateGraph[RecallState, RecallContext, RecallInput, RecallOutput]:
     """Compile the recall graph over ``memory``.
 
     Args:
@@ -65,14 +66,15 @@ def build_recall_graph(
                          input_schema=RecallInput, output_schema=RecallOutput)
     # Every node is a traced runnable named after itself: one run per node, and
     # nodes that may call an LLM get a real async entry.
-    for name, func, afunc in [
+    steps: list[tuple[str, Callable[..., Any], Callable[..., Any] | None]] = [
         ("extract_cues", nodes.extract_cues, nodes.aextract_cues),
         ("tri_view_recall", nodes.tri_view_recall, None),
         ("check_sufficiency", nodes.check_sufficiency, nodes.acheck_sufficiency),
         ("plan_expansion", nodes.plan_expansion, None),
         ("expand", nodes.expand, None),
         ("assemble", nodes.assemble, None),
-    ]:
+    ]
+    for name, func, afunc in steps:
         builder.add_node(name, RunnableCallable(func, afunc, name=name, trace=False))
     builder.add_edge(START, "extract_cues")
     builder.add_edge("extract_cues", "tri_view_recall")

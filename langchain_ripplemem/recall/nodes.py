@@ -62,7 +62,7 @@ class RecallNodes:
         raw = get_runtime().context
         if isinstance(raw, RecallContext):
             return raw
-        data = dict(raw or {})
+        data: dict[str, Any] = dict(raw or {})
         data.setdefault("namespace", self.memory.default_namespace)
         data.setdefault("config", self.default_config)
         return RecallContext(**data)
@@ -210,7 +210,9 @@ class RecallNodes:
         """Per-channel expansion within ``hops`` of the anchors, scored against the target."""
         ctx, started = self._ctx(), time.perf_counter()
         cfg, plan = ctx.config, state["plan"]
-        target, anchors = plan["target"], plan["anchors"]
+        target, anchors = plan.get("target"), plan["anchors"]
+        if target is None:  # controllers always pair anchors with a target; routing needs anchors
+            raise RuntimeError("expand: the plan has anchors but no missing-support target")
         view = self.memory.index.view(ctx.namespace)
         graph = self.memory.graph.graph(ctx.namespace)
         if state.get("hidden"):
