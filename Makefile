@@ -10,12 +10,12 @@ install:
 test:
 	$(PY) -m pytest
 
+# The code is laid out by hand within ruff's rules (120 columns); `ruff format`
+# is not used: its layout would grow the modules by a quarter.
 lint:
 	$(PY) -m ruff check langchain_ripplemem tests graphs cookbook scripts
-	$(PY) -m ruff format --check langchain_ripplemem tests graphs cookbook scripts
 
 format:
-	$(PY) -m ruff format langchain_ripplemem tests graphs cookbook scripts
 	$(PY) -m ruff check --fix langchain_ripplemem tests graphs cookbook scripts
 
 typecheck:
