@@ -299,6 +299,8 @@ class UnitIndex:
         self.embed_query = embed_query
         self._views: dict[str, NamespaceView] = {}
         self._lock = threading.RLock()
+        # Ids written since the last take_written(), per namespace; None = a delete or drop.
+        self._written: dict[str, set[str] | None] = {}
 
     def view(self, namespace: Namespace) -> NamespaceView:
         """The namespace's view, loaded from Chroma on first use."""
@@ -307,17 +309,48 @@ class UnitIndex:
             view = self._views.get(key)
             if view is None:
                 view = NamespaceView(namespace)
-                got = read_retrying(lambda: self.collection.get(  # type: ignore[attr-defined]
-                    where={"ns": key}, include=["embeddings", "metadatas"]), f"namespace {list(namespace)}")
-                if got["ids"]:
-                    units = [MemoryUnit.model_validate_json(m["unit"]) for m in got["metadatas"]]
-                    # Chroma returns no particular order: restore insertion order.
-                    order = sorted(range(len(units)), key=lambda i: (
-                        units[i].metadata.get("seq", 0), units[i].created_at, units[i].id))
-                    vectors = np.asarray(got["embeddings"], dtype=np.float32)
-                    view.add([units[i] for i in order], vectors[order])
+                self._load(view, {"ns": key}, None)
                 self._views[key] = view
             return view
+
+    def catch_up(self, namespace: Namespace, ids: set[str]) -> None:
+        """Bring a cached view up to date with units another writer added or rewrote.
+
+        New ids are appended in write order; known ones get their new metadata. A
+        namespace without a cached view is left alone: its first use loads it whole.
+        """
+        with self._lock:
+            view = self._views.get(namespace_key(namespace))
+            if view is not None and ids:
+                self._load(view, {"ns": namespace_key(namespace)}, sorted(ids))
+
+    def _load(self, view: NamespaceView, where: dict[str, Any], ids: list[str] | None) -> None:
+        got = read_retrying(lambda: self.collection.get(  # type: ignore[attr-defined]
+            ids=ids, where=where, include=["embeddings", "metadatas"]), f"namespace {list(view.namespace)}")
+        if not got["ids"]:
+            return
+        units = [MemoryUnit.model_validate_json(m["unit"]) for m in got["metadatas"]]
+        for unit in units:
+            if unit.id in view.pos:
+                view.replace(unit)
+        # Chroma returns no particular order: restore insertion order.
+        order = sorted((i for i, u in enumerate(units) if u.id not in view.pos),
+                       key=lambda i: (units[i].metadata.get("seq", 0), units[i].created_at, units[i].id))
+        if order:
+            vectors = np.asarray(got["embeddings"], dtype=np.float32)
+            view.add([units[i] for i in order], vectors[order])
+
+    def take_written(self, namespace: Namespace) -> set[str] | None:
+        """Ids this index added or rewrote in ``namespace`` since the last call (``None``: it deleted)."""
+        with self._lock:
+            return self._written.pop(namespace_key(namespace), set())
+
+    def _note(self, namespace: Namespace, ids: Iterable[str] | None) -> None:
+        key = namespace_key(namespace)
+        if ids is None:
+            self._written[key] = None
+        elif (seen := self._written.setdefault(key, set())) is not None:
+            seen.update(ids)
 
     def add(self, namespace: Namespace, units: Sequence[MemoryUnit], vectors: np.ndarray) -> None:
         """Write units and their vectors to Chroma, then to the view."""
@@ -336,6 +369,7 @@ class UnitIndex:
                                for u in chunk],
                 )
             self.view(namespace).add(units, vectors)
+            self._note(namespace, (u.id for u in units))
 
     def replace(self, namespace: Namespace, units: Sequence[MemoryUnit]) -> None:
         """Rewrite stored units' metadata in Chroma and the view (ids, text and vectors stay)."""
@@ -355,6 +389,7 @@ class UnitIndex:
                 )
             for unit in units:
                 view.replace(unit)
+            self._note(namespace, (u.id for u in units))
 
     def invalidate(self, namespace: Namespace) -> None:
         """Forget the cached view of a namespace; the next use reloads it from Chroma."""
@@ -394,6 +429,7 @@ class UnitIndex:
             if present:
                 self.collection.delete(ids=present, where={"ns": key})  # type: ignore[attr-defined]
                 self._views.pop(key, None)  # rebuilt from Chroma on next use
+                self._note(namespace, None)
         return present
 
     def drop_namespace(self, namespace: Namespace) -> int:
@@ -403,6 +439,7 @@ class UnitIndex:
             n = len(self.view(namespace))
             self.collection.delete(where={"ns": key})  # type: ignore[attr-defined]
             self._views.pop(key, None)
+            self._note(namespace, None)
         return n
 
     def namespaces(self) -> list[Namespace]:

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +28,7 @@ from langchain_ripplemem import lifecycle
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.errors import InvalidConversationError, InvalidNamespaceError
 from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
+from langchain_ripplemem.extraction.windows import with_progress
 from langchain_ripplemem.index import UnitIndex, chroma_client
 from langchain_ripplemem.llm_supersession import llm_supersession
 from langchain_ripplemem.locking import StoreLock, embedded_store_directory
@@ -167,19 +168,27 @@ class RippleMemory:
         return ns
 
     def _sync(self, ns: Namespace) -> None:
-        """Drop cached views of ``ns`` when another memory object or process wrote to it."""
+        """Catch cached views of ``ns`` up with other writers' versions (logged in the edge file).
+
+        Added or rewritten units are fetched by id; a delete or a gap in the log reloads all.
+        """
         current = self.graph.version(ns)
         with self._write_lock:
             seen = self._versions.get(ns)
             if seen is not None and seen != current:
-                self.index.invalidate(ns)
-                self.graph.invalidate(ns)
+                changed = self.graph.changes(ns, seen, current) if seen < current else None
+                if changed is None:
+                    self.index.invalidate(ns)
+                    self.graph.invalidate(ns)
+                else:
+                    self.index.catch_up(ns, changed[0])
+                    self.graph.catch_up(ns, changed[1])
                 self._resumed.discard(ns)
             self._versions[ns] = current
 
     def _written(self, ns: Namespace) -> None:
-        """Record this object's own write, so that it does not invalidate its own caches."""
-        self._versions[ns] = self.graph.bump(ns)
+        """Record this object's own write (and what it changed), so its own caches stay valid."""
+        self._versions[ns] = self.graph.bump(ns, self.index.take_written(ns))
 
     @contextmanager
     def _writing(self, ns: Namespace) -> Iterator[None]:
@@ -210,7 +219,7 @@ class RippleMemory:
         """
         ns, conv, windows, report = self._prepare(conversation, namespace)
         started = time.perf_counter()
-        results = [self.extractor.extract(w, ns) for w in _progress(windows, progress, conv.id)]
+        results = [self.extractor.extract(w, ns) for w in with_progress(windows, progress, conv.id)]
         report.usage.seconds["extract"] = time.perf_counter() - started
         return self._commit(ns, results, report, unit_metadata)
 
@@ -444,12 +453,3 @@ class RippleMemory:
     def embed_query(self, text: str) -> np.ndarray:
         """The query's unit vector under this memory's embeddings."""
         return embed_query(self.embeddings, text)
-
-
-def _progress(windows: list[Window], enabled: bool, label: str) -> Iterable[Window]:
-    if not enabled:
-        return windows
-    from tqdm.auto import tqdm
-
-    wrap: Callable[..., Iterable[Window]] = tqdm
-    return wrap(windows, desc=f"ingest {label}", unit="window", leave=False)

@@ -16,6 +16,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 from langchain_ripplemem.extraction.base import Window
 from langchain_ripplemem.schemas import Conversation
 
@@ -61,3 +63,13 @@ def make_windows(conversation: Conversation, size: int, overlap: int = 0) -> lis
             break
         start += step
     return windows
+
+
+def with_progress(windows: list[Window], enabled: bool, label: str) -> Iterable[Window]:
+    """``windows``, with a tqdm progress bar when ``enabled`` (tqdm is imported only then)."""
+    if not enabled:
+        return windows
+    from tqdm.auto import tqdm
+
+    wrap: Callable[..., Iterable[Window]] = tqdm
+    return wrap(windows, desc=f"ingest {label}", unit="window", leave=False)

@@ -11,6 +11,7 @@ ends are checked against it on insert.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections.abc import Iterable
@@ -40,9 +41,18 @@ CREATE TABLE IF NOT EXISTS linked (
 CREATE TABLE IF NOT EXISTS ns_version (
     ns TEXT PRIMARY KEY, version INTEGER NOT NULL
 );
+-- what each version changed, so a stale cache can catch up instead of reloading:
+-- units = JSON ids whose stored record was added or rewritten, edges = JSON ids that
+-- gained edges; units NULL = anything else (a delete, a drop): reload everything.
+CREATE TABLE IF NOT EXISTS ns_changes (
+    ns TEXT NOT NULL, version INTEGER NOT NULL, units TEXT, edges TEXT,
+    PRIMARY KEY (ns, version)
+);
 """
 _BUMP = ("INSERT INTO ns_version (ns, version) VALUES (?, 1) "
-         "ON CONFLICT (ns) DO UPDATE SET version = version + 1")
+         "ON CONFLICT (ns) DO UPDATE SET version = version + 1 RETURNING version")
+# Versions whose changes are kept: a cache further behind than this reloads.
+CHANGES_KEPT = 256
 
 GRAPH_FILENAME = "ripplemem_graph.sqlite3"
 
@@ -140,12 +150,55 @@ class EdgeStore:
                                      (namespace_key(namespace),)).fetchone()
         return int(row[0]) if row else 0
 
-    def bump(self, namespace: Namespace) -> int:
-        """Record a write to the namespace (units only, e.g. a suppression); returns the new version."""
-        key = namespace_key(namespace)
+    def bump(self, namespace: Namespace, units: Iterable[str] | None = None) -> int:
+        """Record a write of units (ids added or rewritten; ``None``: anything, e.g. a delete).
+
+        Returns the new version.
+        """
         with self._lock, self._conn:
-            self._conn.execute(_BUMP, (key,))
-        return self.version(namespace)
+            return self._bump(namespace_key(namespace), units, ())
+
+    def _bump(self, key: str, units: Iterable[str] | None, edges: Iterable[str]) -> int:
+        """Next version and its change row (inside the caller's transaction)."""
+        version = int(self._conn.execute(_BUMP, (key,)).fetchone()[0])
+        self._conn.execute(
+            "INSERT OR REPLACE INTO ns_changes (ns, version, units, edges) VALUES (?, ?, ?, ?)",
+            (key, version, None if units is None else json.dumps(sorted(set(units))),
+             json.dumps(sorted(set(edges)))))
+        self._conn.execute("DELETE FROM ns_changes WHERE ns = ? AND version <= ?", (key, version - CHANGES_KEPT))
+        return version
+
+    def changes(self, namespace: Namespace, after: int, upto: int) -> tuple[set[str], set[str]] | None:
+        """``(unit ids rewritten, unit ids with new edges)`` over versions ``after+1 .. upto``.
+
+        ``None`` when a reload is needed: a delete or drop happened, or some version
+        left no change row (pruned, or written by an older release).
+        """
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT units, edges FROM ns_changes WHERE ns = ? AND version > ? AND version <= ?",
+                (namespace_key(namespace), after, upto)).fetchall()
+        if len(rows) != upto - after or any(units is None for units, _ in rows):
+            return None
+        return ({u for units, _ in rows for u in json.loads(units)},
+                {u for _, edges in rows for u in json.loads(edges)})
+
+    def catch_up(self, namespace: Namespace, unit_ids: set[str]) -> None:
+        """Add to a cached graph the stored edges touching ``unit_ids`` (no-op when not cached)."""
+        key = namespace_key(namespace)
+        ids = list(unit_ids)
+        with self._lock:
+            graph = self._graphs.get(key)
+            if graph is None or not ids:
+                return
+            for start in range(0, len(ids), 400):  # SQLite's bound-parameter limit
+                chunk = ids[start : start + 400]
+                marks = ",".join("?" * len(chunk))
+                rows = self._conn.execute(
+                    f"SELECT src, dst, type, weight FROM edges WHERE ns = ? AND (src IN ({marks}) "
+                    f"OR dst IN ({marks}))", (key, *chunk, *chunk)).fetchall()
+                for src, dst, etype, weight in rows:
+                    _put(graph, src, dst, etype, weight)
 
     def writer(self, namespace: Namespace) -> AbstractContextManager[None]:
         """The namespace's cross-process writer lock (``locking.namespace_writer``) for a file store.
@@ -178,6 +231,7 @@ class EdgeStore:
         """Insert edges (and mark units linked) in one transaction; returns edges written."""
         key = namespace_key(namespace)
         rows = [(key, *_ordered(e.src, e.dst), e.type, float(e.weight)) for e in edges]
+        linked = list(linked)
         with self._lock:
             graph = self.graph(namespace)
             with self._conn:
@@ -190,7 +244,7 @@ class EdgeStore:
                     "INSERT OR IGNORE INTO linked (ns, unit_id) VALUES (?, ?)",
                     [(key, uid) for uid in linked],
                 )
-                self._conn.execute(_BUMP, (key,))
+                self._bump(key, (), [*linked, *(end for row in rows for end in row[1:3])])
             for _, src, dst, etype, weight in rows:
                 _put(graph, src, dst, etype, weight)
         return len(rows)
@@ -211,7 +265,7 @@ class EdgeStore:
                     self._conn.execute(
                         "DELETE FROM linked WHERE ns = ? AND unit_id = ?", (key, uid)
                     )
-                self._conn.execute(_BUMP, (key,))
+                self._bump(key, None, ())
             graph.remove_nodes_from(ids)
         return removed
 
@@ -222,7 +276,7 @@ class EdgeStore:
             with self._conn:
                 self._conn.execute("DELETE FROM edges WHERE ns = ?", (key,))
                 self._conn.execute("DELETE FROM linked WHERE ns = ?", (key,))
-                self._conn.execute(_BUMP, (key,))
+                self._bump(key, None, ())
             self._graphs.pop(key, None)
 
     def close(self) -> None:

@@ -1,0 +1,98 @@
+"""A memory whose cached views went stale catches up from the edge file's change log."""
+
+from __future__ import annotations
+
+import pytest
+
+from langchain_ripplemem.integrity import check_store
+from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory_graph import store as edge_store
+from langchain_ripplemem.memory_graph.store import EdgeStore
+from langchain_ripplemem.schemas import Conversation, Edge, namespace_key
+
+from .conftest import BagOfWordsEmbeddings
+
+NS = ("n",)
+
+
+def turns(cid: str, texts: list[str]) -> Conversation:
+    return Conversation.model_validate({"id": cid, "sessions": [{
+        "id": "S1", "time": "2026-03-02T19:00:00+00:00",
+        "turns": [{"id": f"{cid}:{i}", "speaker": "Maya" if i % 2 else "Sam", "text": t}
+                  for i, t in enumerate(texts, 1)]}]})
+
+
+@pytest.fixture
+def pair(tmp_path):
+    """Two memories on one store (as two processes would be), both with the namespace loaded."""
+    a = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path)
+    b = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path)
+    a.add_conversation(turns("c1", ["I adopted a puppy called Toby.", "Toby loves the dog park.",
+                                    "We walk Toby every morning."]), namespace=NS)
+    assert len(b.list_units(NS)) == 3 and b.edges(NS)
+    return a, b
+
+
+def cached_view(memory: RippleMemory):
+    return memory.index._views[namespace_key(NS)]
+
+
+def graph_edges(memory: RippleMemory) -> set[tuple[str, str, str]]:
+    graph = memory.graph.graph(NS)
+    return {(*sorted((u, v)), t) for u, v, data in graph.edges(data=True) for t in data["types"]}
+
+
+def test_added_units_and_their_edges_arrive_without_a_reload(pair):
+    a, b = pair
+    view = cached_view(b)
+    a.add_conversation(turns("c2", ["Toby chewed my shoes at the dog park.", "Sam bought Toby a new leash."]),
+                       namespace=NS)
+    assert {u.id for u in b.list_units(NS)} == {u.id for u in a.list_units(NS)}
+    assert cached_view(b) is view  # caught up in place, not reloaded
+    assert graph_edges(b) == graph_edges(a)
+    assert {(e.src, e.dst, e.type) for e in b.edges(NS)} == {(e.src, e.dst, e.type) for e in a.edges(NS)}
+    hit = b.recall("leash", namespace=NS, k=1).memories[0]
+    assert "leash" in hit.unit.restatement
+    assert check_store(b).ok
+
+
+def test_a_suppression_elsewhere_hides_the_memory_here(pair):
+    a, b = pair
+    view = cached_view(b)
+    target = next(u for u in a.list_units(NS) if "park" in u.restatement)
+    a.suppress([target.id], namespace=NS, reason="never said that")
+    assert target.id not in {m.unit.id for m in b.recall("dog park", namespace=NS).memories}
+    assert cached_view(b) is view
+    assert target.id in cached_view(b).suppressed
+
+
+def test_a_delete_elsewhere_reloads_the_namespace(pair):
+    a, b = pair
+    view = cached_view(b)
+    gone = a.list_units(NS)[0]
+    a.delete([gone.id], namespace=NS)
+    assert gone.id not in {u.id for u in b.list_units(NS)}
+    assert cached_view(b) is not view
+    assert all(gone.id not in (e.src, e.dst) for e in b.edges(NS))
+
+
+def test_a_gap_in_the_change_log_reloads(pair, monkeypatch):
+    a, b = pair
+    view = cached_view(b)
+    monkeypatch.setattr(edge_store, "CHANGES_KEPT", 1)  # keep only the newest version's row
+    a.add_conversation(turns("c3", ["Toby met a cat.", "The cat was not impressed."]), namespace=NS)
+    assert len(b.list_units(NS)) == 5
+    assert cached_view(b) is not view
+
+
+def test_change_log_rows_and_gaps():
+    store = EdgeStore(None)
+    ns = ("x",)
+    v1 = store.bump(ns, ["u1"])
+    v2 = store.add_edges(ns, [Edge(src="u2", dst="u1", type="semantic", weight=0.9)], linked=["u2"]) and \
+        store.version(ns)
+    assert store.changes(ns, 0, v2) == ({"u1"}, {"u1", "u2"})
+    assert store.changes(ns, v1, v2) == (set(), {"u1", "u2"})
+    store.remove_units(ns, ["u2"])
+    assert store.changes(ns, v2, store.version(ns)) is None  # a delete: reload
+    assert store.changes(ns, 0, store.version(ns) + 1) is None  # a version without a row
