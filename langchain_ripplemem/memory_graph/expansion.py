@@ -2,9 +2,10 @@
 
 Candidates are units not yet in the evidence within ``hops`` of an anchor.
 Each channel walks only its own edge type and scores what it reaches against
-the missing-support target: the semantic channel by cosine between the target
-restatement's vector and the unit's vector, the structural channel by the
-structural score between the target cues and the unit's cues. The top
+the missing-support target: the semantic channel by the alignment of the unit
+with the target restatement (cosine, averaged with BM25 under the hybrid
+alignment), the structural channel by the structural score between the target
+cues and the unit's cues. The top
 ``per_channel`` of each channel are kept; near-equal scores prefer the shorter
 path, then the stronger path (the product of its edge weights).
 """
@@ -45,10 +46,31 @@ class ExpansionHit:
     strength: float = 1.0
 
 
+_WALK_ATTEMPTS = 5
+
+
 def reachable(
     graph: nx.Graph, anchors: Iterable[str], channel: EdgeType, hops: int, exclude: set[str]
 ) -> dict[str, Reached]:
-    """Units within ``hops`` of any anchor over ``channel`` edges, with their best path."""
+    """Units within ``hops`` of any anchor over ``channel`` edges, with their best path.
+
+    A writer (or a cache catching up) may add edges to the cached graph while a
+    reader walks it; Python then stops the walk ("dictionary changed size during
+    iteration"), and the walk starts again on the grown graph.
+    """
+    anchors = list(anchors)
+    for attempt in range(_WALK_ATTEMPTS):
+        try:
+            return _walk(graph, anchors, channel, hops, exclude)
+        except RuntimeError:
+            if attempt == _WALK_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _walk(
+    graph: nx.Graph, anchors: list[str], channel: EdgeType, hops: int, exclude: set[str]
+) -> dict[str, Reached]:
     best: dict[str, Reached] = {}
     for anchor in anchors:
         if anchor not in graph:

@@ -107,3 +107,23 @@ def test_reachable_and_expansion_prefers_short_strong_paths():
     # equal scores: shorter path first, then stronger path
     assert [h.unit_id for h in hits] == ["B", "C2"]
     assert hits[0].anchor == "A" and hits[0].rank == 0
+
+
+def test_walk_restarts_when_a_writer_grows_the_graph_underneath():
+    graph = nx.Graph()
+
+    class GrowsOnce(dict):
+        """Edge types that, read for the first time, add an edge at the anchor (a concurrent writer)."""
+
+        grown = False
+
+        def get(self, key, default=None):
+            if not GrowsOnce.grown:
+                GrowsOnce.grown = True
+                graph.add_edge("a", "late", types={"semantic": 1.0})
+            return super().get(key, default)
+
+    graph.add_edge("a", "b", types=GrowsOnce(semantic=0.9))
+    graph.add_edge("a", "c", types={"semantic": 0.8})
+    got = reachable(graph, ["a"], "semantic", hops=1, exclude=set())
+    assert GrowsOnce.grown and set(got) == {"b", "c", "late"}
