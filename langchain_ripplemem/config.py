@@ -99,6 +99,9 @@ class RecallConfig(BaseModel):
         0.0, ge=0.0, description="w of s + w * max(neighbour s): semantic, lexical and alignment scores "
         "also credit a unit's adjacent turns in its session (recall/context.py); 0 = the paper's scoring",
     )
+    context_weight_2: float = Field(
+        0.0, ge=0.0, description="the same for the turns two away in the session (a speaker's next turn)",
+    )
     speaker_bonus: float = Field(
         0.0, ge=0.0, description="added to rho when the memory's speaker is a person the query names; "
         "those names then leave the query text (recall/cues.py move_speakers)",
@@ -124,6 +127,11 @@ class RecallConfig(BaseModel):
     )
 
 
+def context_weights(config: RecallConfig) -> tuple[float, float]:
+    """``(w1, w2)``: the dialogue-context weights of the turns one and two away."""
+    return config.context_weight, config.context_weight_2
+
+
 LOCOMO_WRITE = WriteConfig(window_size=40, window_overlap=2)
 LONGMEMEVAL_WRITE = WriteConfig(window_size=10, window_overlap=0)
 LOCOMO = RecallConfig(semantic_k=10, lexical_k=5, cue_k=5)
@@ -132,8 +140,9 @@ LONGMEMEVAL = RecallConfig(semantic_k=15, lexical_k=8, cue_k=8)
 # Tuned for the offline default (MiniLM, rule-based units) on the LoCoMo tuning
 # conversations conv-26 .. conv-47 with scripts/tune_locomo.py; conv-48..50 are held
 # out (docs/benchmarks.md has the steps and what each gained):
-# * dialogue context (context_weight): a turn is also scored by its session
-#   neighbours, which carry the question it answers;
+# * dialogue context (context_weight, context_weight_2): a turn is also scored by its
+#   session neighbours (the question it answers) and the turns two away (the same
+#   speaker going on);
 # * cue bonuses: a speaker named in the query leaves the query text and rewards that
 #   speaker's own memories (speaker_bonus); a time in the query rewards memories near
 #   it (time_bonus);
@@ -143,7 +152,8 @@ LONGMEMEVAL = RecallConfig(semantic_k=15, lexical_k=8, cue_k=8)
 #   as in the paper (a second round gained nothing on the tuning split).
 LOCOMO_TUNED = LOCOMO.model_copy(update={
     "semantic_k": 30, "lexical_k": 30, "cue_k": 40, "max_rounds": 1, "per_channel": 10,
-    "sufficiency_similarity": 0.8, "context_weight": 0.5, "speaker_bonus": 0.5, "time_bonus": 0.5,
+    "sufficiency_similarity": 0.8, "context_weight": 0.5, "context_weight_2": 0.3,
+    "speaker_bonus": 0.5, "time_bonus": 0.5,
 })
 TUNED: dict[str, RecallConfig] = {"locomo": LOCOMO_TUNED}
 

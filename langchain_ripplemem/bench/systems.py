@@ -36,7 +36,7 @@ _ABLATIONS: dict[str, dict[str, Any]] = {
     "no_expansion": {"max_rounds": 0},
     "no_structural": {"expand_structural": False},
     "no_planning": {"use_planning": False},
-    "no_context": {"context_weight": 0.0},
+    "no_context": {"context_weight": 0.0, "context_weight_2": 0.0},
     "no_cue_bonus": {"speaker_bonus": 0.0, "time_bonus": 0.0},
 }
 ABLATIONS = RECALL_SYSTEMS[2:]

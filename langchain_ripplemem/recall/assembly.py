@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.config import RecallConfig, context_weights
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.scoring import time_similarity
 from langchain_ripplemem.recall.context import in_context
@@ -30,25 +30,25 @@ def _minmax(values: np.ndarray) -> np.ndarray:
 
 
 def alignment_scores(ids: list[str], view: NamespaceView, query_vector: np.ndarray, query: str,
-                     mode: str, context_weight: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+                     mode: str, context: Sequence[float] = ()) -> tuple[np.ndarray, np.ndarray]:
     """``(a(q, m) in [0, 1], raw cosine)`` for each id.
 
     ``"semantic"`` is the paper's: the min-max normalised cosine. ``"hybrid"``
     averages it with the min-max normalised BM25 score of the same units, for
-    encoders (like MiniLM) whose cosine alone ranks worse than BM25. With a
-    ``context_weight`` both scores also credit the unit's session neighbours
+    encoders (like MiniLM) whose cosine alone ranks worse than BM25. With
+    ``context`` weights both scores also credit the unit's session neighbours
     (:mod:`~langchain_ripplemem.recall.context`).
     """
     rows = [view.pos[uid] for uid in ids]
-    if context_weight:
+    if any(context):
         all_cosines = view.matrix @ query_vector
         cosines = all_cosines[rows]
-        alignment = _minmax(in_context(view, all_cosines, context_weight)[rows])
+        alignment = _minmax(in_context(view, all_cosines, context)[rows])
     else:
         cosines = view.matrix[rows] @ query_vector
         alignment = _minmax(cosines)
     if mode == "hybrid":
-        lexical = in_context(view, view.lexical_scores(query), context_weight)
+        lexical = in_context(view, view.lexical_scores(query), context)
         alignment = 0.5 * alignment + 0.5 * _minmax(lexical[rows])
     return alignment, cosines
 
@@ -78,7 +78,7 @@ def assemble_memories(
     if not ids:
         return []
     alignments, cosines = alignment_scores(ids, view, query_vector, query, config.alignment,
-                                           config.context_weight)
+                                           context_weights(config))
     scored = []
     for uid, alignment, cos in zip(ids, alignments.tolist(), cosines.tolist(), strict=True):
         is_anchor = uid in anchors

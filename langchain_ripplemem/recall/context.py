@@ -4,20 +4,25 @@ METHOD.md asks for restatements "understandable without the dialogue". An LLM
 extractor folds the context into the text; the offline rule-based extractor
 keeps each turn's own words, so an answer ("They were stoked for the dinosaur
 exhibit!") does not contain the words of the question it answers ("What do
-your kids like?"), which sit in the turn before it. With
-``RecallConfig.context_weight = w > 0`` the semantic and lexical views and the
-alignment score a unit as
+your kids like?"), which sit in the turn before it. With the weights
+``(w1, w2)`` of ``RecallConfig.context_weight`` and ``context_weight_2`` the
+semantic and lexical views and the alignment score a unit as
 
-    s_ctx(m) = s(m) + w * max(s(prev(m)), s(next(m)))
+    s_ctx(m) = s(m) + w1 * max(s(prev(m)), s(next(m)))
+                    + w2 * max(s(prev(prev(m))), s(next(next(m))))
 
 where ``prev``/``next`` are the units just before and after ``m`` in the same
-session (turn order; units without a turn index keep write order). ``w = 0``
-is the paper's scoring, exactly.
+session (turn order; units without a turn index keep write order). In a
+two-person dialogue the turns two away are the same speaker going on.
+``w1 = w2 = 0`` is the paper's scoring, exactly.
 
 Example:
     >>> import numpy as np
-    >>> smooth(np.array([0.0, 1.0, 0.0]), np.array([[-1, 1], [0, 2], [1, -1]]), 0.5).tolist()
+    >>> nb = np.array([[-1, 1], [0, 2], [1, -1]])
+    >>> smooth(np.array([0.0, 1.0, 0.0]), nb, (0.5,)).tolist()
     [0.5, 1.0, 0.5]
+    >>> smooth(np.array([1.0, 0.0, 0.0]), nb, (0.5, 0.25)).tolist()
+    [1.0, 0.5, 0.25]
 
 """
 
@@ -26,7 +31,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -89,36 +94,45 @@ def _neighbour_rows(view: NamespaceView, n: int) -> np.ndarray:
     return neighbours
 
 
-def smooth(scores: np.ndarray, neighbours: np.ndarray, weight: float) -> np.ndarray:
-    """``scores + weight * max(neighbour scores)``; a missing neighbour contributes nothing."""
-    if weight == 0.0 or len(scores) == 0:
+def smooth(scores: np.ndarray, neighbours: np.ndarray, weights: Sequence[float]) -> np.ndarray:
+    """``scores`` plus, per distance ``d``, ``weights[d-1]`` times the best score ``d`` turns away.
+
+    Missing neighbours (``-1``) and negative scores contribute nothing.
+    """
+    if not any(weights) or len(scores) == 0:
         return scores
     padded = np.append(scores, 0.0)  # row -1 reads this zero
-    best = np.maximum(padded[neighbours[:, 0]], padded[neighbours[:, 1]])
-    return scores + weight * np.maximum(best, 0.0)
+    hops = np.append(neighbours, [[-1, -1]], axis=0)  # and has no neighbours
+    before, after = neighbours[:, 0], neighbours[:, 1]
+    out = scores
+    for weight in weights:
+        if weight:
+            out = out + weight * np.maximum(np.maximum(padded[before], padded[after]), 0.0)
+        before, after = hops[before, 0], hops[after, 1]
+    return out
 
 
-def in_context(view: NamespaceView, scores: np.ndarray, weight: float) -> np.ndarray:
-    """:func:`smooth` with the view's session neighbours (no work when ``weight`` is 0)."""
-    if weight == 0.0:
+def in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float]) -> np.ndarray:
+    """:func:`smooth` with the view's session neighbours (no work when every weight is 0)."""
+    if not any(weights):
         return scores
-    return smooth(scores, neighbour_rows(view)[: len(scores)], weight)
+    return smooth(scores, neighbour_rows(view)[: len(scores)], weights)
 
 
-def top_in_context(view: NamespaceView, scores: np.ndarray, weight: float, k: int,
+def top_in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], k: int,
                    positive: bool = False, exclude: Iterable[str] = ()) -> list[tuple[str, float]]:
     """The ``k`` best ``(id, s_ctx)`` of a full score array, best first (row order breaks ties).
 
     Args:
         view: the namespace's view (row ``i`` is ``view.ids[i]``).
         scores: one score per row.
-        weight: the context weight ``w``.
+        weights: the context weights ``(w1, w2)``.
         k: how many to return.
         positive: keep only units whose contextual score is above 0 (BM25: the unit or
             a neighbour matched a query term).
         exclude: ids never returned (hidden memories).
     """
-    contextual = in_context(view, scores, weight)
+    contextual = in_context(view, scores, weights)
     eligible = contextual > 0 if positive else np.ones(len(scores), dtype=bool)
     for uid in exclude:
         row = view.pos.get(uid)

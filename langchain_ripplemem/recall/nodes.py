@@ -16,7 +16,7 @@ import numpy as np
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import get_runtime
 
-from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.config import RecallConfig, context_weights
 from langchain_ripplemem.lifecycle import hidden_ids, score_weight, visible_top
 from langchain_ripplemem.llm import acall_structured, call_structured, resolve_chat_model, usage_of
 from langchain_ripplemem.memory_graph.expansion import expand_channel
@@ -116,11 +116,10 @@ class RecallNodes:
         qvec = np.asarray(state["query_vector"], dtype=np.float32)
         hidden = set(state.get("hidden") or ())
         lexical_query = " ".join([cues.query, *cues.keywords])
-        if cfg.context_weight:
-            semantic = top_in_context(view, view.matrix @ qvec, cfg.context_weight, cfg.semantic_k,
-                                      exclude=hidden)
-            lexical = top_in_context(view, view.lexical_scores(lexical_query), cfg.context_weight,
-                                     cfg.lexical_k, positive=True, exclude=hidden)
+        if any(context := context_weights(cfg)):
+            semantic = top_in_context(view, view.matrix @ qvec, context, cfg.semantic_k, exclude=hidden)
+            lexical = top_in_context(view, view.lexical_scores(lexical_query), context, cfg.lexical_k,
+                                     positive=True, exclude=hidden)
         else:
             semantic = visible_top(lambda k: view.semantic(qvec, k), cfg.semantic_k, hidden)
             lexical = visible_top(lambda k: view.lexical(lexical_query, k), cfg.lexical_k, hidden)

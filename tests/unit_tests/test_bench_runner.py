@@ -85,6 +85,7 @@ def test_locomo_run_with_every_system_has_the_design_shape(locomo):
     assert cfg["no_structural"]["config"]["expand_structural"] is False
     assert cfg["no_planning"]["config"]["use_planning"] is False
     assert cfg["no_context"]["config"]["context_weight"] == 0.0 < cfg["ripplemem"]["config"]["context_weight"]
+    assert cfg["no_context"]["config"]["context_weight_2"] == 0.0 < cfg["ripplemem"]["config"]["context_weight_2"]
     assert cfg["no_cue_bonus"]["config"]["speaker_bonus"] == cfg["no_cue_bonus"]["config"]["time_bonus"] == 0.0
     assert cfg["hybrid_rrf"] == {"kind": "rrf", "views": ["lexical", "semantic"], "rrf_k": 60,
                                  "depth": 100}

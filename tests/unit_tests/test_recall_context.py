@@ -57,18 +57,26 @@ def test_units_without_turn_index_keep_write_order():
 
 def test_smooth_adds_the_best_neighbour_and_ignores_missing_or_negative_ones():
     nb = np.array([[-1, 1], [0, 2], [1, -1]])
-    assert smooth(np.array([1.0, 0.0, -2.0]), nb, 0.5).tolist() == [1.0, 0.5, -2.0]
-    assert smooth(np.array([1.0, 0.0, 3.0]), nb, 0.0).tolist() == [1.0, 0.0, 3.0]
+    assert smooth(np.array([1.0, 0.0, -2.0]), nb, (0.5,)).tolist() == [1.0, 0.5, -2.0]
+    assert smooth(np.array([1.0, 0.0, 3.0]), nb, (0.0, 0.0)).tolist() == [1.0, 0.0, 3.0]
+
+
+def test_smooth_reaches_two_turns_but_not_across_a_session_end():
+    # Rows 0-3 are one session in order, row 4 is alone in another.
+    nb = np.array([[-1, 1], [0, 2], [1, 3], [2, -1], [-1, -1]])
+    scores = np.array([4.0, 0.0, 0.0, 0.0, 0.0])
+    assert smooth(scores, nb, (0.5, 0.25)).tolist() == [4.0, 2.0, 1.0, 0.0, 0.0]
+    assert smooth(scores, nb, (0.0, 0.25)).tolist() == [4.0, 0.0, 1.0, 0.0, 0.0]
 
 
 def test_top_in_context_excludes_hidden_keeps_positive_and_breaks_ties_by_row():
     view = view_of([unit("a1", "S1", 1), unit("a2", "S1", 2), unit("a3", "S1", 3), unit("b1", "S2", 1)])
     scores = np.array([0.0, 2.0, 0.0, 0.0])
-    got = top_in_context(view, scores, 0.5, k=4, positive=True)
+    got = top_in_context(view, scores, (0.5,), k=4, positive=True)
     assert got == [("a2", 2.0), ("a1", 1.0), ("a3", 1.0)]  # b1 has no match and no matching neighbour
-    assert [uid for uid, _ in top_in_context(view, scores, 0.5, k=4, positive=True, exclude=["a1"])] == \
+    assert [uid for uid, _ in top_in_context(view, scores, (0.5,), k=4, positive=True, exclude=["a1"])] == \
         ["a2", "a3"]
-    assert len(top_in_context(view, scores, 0.0, k=4)) == 4  # without `positive`, every unit ranks
+    assert len(top_in_context(view, scores, (0.0,), k=4)) == 4  # without `positive`, every unit ranks
 
 
 def test_speakers_come_from_unit_metadata():
