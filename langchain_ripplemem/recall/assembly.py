@@ -29,28 +29,29 @@ def _minmax(values: np.ndarray) -> np.ndarray:
     return (values - low) / (high - low) if high - low > 1e-9 else np.ones_like(values)
 
 
-def alignment_scores(ids: list[str], view: NamespaceView, query_vector: np.ndarray, query: str,
-                     mode: str, context: Sequence[float] = ()) -> tuple[np.ndarray, np.ndarray]:
-    """``(a(q, m) in [0, 1], raw cosine)`` for each id.
+def aligner(view: NamespaceView, query_vector: np.ndarray, query: str, mode: str,
+            context: Sequence[float] = ()) -> Callable[[list[str]], tuple[np.ndarray, np.ndarray]]:
+    """``ids -> (a(q, m) in [0, 1], raw cosine)``, normalised over the ids given.
 
     ``"semantic"`` is the paper's: the min-max normalised cosine. ``"hybrid"``
     averages it with the min-max normalised BM25 score of the same units, for
     encoders (like MiniLM) whose cosine alone ranks worse than BM25. With
     ``context`` weights both scores also credit the unit's session neighbours
-    (:mod:`~langchain_ripplemem.recall.context`).
+    (:mod:`~langchain_ripplemem.recall.context`). Whole-namespace scores (BM25,
+    context) are computed once here, so one aligner serves several id sets.
     """
-    rows = [view.pos[uid] for uid in ids]
-    if any(context):
-        all_cosines = view.matrix @ query_vector
-        cosines = all_cosines[rows]
-        alignment = _minmax(in_context(view, all_cosines, context)[rows])
-    else:
+    contextual = in_context(view, view.matrix @ query_vector, context) if any(context) else None
+    lexical = in_context(view, view.lexical_scores(query), context) if mode == "hybrid" else None
+
+    def align(ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        rows = [view.pos[uid] for uid in ids]
         cosines = view.matrix[rows] @ query_vector
-        alignment = _minmax(cosines)
-    if mode == "hybrid":
-        lexical = in_context(view, view.lexical_scores(query), context)
-        alignment = 0.5 * alignment + 0.5 * _minmax(lexical[rows])
-    return alignment, cosines
+        alignment = _minmax(cosines if contextual is None else contextual[rows])
+        if lexical is not None:
+            alignment = 0.5 * alignment + 0.5 * _minmax(lexical[rows])
+        return alignment, cosines
+
+    return align
 
 
 def assemble_memories(
@@ -77,8 +78,7 @@ def assemble_memories(
     ids = [uid for uid in evidence if uid in view.pos and not (hidden and uid in hidden)]
     if not ids:
         return []
-    alignments, cosines = alignment_scores(ids, view, query_vector, query, config.alignment,
-                                           context_weights(config))
+    alignments, cosines = aligner(view, query_vector, query, config.alignment, context_weights(config))(ids)
     scored = []
     for uid, alignment, cos in zip(ids, alignments.tolist(), cosines.tolist(), strict=True):
         is_anchor = uid in anchors

@@ -22,7 +22,7 @@ from langchain_ripplemem.llm import acall_structured, call_structured, resolve_c
 from langchain_ripplemem.memory_graph.expansion import expand_channel
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
-from langchain_ripplemem.recall.assembly import alignment_scores, assemble_memories, format_evidence, parse_citations
+from langchain_ripplemem.recall.assembly import aligner, assemble_memories, format_evidence, parse_citations
 from langchain_ripplemem.recall.context import speakers, top_in_context
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController
 from langchain_ripplemem.recall.cues import cues_from_llm, move_speakers, reference_time, rule_based_cues
@@ -225,8 +225,9 @@ class RecallNodes:
             target_text = " ".join([state["cues"].query, *target.keywords])
         else:
             target_vec, target_text = self.memory.embed_query(target.restatement), target.restatement
+        align = aligner(view, target_vec, target_text, cfg.alignment)  # one BM25 pass for both channels
         scorers = {
-            "semantic": lambda ids: alignment_scores(ids, view, target_vec, target_text, cfg.alignment)[0].tolist(),
+            "semantic": lambda ids: align(ids)[0].tolist(),
             "structural": lambda ids: [structural_score(target, view.units[view.pos[i]]) for i in ids],
         }
         channels = [c for c, on in (("semantic", cfg.expand_semantic),
