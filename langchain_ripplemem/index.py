@@ -187,6 +187,18 @@ class NamespaceView:
         else:
             self.suppressed.discard(unit.id)
 
+    def without(self, ids: Iterable[str]) -> NamespaceView:
+        """A new view of the same namespace minus ``ids`` (a delete), built from memory, not Chroma.
+
+        Rows keep their order. The view is new, not edited, because readers may be
+        using this one and derived caches (BM25, context) are keyed by view.
+        """
+        gone = set(ids)
+        rows = [i for i, uid in enumerate(self.ids) if uid not in gone]
+        view = NamespaceView(self.namespace, self._matrix.shape[1])
+        view.add([self.units[i] for i in rows], self.matrix[rows])
+        return view
+
     def unit(self, unit_id: str) -> MemoryUnit | None:
         """The unit with this id, if the namespace has it."""
         i = self.pos.get(unit_id)
@@ -299,8 +311,8 @@ class UnitIndex:
         self.embed_query = embed_query
         self._views: dict[str, NamespaceView] = {}
         self._lock = threading.RLock()
-        # Ids written since the last take_written(), per namespace; None = a delete or drop.
-        self._written: dict[str, set[str] | None] = {}
+        # Per namespace since the last take_written(): (ids written, ids deleted); None = a drop.
+        self._written: dict[str, tuple[set[str], set[str]] | None] = {}
 
     def view(self, namespace: Namespace) -> NamespaceView:
         """The namespace's view, loaded from Chroma on first use."""
@@ -313,16 +325,22 @@ class UnitIndex:
                 self._views[key] = view
             return view
 
-    def catch_up(self, namespace: Namespace, ids: set[str]) -> None:
-        """Bring a cached view up to date with units another writer added or rewrote.
+    def catch_up(self, namespace: Namespace, ids: set[str], removed: Iterable[str] = ()) -> None:
+        """Bring a cached view up to date with units another writer deleted, added or rewrote.
 
-        New ids are appended in write order; known ones get their new metadata. A
-        namespace without a cached view is left alone: its first use loads it whole.
+        Deleted ids leave first; then ``ids`` are fetched as stored now: new ones are
+        appended in write order, known ones get their new metadata. A namespace
+        without a cached view is left alone: its first use loads it whole.
         """
+        key = namespace_key(namespace)
         with self._lock:
-            view = self._views.get(namespace_key(namespace))
-            if view is not None and ids:
-                self._load(view, {"ns": namespace_key(namespace)}, sorted(ids))
+            view = self._views.get(key)
+            if view is None:
+                return
+            if any(uid in view.pos for uid in removed):
+                view = self._views[key] = view.without(removed)
+            if ids:
+                self._load(view, {"ns": key}, sorted(ids))
 
     def _load(self, view: NamespaceView, where: dict[str, Any], ids: list[str] | None) -> None:
         got = read_retrying(lambda: self.collection.get(  # type: ignore[attr-defined]
@@ -340,17 +358,22 @@ class UnitIndex:
             vectors = np.asarray(got["embeddings"], dtype=np.float32)
             view.add([units[i] for i in order], vectors[order])
 
-    def take_written(self, namespace: Namespace) -> set[str] | None:
-        """Ids this index added or rewrote in ``namespace`` since the last call (``None``: it deleted)."""
-        with self._lock:
-            return self._written.pop(namespace_key(namespace), set())
+    def take_written(self, namespace: Namespace) -> tuple[set[str] | None, set[str]]:
+        """``(ids added or rewritten, ids deleted)`` in ``namespace`` since the last call.
 
-    def _note(self, namespace: Namespace, ids: Iterable[str] | None) -> None:
+        The first is ``None`` after a drop (readers must reload).
+        """
+        with self._lock:
+            written = self._written.pop(namespace_key(namespace), (set(), set()))
+        return written if written is not None else (None, set())
+
+    def _note(self, namespace: Namespace, ids: Iterable[str] | None, removed: Iterable[str] = ()) -> None:
         key = namespace_key(namespace)
         if ids is None:
             self._written[key] = None
-        elif (seen := self._written.setdefault(key, set())) is not None:
-            seen.update(ids)
+        elif (seen := self._written.setdefault(key, (set(), set()))) is not None:
+            seen[0].update(ids)
+            seen[1].update(removed)
 
     def add(self, namespace: Namespace, units: Sequence[MemoryUnit], vectors: np.ndarray) -> None:
         """Write units and their vectors to Chroma, then to the view."""
@@ -428,8 +451,8 @@ class UnitIndex:
             present = [i for i in dict.fromkeys(ids) if i in view.pos]
             if present:
                 self.collection.delete(ids=present, where={"ns": key})  # type: ignore[attr-defined]
-                self._views.pop(key, None)  # rebuilt from Chroma on next use
-                self._note(namespace, None)
+                self._views[key] = view.without(present)
+                self._note(namespace, (), present)
         return present
 
     def drop_namespace(self, namespace: Namespace) -> int:

@@ -170,7 +170,7 @@ class RippleMemory:
     def _sync(self, ns: Namespace) -> None:
         """Catch cached views of ``ns`` up with other writers' versions (logged in the edge file).
 
-        Added or rewritten units are fetched by id; a delete or a gap in the log reloads all.
+        Deleted units leave, new or rewritten ones are fetched by id; a drop or a log gap reloads all.
         """
         current = self.graph.version(ns)
         with self._write_lock:
@@ -181,14 +181,14 @@ class RippleMemory:
                     self.index.invalidate(ns)
                     self.graph.invalidate(ns)
                 else:
-                    self.index.catch_up(ns, changed[0])
-                    self.graph.catch_up(ns, changed[1])
+                    self.index.catch_up(ns, changed.units, changed.removed)
+                    self.graph.catch_up(ns, changed.edges, changed.removed)
                 self._resumed.discard(ns)
             self._versions[ns] = current
 
     def _written(self, ns: Namespace) -> None:
         """Record this object's own write (and what it changed), so its own caches stay valid."""
-        self._versions[ns] = self.graph.bump(ns, self.index.take_written(ns))
+        self._versions[ns] = self.graph.bump(ns, *self.index.take_written(ns))
 
     @contextmanager
     def _writing(self, ns: Namespace) -> Iterator[None]:

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from typing import NamedTuple
 
 import networkx as nx
 
@@ -43,9 +44,10 @@ CREATE TABLE IF NOT EXISTS ns_version (
 );
 -- what each version changed, so a stale cache can catch up instead of reloading:
 -- units = JSON ids whose stored record was added or rewritten, edges = JSON ids that
--- gained edges; units NULL = anything else (a delete, a drop): reload everything.
+-- gained edges, removed = JSON ids deleted (with their edges); units NULL = anything
+-- else (a drop): reload everything.
 CREATE TABLE IF NOT EXISTS ns_changes (
-    ns TEXT NOT NULL, version INTEGER NOT NULL, units TEXT, edges TEXT,
+    ns TEXT NOT NULL, version INTEGER NOT NULL, units TEXT, edges TEXT, removed TEXT,
     PRIMARY KEY (ns, version)
 );
 """
@@ -55,6 +57,14 @@ _BUMP = ("INSERT INTO ns_version (ns, version) VALUES (?, 1) "
 CHANGES_KEPT = 256
 
 GRAPH_FILENAME = "ripplemem_graph.sqlite3"
+
+
+class Changes(NamedTuple):
+    """What a run of versions changed in a namespace (see :meth:`EdgeStore.changes`)."""
+
+    units: set[str]  # ids whose stored record was added or rewritten
+    edges: set[str]  # ids that gained edges
+    removed: set[str]  # ids deleted, with every edge touching them
 
 
 class EdgeStore:
@@ -85,6 +95,9 @@ class EdgeStore:
             if path is not None:
                 self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.executescript(_SCHEMA)
+            columns = {row[1] for row in self._conn.execute("PRAGMA table_info(ns_changes)")}
+            if "removed" not in columns:  # an edge file from before deletes were logged
+                self._conn.execute("ALTER TABLE ns_changes ADD COLUMN removed TEXT")
         self._graphs: dict[str, nx.Graph] = {}
 
     # -- reads -----------------------------------------------------------------
@@ -150,47 +163,56 @@ class EdgeStore:
                                      (namespace_key(namespace),)).fetchone()
         return int(row[0]) if row else 0
 
-    def bump(self, namespace: Namespace, units: Iterable[str] | None = None) -> int:
-        """Record a write of units (ids added or rewritten; ``None``: anything, e.g. a delete).
+    def bump(self, namespace: Namespace, units: Iterable[str] | None = None,
+             removed: Iterable[str] = ()) -> int:
+        """Record a write: ids added or rewritten (``None``: anything, e.g. a drop) and ids deleted.
 
         Returns the new version.
         """
         with self._lock, self._conn:
-            return self._bump(namespace_key(namespace), units, ())
+            return self._bump(namespace_key(namespace), units, (), removed)
 
-    def _bump(self, key: str, units: Iterable[str] | None, edges: Iterable[str]) -> int:
+    def _bump(self, key: str, units: Iterable[str] | None, edges: Iterable[str],
+              removed: Iterable[str] = ()) -> int:
         """Next version and its change row (inside the caller's transaction)."""
         version = int(self._conn.execute(_BUMP, (key,)).fetchone()[0])
         self._conn.execute(
-            "INSERT OR REPLACE INTO ns_changes (ns, version, units, edges) VALUES (?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO ns_changes (ns, version, units, edges, removed) VALUES (?, ?, ?, ?, ?)",
             (key, version, None if units is None else json.dumps(sorted(set(units))),
-             json.dumps(sorted(set(edges)))))
+             json.dumps(sorted(set(edges))), json.dumps(sorted(set(removed)))))
         self._conn.execute("DELETE FROM ns_changes WHERE ns = ? AND version <= ?", (key, version - CHANGES_KEPT))
         return version
 
-    def changes(self, namespace: Namespace, after: int, upto: int) -> tuple[set[str], set[str]] | None:
-        """``(unit ids rewritten, unit ids with new edges)`` over versions ``after+1 .. upto``.
+    def changes(self, namespace: Namespace, after: int, upto: int) -> Changes | None:
+        """What versions ``after+1 .. upto`` changed, merged.
 
-        ``None`` when a reload is needed: a delete or drop happened, or some version
-        left no change row (pruned, or written by an older release).
+        A cache applies them as: drop ``removed``, then fetch ``units`` and the edges
+        of ``edges`` as stored now (an id deleted and written again comes back).
+        ``None`` when a reload is needed: a drop happened, or some version left no
+        change row (pruned, or written by an older release).
         """
         with self._lock:
             rows = self._conn.execute(
-                "SELECT units, edges FROM ns_changes WHERE ns = ? AND version > ? AND version <= ?",
+                "SELECT units, edges, removed FROM ns_changes WHERE ns = ? AND version > ? AND version <= ?",
                 (namespace_key(namespace), after, upto)).fetchall()
-        if len(rows) != upto - after or any(units is None for units, _ in rows):
+        if len(rows) != upto - after or any(units is None for units, _, _ in rows):
             return None
-        return ({u for units, _ in rows for u in json.loads(units)},
-                {u for _, edges in rows for u in json.loads(edges)})
+        return Changes(units={u for units, _, _ in rows for u in json.loads(units)},
+                       edges={u for _, edges, _ in rows for u in json.loads(edges)},
+                       removed={u for _, _, removed in rows for u in json.loads(removed or "[]")})
 
-    def catch_up(self, namespace: Namespace, unit_ids: set[str]) -> None:
-        """Add to a cached graph the stored edges touching ``unit_ids`` (no-op when not cached)."""
+    def catch_up(self, namespace: Namespace, unit_ids: set[str], removed: Iterable[str] = ()) -> None:
+        """Drop ``removed`` from a cached graph, then add the stored edges touching ``unit_ids``.
+
+        A namespace without a cached graph is left alone: its first use loads it whole.
+        """
         key = namespace_key(namespace)
         ids = list(unit_ids)
         with self._lock:
             graph = self._graphs.get(key)
-            if graph is None or not ids:
+            if graph is None:
                 return
+            graph.remove_nodes_from(list(removed))
             for start in range(0, len(ids), 400):  # SQLite's bound-parameter limit
                 chunk = ids[start : start + 400]
                 marks = ",".join("?" * len(chunk))
@@ -265,7 +287,7 @@ class EdgeStore:
                     self._conn.execute(
                         "DELETE FROM linked WHERE ns = ? AND unit_id = ?", (key, uid)
                     )
-                self._bump(key, None, ())
+                self._bump(key, (), (), removed=ids)
             graph.remove_nodes_from(ids)
         return removed
 

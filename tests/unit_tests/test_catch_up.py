@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 from langchain_ripplemem.integrity import check_store
@@ -66,14 +68,52 @@ def test_a_suppression_elsewhere_hides_the_memory_here(pair):
     assert target.id in cached_view(b).suppressed
 
 
-def test_a_delete_elsewhere_reloads_the_namespace(pair):
+def whole_loads(memory: RippleMemory, monkeypatch) -> list[int]:
+    """Counts the index's whole-namespace reads from Chroma (loads without ids)."""
+    calls: list[int] = []
+    load = memory.index._load
+
+    def counting(view, where, ids):
+        calls.extend([1] if ids is None else [])
+        return load(view, where, ids)
+
+    monkeypatch.setattr(memory.index, "_load", counting)
+    return calls
+
+
+def test_a_delete_elsewhere_leaves_here_without_a_reload(pair, monkeypatch):
     a, b = pair
-    view = cached_view(b)
+    loads = whole_loads(b, monkeypatch)
     gone = a.list_units(NS)[0]
     a.delete([gone.id], namespace=NS)
     assert gone.id not in {u.id for u in b.list_units(NS)}
-    assert cached_view(b) is not view
+    assert gone.id not in {m.unit.id for m in b.recall("Toby", namespace=NS, k=5).memories}
+    assert loads == []  # the view was rebuilt from memory, not read back from Chroma
+    assert gone.id not in b.graph.graph(NS)
+    assert graph_edges(b) == graph_edges(a)
     assert all(gone.id not in (e.src, e.dst) for e in b.edges(NS))
+    assert check_store(b).ok
+
+
+def test_a_delete_then_a_rewrite_elsewhere_brings_the_unit_back(pair, monkeypatch):
+    a, b = pair
+    loads = whole_loads(b, monkeypatch)
+    gone = a.list_units(NS)[0]
+    a.delete([gone.id], namespace=NS)
+    a.add_conversation(turns("c1", ["I adopted a puppy called Toby.", "Toby loves the dog park.",
+                                    "We walk Toby every morning."]), namespace=NS)  # re-ingest: same ids
+    assert [u.id for u in b.list_units(NS)] != [] and gone.id in {u.id for u in b.list_units(NS)}
+    assert loads == []
+    assert graph_edges(b) == graph_edges(a)
+    assert cached_view(b).matrix.shape == cached_view(a).matrix.shape
+
+
+def test_a_dropped_namespace_elsewhere_reloads(pair):
+    a, b = pair
+    view = cached_view(b)
+    a.delete_namespace(NS)
+    assert b.list_units(NS) == []
+    assert cached_view(b) is not view
 
 
 def test_a_gap_in_the_change_log_reloads(pair, monkeypatch):
@@ -91,8 +131,24 @@ def test_change_log_rows_and_gaps():
     v1 = store.bump(ns, ["u1"])
     v2 = store.add_edges(ns, [Edge(src="u2", dst="u1", type="semantic", weight=0.9)], linked=["u2"]) and \
         store.version(ns)
-    assert store.changes(ns, 0, v2) == ({"u1"}, {"u1", "u2"})
-    assert store.changes(ns, v1, v2) == (set(), {"u1", "u2"})
+    assert store.changes(ns, 0, v2) == ({"u1"}, {"u1", "u2"}, set())
+    assert store.changes(ns, v1, v2) == (set(), {"u1", "u2"}, set())
     store.remove_units(ns, ["u2"])
-    assert store.changes(ns, v2, store.version(ns)) is None  # a delete: reload
+    assert store.changes(ns, v2, store.version(ns)) == (set(), set(), {"u2"})  # a delete: logged
+    store.drop_namespace(ns)
+    assert store.changes(ns, v2, store.version(ns)) is None  # a drop: reload
     assert store.changes(ns, 0, store.version(ns) + 1) is None  # a version without a row
+
+
+def test_an_edge_file_from_before_deletes_were_logged_opens_and_catches_up(tmp_path):
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as conn:  # the previous release's change table: no "removed" column
+        conn.execute("CREATE TABLE ns_changes (ns TEXT NOT NULL, version INTEGER NOT NULL, units TEXT, "
+                     "edges TEXT, PRIMARY KEY (ns, version))")
+        conn.execute("INSERT INTO ns_changes VALUES (?, 1, '[\"u1\"]', '[]')", (namespace_key(("x",)),))
+        conn.execute("CREATE TABLE ns_version (ns TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+        conn.execute("INSERT INTO ns_version VALUES (?, 1)", (namespace_key(("x",)),))
+    store = EdgeStore(path)
+    assert store.changes(("x",), 0, 1) == ({"u1"}, set(), set())
+    store.remove_units(("x",), ["u1"])
+    assert store.changes(("x",), 1, 2) == (set(), set(), {"u1"})
