@@ -82,17 +82,20 @@ class LLMSupersession:
         return resolve_chat_model(self._spec)
 
     def annotate(self, view: NamespaceView, new: list[MemoryUnit], vectors: np.ndarray,
-                 report: IngestReport) -> list[MemoryUnit]:
-        """``new`` with the model's claims in ``metadata["supersedes"]``; usage and warnings go to ``report``.
+                 report: IngestReport, among: set[str] | None = None) -> list[MemoryUnit]:
+        """``new`` with the model's claims added to ``metadata["supersedes"]``; usage and warnings go to ``report``.
 
         Args:
             view: the namespace as stored (the new units are not in it yet).
             new: units about to be written, with their ``seq``.
             vectors: their unit vectors, row ``i`` for ``new[i]``.
             report: the ingest's report.
+            among: only these stored ids may be candidates, and the new units are not
+                candidates for each other: a second pass over units another writer
+                stored after the first pass (RippleMemory's write path).
         """
         started = time.perf_counter()
-        candidates = self._candidates(view, new, np.asarray(vectors, dtype=np.float32))
+        candidates = self._candidates(view, new, np.asarray(vectors, dtype=np.float32), among)
         asked = [i for i in range(len(new)) if candidates.get(i)]
         claims: dict[int, dict[str, str]] = defaultdict(dict)
         size = self.config.supersession_batch
@@ -103,12 +106,14 @@ class LLMSupersession:
             report.warnings.extend(warnings)
             for i, old_id, attribute in found:
                 claims[i][old_id] = attribute
-        report.usage.seconds["supersede"] = time.perf_counter() - started
-        return [u.model_copy(update={"metadata": {**u.metadata, SUPERSEDES: claims[i]}}) if i in claims else u
-                for i, u in enumerate(new)]
+        report.usage.seconds["supersede"] = report.usage.seconds.get("supersede", 0.0) + \
+            time.perf_counter() - started
+        return [u.model_copy(update={"metadata": {**u.metadata, SUPERSEDES: {
+            **(u.metadata.get(SUPERSEDES) or {}), **claims[i]}}}) if i in claims else u
+            for i, u in enumerate(new)]
 
-    def _candidates(self, view: NamespaceView, new: list[MemoryUnit],
-                    vectors: np.ndarray) -> dict[int, list[MemoryUnit]]:
+    def _candidates(self, view: NamespaceView, new: list[MemoryUnit], vectors: np.ndarray,
+                    among: set[str] | None = None) -> dict[int, list[MemoryUnit]]:
         """Per new unit: the most similar earlier, visible units that share a participant."""
         keys = [order_key(u) for u in new]
         new_rows: dict[str, list[int]] = defaultdict(list)
@@ -121,9 +126,10 @@ class LLMSupersession:
             if is_suppressed(unit) or not people:
                 continue
             stored = sorted({r for p in people for r in view.postings["participants"].get(p, [])[-GROUP_POOL:]
-                             if not is_suppressed(view.units[r]) and order_key(view.units[r]) < keys[i]})
-            fresh = sorted({j for p in people for j in new_rows[p]
-                            if j != i and not is_suppressed(new[j]) and keys[j] < keys[i]})
+                             if not is_suppressed(view.units[r]) and order_key(view.units[r]) < keys[i]
+                             and (among is None or view.units[r].id in among)})
+            fresh = [] if among is not None else sorted({j for p in people for j in new_rows[p]
+                                                         if j != i and not is_suppressed(new[j]) and keys[j] < keys[i]})
             pool = [(float(s), view.units[r]) for r, s in zip(stored, _sims(view.matrix, stored, vectors[i]),
                                                                strict=True)]
             pool += [(float(s), new[j]) for j, s in zip(fresh, _sims(vectors, fresh, vectors[i]), strict=True)]

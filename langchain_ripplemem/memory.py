@@ -25,11 +25,13 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem import lifecycle
+from langchain_ripplemem.chroma import chroma_client
 from langchain_ripplemem.config import RecallConfig, WriteConfig
-from langchain_ripplemem.errors import InvalidConversationError, InvalidNamespaceError
+from langchain_ripplemem.errors import InvalidConversationError
 from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
 from langchain_ripplemem.extraction.windows import with_progress
-from langchain_ripplemem.index import UnitIndex, chroma_client
+from langchain_ripplemem.index import UnitIndex
+from langchain_ripplemem.ingest import Snapshot, collect_units, numbered
 from langchain_ripplemem.llm_supersession import llm_supersession
 from langchain_ripplemem.locking import StoreLock, embedded_store_directory
 from langchain_ripplemem.memory_graph.linking import link_rows
@@ -263,40 +265,32 @@ class RippleMemory:
 
     def _commit(self, ns: Namespace, results: list[ExtractionResult], report: IngestReport,
                 unit_metadata: dict[str, Any] | None = None) -> IngestReport:
-        """Write every valid window's units, then link them. Failed windows write nothing."""
-        units: dict[str, MemoryUnit] = {}
-        for result in results:
-            report.usage = report.usage.add(result.usage)
-            report.warnings.extend(result.warnings)
-            if result.failed is not None:
-                report.failed_windows.append(result.failed)
-                continue
-            for unit in result.units:
-                if unit.namespace != ns:
-                    raise InvalidNamespaceError(f"extractor returned unit {unit.id} for {unit.namespace}, "
-                                                f"expected {ns}")
-                units.setdefault(unit.id, unit)
-        report.units = len(units)
-        report.unit_ids = list(units)
+        """Write every valid window's units, then link them. Failed windows write nothing.
+
+        Embedding and LLM supersession, the slow steps, run before the namespace's
+        writer lock, against the view as it was then; under the lock, units another
+        writer stored meanwhile leave the batch, or are asked about as candidates.
+        """
+        units = collect_units(ns, results, report)
+        self._sync(ns)
+        snapshot = Snapshot(self.index.view(ns))
+        new = numbered(snapshot.view, [u for uid, u in units.items() if uid not in snapshot.view.pos], unit_metadata)
+        timer = time.perf_counter()
+        vectors = embed_texts(self.embeddings, [u.restatement for u in new], self.write_config.embed_batch_size)
+        report.usage.seconds["embed"] = time.perf_counter() - timer
+        if self._superseder is not None and new:  # before the write: a failed call leaves nothing half-done
+            new = self._superseder.annotate(snapshot.view, new, vectors, report)
         with self._writing(ns):
-            existing = self.index.existing(ns, units)
-            new = [u for uid, u in units.items() if uid not in existing]
+            view = self.index.view(ns)
+            if since := snapshot.written_since(view):
+                keep = [i for i, u in enumerate(new) if u.id not in view.pos]
+                new, vectors = numbered(view, [new[i] for i in keep]), vectors[keep]
+                if self._superseder is not None and new:
+                    new = self._superseder.annotate(view, new, vectors, report, among=since)
             report.new_units = len(new)
             if not new:
                 return report
-            view = self.index.view(ns)
             start = len(view)
-            # seq orders units on reload; after deletes the row count is below the
-            # largest seq, so continue after the largest, never reuse one.
-            next_seq = 1 + max((u.metadata.get("seq", -1) for u in view.units), default=-1)
-            new = [u.model_copy(update={"metadata": {**u.metadata, **(unit_metadata or {}), "seq": next_seq + i}})
-                   for i, u in enumerate(new)]
-            timer = time.perf_counter()
-            vectors = embed_texts(self.embeddings, [u.restatement for u in new],
-                                  self.write_config.embed_batch_size)
-            report.usage.seconds["embed"] = time.perf_counter() - timer
-            if self._superseder is not None:  # before the write: a failed call leaves nothing half-done
-                new = self._superseder.annotate(self.index.view(ns), new, vectors, report)
             timer = time.perf_counter()
             # Units first, edges second: a crash in between leaves units without a
             # "linked" mark, and the next open links them (see _ensure_linked).

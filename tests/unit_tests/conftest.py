@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -30,6 +32,27 @@ class BagOfWordsEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         return self._vec(text)
+
+
+class WriteMeanwhile(BagOfWordsEmbeddings):
+    """Embeddings that let another writer store a conversation while a batch is being embedded.
+
+    The write path embeds before it takes the namespace's writer lock, so the other
+    writer (on its own thread) must get through; a held lock fails the join.
+    """
+
+    def __init__(self, other: Any, conversation: Any, namespace: tuple[str, ...]) -> None:
+        self.other, self.conversation, self.namespace = other, conversation, namespace
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if self.conversation is not None:
+            conversation, self.conversation = self.conversation, None
+            thread = threading.Thread(target=self.other.add_conversation, args=(conversation,),
+                                      kwargs={"namespace": self.namespace})
+            thread.start()
+            thread.join(timeout=30)
+            assert not thread.is_alive(), "the other writer was kept waiting"
+        return super().embed_documents(texts)
 
 
 @pytest.fixture

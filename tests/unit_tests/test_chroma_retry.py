@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 from chromadb.errors import InternalError
 
-from langchain_ripplemem import index as index_module
-from langchain_ripplemem.index import UnitIndex, read_retrying
+from langchain_ripplemem import chroma as chroma_module
+from langchain_ripplemem.chroma import read_retrying
+from langchain_ripplemem.index import UnitIndex
 from langchain_ripplemem.memory import RippleMemory
 
 from .conftest import make_conversation
@@ -39,7 +40,7 @@ class FlakyCollection:
 @pytest.fixture
 def pauses(monkeypatch) -> list[float]:
     taken: list[float] = []
-    monkeypatch.setattr(index_module, "_sleep", taken.append)
+    monkeypatch.setattr(chroma_module, "_sleep", taken.append)
     return taken
 
 
@@ -62,7 +63,7 @@ def test_a_view_load_that_fails_once_is_retried(memory, pauses, caplog):
     flaky = FlakyCollection(memory.index.collection, failures=1)
     reload_with(memory, flaky)
     assert [u.id for u in memory.list_units(MAYA)] == expected
-    assert flaky.gets == 2 and pauses == [index_module.READ_BACKOFF_SECONDS]
+    assert flaky.gets == 2 and pauses == [chroma_module.READ_BACKOFF_SECONDS]
     assert "retrying a read of namespace ['maya'] from Chroma" in caplog.text and "attempt 1 of" in caplog.text
     result = memory.recall("What is Maya allergic to?", namespace=MAYA, k=3)
     assert any("shellfish" in m.unit.restatement for m in result.memories)
@@ -74,12 +75,12 @@ def test_a_view_load_that_always_fails_raises_after_a_few_attempts(memory, pause
     index = reload_with(memory, flaky)
     with pytest.raises(InternalError) as caught:
         index.view(MAYA)
-    assert flaky.gets == index_module.READ_ATTEMPTS
+    assert flaky.gets == chroma_module.READ_ATTEMPTS
     message = str(caught.value)
-    assert "namespace ['maya']" in message and f"failed {index_module.READ_ATTEMPTS} times" in message
+    assert "namespace ['maya']" in message and f"failed {chroma_module.READ_ATTEMPTS} times" in message
     assert "Error finding id" in message and isinstance(caught.value.__cause__, InternalError)
-    first = index_module.READ_BACKOFF_SECONDS
-    assert pauses == [first * 2**i for i in range(index_module.READ_ATTEMPTS - 1)]
+    first = chroma_module.READ_BACKOFF_SECONDS
+    assert pauses == [first * 2**i for i in range(chroma_module.READ_ATTEMPTS - 1)]
     with pytest.raises(InternalError):  # no half-loaded view was cached
         index.view(MAYA)
 

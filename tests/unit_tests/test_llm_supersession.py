@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 
 import pytest
 from langchain_core.messages import BaseMessage
@@ -11,9 +12,12 @@ from pydantic import ValidationError
 
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
+from langchain_ripplemem.locking import WriterLockTimeout, namespace_writer
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.prompts.supersession import SupersessionOutput
+from langchain_ripplemem.schemas import namespace_key
 
+from .conftest import WriteMeanwhile
 from .fakes import ScriptedChatModel
 from .test_lifecycle import BERLIN, PARIS, talk, unit_id
 
@@ -193,3 +197,54 @@ def test_opt_in_and_arguments(bow):
     memory.add_conversation(BERLIN, namespace=MAYA)
     assert model.calls == [] and marks(memory, "work at Acme") == {}
     assert SupersessionOutput().superseded == []
+
+
+# -- the slow steps run outside the namespace's writer lock ------------------------------
+def writer_lock_is_free(memory: RippleMemory) -> bool:
+    """Whether another thread could take the namespace's writer lock right now."""
+    free: list[bool] = []
+
+    def probe() -> None:
+        try:
+            with namespace_writer(memory.graph.path, namespace_key(MAYA), timeout=0.2):
+                free.append(True)
+        except WriterLockTimeout:
+            free.append(False)
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    thread.join()
+    return free[0]
+
+
+def test_llm_calls_do_not_hold_the_writer_lock(tmp_path, bow):
+    free: list[bool] = []
+
+    def answer(messages: list[BaseMessage]) -> dict:
+        free.append(writer_lock_is_free(memory))
+        return supersede(LISBON_FOR_ACME)(messages)
+
+    memory, _ = make_memory(bow, answer, persist=tmp_path)
+    memory.add_conversation(ACME, namespace=MAYA)
+    memory.add_conversation(LISBON, namespace=MAYA)
+    assert free == [True]  # other writers of the namespace were not kept waiting
+    assert marks(memory, "work at Acme")["superseded_via"] == "llm"
+
+
+def test_units_stored_meanwhile_by_another_writer_become_candidates(tmp_path, bow):
+    other = RippleMemory(bow, extractor=RuleBasedExtractor(), persist_directory=tmp_path)
+    model = ScriptedChatModel(responses=[supersede(LISBON_FOR_ACME)])
+    memory = RippleMemory(WriteMeanwhile(other, ACME, MAYA), llm=model, extractor=RuleBasedExtractor(),
+                          persist_directory=tmp_path,
+                          write_config=WriteConfig(llm_supersession=True, llm_max_retries=1))
+    report = memory.add_conversation(LISBON, namespace=MAYA)  # ACME is stored while LISBON is embedded
+    # The first look found nothing older; under the lock, ACME's units were asked about.
+    assert len(model.calls) == 1
+    assert listing(model.calls[0]) == [("NEW", "M1", "Maya: I took the Lisbon offer!"),
+                                       ("candidate", "M2", "Maya: I work at Acme as an engineer.")]
+    acme, lisbon = unit_id(memory, "work at Acme"), unit_id(memory, "Lisbon offer")
+    assert report.superseded == [acme] and marks(memory, "work at Acme")["superseded_by"] == lisbon
+    seq = {u.restatement: u.metadata["seq"] for u in memory.list_units(MAYA)}
+    assert min(s for text, s in seq.items() if "Lisbon" in text or "Priya" in text) > \
+        max(s for text, s in seq.items() if "Acme" in text)  # numbered after what was stored meanwhile
+    assert len(set(seq.values())) == len(seq)

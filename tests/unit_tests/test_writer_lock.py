@@ -17,7 +17,7 @@ from langchain_ripplemem.locking import WRITERS_SUFFIX, WriterLockTimeout, names
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import namespace_key
 
-from .conftest import BagOfWordsEmbeddings
+from .conftest import BagOfWordsEmbeddings, WriteMeanwhile, make_conversation
 from .test_concurrency import _expect, _finish, _spawn
 from .test_crash_safety import many_turns
 
@@ -139,3 +139,18 @@ def test_a_memory_write_waits_for_another_process_writing_the_namespace(tmp_path
         assert len(memory.list_units(NS)) == 10
     finally:
         _finish(proc)
+
+
+def test_a_batch_stored_meanwhile_by_another_writer_is_not_written_twice(tmp_path):
+    """The write path embeds before taking the lock; under it, ids stored meanwhile leave the batch."""
+    bow = BagOfWordsEmbeddings()
+    other = RippleMemory(bow, extractor=RuleBasedExtractor(), persist_directory=tmp_path)
+    conversation = make_conversation()
+    memory = RippleMemory(WriteMeanwhile(other, conversation, NS), extractor=RuleBasedExtractor(),
+                          persist_directory=tmp_path)
+    report = memory.add_conversation(conversation, namespace=NS)  # the same turns, stored while embedding
+    assert report.units > 0 and report.new_units == 0
+    units = memory.list_units(NS)
+    assert len(units) == report.units == len({u.id for u in units})
+    assert len({u.metadata["seq"] for u in units}) == len(units)
+    assert memory.edges(NS) == other.edges(NS)
