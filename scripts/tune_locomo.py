@@ -14,6 +14,7 @@ import argparse
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -26,10 +27,11 @@ from langchain_ripplemem.memory import RippleMemory
 
 
 class CachedEmbeddings(Embeddings):
-    """MiniLM with a text -> vector cache kept in one .npz file."""
+    """An encoder (default MiniLM) with a text -> vector cache kept in one .npz file."""
 
-    def __init__(self, path: Path) -> None:
-        self.path, self.base, self.cache = path, MiniLMOnnxEmbeddings(), {}
+    def __init__(self, path: Path, base: Any = None) -> None:
+        self.path, self.base, self.cache = path, base or MiniLMOnnxEmbeddings(), {}
+        self.model_id = getattr(self.base, "model_id", None)  # the calibrated edge threshold follows it
         if path.exists():
             data = np.load(path)
             self.cache = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
