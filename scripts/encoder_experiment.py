@@ -27,7 +27,6 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
-from scipy.special import erf
 from tokenizers import Tokenizer
 from tune_locomo import CachedEmbeddings
 
@@ -64,6 +63,13 @@ def load_safetensors(path: Path) -> dict[str, np.ndarray]:
     return {name: np.frombuffer(data[8 + size + a: 8 + size + b], dtype=np.float32).reshape(meta["shape"])
             for name, meta in header.items()
             if name != "__metadata__" and meta["dtype"] == "F32" for a, b in [meta["data_offsets"]]}
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """erf to 1.5e-7 (Abramowitz and Stegun 7.1.26), so that numpy alone suffices."""
+    t = 1.0 / (1.0 + 0.3275911 * np.abs(x))
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return np.sign(x) * (1.0 - poly * np.exp(-x * x))
 
 
 def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float = 1e-5) -> np.ndarray:
@@ -133,7 +139,7 @@ class MPNetNumpy:
             a = _layer_norm(linear("attention.attn.o", context) + x,
                             w[p + "attention.LayerNorm.weight"], w[p + "attention.LayerNorm.bias"])
             m = linear("intermediate.dense", a)
-            m = 0.5 * m * (1 + erf(m / math.sqrt(2)))  # exact GELU
+            m = 0.5 * m * (1 + _erf(m / math.sqrt(2)))  # exact GELU (not the tanh form)
             h = _layer_norm(linear("output.dense", m) + a, w[p + "output.LayerNorm.weight"],
                             w[p + "output.LayerNorm.bias"]).reshape(batch, length, dim)
         pooled = (h * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
