@@ -37,12 +37,12 @@ import numpy as np
 from tune_locomo import CachedEmbeddings
 
 from langchain_ripplemem.bench.loaders import LOCOMO_TUNE, load_locomo
-from langchain_ripplemem.bench.metrics import covered_turns
+from langchain_ripplemem.bench.metrics import covered_turns, recall_all
 from langchain_ripplemem.config import LOCOMO_TUNED, LOCOMO_WRITE, context_weights
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.scoring import time_similarity
 from langchain_ripplemem.recall.assembly import _speaker, aligner, cue_bonus
-from langchain_ripplemem.recall.context import neighbour_rows, speakers
+from langchain_ripplemem.recall.context import best_away, neighbour_rows, speakers
 from langchain_ripplemem.recall.cues import move_speakers, rule_based_cues
 
 GROUPS = {
@@ -57,15 +57,6 @@ GROUPS = {
 FEATURES = [name for names in GROUPS.values() for name in names]
 CATEGORIES = ["multi-hop", "temporal", "open-domain", "single-hop"]
 KS = (5, 10, 30)
-
-
-def _away(scores: np.ndarray, neighbours: np.ndarray, distance: int) -> np.ndarray:
-    """The best score exactly ``distance`` turns away in the session (0 when none)."""
-    padded, hops = np.append(scores, 0.0), np.append(neighbours, [[-1, -1]], axis=0)
-    before, after = neighbours[:, 0], neighbours[:, 1]
-    for _ in range(distance - 1):
-        before, after = hops[before, 0], hops[after, 1]
-    return np.maximum(padded[before], padded[after])
 
 
 def _log_rank(scores: np.ndarray) -> np.ndarray:
@@ -109,9 +100,9 @@ def conversation_features(memory: RippleMemory, conv) -> list[tuple[np.ndarray, 
             session[rows] = best[0], best[:3].mean(), bm25[rows].max()
         has_time = float(cues.time is not None)
         columns = {
-            "cos": cos, "cos_nb1": _away(cos, neighbours, 1), "cos_nb2": _away(cos, neighbours, 2),
+            "cos": cos, "cos_nb1": best_away(cos, neighbours, 1), "cos_nb2": best_away(cos, neighbours, 2),
             "cos_z": (cos - cos.mean()) / (cos.std() + 1e-9), "bm25": bm25,
-            "bm25_nb1": _away(bm25, neighbours, 1), "bm25_nb2": _away(bm25, neighbours, 2),
+            "bm25_nb1": best_away(bm25, neighbours, 1), "bm25_nb2": best_away(bm25, neighbours, 2),
             "bm25_any": (bm25 > 0).astype(float),
             "speaker_named": np.array([float(_speaker(u) in cues.participants) for u in units]),
             "mentions_named": np.array([float(any(p in u.restatement.lower() for p in cues.participants))
@@ -196,7 +187,7 @@ def recall_by_category(questions: list, scores: list[np.ndarray]) -> dict[str, d
         ranked = [meta["turns"][i] for i in np.argsort(-score, kind="stable")]
         for k in KS:
             covered = set(ranked[:k])
-            found = all(e in covered for e in meta["evidence"])
+            found = recall_all(meta["evidence"], covered) == 1.0
             for cat in (meta["category"], "overall_1_4") if meta["category"] in CATEGORIES else (meta["category"],):
                 hits.setdefault(cat, {}).setdefault(k, []).append(found)
     return {cat: {f"recall_all@{k}": round(float(np.mean(v)), 4) for k, v in by_k.items()}

@@ -94,6 +94,16 @@ def _neighbour_rows(view: NamespaceView, n: int) -> np.ndarray:
     return neighbours
 
 
+def best_away(scores: np.ndarray, neighbours: np.ndarray, distance: int) -> np.ndarray:
+    """Per row, the best score exactly ``distance`` turns before or after it in the session (0: none)."""
+    padded = np.append(scores, 0.0)  # row -1 reads this zero
+    hops = np.append(neighbours, [[-1, -1]], axis=0)  # and has no neighbours
+    before, after = neighbours[:, 0], neighbours[:, 1]
+    for _ in range(distance - 1):
+        before, after = hops[before, 0], hops[after, 1]
+    return np.maximum(padded[before], padded[after])
+
+
 def smooth(scores: np.ndarray, neighbours: np.ndarray, weights: Sequence[float]) -> np.ndarray:
     """``scores`` plus, per distance ``d``, ``weights[d-1]`` times the best score ``d`` turns away.
 
@@ -101,14 +111,10 @@ def smooth(scores: np.ndarray, neighbours: np.ndarray, weights: Sequence[float])
     """
     if not any(weights) or len(scores) == 0:
         return scores
-    padded = np.append(scores, 0.0)  # row -1 reads this zero
-    hops = np.append(neighbours, [[-1, -1]], axis=0)  # and has no neighbours
-    before, after = neighbours[:, 0], neighbours[:, 1]
     out = scores
-    for weight in weights:
+    for distance, weight in enumerate(weights, start=1):
         if weight:
-            out = out + weight * np.maximum(np.maximum(padded[before], padded[after]), 0.0)
-        before, after = hops[before, 0], hops[after, 1]
+            out = out + weight * np.maximum(best_away(scores, neighbours, distance), 0.0)
     return out
 
 
