@@ -42,6 +42,7 @@ from langchain_ripplemem.schemas import (
     IngestReport,
     MemoryUnit,
     Namespace,
+    NamespaceStats,
     RecallResult,
     validate_namespace,
 )
@@ -404,6 +405,38 @@ class RippleMemory:
             lifecycle.refresh_supersession(self.index, ns, gone)  # what they superseded is current again
             self._written(ns)
         return len(present)
+
+    def delete_conversation(self, conversation_id: str, *, namespace: Namespace | str | None = None) -> int:
+        """Delete every unit of ``namespace`` that came from ``conversation_id`` (and their edges).
+
+        Returns:
+            Units deleted (0 when the namespace holds nothing of that conversation).
+
+        Raises:
+            ValueError: naming ``conversation_id`` when it is not a non-empty string.
+        """
+        if not isinstance(conversation_id, str) or not conversation_id:
+            raise ValueError(f"conversation_id must be a non-empty string, got {conversation_id!r}")
+        ns = self._ns(namespace)
+        ids = [u.id for u in self.index.view(ns).units if u.source.conversation_id == conversation_id]
+        return self.delete(ids, namespace=ns) if ids else 0
+
+    def stats(self, namespace: Namespace | str | None = None) -> NamespaceStats:
+        """Counts of what a namespace holds: units, suppressed and superseded ones, conversations, edges."""
+        ns = self._ns(namespace)
+        self._ensure_linked(ns)
+        units = self.index.view(ns).units
+        times = [u.time for u in units if u.time is not None]
+        return NamespaceStats(
+            namespace=ns, units=len(units),
+            suppressed=sum(1 for u in units if lifecycle.is_suppressed(u)),
+            superseded=sum(1 for u in units if u.metadata.get(lifecycle.SUPERSEDED_BY)),
+            conversations=list(dict.fromkeys(u.source.conversation_id for u in units)),
+            sessions=len({(u.source.conversation_id, u.source.session_id) for u in units}),
+            edges=self.graph.count(ns),
+            first_time=min((t.start for t in times), default=None),
+            last_time=max((t.end for t in times), default=None),
+        )
 
     def suppress(self, ids: Iterable[str], *, namespace: Namespace | str | None = None, reason: str) -> int:
         """Hide units from recall (a user correction) but keep them for audit; returns units changed.

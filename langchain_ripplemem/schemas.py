@@ -259,6 +259,20 @@ class IngestReport(BaseModel):
         )
 
 
+class NamespaceStats(BaseModel):
+    """What one namespace of a memory holds (``RippleMemory.stats``)."""
+
+    namespace: Namespace
+    units: int = 0
+    suppressed: int = Field(0, description="units hidden from recall by a user correction")
+    superseded: int = Field(0, description="units a later statement supersedes")
+    conversations: list[str] = Field(default_factory=list, description="conversation ids, first-seen order")
+    sessions: int = 0
+    edges: dict[str, int] = Field(default_factory=lambda: {"semantic": 0, "structural": 0})
+    first_time: datetime | None = None
+    last_time: datetime | None = None
+
+
 class RecalledMemory(BaseModel):
     """A memory in a recall result, with its assembly score and every way it was found."""
 
@@ -304,28 +318,54 @@ class RecallResult(BaseModel):
 
 
 def validate_namespace(namespace: object, *, argument: str = "namespace") -> Namespace:
-    """Check LangGraph's namespace rules and return the namespace as a tuple.
+    """Check the namespace rules and return the namespace as a tuple.
 
-    A namespace is a non-empty tuple of non-empty string labels without ``"."``,
-    whose root label is not ``"langgraph"``. A bare string is taken as a
-    one-label namespace.
+    A namespace is a non-empty tuple of non-empty string labels without ``"."``
+    (LangGraph's rule) or ``"/"``, whose root label is not ``"langgraph"``. A
+    string is the same namespace written with ``/`` between labels, everywhere
+    (Python, CLI, MCP, served graphs): ``"users/maya"`` is ``("users", "maya")``.
 
     Raises:
         InvalidNamespaceError: naming the argument and the broken rule.
+
+    Example:
+        >>> validate_namespace("users/maya")
+        ('users', 'maya')
+        >>> validate_namespace(["users", "maya"])
+        ('users', 'maya')
+
     """
     from langchain_ripplemem.errors import InvalidNamespaceError
 
     if isinstance(namespace, str):
-        namespace = (namespace,)
+        if not namespace.strip("/"):
+            raise InvalidNamespaceError(f"{argument} must name at least one label, got {namespace!r}")
+        if "//" in namespace or namespace.startswith("/") or namespace.endswith("/"):
+            raise InvalidNamespaceError(
+                f"{argument} {namespace!r} has an empty label: write labels separated by single '/' "
+                "(e.g. 'users/maya')")
+        namespace = tuple(namespace.split("/"))
     if not isinstance(namespace, (tuple, list)) or not namespace:
-        raise InvalidNamespaceError(f"{argument} must be a non-empty tuple of strings, got {namespace!r}")
+        raise InvalidNamespaceError(
+            f"{argument} must be a non-empty tuple of strings or a 'label/label' string, got {namespace!r}")
     for label in namespace:
         if not isinstance(label, str) or not label:
             raise InvalidNamespaceError(
-                f"{argument} labels must be non-empty strings, got {label!r} in {namespace!r}"
+                f"{argument} labels must be non-empty strings, got {label!r} in {tuple(namespace)!r}"
             )
         if "." in label:
-            raise InvalidNamespaceError(f"{argument} labels cannot contain '.', got {label!r}")
+            raise InvalidNamespaceError(
+                f"{argument} labels cannot contain '.' (LangGraph's namespace rule), got {label!r}")
+        if "/" in label:
+            raise InvalidNamespaceError(
+                f"{argument} labels cannot contain '/': it separates labels when a namespace is written "
+                f"as a string, so {label!r} would read as {tuple(label.split('/'))!r}")
     if namespace[0] == "langgraph":
-        raise InvalidNamespaceError(f"{argument} root label cannot be 'langgraph': {namespace!r}")
+        raise InvalidNamespaceError(
+            f"{argument} root label cannot be 'langgraph' (reserved by LangGraph): {tuple(namespace)!r}")
     return tuple(namespace)
+
+
+def format_namespace(namespace: Namespace) -> str:
+    """The string form of a namespace, labels joined by ``/`` (the inverse of :func:`validate_namespace`)."""
+    return "/".join(namespace)

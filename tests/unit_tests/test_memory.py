@@ -127,3 +127,34 @@ def test_custom_embeddings_without_embed_array(conversation):
     memory = RippleMemory(BagOfWordsEmbeddings())
     assert memory.add_conversation(conversation).new_units == 7
     assert memory.index.search_semantic(("default",), "shellfish allergy", 1)
+
+
+def test_namespace_strings_mean_the_same_everywhere(bow, conversation):
+    """'users/alice' is ('users', 'alice') in Python as on the command line (one parsing rule)."""
+    memory = RippleMemory(bow)
+    memory.add_conversation(conversation, namespace="users/alice")
+    assert memory.namespaces() == [("users", "alice")]
+    assert memory.stats(("users", "alice")).units == memory.stats("users/alice").units > 0
+    for bad in ("users//alice", "/users", "users/", ("users/alice",), ("a", "b/c")):
+        with pytest.raises(InvalidNamespaceError, match="label"):
+            memory.stats(bad)
+
+
+def test_delete_conversation_and_stats(bow, conversation):
+    memory = RippleMemory(bow)
+    memory.add_conversation(conversation, namespace=("maya",))
+    memory.add_conversation(make_conversation("c2"), namespace=("maya",))
+    memory.add_conversation(make_conversation("c3"), namespace=("sam",))
+    stats = memory.stats(("maya",))
+    assert stats.conversations == [conversation.id, "c2"]
+    assert stats.units == len(memory.list_units(("maya",)))
+    assert stats.edges["semantic"] + stats.edges["structural"] > 0
+    assert stats.first_time is not None and stats.first_time <= stats.last_time
+    gone = memory.delete_conversation("c2", namespace=("maya",))
+    assert gone > 0
+    assert memory.stats(("maya",)).conversations == [conversation.id]
+    assert all(u.source.conversation_id != "c2" for u in memory.list_units(("maya",)))
+    assert memory.delete_conversation("c2", namespace=("maya",)) == 0
+    assert memory.stats(("sam",)).conversations == ["c3"]  # another namespace is untouched
+    with pytest.raises(ValueError, match="conversation_id"):
+        memory.delete_conversation("", namespace=("maya",))
