@@ -21,7 +21,7 @@ from langgraph.runtime import get_runtime
 
 from langchain_ripplemem.errors import InvalidConversationError
 from langchain_ripplemem.schemas import Conversation, Namespace, validate_namespace
-from langchain_ripplemem.serving import get_memory
+from langchain_ripplemem.served_memory import get_memory
 
 
 @dataclass

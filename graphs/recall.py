@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.recall import build_recall_graph
-from langchain_ripplemem.serving import LazyMemory, get_memory, set_memory
+from langchain_ripplemem.served_memory import LazyMemory, get_memory, set_memory
 
 # An explicit config means compiling reads nothing from the memory.
 graph = build_recall_graph(LazyMemory(), config=RecallConfig())  # type: ignore[arg-type]

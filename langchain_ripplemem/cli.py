@@ -56,7 +56,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     """Recollect memories for a question and print them with the trace."""
-    from langchain_ripplemem.display import format_recall
+    from langchain_ripplemem.rendering import format_recall
 
     memory = _memory(args.persist)
     result = memory.recall(args.question, namespace=args.namespace, k=args.k, config=preset(args.preset)[1])

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
-from langchain_ripplemem.display import describe_round
+from langchain_ripplemem.rendering import describe_round
 from langchain_ripplemem.schemas import Conversation, MemoryUnit
 
 NAMESPACE = ("demo", "maya")

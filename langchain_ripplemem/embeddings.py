@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only, keeps import time small
     from onnxruntime import InferenceSession
     from tokenizers import Tokenizer
 
-__all__ = ["MODEL_ID", "DIMENSION", "MiniLMOnnxEmbeddings"]
+__all__ = ["DIMENSION", "MODEL_ID", "MiniLMOnnxEmbeddings", "embed_query", "embed_texts"]
 
 #: Identifier stored next to vectors so an index can detect an encoder change.
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2:onnx-int8"
@@ -281,3 +281,28 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
         if not isinstance(text, str):
             raise TypeError(f"text must be str, got {type(text).__name__}")
         return await run_in_executor(None, self.embed_query, text)
+
+
+# -- unit vectors from any Embeddings: the one place the package calls an encoder ----------
+def _unit_rows(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)
+
+
+def embed_texts(embeddings: Embeddings, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    """Embed documents as an ``(n, dim)`` float32 array of unit vectors, in batches."""
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    fast = getattr(embeddings, "embed_array", None)
+    chunks = []
+    for start in range(0, len(texts), batch_size):
+        batch = list(texts[start : start + batch_size])
+        chunks.append(np.asarray(fast(batch) if fast else embeddings.embed_documents(batch), dtype=np.float32))
+    return _unit_rows(np.vstack(chunks))
+
+
+def embed_query(embeddings: Embeddings, text: str) -> np.ndarray:
+    """One query's unit vector (``embed_query``, which some models treat unlike documents)."""
+    fast = getattr(embeddings, "embed_array", None)
+    vector = np.asarray(fast([text])[0] if fast else embeddings.embed_query(text), dtype=np.float32)
+    return _unit_rows(vector[None, :])[0]

@@ -47,7 +47,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, Namespace, aware
-from langchain_ripplemem.text import stem
+from langchain_ripplemem.lexical import stem
 
 if TYPE_CHECKING:
     from langchain_ripplemem.config import RecallConfig

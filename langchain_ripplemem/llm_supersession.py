@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from langchain_ripplemem.lifecycle import GROUP_POOL, SUPERSEDES, is_suppressed, order_key
-from langchain_ripplemem.llm import call_structured, resolve_chat_model
+from langchain_ripplemem.chat_models import call_structured, resolve_chat_model
 from langchain_ripplemem.memory_graph.scoring import cue_set
 from langchain_ripplemem.schemas import MemoryUnit, Usage
 

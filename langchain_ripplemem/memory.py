@@ -33,7 +33,7 @@ from langchain_ripplemem.extraction.windows import with_progress
 from langchain_ripplemem.index import UnitIndex
 from langchain_ripplemem.ingest import Snapshot, collect_units, numbered
 from langchain_ripplemem.llm_supersession import llm_supersession
-from langchain_ripplemem.locking import StoreLock, embedded_store_directory
+from langchain_ripplemem.storage.locks import StoreLock, embedded_store_directory
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.memory_graph.store import GRAPH_FILENAME, EdgeStore
 from langchain_ripplemem.schemas import (
@@ -46,7 +46,7 @@ from langchain_ripplemem.schemas import (
     RecallResult,
     validate_namespace,
 )
-from langchain_ripplemem.vectors import embed_query, embed_texts
+from langchain_ripplemem.embeddings import embed_query, embed_texts
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -25,7 +25,7 @@ from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.vectors import embed_texts
+from langchain_ripplemem.embeddings import embed_texts
 
 
 def main() -> None:

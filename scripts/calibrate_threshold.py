@@ -26,7 +26,7 @@ from langchain_ripplemem.memory_graph.calibration import (
     EDGE_QUANTILE,
     quantile_threshold,
 )
-from langchain_ripplemem.vectors import embed_texts
+from langchain_ripplemem.embeddings import embed_texts
 
 
 def main() -> None:

@@ -42,7 +42,7 @@ from langchain_ripplemem.config import LOCOMO_TUNED, LOCOMO_WRITE, context_weigh
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.scoring import time_similarity
 from langchain_ripplemem.recall.assembly import _speaker, aligner, cue_bonus
-from langchain_ripplemem.recall.context import best_away, neighbour_rows, speakers
+from langchain_ripplemem.recall.smoothing import best_away, neighbour_rows, speakers
 from langchain_ripplemem.recall.cues import move_speakers, rule_based_cues
 
 GROUPS = {

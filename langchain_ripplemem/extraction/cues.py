@@ -3,16 +3,13 @@
 Structural edges compare participant and location *sets*. "Maya", "maya's"
 and "MAYA" must be one element, "NYC" and "New York" one place. This module
 is pure string work, shared by the extractors (write path) and query cue
-extraction (read path), which also reuses :data:`STOPWORDS` and
-:func:`content_terms` for keywords.
+extraction (read path).
 
 Example:
     >>> canonical_name("  maya's ")
     'Maya'
     >>> canonical_location("the nyc")
     'New York'
-    >>> content_terms("Maya went to the Harbor Grill yesterday!")
-    ['maya', 'went', 'harbor', 'grill', 'yesterday']
 
 """
 
@@ -24,36 +21,17 @@ from collections.abc import Iterable, Mapping
 __all__ = [
     "KNOWN_PLACES",
     "PLACE_WORDS",
-    "STOPWORDS",
     "Aliases",
     "canonical_location",
     "canonical_name",
-    "content_terms",
     "normalise_cues",
 ]
-
-STOPWORDS: frozenset[str] = frozenset("""
-a about above after again against all also am an and any are aren't as at be because been
-before being below between both but by can can't cannot could couldn't did didn't do does
-doesn't doing don't down during each even ever few for from further get gets got had hadn't
-has hasn't have haven't having he he'd he'll he's her here here's hers herself him himself
-his how how's i i'd i'll i'm i've if in into is isn't it it's its itself just let's like
-lot lots me more most much must mustn't my myself no nor not now of off oh ok okay on once
-only or other ought our ours ourselves out over own really same shan't she she'd she'll
-she's should shouldn't so some such than that that's the their theirs them themselves then
-there there's these they they'd they'll they're they've this those through to too under
-until up us very was wasn't we we'd we'll we're we've were weren't what what's when when's
-where where's which while who who's whom why why's will with won't would wouldn't yeah yes
-you you'd you'll you're you've your yours yourself yourselves hey hi hello wow thanks thank
-um uh hmm gonna wanna did does yep nope sure still yet
-""".split())
 
 # Lower-cased words that stay lower-case inside multi-word names and places.
 _PARTICLES = frozenset({"of", "the", "de", "la", "le", "du", "da", "van", "von", "der", "den",
                         "and", "on", "upon", "del", "di", "al", "bin"})
 _POSSESSIVE = re.compile(r"(?:['\u2019]s|(?<=s)['\u2019])$", re.IGNORECASE)
 _EDGE_PUNCT = " \t\n\"'`\u2018\u2019\u201c\u201d.,;:!?()[]{}<>"
-_TERM = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?")  # unicode letters and digits
 
 # A small gazetteer (lower-case): the rule extractor and query cue extraction use it.
 KNOWN_PLACES: frozenset[str] = frozenset({p.lower() for p in """
@@ -261,31 +239,3 @@ def normalise_cues(values: Iterable[str], *, location: bool = False,
             seen.add(key)
             out.append(canonical)
     return out
-
-
-def content_terms(text: str, *, unique: bool = True, min_length: int = 3) -> list[str]:
-    """Lower-cased content words of ``text``: no stopwords, no tokens shorter than ``min_length``.
-
-    Possessives are stripped ("maya's" -> "maya"); digits count as words
-    ("2022"). With ``unique`` (default) each term appears once, in order of
-    first occurrence; ``unique=False`` keeps repeats (for BM25 term counts).
-
-    Example:
-        >>> content_terms("Maya's dog loves the dog park", unique=False)
-        ['maya', 'dog', 'loves', 'dog', 'park']
-
-    """
-    terms: list[str] = []
-    seen: set[str] = set()
-    for raw in _TERM.findall(text.lower()):
-        if raw in STOPWORDS:
-            continue
-        term = _POSSESSIVE.sub("", raw).replace("\u2019", "'")
-        if len(term) < min_length or term in STOPWORDS:
-            continue
-        if unique:
-            if term in seen:
-                continue
-            seen.add(term)
-        terms.append(term)
-    return terms

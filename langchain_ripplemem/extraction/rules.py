@@ -59,12 +59,12 @@ from langchain_ripplemem.extraction.base import ExtractionResult, Window
 from langchain_ripplemem.extraction.cues import (
     KNOWN_PLACES,
     PLACE_WORDS,
-    STOPWORDS,
     Aliases,
     canonical_location,
     canonical_name,
 )
 from langchain_ripplemem.extraction.timeparse import day_interval, ground_time
+from langchain_ripplemem.lexical import STOPWORDS
 from langchain_ripplemem.schemas import (
     MemoryUnit,
     Namespace,
@@ -89,6 +89,7 @@ english spanish french italian german chinese japanese korean indian mexican ame
 canadian irish greek thai african asian european latin christian jewish muslim catholic
 christmas easter halloween thanksgiving valentine's valentine year pride lgbtq lgbt
 god internet tv mr mrs ms dr happy birthday dear love xoxo bye goodnight morning
+even ever lot lots much now still yet us um uh hmm gonna wanna yep nope sure hey hi hello wow thanks thank
 """.split()) | STOPWORDS
 # Words that start place names but are never a name on their own ("New" of "Happy New Year").
 _NOT_ALONE = _NON_NAMES | {"new", "north", "south", "east", "west", "san", "los", "las", "st"}

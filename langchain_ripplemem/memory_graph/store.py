@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import networkx as nx
 
-from langchain_ripplemem.locking import namespace_writer
+from langchain_ripplemem.storage.locks import namespace_writer
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_key
 
 _SCHEMA = """

@@ -19,7 +19,7 @@ import numpy as np
 from langchain_ripplemem.config import RecallConfig, context_weights
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.scoring import time_similarity
-from langchain_ripplemem.recall.context import in_context
+from langchain_ripplemem.recall.smoothing import in_context
 from langchain_ripplemem.recall.controller import support
 from langchain_ripplemem.schemas import Hit, MemoryUnit, QueryCues, RecalledMemory
 
@@ -37,7 +37,7 @@ def aligner(view: NamespaceView, query_vector: np.ndarray, query: str, mode: str
     averages it with the min-max normalised BM25 score of the same units, for
     encoders (like MiniLM) whose cosine alone ranks worse than BM25. With
     ``context`` weights both scores also credit the unit's session neighbours
-    (:mod:`~langchain_ripplemem.recall.context`). Whole-namespace scores (BM25,
+    (:mod:`~langchain_ripplemem.recall.smoothing`). Whole-namespace scores (BM25,
     context) are computed once here, so one aligner serves several id sets.
     """
     contextual = in_context(view, view.matrix @ query_vector, context) if any(context) else None

@@ -11,7 +11,7 @@ import pytest
 from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem.schemas import Conversation
-from langchain_ripplemem.text import lexical_tokens
+from langchain_ripplemem.lexical import lexical_tokens
 
 
 class BagOfWordsEmbeddings(Embeddings):

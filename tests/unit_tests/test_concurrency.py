@@ -4,7 +4,7 @@ Supported: any number of threads on one ``RippleMemory`` (writes are serialised
 by the memory's lock, reads run alongside). Not supported: several processes on
 one embedded ``persist_directory`` (Chroma's PersistentClient is not
 process-safe and RippleMem's per-process views would go stale); that is
-enforced by :mod:`langchain_ripplemem.locking`, and several processes use a
+enforced by :mod:`langchain_ripplemem.storage.locks`, and several processes use a
 Chroma server instead (tests/integration_tests/test_chroma_server.py).
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from langchain_ripplemem.integrity import check_store
-from langchain_ripplemem.locking import (
+from langchain_ripplemem.storage.locks import (
     LOCK_FILENAME,
     StoreLock,
     StoreLockedError,
@@ -148,7 +148,7 @@ def test_two_memories_on_one_store_leave_no_dangling_edges(tmp_path):
 # -- processes: the lock -------------------------------------------------------------
 HOLDER = r"""
 import sys
-from langchain_ripplemem.locking import StoreLock
+from langchain_ripplemem.storage.locks import StoreLock
 lock = StoreLock(sys.argv[1]).acquire()
 print("locked", flush=True)
 sys.stdin.readline()

@@ -10,7 +10,6 @@ from langchain_ripplemem.extraction.cues import (
     Aliases,
     canonical_location,
     canonical_name,
-    content_terms,
     normalise_cues,
 )
 from langchain_ripplemem.extraction.llm import LLMExtractor
@@ -121,13 +120,6 @@ def test_aliases_resolve_first_names_only_when_unambiguous() -> None:
 def test_normalise_cues_dedupes_in_order() -> None:
     assert normalise_cues(["maya", "Sam", "MAYA's", " ", "sam"]) == ["Maya", "Sam"]
     assert normalise_cues(["NYC", "new york", "Paris"], location=True) == ["New York", "Paris"]
-
-
-def test_content_terms() -> None:
-    assert content_terms("Maya's dog LOVES the dog park, doesn't it?") == [
-        "maya", "dog", "loves", "park"]
-    assert content_terms("a dog and a dog", unique=False) == ["dog", "dog"]
-    assert content_terms("in 2022 we went") == ["2022", "went"]
 
 
 def test_rule_extractor_implements_the_protocol() -> None:

@@ -56,7 +56,7 @@ def test_importing_the_graphs_creates_no_memory():
     recall.set_memory(None)
     for name in ("recall", "ingest", "agent"):
         importlib.reload(load(name))
-    from langchain_ripplemem import serving
+    from langchain_ripplemem import served_memory as serving
 
     assert serving._memory is None
     nodes = set(load("recall").graph.get_graph().nodes)

@@ -104,7 +104,7 @@ def test_unparseable_llm_time_is_dropped_not_guessed():
 
 @pytest.mark.parametrize("bad", [None, 3])
 def test_llm_must_be_a_model_or_string(bad):
-    from langchain_ripplemem.llm import resolve_chat_model
+    from langchain_ripplemem.chat_models import resolve_chat_model
 
     with pytest.raises((TypeError, ValueError)):
         resolve_chat_model(bad)

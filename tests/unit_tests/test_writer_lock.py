@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
-from langchain_ripplemem.locking import WRITERS_SUFFIX, WriterLockTimeout, namespace_writer, writer_lock_path
+from langchain_ripplemem.storage.locks import WRITERS_SUFFIX, WriterLockTimeout, namespace_writer, writer_lock_path
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import namespace_key
 
@@ -25,7 +25,7 @@ NS = ("users", "maya")
 KEY = namespace_key(NS)
 WRITER_HOLDER = r"""
 import sys
-from langchain_ripplemem.locking import namespace_writer
+from langchain_ripplemem.storage.locks import namespace_writer
 with namespace_writer(sys.argv[1], sys.argv[2]):
     print("held", flush=True)
     sys.stdin.readline()
