@@ -25,9 +25,9 @@ import bm25s
 import numpy as np
 
 from langchain_ripplemem.chroma import read_retrying
+from langchain_ripplemem.lexical import lexical_tokens
 from langchain_ripplemem.memory_graph.scoring import HasCues, cue_set, structural_score
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_from_key, namespace_key
-from langchain_ripplemem.lexical import lexical_tokens
 
 # Interval cues longer than this are bucketed by their first and last days only,
 # so "in 2022" does not fan out into 365 postings per unit.

@@ -24,18 +24,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_ripplemem import lifecycle
 from langchain_ripplemem.chroma import chroma_client
 from langchain_ripplemem.config import RecallConfig, WriteConfig
+from langchain_ripplemem.embeddings import embed_query, embed_texts
 from langchain_ripplemem.errors import InvalidConversationError
 from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
 from langchain_ripplemem.extraction.windows import with_progress
 from langchain_ripplemem.index import UnitIndex
 from langchain_ripplemem.ingest import Snapshot, collect_units, numbered
-from langchain_ripplemem.llm_supersession import llm_supersession
-from langchain_ripplemem.storage.locks import StoreLock, embedded_store_directory
+from langchain_ripplemem.marks import SUPERSEDED_BY, is_suppressed, with_suppression
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.memory_graph.store import GRAPH_FILENAME, EdgeStore
+from langchain_ripplemem.recall.visibility import coerce_as_of
 from langchain_ripplemem.schemas import (
     Conversation,
     Edge,
@@ -46,7 +46,9 @@ from langchain_ripplemem.schemas import (
     RecallResult,
     validate_namespace,
 )
-from langchain_ripplemem.embeddings import embed_query, embed_texts
+from langchain_ripplemem.storage.locks import StoreLock, embedded_store_directory
+from langchain_ripplemem.supersession.llm import llm_supersession
+from langchain_ripplemem.supersession.rules import refresh_supersession
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -301,7 +303,7 @@ class RippleMemory:
             edges = self._link(ns, list(range(start, start + len(new))))
             report.usage.seconds["link"] = time.perf_counter() - timer
             if self.write_config.supersession:
-                report.superseded = lifecycle.refresh_supersession(self.index, ns, new)
+                report.superseded = refresh_supersession(self.index, ns, new)
             self._written(ns)
         for edge in edges:
             report.edges[edge.type] = report.edges.get(edge.type, 0) + 1
@@ -338,7 +340,7 @@ class RippleMemory:
                    include_suppressed: bool = False) -> list[MemoryUnit]:
         """Every unit of a namespace, in insertion order; suppressed ones only for audit."""
         units = self.index.view(self._ns(namespace)).units
-        return list(units) if include_suppressed else [u for u in units if not lifecycle.is_suppressed(u)]
+        return list(units) if include_suppressed else [u for u in units if not is_suppressed(u)]
 
     def edges(self, namespace: Namespace | str | None = None) -> list[Edge]:
         """Every edge of a namespace."""
@@ -390,7 +392,7 @@ class RippleMemory:
         run_config: dict[str, Any] = {"run_name": "ripplemem_recall"}
         if callbacks is not None:
             run_config["callbacks"] = callbacks
-        context = RecallContext(namespace=ns, config=cfg, as_of=lifecycle.coerce_as_of(as_of))
+        context = RecallContext(namespace=ns, config=cfg, as_of=coerce_as_of(as_of))
         return self._recall_graph, {"query": query}, run_config, context
 
     # -- lifecycle -----------------------------------------------------------------
@@ -402,7 +404,7 @@ class RippleMemory:
             gone = self.index.get(ns, ids) if self.write_config.supersession else []
             present = self.index.delete(ns, ids)
             self.graph.remove_units(ns, present)
-            lifecycle.refresh_supersession(self.index, ns, gone)  # what they superseded is current again
+            refresh_supersession(self.index, ns, gone)  # what they superseded is current again
             self._written(ns)
         return len(present)
 
@@ -429,8 +431,8 @@ class RippleMemory:
         times = [u.time for u in units if u.time is not None]
         return NamespaceStats(
             namespace=ns, units=len(units),
-            suppressed=sum(1 for u in units if lifecycle.is_suppressed(u)),
-            superseded=sum(1 for u in units if u.metadata.get(lifecycle.SUPERSEDED_BY)),
+            suppressed=sum(1 for u in units if is_suppressed(u)),
+            superseded=sum(1 for u in units if u.metadata.get(SUPERSEDED_BY)),
             conversations=list(dict.fromkeys(u.source.conversation_id for u in units)),
             sessions=len({(u.source.conversation_id, u.source.session_id) for u in units}),
             edges=self.graph.count(ns),
@@ -447,19 +449,26 @@ class RippleMemory:
         Raises:
             ValueError: naming ``ids`` or ``reason`` when unusable.
         """
-        ns = self._ns(namespace)
-        with self._writing(ns):
-            changed = lifecycle.set_suppressed(self, ns, ids, reason)
-            self._written(ns)
-        return changed
+        return self._set_suppressed(ids, namespace, reason)
 
     def unsuppress(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> int:
         """Lift :meth:`suppress`; returns units changed."""
+        return self._set_suppressed(ids, namespace, None)
+
+    def _set_suppressed(self, ids: Iterable[str], namespace: Namespace | str | None, reason: str | None) -> int:
+        ids = [ids] if isinstance(ids, str) else list(ids) if isinstance(ids, Iterable) else ids
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise ValueError(f"ids must be a list of unit id strings, got {ids!r}")
+        with_suppression([], reason)  # a blank reason fails before anything is locked
         ns = self._ns(namespace)
         with self._writing(ns):
-            changed = lifecycle.set_suppressed(self, ns, ids, None)
+            changed = with_suppression(self.index.get(ns, dict.fromkeys(ids)), reason)
+            self.index.replace(ns, changed)
+            if self.write_config.supersession:
+                # A suppressed statement neither supersedes nor is superseded.
+                refresh_supersession(self.index, ns, changed)
             self._written(ns)
-        return changed
+        return len(changed)
 
     def delete_namespace(self, namespace: Namespace | str) -> int:
         """Delete every unit and edge of exactly ``namespace`` (it must be given explicitly)."""

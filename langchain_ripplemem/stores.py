@@ -48,7 +48,7 @@ from langgraph.store.base import (
 
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.errors import ExtractionError
-from langchain_ripplemem.lifecycle import is_suppressed
+from langchain_ripplemem.marks import is_suppressed
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, Session, Turn, validate_namespace
 
 if TYPE_CHECKING:

@@ -21,11 +21,10 @@ from pathlib import Path
 
 from langchain_ripplemem.adapters import conversation_from_locomo
 from langchain_ripplemem.config import LOCOMO_WRITE
-from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
+from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings, embed_texts
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.embeddings import embed_texts
 
 
 def main() -> None:

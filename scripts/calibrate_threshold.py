@@ -18,7 +18,7 @@ from pathlib import Path
 
 from langchain_ripplemem.bench.loaders import LOCOMO_TUNE, load_locomo
 from langchain_ripplemem.config import LOCOMO_WRITE
-from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
+from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings, embed_texts
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
 from langchain_ripplemem.memory_graph.calibration import (
@@ -26,7 +26,6 @@ from langchain_ripplemem.memory_graph.calibration import (
     EDGE_QUANTILE,
     quantile_threshold,
 )
-from langchain_ripplemem.embeddings import embed_texts
 
 
 def main() -> None:

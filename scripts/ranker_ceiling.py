@@ -42,8 +42,8 @@ from langchain_ripplemem.config import LOCOMO_TUNED, LOCOMO_WRITE, context_weigh
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.scoring import time_similarity
 from langchain_ripplemem.recall.assembly import _speaker, aligner, cue_bonus
-from langchain_ripplemem.recall.smoothing import best_away, neighbour_rows, speakers
 from langchain_ripplemem.recall.cues import move_speakers, rule_based_cues
+from langchain_ripplemem.recall.smoothing import best_away, neighbour_rows, speakers
 
 GROUPS = {
     "alignment": ["cos", "cos_nb1", "cos_nb2", "cos_z", "bm25", "bm25_nb1", "bm25_nb2", "bm25_any"],

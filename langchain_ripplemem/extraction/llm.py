@@ -27,10 +27,10 @@ from collections.abc import Awaitable, Callable, Generator
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from langchain_ripplemem.chat_models import resolve_chat_model, usage_of
 from langchain_ripplemem.extraction.base import ExtractionResult, Window
 from langchain_ripplemem.extraction.cues import normalise_cues
 from langchain_ripplemem.extraction.timeparse import parse_timestamp
-from langchain_ripplemem.chat_models import resolve_chat_model, usage_of
 from langchain_ripplemem.schemas import (
     FailedWindow,
     MemoryUnit,

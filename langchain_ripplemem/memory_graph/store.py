@@ -21,8 +21,8 @@ from typing import NamedTuple
 
 import networkx as nx
 
-from langchain_ripplemem.storage.locks import namespace_writer
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_key
+from langchain_ripplemem.storage.locks import namespace_writer
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS edges (

@@ -19,8 +19,8 @@ import numpy as np
 from langchain_ripplemem.config import RecallConfig, context_weights
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.scoring import time_similarity
-from langchain_ripplemem.recall.smoothing import in_context
 from langchain_ripplemem.recall.controller import support
+from langchain_ripplemem.recall.smoothing import in_context
 from langchain_ripplemem.schemas import Hit, MemoryUnit, QueryCues, RecalledMemory
 
 

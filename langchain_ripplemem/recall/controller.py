@@ -18,13 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_ripplemem.chat_models import acall_structured, call_structured, resolve_chat_model
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.index import NamespaceView
-from langchain_ripplemem.chat_models import acall_structured, call_structured, resolve_chat_model
+from langchain_ripplemem.lexical import content_words, lexical_token_set, stem
 from langchain_ripplemem.prompts.recall import CONTROLLER_PROMPT, ControllerPlan
 from langchain_ripplemem.recall.state import Plan
 from langchain_ripplemem.schemas import ExpansionTarget, Hit, QueryCues, Usage
-from langchain_ripplemem.lexical import content_words, lexical_token_set, stem
 
 
 def support(hits: list[Hit], config: RecallConfig) -> float:

@@ -15,10 +15,10 @@ import re
 from datetime import datetime, timezone
 
 from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.lexical import content_words, words
 from langchain_ripplemem.prompts.recall import QueryCueOutput
 from langchain_ripplemem.recall.smoothing import per_view
 from langchain_ripplemem.schemas import QueryCues, TimeInterval
-from langchain_ripplemem.lexical import content_words, words
 
 _MAX_NGRAM = 4
 

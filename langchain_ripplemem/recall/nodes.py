@@ -16,17 +16,17 @@ import numpy as np
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import get_runtime
 
-from langchain_ripplemem.config import RecallConfig, context_weights
-from langchain_ripplemem.lifecycle import hidden_ids, score_weight, visible_top
 from langchain_ripplemem.chat_models import acall_structured, call_structured, resolve_chat_model, usage_of
+from langchain_ripplemem.config import RecallConfig, context_weights
 from langchain_ripplemem.memory_graph.expansion import expand_channel
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
 from langchain_ripplemem.recall.assembly import aligner, assemble_memories, format_evidence, parse_citations
-from langchain_ripplemem.recall.smoothing import speakers, top_in_context
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController
 from langchain_ripplemem.recall.cues import cues_from_llm, move_speakers, reference_time, rule_based_cues
+from langchain_ripplemem.recall.smoothing import speakers, top_in_context
 from langchain_ripplemem.recall.state import Plan, RecallContext, RecallState
+from langchain_ripplemem.recall.visibility import hidden_ids, score_weight, visible_top
 from langchain_ripplemem.schemas import Hit, RecallResult, RoundTrace, Usage
 from langchain_ripplemem.tracing import round_run
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.lifecycle import coerce_as_of
+from langchain_ripplemem.recall.visibility import coerce_as_of
 from langchain_ripplemem.schemas import (
     ExpansionTarget,
     Hit,

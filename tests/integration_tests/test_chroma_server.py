@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 
 from langchain_ripplemem.integrity import check_store
-from langchain_ripplemem.storage.locks import embedded_store_directory
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.linking import link_rows
+from langchain_ripplemem.storage.locks import embedded_store_directory
 
 from ..unit_tests.conftest import BagOfWordsEmbeddings, make_conversation
 from ..unit_tests.test_crash_safety import many_turns

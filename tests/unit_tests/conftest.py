@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from langchain_ripplemem.schemas import Conversation
 from langchain_ripplemem.lexical import lexical_tokens
+from langchain_ripplemem.schemas import Conversation
 
 
 class BagOfWordsEmbeddings(Embeddings):

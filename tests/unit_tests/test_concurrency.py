@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from langchain_ripplemem.integrity import check_store
+from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.storage.locks import (
     LOCK_FILENAME,
     StoreLock,
@@ -29,7 +30,6 @@ from langchain_ripplemem.storage.locks import (
     embedded_store_directory,
     lock_holder,
 )
-from langchain_ripplemem.memory import RippleMemory
 
 from .conftest import BagOfWordsEmbeddings
 from .test_crash_safety import many_turns

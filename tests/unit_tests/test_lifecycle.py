@@ -13,7 +13,6 @@ import pytest
 from langgraph.store.base import PutOp
 
 from langchain_ripplemem.config import RecallConfig, WriteConfig
-from langchain_ripplemem.lifecycle import Fact, facts
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
@@ -21,6 +20,7 @@ from langchain_ripplemem.recall.assembly import format_evidence
 from langchain_ripplemem.retrievers import RippleMemRetriever
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Provenance, RecallResult
 from langchain_ripplemem.stores import RippleMemStore
+from langchain_ripplemem.supersession.rules import Fact, facts
 from langchain_ripplemem.tools import create_correct_tool, create_recall_tool, create_remember_tool
 
 from .conftest import make_conversation

@@ -12,10 +12,10 @@ from pydantic import ValidationError
 
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
-from langchain_ripplemem.storage.locks import WriterLockTimeout, namespace_writer
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.prompts.supersession import SupersessionOutput
 from langchain_ripplemem.schemas import namespace_key
+from langchain_ripplemem.storage.locks import WriterLockTimeout, namespace_writer
 
 from .conftest import WriteMeanwhile
 from .fakes import ScriptedChatModel

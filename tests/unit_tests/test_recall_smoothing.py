@@ -9,8 +9,8 @@ from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.scoring import structural_score
-from langchain_ripplemem.recall.smoothing import neighbour_rows, smooth, speakers, top_in_context
 from langchain_ripplemem.recall.cues import move_speakers
+from langchain_ripplemem.recall.smoothing import neighbour_rows, smooth, speakers, top_in_context
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Provenance, QueryCues, TimeInterval
 
 from .conftest import BagOfWordsEmbeddings, make_conversation

@@ -13,9 +13,9 @@ import threading
 import pytest
 
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
-from langchain_ripplemem.storage.locks import WRITERS_SUFFIX, WriterLockTimeout, namespace_writer, writer_lock_path
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import namespace_key
+from langchain_ripplemem.storage.locks import WRITERS_SUFFIX, WriterLockTimeout, namespace_writer, writer_lock_path
 
 from .conftest import BagOfWordsEmbeddings, WriteMeanwhile, make_conversation
 from .test_concurrency import _expect, _finish, _spawn

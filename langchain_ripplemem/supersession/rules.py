@@ -1,66 +1,60 @@
-"""Memory lifecycle: user corrections, knowledge updates and time-aware recall.
+"""Rule-based supersession: a newer statement of the same fact makes the older one out of date.
 
-Three kinds of marks live in a unit's ``metadata`` (so they travel with the unit
-in Chroma, whatever the client, and a new process sees them):
-
-* ``"suppressed": {"reason", "at"}``: a user correction. The unit is kept for
-  audit but recall never returns it (no view, no expansion path, no assembly)
-  until :func:`set_suppressed` lifts the mark.
-* ``"superseded_by"`` and ``"valid_until"`` (and ``"superseded_attribute"``): a
-  knowledge update. A later statement of the same person about the same
-  attribute with a different value ("Maya: I moved to Berlin" after "Maya: I
-  live in Paris") supersedes the earlier one from the later one's time on.
-
-The supersession rule (see ``docs/lifecycle.md``): :func:`facts` reads
+The rule (see ``docs/lifecycle.md``): :func:`facts` reads
 ``(subject, attribute, value)`` triples off a unit's restatement with a small
 set of patterns (residence, employer, occupation, relationship status,
 favourite <thing>), in the first person of the ``"Speaker: ..."`` restatement
 or the third person of a named participant. Within a namespace, each unit is
 superseded by the *earliest later* visible unit of the same subject and
 attribute whose value differs; a unit with several facts is superseded only
-when every one of them is. Marks are recomputed for the touched
-``(subject, attribute)`` groups whenever units arrive, are deleted, suppressed
-or unsuppressed, so they always follow from the units present: re-ingesting
-changes nothing, deleting or suppressing the newer unit restores the older.
+when every one of them is. Marks (:mod:`langchain_ripplemem.marks`) are
+recomputed for the touched ``(subject, attribute)`` groups whenever units
+arrive, are deleted, suppressed or unsuppressed, so they always follow from the
+units present: re-ingesting changes nothing, deleting or suppressing the newer
+unit restores the older.
 
 With ``WriteConfig(llm_supersession=True)`` a chat model also names older units
-a new one supersedes (:mod:`langchain_ripplemem.llm_supersession`). Its answer
+a new one supersedes (:mod:`langchain_ripplemem.supersession.llm`). Its answer
 is kept as a claim on the new unit (``"supersedes": {old id: attribute}``), and
 the marks follow from the claims present in the same way: an older unit
 without a rule-based successor is superseded by the earliest later visible unit
 that claims it (marked ``"superseded_via": "llm"``).
 
-At recall, suppressed units (and, with ``as_of``, units that start after it)
-are hidden; :func:`score_weight` multiplies rho by
-``RecallConfig.superseded_weight`` for superseded units (with ``as_of``: only
-those superseded by then) and, when ``RecallConfig.recency_half_life_days`` is
-set, by ``0.5 ** (age_days / half_life)``.
+Example:
+    >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance
+    >>> unit = MemoryUnit.create(namespace=("maya",), restatement="Maya: I just moved to Berlin.",
+    ...                          participants=["Maya"], source=Provenance(conversation_id="c", session_id="s"))
+    >>> facts(unit)
+    [Fact(subject='maya', attribute='residence', value='berlin')]
+
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime, time, timezone
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, Namespace, aware
 from langchain_ripplemem.lexical import stem
+from langchain_ripplemem.marks import (
+    MARKS,
+    SUPERSEDED_ATTRIBUTE,
+    SUPERSEDED_BY,
+    SUPERSEDED_VIA,
+    VALID_UNTIL,
+    claims,
+    is_suppressed,
+    order_key,
+    order_time,
+)
+from langchain_ripplemem.schemas import MemoryUnit, Namespace
 
 if TYPE_CHECKING:
-    from langchain_ripplemem.config import RecallConfig
     from langchain_ripplemem.index import NamespaceView, UnitIndex
-    from langchain_ripplemem.memory import RippleMemory
 
-SUPPRESSED = "suppressed"
-SUPERSEDED_BY = "superseded_by"
-VALID_UNTIL = "valid_until"
-SUPERSEDED_ATTRIBUTE = "superseded_attribute"
-SUPERSEDED_VIA = "superseded_via"  # "llm" when an LLM claim, not a rule, made the mark
-SUPERSEDES = "supersedes"  # on a newer unit: {older unit id: attribute}, an LLM's claims
-_MARKS = (SUPERSEDED_BY, VALID_UNTIL, SUPERSEDED_ATTRIBUTE, SUPERSEDED_VIA)
+__all__ = ["ATTRIBUTES", "GROUP_POOL", "Fact", "fact_keys", "facts", "refresh_supersession", "same_value"]
 
 # Earlier units of one participant considered per group: supersession is a
 # write-time check and must stay cheap however long a history grows.
@@ -200,30 +194,9 @@ def same_value(a: str, b: str) -> bool:
     return wa <= wb or wb <= wa
 
 
-# -- marks ------------------------------------------------------------------------------
-def is_suppressed(unit: MemoryUnit) -> bool:
-    """Whether a user correction hides this unit from recall."""
-    return bool(unit.metadata.get(SUPPRESSED))
-
-
-def order_time(unit: MemoryUnit) -> datetime:
-    """When a unit's statement holds from: its time start, else when it was stored."""
-    return unit.time.start if unit.time is not None else aware(unit.created_at)
-
-
-def order_key(unit: MemoryUnit) -> tuple[datetime, int, str]:
-    """Statement order: time start, then insertion ``seq`` (same-day statements keep the order said)."""
-    return order_time(unit), int(unit.metadata.get("seq", 0)), unit.id
-
-
 def fact_keys(units: Iterable[MemoryUnit]) -> set[tuple[str, str]]:
     """The ``(subject, attribute)`` groups these units take part in."""
     return {(f.subject, f.attribute) for unit in units for f in facts(unit)}
-
-
-def claims(unit: MemoryUnit) -> dict[str, str]:
-    """Older unit id -> attribute: the units an LLM found this one to supersede (usually empty)."""
-    return dict(unit.metadata.get(SUPERSEDES) or {})
 
 
 def refresh_supersession(index: UnitIndex, ns: Namespace, touched: Iterable[MemoryUnit]) -> list[str]:
@@ -281,7 +254,7 @@ def refresh_supersession(index: UnitIndex, ns: Namespace, touched: Iterable[Memo
             affected.setdefault(uid, unit)
     changed: list[MemoryUnit] = []
     for unit in affected.values():
-        metadata = {k: v for k, v in unit.metadata.items() if k not in _MARKS}
+        metadata = {k: v for k, v in unit.metadata.items() if k not in MARKS}
         rule = rule_successor(unit)  # a rule-based successor first; an LLM's claim where there is none
         mark = rule or _claimant(view, unit)
         if mark is not None:
@@ -305,87 +278,3 @@ def _claimant(view: NamespaceView, unit: MemoryUnit) -> tuple[MemoryUnit, str] |
         return None
     first = min(later, key=order_key)
     return first, claims(first).get(unit.id) or "update"
-
-
-def set_suppressed(memory: RippleMemory, ns: Namespace, ids: Iterable[str], reason: str | None) -> int:
-    """Suppress (``reason`` given) or unsuppress (``None``) units; returns how many changed."""
-    ids = [ids] if isinstance(ids, str) else list(ids) if isinstance(ids, Iterable) else ids
-    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-        raise ValueError(f"ids must be a list of unit id strings, got {ids!r}")
-    if reason is not None and (not isinstance(reason, str) or not reason.strip()):
-        raise ValueError(f"reason must be a non-empty string saying why, got {reason!r}")
-    stamp = {"reason": reason.strip(), "at": datetime.now(timezone.utc).isoformat()} if reason else None
-    with memory._write_lock:
-        changed = []
-        for unit in memory.index.get(ns, dict.fromkeys(ids)):
-            if is_suppressed(unit) == (stamp is not None):
-                continue  # already in the asked state: keep the first reason and time
-            metadata = {k: v for k, v in unit.metadata.items() if k != SUPPRESSED}
-            if stamp is not None:
-                metadata[SUPPRESSED] = stamp
-            changed.append(unit.model_copy(update={"metadata": metadata}))
-        memory.index.replace(ns, changed)
-        if memory.write_config.supersession:
-            # A suppressed statement neither supersedes nor is superseded.
-            refresh_supersession(memory.index, ns, changed)
-    return len(changed)
-
-
-# -- recall -----------------------------------------------------------------------------
-def coerce_as_of(value: Any) -> datetime | None:
-    """``as_of`` as an aware datetime: datetimes (naive = UTC), dates (end of day), ISO strings.
-
-    Raises:
-        ValueError: naming ``as_of`` when it is none of these.
-    """
-    if value is None or isinstance(value, datetime):
-        return None if value is None else aware(value)
-    if isinstance(value, date):
-        return datetime.combine(value, time.max, tzinfo=timezone.utc)
-    if isinstance(value, str):
-        try:
-            return aware(datetime.fromisoformat(value))
-        except ValueError:
-            pass
-    raise ValueError(f"as_of must be a datetime, a date or an ISO 8601 string, got {value!r}")
-
-
-def hidden_ids(view: NamespaceView, as_of: datetime | None = None) -> set[str]:
-    """Units recall must not see: suppressed ones, and with ``as_of`` those that start after it."""
-    hidden = set(view.suppressed)
-    if as_of is not None:
-        hidden |= {u.id for u in view.units if u.time is not None and u.time.start > as_of}
-    return hidden
-
-
-def visible_top(search: Callable[[int], list[tuple[str, float]]], k: int,
-                hidden: set[str]) -> list[tuple[str, float]]:
-    """The top ``k`` of a ranked search that are not hidden (fetches ``k + len(hidden)``)."""
-    if not hidden:
-        return search(k)
-    return [(uid, s) for uid, s in search(k + len(hidden)) if uid not in hidden][:k]
-
-
-def score_weight(config: RecallConfig, as_of: datetime | None,
-                 reference: datetime | None) -> Callable[[MemoryUnit], float] | None:
-    """The lifecycle multiplier of rho per unit, or ``None`` when it is 1 for every unit.
-
-    Args:
-        config: ``superseded_weight`` and ``recency_half_life_days``.
-        as_of: answer as of this time: only supersessions before it count.
-        reference: "now" for recency ages (needed only with a half-life).
-    """
-    half_life = config.recency_half_life_days
-    factor = config.superseded_weight
-
-    def weight(unit: MemoryUnit) -> float:
-        w = 1.0
-        until = unit.metadata.get(VALID_UNTIL)
-        if until and factor != 1.0 and (as_of is None or datetime.fromisoformat(until) <= as_of):
-            w *= factor
-        if half_life is not None and unit.time is not None and reference is not None:
-            age = max(0.0, (reference - unit.time.end).total_seconds() / DAY_SECONDS)
-            w *= 0.5 ** (age / half_life)
-        return w
-
-    return weight

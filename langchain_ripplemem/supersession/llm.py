@@ -1,6 +1,6 @@
 """LLM-assisted supersession: a chat model names the older memories that new ones make out of date.
 
-The rule-based facts of :mod:`langchain_ripplemem.lifecycle` catch "I moved to
+The rule-based facts of :mod:`langchain_ripplemem.supersession.rules` catch "I moved to
 Berlin" after "I live in Paris"; they miss "Maya took the Lisbon offer" after
 "Maya works at Acme". With ``WriteConfig(llm_supersession=True)`` and a chat
 model (``RippleMemory(llm=...)``), each ingest also asks the model, inside its
@@ -9,7 +9,7 @@ commit and before any new unit is written:
 1. **Candidates.** For each new unit with participants: the
    ``supersession_candidates`` most similar (cosine) earlier units that share a
    participant with it: stored ones (each participant's last
-   ``lifecycle.GROUP_POOL``) and earlier units of the same ingest. Suppressed
+   ``rules.GROUP_POOL``) and earlier units of the same ingest. Suppressed
    units are never candidates. Units without a candidate are not asked about.
 2. **Calls.** Up to ``supersession_batch`` new units per structured call
    (:mod:`langchain_ripplemem.prompts.supersession`), memory text quoted as data,
@@ -23,7 +23,7 @@ commit and before any new unit is written:
    attribute`` of the *new* unit, written with it. The marks on older units
    (``superseded_by``, ``valid_until``, ``superseded_attribute`` and
    ``superseded_via: "llm"``) are derived from the claims present by
-   :func:`lifecycle.refresh_supersession`, so deleting or suppressing the newer
+   :func:`~langchain_ripplemem.supersession.rules.refresh_supersession`, so deleting or suppressing the newer
    unit makes the older one current again, as with the rules.
 """
 
@@ -36,10 +36,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from langchain_ripplemem.lifecycle import GROUP_POOL, SUPERSEDES, is_suppressed, order_key
 from langchain_ripplemem.chat_models import call_structured, resolve_chat_model
+from langchain_ripplemem.marks import SUPERSEDES, is_suppressed, order_key
 from langchain_ripplemem.memory_graph.scoring import cue_set
 from langchain_ripplemem.schemas import MemoryUnit, Usage
+from langchain_ripplemem.supersession.rules import GROUP_POOL
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -1,0 +1,88 @@
+"""The lifecycle marks a memory unit carries in its ``metadata``.
+
+They travel with the unit in the unit store, whatever the backend, so every
+process sees them:
+
+* ``"suppressed": {"reason", "at"}``: a user correction. The unit is kept for
+  audit but recall never returns it until the mark is lifted.
+* ``"superseded_by"``, ``"valid_until"``, ``"superseded_attribute"`` (and
+  ``"superseded_via": "llm"``): a knowledge update, derived by
+  :mod:`langchain_ripplemem.supersession`.
+* ``"supersedes": {older id: attribute}``: on a newer unit, a chat model's
+  claims (``WriteConfig(llm_supersession=True)``).
+
+Example:
+    >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance
+    >>> unit = MemoryUnit.create(namespace=("maya",), restatement="Maya: I live in Paris.",
+    ...                          source=Provenance(conversation_id="c", session_id="s"))
+    >>> hidden = with_suppression([unit], "wrong city")[0]
+    >>> is_suppressed(unit), is_suppressed(hidden), hidden.metadata[SUPPRESSED]["reason"]
+    (False, True, 'wrong city')
+    >>> with_suppression([hidden], "again")  # already suppressed: unchanged
+    []
+
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
+from langchain_ripplemem.schemas import MemoryUnit, aware
+
+__all__ = [
+    "MARKS", "SUPERSEDED_ATTRIBUTE", "SUPERSEDED_BY", "SUPERSEDED_VIA", "SUPERSEDES", "SUPPRESSED", "VALID_UNTIL",
+    "claims", "is_suppressed", "order_key", "order_time", "with_suppression",
+]
+
+SUPPRESSED = "suppressed"
+SUPERSEDED_BY = "superseded_by"
+VALID_UNTIL = "valid_until"
+SUPERSEDED_ATTRIBUTE = "superseded_attribute"
+SUPERSEDED_VIA = "superseded_via"  # "llm" when an LLM claim, not a rule, made the mark
+SUPERSEDES = "supersedes"  # on a newer unit: {older unit id: attribute}, an LLM's claims
+#: The marks supersession derives (recomputed, never edited by hand).
+MARKS = (SUPERSEDED_BY, VALID_UNTIL, SUPERSEDED_ATTRIBUTE, SUPERSEDED_VIA)
+
+
+def is_suppressed(unit: MemoryUnit) -> bool:
+    """Whether a user correction hides this unit from recall."""
+    return bool(unit.metadata.get(SUPPRESSED))
+
+
+def order_time(unit: MemoryUnit) -> datetime:
+    """When a unit's statement holds from: its time start, else when it was stored."""
+    return unit.time.start if unit.time is not None else aware(unit.created_at)
+
+
+def order_key(unit: MemoryUnit) -> tuple[datetime, int, str]:
+    """Statement order: time start, then insertion ``seq`` (same-day statements keep the order said)."""
+    return order_time(unit), int(unit.metadata.get("seq", 0)), unit.id
+
+
+def claims(unit: MemoryUnit) -> dict[str, str]:
+    """Older unit id -> attribute: the units an LLM found this one to supersede (usually empty)."""
+    return dict(unit.metadata.get(SUPERSEDES) or {})
+
+
+def with_suppression(units: Iterable[MemoryUnit], reason: str | None) -> list[MemoryUnit]:
+    """Copies of the units whose suppression changes: suppressed with ``reason``, or lifted with ``None``.
+
+    Units already in the asked state are left out, so a unit keeps its first
+    reason and time.
+
+    Raises:
+        ValueError: naming ``reason`` when it is given but blank.
+    """
+    if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+        raise ValueError(f"reason must be a non-empty string saying why, got {reason!r}")
+    stamp = {"reason": reason.strip(), "at": datetime.now(timezone.utc).isoformat()} if reason else None
+    changed = []
+    for unit in units:
+        if is_suppressed(unit) == (stamp is not None):
+            continue
+        metadata = {k: v for k, v in unit.metadata.items() if k != SUPPRESSED}
+        if stamp is not None:
+            metadata[SUPPRESSED] = stamp
+        changed.append(unit.model_copy(update={"metadata": metadata}))
+    return changed
