@@ -129,7 +129,7 @@ def main() -> None:
     for unit in memory.list_units(NAMESPACE):
         print(f"  {unit.restatement}  participants={unit.participants} locations={unit.locations}")
 
-    result = memory.recall("Should Maya accept Sam's birthday dinner pick?", namespace=NAMESPACE)
+    result = memory.recall("Should Maya accept Sam's birthday dinner pick?", namespace=NAMESPACE, answer=True)
     for trace in result.rounds:
         target = trace.target.restatement if trace.target else "-"
         print(f"round {trace.round}: {trace.reason!r}; target: {target}; expanded {len(trace.expanded)}")

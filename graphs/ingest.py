@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from langchain_core.runnables import RunnableLambda
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import get_runtime
 
@@ -74,20 +73,18 @@ def _prepare(state: IngestState) -> tuple[Any, Conversation, Namespace]:
 
 
 def ingest(state: IngestState) -> IngestOutput:
-    """Extract, embed, index and link the conversation."""
+    """Extract, embed, index and link the conversation.
+
+    A sync node: under ``ainvoke`` LangGraph runs it in a worker thread, so creating
+    the served memory and writing to disk never block the server's event loop.
+    """
     memory, conv, namespace = _prepare(state)
     return {"report": memory.add_conversation(conv, namespace=namespace).model_dump(mode="json")}
 
 
-async def aingest(state: IngestState) -> IngestOutput:
-    """Async :func:`ingest`."""
-    memory, conv, namespace = _prepare(state)
-    return {"report": (await memory.aadd_conversation(conv, namespace=namespace)).model_dump(mode="json")}
-
-
 _builder = StateGraph(IngestState, context_schema=IngestContext, input_schema=IngestInput,
                       output_schema=IngestOutput)
-_builder.add_node("ingest", RunnableLambda(ingest, afunc=aingest, name="ingest"))
+_builder.add_node("ingest", ingest)
 _builder.add_edge(START, "ingest")
 _builder.add_edge("ingest", END)
 graph = _builder.compile(name="ripplemem_ingest")

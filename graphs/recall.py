@@ -2,7 +2,8 @@
 
 Input ``{"query": "..."}``; output ``{"result": RecallResult}``. Settings come
 through the run context (``RecallContext``): ``{"namespace": ["users", "maya"],
-"config": {"max_rounds": 2}, "reference_time": "2026-05-01T00:00:00Z"}``.
+"config": {"max_rounds": 2}, "reference_time": "2026-05-01T00:00:00Z"}``; what it
+leaves out is the served memory's (its default namespace and recall settings).
 
 The memory lives in ``$RIPPLEMEM_PERSIST`` (default ``./.ripplemem``) and is
 created on the first run, not at import: loading this module needs no model and
@@ -13,11 +14,10 @@ controller); for an LLM controller build your own graph with
 
 from __future__ import annotations
 
-from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.recall import build_recall_graph
-from langchain_ripplemem.served_memory import LazyMemory, get_memory, set_memory
+from langchain_ripplemem.served_memory import ServedReader, get_memory, set_memory
 
-# An explicit config means compiling reads nothing from the memory.
-graph = build_recall_graph(LazyMemory(), config=RecallConfig())  # type: ignore[arg-type]
+# Compiling reads nothing from the memory: the first run creates it, in a worker thread.
+graph = build_recall_graph(ServedReader())
 
 __all__ = ["get_memory", "graph", "set_memory"]

@@ -50,8 +50,8 @@ def run_demo(k: int = 10, out: Callable[[str], Any] = print) -> dict[str, Any]:
     summary: dict[str, Any] = {"questions": []}
     for item in questions:
         question, evidence = item["question"], item["evidence"]
-        plain_ids = [uid for uid, _ in memory.index.search_semantic(NAMESPACE, question, k)]
-        plain = [text[uid] for uid in plain_ids]
+        plain = [unit for unit, _ in memory.search(question, namespace=NAMESPACE, k=k)]
+        plain_ids = [unit.id for unit in plain]
         result = memory.recall(question, namespace=NAMESPACE, k=k)
         plain_found, recalled_found = _found(plain, evidence), _found(result.units, evidence)
         out(f"Q: {question}")

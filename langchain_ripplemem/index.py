@@ -1,33 +1,30 @@
-"""The unit index: Chroma holds units and vectors; per-namespace views serve the three recall views.
+"""The unit index: per-namespace in-memory views over a unit backend serve the recall views.
 
-Chroma is the durable store (embedded ephemeral, a ``persist_directory``, or any
-``chromadb`` client such as ``HttpClient``). Every record carries its namespace
-key in metadata and every read filters on it, so one namespace never sees
-another's memories.
+The durable store is a :class:`~langchain_ripplemem.storage.base.UnitBackend`
+(Chroma by default: :mod:`langchain_ripplemem.storage.chroma`); every read and
+write names its namespace, so one namespace never sees another's memories.
 
 For speed each namespace gets an in-memory :class:`NamespaceView`, loaded from
-Chroma on first use and updated on every write: an exact cosine matrix (a few
+the unit backend on first use and updated on every write: an exact cosine matrix (a few
 thousand 384-d vectors is one small matrix product, faster and exact compared
 with a filtered HNSW query), a BM25 index (bm25s, rebuilt lazily after writes)
 and inverted cue indexes (participant, location, day bucket).
-
-Reads of Chroma go through :func:`~langchain_ripplemem.chroma.read_retrying`.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 import bm25s
 import numpy as np
 
-from langchain_ripplemem.chroma import read_retrying
+from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.lexical import lexical_tokens
 from langchain_ripplemem.memory_graph.scoring import HasCues, cue_set, structural_score
-from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_from_key, namespace_key
+from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_key
+from langchain_ripplemem.storage.base import UnitBackend
 
 # Interval cues longer than this are bucketed by their first and last days only,
 # so "in 2022" does not fan out into 365 postings per unit.
@@ -153,6 +150,12 @@ class NamespaceView:
         return self.matrix[self.pos[unit_id]]
 
     # -- the three views ----------------------------------------------------------
+    def cosines(self, query: np.ndarray) -> np.ndarray:
+        """Cosine of every unit (row order) with a unit query vector; empty for an empty view."""
+        if not self.ids:
+            return np.zeros(0, dtype=np.float32)
+        return self.matrix @ np.asarray(query, dtype=np.float32)
+
     def semantic(self, query: np.ndarray, k: int, upto: int | None = None) -> list[tuple[str, float]]:
         """Exact cosine top-k (vectors are L2-normalised), optionally among the first ``upto`` rows."""
         matrix = self.matrix if upto is None else self.matrix[:upto]
@@ -196,10 +199,10 @@ class NamespaceView:
         return {row for rows in self.posting_lists(cues) for row in rows}
 
     def cues(
-        self, cues: HasCues, k: int, query_vector: np.ndarray | None = None,
+        self, cues: HasCues, k: int, config: WriteConfig, query_vector: np.ndarray | None = None,
         rows: Iterable[int] | None = None,
     ) -> list[tuple[str, float]]:
-        """Units ranked by structural overlap with ``cues``; semantic similarity breaks ties."""
+        """Units ranked by structural overlap with ``cues`` (``config``'s weights); cosine breaks ties."""
         candidates = np.fromiter(self.cue_candidates(cues) if rows is None else rows, dtype=np.int64)
         if k <= 0 or len(candidates) == 0:
             return []
@@ -207,7 +210,7 @@ class NamespaceView:
         # distinct cue signature once (the cue view may touch every unit).
         signatures, inverse = np.unique(np.asarray(self._signature, dtype=np.int64)[candidates],
                                         return_inverse=True)
-        per_signature = np.array([structural_score(cues, self.units[self._signature_row[sig]]) or 0.0
+        per_signature = np.array([structural_score(cues, self.units[self._signature_row[sig]], config) or 0.0
                                   for sig in signatures.tolist()])
         scores = per_signature[inverse.reshape(-1)]
         keep = scores > 0
@@ -240,34 +243,36 @@ def _top_indices(scores: np.ndarray, k: int) -> list[int]:
 
 
 class UnitIndex:
-    """Units and vectors in one Chroma collection, namespaced, with in-memory views.
+    """Per-namespace views of the units a :class:`~langchain_ripplemem.storage.base.UnitBackend` holds.
+
+    Writes go to the backend first, then to the cached view; reads are served by
+    the views, loaded from the backend (page by page) on first use.
 
     Args:
-        collection: a ``chromadb`` collection created without an embedding function
-            (vectors always come from the memory's ``Embeddings``).
-
+        backend: where units and vectors are stored.
     """
 
-    _BATCH = 1000
-
-    def __init__(self, collection: object, embed_query: Callable[[str], np.ndarray] | None = None) -> None:
-        self.collection = collection
-        self.embed_query = embed_query
+    def __init__(self, backend: UnitBackend) -> None:
+        self.backend = backend
         self._views: dict[str, NamespaceView] = {}
         self._lock = threading.RLock()
         # Per namespace since the last take_written(): (ids written, ids deleted); None = a drop.
         self._written: dict[str, tuple[set[str], set[str]] | None] = {}
 
     def view(self, namespace: Namespace) -> NamespaceView:
-        """The namespace's view, loaded from Chroma on first use."""
+        """The namespace's view, loaded from the backend on first use."""
         key = namespace_key(namespace)
         with self._lock:
             view = self._views.get(key)
             if view is None:
                 view = NamespaceView(namespace)
-                self._load(view, {"ns": key}, None)
+                self._load(view, None)
                 self._views[key] = view
             return view
+
+    def cached(self, namespace: Namespace) -> NamespaceView | None:
+        """The namespace's view if it is loaded (no backend read)."""
+        return self._views.get(namespace_key(namespace))
 
     def catch_up(self, namespace: Namespace, ids: set[str], removed: Iterable[str] = ()) -> None:
         """Bring a cached view up to date with units another writer deleted, added or rewrote.
@@ -284,22 +289,22 @@ class UnitIndex:
             if any(uid in view.pos for uid in removed):
                 view = self._views[key] = view.without(removed)
             if ids:
-                self._load(view, {"ns": key}, sorted(ids))
+                self._load(view, sorted(ids))
 
-    def _load(self, view: NamespaceView, where: dict[str, Any], ids: list[str] | None) -> None:
-        got = read_retrying(lambda: self.collection.get(  # type: ignore[attr-defined]
-            ids=ids, where=where, include=["embeddings", "metadatas"]), f"namespace {list(view.namespace)}")
-        if not got["ids"]:
+    def _load(self, view: NamespaceView, ids: list[str] | None) -> None:
+        pages = list(self.backend.load(view.namespace, ids))
+        if not pages:
             return
-        units = [MemoryUnit.model_validate_json(m["unit"]) for m in got["metadatas"]]
+        units = [u for page, _ in pages for u in page]
+        vectors = np.concatenate([v for _, v in pages])
         for unit in units:
             if unit.id in view.pos:
                 view.replace(unit)
-        # Chroma returns no particular order: restore insertion order.
+        # Backends return no particular order: restore insertion order.
         order = sorted((i for i, u in enumerate(units) if u.id not in view.pos),
                        key=lambda i: (units[i].metadata.get("seq", 0), units[i].created_at, units[i].id))
+        order = list({units[i].id: i for i in order}.values())  # pages may overlap
         if order:
-            vectors = np.asarray(got["embeddings"], dtype=np.float32)
             view.add([units[i] for i in order], vectors[order])
 
     def take_written(self, namespace: Namespace) -> tuple[set[str] | None, set[str]]:
@@ -320,67 +325,30 @@ class UnitIndex:
             seen[1].update(removed)
 
     def add(self, namespace: Namespace, units: Sequence[MemoryUnit], vectors: np.ndarray) -> None:
-        """Write units and their vectors to Chroma, then to the view."""
-        key = namespace_key(namespace)
-        for unit in units:
-            if unit.namespace != tuple(namespace):
-                raise ValueError(f"unit {unit.id} belongs to {unit.namespace}, not {namespace}")
+        """Write units and their vectors to the backend, then to the view."""
         with self._lock:
-            for start in range(0, len(units), self._BATCH):
-                chunk = units[start : start + self._BATCH]
-                self.collection.upsert(  # type: ignore[attr-defined]
-                    ids=[u.id for u in chunk],
-                    embeddings=np.asarray(vectors[start : start + self._BATCH], dtype=np.float32),
-                    documents=[u.restatement for u in chunk],
-                    metadatas=[{"ns": key, "kind": u.kind, "unit": u.model_dump_json()}
-                               for u in chunk],
-                )
+            self.backend.upsert(namespace, units, vectors)
             self.view(namespace).add(units, vectors)
             self._note(namespace, (u.id for u in units))
 
     def replace(self, namespace: Namespace, units: Sequence[MemoryUnit]) -> None:
-        """Rewrite stored units' metadata in Chroma and the view (ids, text and vectors stay)."""
+        """Rewrite stored units' metadata in the backend and the view (ids, text and vectors stay)."""
         if not units:
             return
-        key = namespace_key(namespace)
         with self._lock:
             view = self.view(namespace)
             missing = [u.id for u in units if u.id not in view.pos]
             if missing:
                 raise ValueError(f"units {missing} are not in namespace {namespace}")
-            for start in range(0, len(units), self._BATCH):
-                chunk = units[start : start + self._BATCH]
-                self.collection.update(  # type: ignore[attr-defined]
-                    ids=[u.id for u in chunk],
-                    metadatas=[{"ns": key, "kind": u.kind, "unit": u.model_dump_json()} for u in chunk],
-                )
+            self.backend.update(namespace, units)
             for unit in units:
                 view.replace(unit)
             self._note(namespace, (u.id for u in units))
 
     def invalidate(self, namespace: Namespace) -> None:
-        """Forget the cached view of a namespace; the next use reloads it from Chroma."""
+        """Forget the cached view of a namespace; the next use reloads it."""
         with self._lock:
             self._views.pop(namespace_key(namespace), None)
-
-    def search_semantic(
-        self, namespace: Namespace, query: str | np.ndarray, k: int
-    ) -> list[tuple[str, float]]:
-        """Dense top-k ``(unit id, cosine)`` for a query text or vector."""
-        if isinstance(query, str):
-            if self.embed_query is None:
-                raise ValueError("this index has no embed_query: pass a query vector")
-            query = self.embed_query(query)
-        return self.view(namespace).semantic(query, k)
-
-    def search_lexical(self, namespace: Namespace, query: str, k: int) -> list[tuple[str, float]]:
-        """BM25 top-k ``(unit id, score)``."""
-        return self.view(namespace).lexical(query, k)
-
-    def existing(self, namespace: Namespace, ids: Iterable[str]) -> set[str]:
-        """Which of ``ids`` the namespace already holds."""
-        view = self.view(namespace)
-        return {i for i in ids if i in view.pos}
 
     def get(self, namespace: Namespace, ids: Iterable[str]) -> list[MemoryUnit]:
         """Units by id, in the order asked, skipping unknown ids."""
@@ -394,24 +362,20 @@ class UnitIndex:
             view = self.view(namespace)
             present = [i for i in dict.fromkeys(ids) if i in view.pos]
             if present:
-                self.collection.delete(ids=present, where={"ns": key})  # type: ignore[attr-defined]
+                self.backend.delete(namespace, present)
                 self._views[key] = view.without(present)
                 self._note(namespace, (), present)
         return present
 
     def drop_namespace(self, namespace: Namespace) -> int:
         """Remove every unit of exactly this namespace; returns how many."""
-        key = namespace_key(namespace)
         with self._lock:
             n = len(self.view(namespace))
-            self.collection.delete(where={"ns": key})  # type: ignore[attr-defined]
-            self._views.pop(key, None)
+            self.backend.drop(namespace)
+            self._views.pop(namespace_key(namespace), None)
             self._note(namespace, None)
         return n
 
     def namespaces(self) -> list[Namespace]:
         """Every namespace with at least one unit."""
-        got = read_retrying(lambda: self.collection.get(include=["metadatas"]),  # type: ignore[attr-defined]
-                            "the namespace list")
-        keys = {m["ns"] for m in got["metadatas"] or []}
-        return sorted(namespace_from_key(k) for k in keys)
+        return self.backend.namespaces()

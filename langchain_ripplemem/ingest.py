@@ -1,20 +1,39 @@
-"""Pure steps of RippleMemory's write path: gather a batch, number it, see what changed meanwhile.
+"""RippleMemory's write path: from extracted units to stored, linked memories.
 
-The write path does its slow work (embedding, LLM supersession) before it takes
-the namespace's writer lock, against a :class:`Snapshot` of the view. Under the
-lock, :meth:`Snapshot.written_since` tells which units another writer stored in
-between, so only that part is redone.
+:class:`WritePath` commits a batch: it gathers the windows' units, numbers the
+new ones, embeds them, asks the optional LLM supersession, then, under the
+namespace's writer lock, stores them, links them and logs the change. The slow
+work (embedding, LLM supersession) runs before the lock, against a
+:class:`Snapshot` of the view; under the lock, :meth:`Snapshot.written_since`
+tells which units another writer stored in between, so only that part is redone.
+
+Units are stored before their edges: a crash in between leaves units without a
+"linked" mark, and :meth:`WritePath.ensure_linked` (run on a namespace's first
+use by each memory object) links them with the edges a clean run would have made.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.embeddings import Embeddings
+
+from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.embeddings import embed_texts
 from langchain_ripplemem.errors import InvalidNamespaceError
 from langchain_ripplemem.extraction.base import ExtractionResult
-from langchain_ripplemem.index import NamespaceView
-from langchain_ripplemem.schemas import IngestReport, MemoryUnit, Namespace
+from langchain_ripplemem.index import NamespaceView, UnitIndex
+from langchain_ripplemem.memory_graph.cache import GraphCache
+from langchain_ripplemem.memory_graph.linking import link_rows
+from langchain_ripplemem.namespace_sync import NamespaceSync
+from langchain_ripplemem.schemas import Edge, IngestReport, MemoryUnit, Namespace
+from langchain_ripplemem.storage.base import EdgeBackend
+from langchain_ripplemem.supersession.llm import LLMSupersession
+from langchain_ripplemem.supersession.rules import refresh_supersession
+
+__all__ = ["Snapshot", "WritePath", "collect_units", "numbered"]
 
 
 def collect_units(ns: Namespace, results: list[ExtractionResult], report: IngestReport) -> dict[str, MemoryUnit]:
@@ -66,3 +85,84 @@ class Snapshot:
             return set()  # views only grow in place; a delete or reload makes a new view
         before = set(self.view.ids[: self.size])
         return {uid for uid in view.ids if uid not in before}
+
+
+@dataclass
+class WritePath:
+    """The write side of one memory object: commit batches, link units, recover from crashes."""
+
+    embeddings: Embeddings
+    config: WriteConfig
+    index: UnitIndex
+    graphs: GraphCache
+    edge_backend: EdgeBackend
+    sync: NamespaceSync
+    superseder: LLMSupersession | None = None
+
+    def commit(self, ns: Namespace, results: list[ExtractionResult], report: IngestReport,
+                unit_metadata: dict[str, Any] | None = None) -> IngestReport:
+        """Write every valid window's units, then link them. Failed windows write nothing.
+
+        Embedding and LLM supersession, the slow steps, run before the namespace's
+        writer lock, against the view as it was then; under the lock, units another
+        writer stored meanwhile leave the batch, or are asked about as candidates.
+        """
+        units = collect_units(ns, results, report)
+        self.sync.catch_up(ns)
+        snapshot = Snapshot(self.index.view(ns))
+        new = numbered(snapshot.view, [u for uid, u in units.items() if uid not in snapshot.view.pos], unit_metadata)
+        timer = time.perf_counter()
+        vectors = embed_texts(self.embeddings, [u.restatement for u in new], self.config.embed_batch_size)
+        report.usage.seconds["embed"] = time.perf_counter() - timer
+        if self.superseder is not None and new:  # before the write: a failed call leaves nothing half-done
+            new = self.superseder.annotate(snapshot.view, new, vectors, report)
+        with self.sync.writing(ns):
+            view = self.index.view(ns)
+            if since := snapshot.written_since(view):
+                keep = [i for i, u in enumerate(new) if u.id not in view.pos]
+                new, vectors = numbered(view, [new[i] for i in keep]), vectors[keep]
+                if self.superseder is not None and new:
+                    new = self.superseder.annotate(view, new, vectors, report, among=since)
+            report.new_units = len(new)
+            if not new:
+                return report
+            start = len(view)
+            timer = time.perf_counter()
+            # Units first, edges second: a crash in between leaves units without a
+            # "linked" mark, and the next open links them (see ensure_linked).
+            self.index.add(ns, new, vectors)
+            report.usage.seconds["index"] = time.perf_counter() - timer
+            timer = time.perf_counter()
+            edges, touched = self.link(ns, list(range(start, start + len(new))))
+            report.usage.seconds["link"] = time.perf_counter() - timer
+            if self.config.supersession:
+                report.superseded = refresh_supersession(self.index, ns, new)
+            self.sync.written(ns, edges=touched)
+        for edge in edges:
+            report.edges[edge.type] = report.edges.get(edge.type, 0) + 1
+        return report
+
+    def link(self, ns: Namespace, rows: list[int]) -> tuple[list[Edge], list[str]]:
+        """Link the units at ``rows``; returns the edges and every id that gained one or a linked mark."""
+        view = self.index.view(ns)
+        edges = link_rows(view, rows, self.config)
+        linked = [view.ids[r] for r in rows]
+        self.edge_backend.add(ns, edges, linked=linked)
+        self.graphs.add(ns, edges)
+        return edges, [*linked, *(end for e in edges for end in (e.src, e.dst))]
+
+    def ensure_linked(self, ns: Namespace) -> None:
+        """Link units an interrupted ingest stored but did not link (crash recovery)."""
+        if ns in self.sync.resumed:
+            return
+        if self._unlinked(ns):  # the lock only when there is work: reads never wait for writers
+            with self.sync.writing(ns):
+                missing = self._unlinked(ns)  # another writer may have linked them meanwhile
+                if missing:
+                    _, touched = self.link(ns, missing)
+                    self.sync.written(ns, edges=touched)
+        self.sync.resumed.add(ns)
+
+    def _unlinked(self, ns: Namespace) -> list[int]:
+        view, linked = self.index.view(ns), self.edge_backend.linked_ids(ns)
+        return [i for i, uid in enumerate(view.ids) if uid not in linked]

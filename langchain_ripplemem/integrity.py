@@ -1,14 +1,15 @@
-"""Integrity check of a store: Chroma's units, the in-memory views and the edge file must agree.
+"""Integrity check of a store: stored units, the in-memory views and the stored edges must agree.
 
-:func:`check_store` reads everything fresh (Chroma, a newly built view per
-namespace, the SQLite edge rows) and reports, per namespace:
+:func:`check_store` reads everything fresh through the storage seams (the unit
+backend's records, a newly built view per namespace, the edge backend's rows)
+and reports, per namespace:
 
-- ``chroma_units``: records Chroma holds for the namespace;
-- ``view_units``: units in a view rebuilt from Chroma (what a new process sees);
+- ``chroma_units``: records the unit backend holds for the namespace;
+- ``view_units``: units in a view rebuilt from the unit backend (what a new process sees);
 - ``live_view_units``, ``stale_view``: units in this memory's cached view, when
   loaded, and the ids where it differs from Chroma (missing, extra, or other
   metadata): this process holds a stale view;
-- ``edges``: edge rows in the SQLite file;
+- ``edges``: edge rows the edge backend holds;
 - ``dangling_edges``: an end is no unit of any namespace;
 - ``cross_namespace_edges``: an end is a unit of *another* namespace;
   (together: every edge with an end that is not a unit of its namespace);
@@ -159,67 +160,61 @@ class IntegrityReport(BaseModel):
 
 
 def check_store(memory: RippleMemory, *, relink: bool = False) -> IntegrityReport:
-    """Check that units (Chroma), per-namespace views and edges (SQLite) of ``memory`` agree.
+    """Check that stored units, per-namespace views and stored edges of ``memory`` agree.
+
+    Everything is read through the memory's storage seams (its unit backend, edge
+    backend and a fresh view per namespace), whatever the backends are.
 
     Read-only unless ``relink`` is true: then, first, every namespace gets the
     memory's own crash recovery (units an interrupted ingest stored but did not
     link are linked), exactly as its next write or recall would do.
 
     Args:
-        memory: the memory whose store to check (any client: embedded, persistent, server).
+        memory: the memory whose store to check (any backends: embedded, server).
         relink: run crash recovery on every namespace before checking.
     """
     from langchain_ripplemem.index import UnitIndex
 
-    collection: Any = memory.index.collection
     report = IntegrityReport()
-    got = collection.get(include=["metadatas"])
-    ids_of: dict[str, list[str]] = defaultdict(list)  # ns key -> Chroma ids (as listed)
+    ids_of: dict[str, list[str]] = defaultdict(list)  # ns key -> stored ids (as listed)
     units_of: dict[str, list[MemoryUnit]] = defaultdict(list)
     owner: dict[str, set[str]] = defaultdict(set)  # unit id -> ns keys holding it
-    for uid, meta in zip(got["ids"], got["metadatas"] or [None] * len(got["ids"]), strict=True):
+    for record in memory.unit_backend.records():
         report.chroma_records += 1
-        key = (meta or {}).get("ns")
-        try:
-            if not isinstance(key, str):
-                raise TypeError("no namespace key")
-            unit = MemoryUnit.model_validate_json((meta or {})["unit"])
-            namespace_from_key(key)
-        except (KeyError, TypeError, ValueError):
-            report.unreadable_records.append(uid)
+        if record.unit is None or record.namespace_key is None:
+            report.unreadable_records.append(record.id)
             continue
-        ids_of[key].append(uid)
-        units_of[key].append(unit)
-        owner[uid].add(key)
+        ids_of[record.namespace_key].append(record.id)
+        units_of[record.namespace_key].append(record.unit)
+        owner[record.id].add(record.namespace_key)
 
-    keys = set(ids_of) | set(memory.graph.namespaces())
+    keys = set(ids_of) | {namespace_key(ns) for ns in memory.edge_backend.namespaces()}
     if relink:
-        before = {key: set(memory.graph.linked_ids(namespace_from_key(key))) for key in ids_of}
+        before = {key: memory.edge_backend.linked_ids(namespace_from_key(key)) for key in ids_of}
         for key in sorted(ids_of):
-            memory._ensure_linked(namespace_from_key(key))  # the memory's own crash recovery
+            memory.prepare(namespace_from_key(key))  # the memory's own crash recovery
         report.relinked = sum(
-            len(set(memory.graph.linked_ids(namespace_from_key(key))) - before[key]) for key in ids_of)
+            len(memory.edge_backend.linked_ids(namespace_from_key(key)) - before[key]) for key in ids_of)
 
-    fresh = UnitIndex(collection)  # views rebuilt from Chroma, as a new process would
-    live_views: dict[str, Any] = getattr(memory.index, "_views", {})
+    fresh = UnitIndex(memory.unit_backend)  # views rebuilt from storage, as a new process would
     for key in sorted(keys):
         ns = namespace_from_key(key)
         item = NamespaceIntegrity(namespace=ns)
-        chroma_ids = ids_of.get(key, [])
-        present = set(chroma_ids)
-        item.chroma_units = len(chroma_ids)
-        dup = [i for i, n in Counter(chroma_ids).items() if n > 1]
+        stored_ids = ids_of.get(key, [])
+        present = set(stored_ids)
+        item.chroma_units = len(stored_ids)
+        dup = [i for i, n in Counter(stored_ids).items() if n > 1]
         view = fresh.view(ns)
         item.view_units = len(view)
         dup += [i for i, n in Counter(view.ids).items() if n > 1 and i not in dup]
         item.duplicate_ids = sorted(dup)
-        live = live_views.get(key)
+        live = memory.index.cached(ns)
         stale: set[str] = set()
         if live is not None:
             item.live_view_units = len(live)
             stale = present ^ set(live.ids)
         by_content: dict[tuple[Any, ...], list[str]] = defaultdict(list)
-        for uid, unit in zip(chroma_ids, units_of.get(key, []), strict=True):
+        for uid, unit in zip(stored_ids, units_of.get(key, []), strict=True):
             if live is not None and uid in live.pos and live.unit(uid) != unit:
                 stale.add(uid)  # e.g. metadata (suppression) changed by another writer
             if namespace_key(unit.namespace) != key or unit.id != uid:
@@ -228,18 +223,17 @@ def check_store(memory: RippleMemory, *, relink: bool = False) -> IntegrityRepor
         item.duplicate_units = sorted(sorted(set(g)) for g in by_content.values() if len(set(g)) > 1)
         item.stale_view = sorted(stale)
 
-        rows = memory.graph.stored_rows(namespace_from_key(key))
+        rows = sorted({(*sorted((e.src, e.dst)), e.type) for e in memory.edge_backend.edges(ns)})
         item.edges = len(rows)
         for src, dst, etype in rows:
-            ends = (src, dst)
-            if all(end in present for end in ends):
+            if src in present and dst in present:
                 continue
             row = EdgeRow(src=src, dst=dst, type=etype)
-            if any(owner.get(end, set()) - {key} for end in ends):
+            if any(owner.get(end, set()) - {key} for end in (src, dst)):
                 item.cross_namespace_edges.append(row)
             else:
                 item.dangling_edges.append(row)
-        linked = memory.graph.linked_ids(ns)
+        linked = memory.edge_backend.linked_ids(ns)
         item.unlinked_units = sorted(present - linked)
         item.orphan_linked_marks = sorted(linked - present)
         report.namespaces.append(item)

@@ -1,40 +1,42 @@
-"""RippleMemory: the facade that owns the unit index, the typed graph and both paths.
+"""RippleMemory: the facade that owns the storage backends, the caches and both paths.
 
 Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage
     >>> from langchain_ripplemem import RippleMemory
     >>> memory = RippleMemory()  # embedded, ephemeral, offline
-    >>> report = memory.add_messages(  # doctest: +SKIP
-    ...     [HumanMessage("I'm allergic to shellfish.")], namespace=("maya",))
-    >>> memory.recall("What can't Maya eat?", namespace=("maya",)).units  # doctest: +SKIP
+    >>> report = memory.add_messages([HumanMessage("I'm allergic to shellfish, so no shrimp for me."),
+    ...                               AIMessage("Noted.")], namespace="users/maya")
+    >>> report.new_units
+    2
+    >>> result = memory.recall("What can't Maya eat?", namespace="users/maya", k=1)
+    >>> result.memories[0].unit.restatement
+    "User: I'm allergic to shellfish, so no shrimp for me."
+
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
-import uuid
-import weakref
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+import networkx as nx
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_ripplemem.chroma import chroma_client
 from langchain_ripplemem.config import RecallConfig, WriteConfig
-from langchain_ripplemem.embeddings import embed_query, embed_texts
+from langchain_ripplemem.embeddings import embed_query
 from langchain_ripplemem.errors import InvalidConversationError
-from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
+from langchain_ripplemem.extraction.base import Extractor, Window
 from langchain_ripplemem.extraction.windows import with_progress
-from langchain_ripplemem.index import UnitIndex
-from langchain_ripplemem.ingest import Snapshot, collect_units, numbered
+from langchain_ripplemem.index import NamespaceView, UnitIndex
+from langchain_ripplemem.ingest import WritePath
 from langchain_ripplemem.marks import SUPERSEDED_BY, is_suppressed, with_suppression
-from langchain_ripplemem.memory_graph.linking import link_rows
-from langchain_ripplemem.memory_graph.store import GRAPH_FILENAME, EdgeStore
+from langchain_ripplemem.memory_graph.cache import GraphCache
+from langchain_ripplemem.namespace_sync import NamespaceSync
 from langchain_ripplemem.recall.visibility import coerce_as_of
 from langchain_ripplemem.schemas import (
     Conversation,
@@ -46,7 +48,9 @@ from langchain_ripplemem.schemas import (
     RecallResult,
     validate_namespace,
 )
-from langchain_ripplemem.storage.locks import StoreLock, embedded_store_directory
+from langchain_ripplemem.storage.base import EdgeBackend, NamespaceLog, UnitBackend
+from langchain_ripplemem.storage.chroma import DEFAULT_COLLECTION, ChromaUnitBackend
+from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME, open_sqlite_graph
 from langchain_ripplemem.supersession.llm import llm_supersession
 from langchain_ripplemem.supersession.rules import refresh_supersession
 
@@ -56,11 +60,14 @@ if TYPE_CHECKING:
 
     from langchain_ripplemem.retrievers import RippleMemRetriever
 
-DEFAULT_COLLECTION = "ripplemem_units"
+__all__ = ["RippleMemory"]
 
 
 class RippleMemory:
     """Long-term memory that recollects: write conversations, recall evidence sets.
+
+    It implements :class:`~langchain_ripplemem.recall.reader.MemoryReader`, the
+    narrow protocol the recall graph reads through.
 
     Args:
         embeddings: any LangChain ``Embeddings``; default the offline MiniLM ONNX model.
@@ -69,14 +76,25 @@ class RippleMemory:
         client: a ``chromadb`` client (e.g. ``chromadb.HttpClient(...)``) to hold units
             instead; edges then go to ``graph_path`` (in memory when ``None``).
         collection_name: Chroma collection for units.
-        graph_path: SQLite file for edges; defaults next to ``persist_directory``.
+        graph_path: SQLite file for edges and the namespace log; defaults next to
+            ``persist_directory``.
+        unit_backend: any :class:`~langchain_ripplemem.storage.base.UnitBackend`
+            instead of Chroma (then neither ``client`` nor ``collection_name`` is used).
+        edge_backend: any :class:`~langchain_ripplemem.storage.base.EdgeBackend`
+            instead of SQLite; give ``namespace_log`` with it.
+        namespace_log: any :class:`~langchain_ripplemem.storage.base.NamespaceLog`
+            instead of SQLite; give ``edge_backend`` with it.
         extractor: an :class:`~langchain_ripplemem.extraction.base.Extractor`; default
             rule-based, or LLM-based when ``llm`` is given.
         llm: a chat model or ``"provider:model"`` string; opt-in upgrade for extraction,
             the recall controller and answers.
         write_config: windows, linking thresholds and caps.
-        recall_config: recollection budgets and weights.
+        recall_config: recollection budgets and weights (default ``RecallConfig()``,
+            the recommended settings; ``config.PAPER`` is METHOD.md's).
         namespace: default namespace for calls that do not pass one.
+
+    Raises:
+        ValueError: naming the arguments that cannot go together.
     """
 
     def __init__(
@@ -87,6 +105,9 @@ class RippleMemory:
         client: Any = None,
         collection_name: str = DEFAULT_COLLECTION,
         graph_path: str | Path | None = None,
+        unit_backend: UnitBackend | None = None,
+        edge_backend: EdgeBackend | None = None,
+        namespace_log: NamespaceLog | None = None,
         extractor: Extractor | None = None,
         llm: BaseChatModel | str | None = None,
         write_config: WriteConfig | None = None,
@@ -95,6 +116,10 @@ class RippleMemory:
     ) -> None:
         if client is not None and persist_directory is not None:
             raise ValueError("pass either client or persist_directory, not both")
+        if unit_backend is not None and client is not None:
+            raise ValueError("pass either unit_backend or client, not both")
+        if (edge_backend is None) != (namespace_log is None):
+            raise ValueError("pass edge_backend and namespace_log together (one store may implement both)")
         if embeddings is None:
             from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
 
@@ -108,49 +133,34 @@ class RippleMemory:
                 update={"semantic_threshold": semantic_threshold_for(embeddings)})
         self.recall_config = recall_config or RecallConfig()
         self.llm = llm
-        self._superseder = llm_supersession(llm, self.write_config)  # opt-in: WriteConfig.llm_supersession
         self.default_namespace = validate_namespace(namespace)
         self.persist_directory = Path(persist_directory) if persist_directory is not None else None
-        # An embedded store belongs to one process at a time: two writer processes
-        # corrupt Chroma's segments (docs/architecture.md). Lock before opening it,
-        # since opening can already write.
-        self._store_lock: StoreLock | None = None
-        lock_dir = self.persist_directory if client is None else embedded_store_directory(client)
-        if lock_dir is not None:
-            self._store_lock = StoreLock(lock_dir).acquire()
-            weakref.finalize(self, self._store_lock.release)
+        self.unit_backend = unit_backend or ChromaUnitBackend(
+            client, persist_directory=persist_directory if client is None else None,
+            collection_name=collection_name)
         try:
-            if client is None:
-                client = chroma_client(self.persist_directory)
-                if self.persist_directory is None:
-                    # Embedded ephemeral clients share one in-process store: a unique
-                    # collection keeps two ephemeral memories apart.
-                    collection_name = f"{collection_name}-{uuid.uuid4().hex[:12]}"
-            self.client = client
-            collection = client.get_or_create_collection(
-                collection_name, embedding_function=None, metadata={"hnsw:space": "cosine"}
-            )
-            self.index = UnitIndex(collection, embed_query=self.embed_query)
-            if graph_path is None and self.persist_directory is not None:
-                graph_path = self.persist_directory / GRAPH_FILENAME
-            self.graph = EdgeStore(graph_path)
+            if edge_backend is None or namespace_log is None:
+                if graph_path is None and self.persist_directory is not None:
+                    graph_path = self.persist_directory / GRAPH_FILENAME
+                edge_backend, namespace_log = open_sqlite_graph(graph_path)
         except BaseException:
-            if self._store_lock is not None:
-                self._store_lock.release()
+            self.unit_backend.close()
             raise
+        self.edge_backend, self.namespace_log = edge_backend, namespace_log
+        self.index = UnitIndex(self.unit_backend)
+        self.graphs = GraphCache(self.edge_backend)
         self.extractor = extractor or self._default_extractor()
-        self._write_lock = threading.RLock()
-        self._resumed: set[Namespace] = set()
-        self._versions: dict[Namespace, int] = {}  # last namespace version this object has seen
+        self._sync = NamespaceSync(self.namespace_log, self.index, self.graphs)
+        self._write = WritePath(self.embeddings, self.write_config, self.index, self.graphs, self.edge_backend,
+                                self._sync, llm_supersession(llm, self.write_config))
         self._recall_graph: Any = None
 
     def close(self) -> None:
-        """Close the edge file and release the embedded store's process lock."""
-        with self._write_lock:
-            self.graph.close()
-            if self._store_lock is not None:
-                self._store_lock.release()
-                self._store_lock = None
+        """Close the storage backends (and release an embedded store's process lock)."""
+        with self._sync.lock:
+            self.namespace_log.close()
+            self.edge_backend.close()
+            self.unit_backend.close()
 
     def __enter__(self) -> RippleMemory:
         return self
@@ -169,42 +179,25 @@ class RippleMemory:
 
     def _ns(self, namespace: Namespace | str | None) -> Namespace:
         ns = self.default_namespace if namespace is None else validate_namespace(namespace)
-        self._sync(ns)
+        self._sync.catch_up(ns)
         return ns
 
-    def _sync(self, ns: Namespace) -> None:
-        """Catch cached views of ``ns`` up with other writers' versions (logged in the edge file).
+    # -- the reader recall uses (recall/reader.py) ---------------------------------
+    def prepare(self, namespace: Namespace | str) -> None:
+        """Make a namespace current: catch up with other writers, link what a crash left unlinked."""
+        self._write.ensure_linked(self._ns(namespace))
 
-        Deleted units leave, new or rewritten ones are fetched by id; a drop or a log gap reloads all.
-        """
-        current = self.graph.version(ns)
-        with self._write_lock:
-            seen = self._versions.get(ns)
-            if seen is not None and seen != current:
-                changed = self.graph.changes(ns, seen, current) if seen < current else None
-                if changed is None:
-                    self.index.invalidate(ns)
-                    self.graph.invalidate(ns)
-                else:
-                    self.index.catch_up(ns, changed.units, changed.removed)
-                    self.graph.catch_up(ns, changed.edges, changed.removed)
-                self._resumed.discard(ns)
-            self._versions[ns] = current
+    def view(self, namespace: Namespace | str) -> NamespaceView:
+        """The namespace's in-memory search structures (as of the last :meth:`prepare` or write)."""
+        return self.index.view(validate_namespace(namespace))
 
-    def _written(self, ns: Namespace) -> None:
-        """Record this object's own write (and what it changed), so its own caches stay valid."""
-        self._versions[ns] = self.graph.bump(ns, *self.index.take_written(ns))
+    def graph(self, namespace: Namespace | str) -> nx.Graph:
+        """The namespace's typed memory graph (NetworkX; ``data["types"]`` per edge)."""
+        return self.graphs.graph(validate_namespace(namespace))
 
-    @contextmanager
-    def _writing(self, ns: Namespace) -> Iterator[None]:
-        """Serialise a write of ``ns`` with this object's threads and other processes on the edge file.
-
-        The namespace's writer lock comes first, so waiting for another process blocks
-        no lock of this object; then the caches catch up with every earlier write.
-        """
-        with self.graph.writer(ns), self._write_lock:
-            self._sync(ns)
-            yield
+    def embed_query(self, text: str) -> np.ndarray:
+        """The query's unit vector under this memory's embeddings."""
+        return embed_query(self.embeddings, text)
 
     # -- write path ---------------------------------------------------------------
     def add_conversation(
@@ -226,18 +219,18 @@ class RippleMemory:
         started = time.perf_counter()
         results = [self.extractor.extract(w, ns) for w in with_progress(windows, progress, conv.id)]
         report.usage.seconds["extract"] = time.perf_counter() - started
-        return self._commit(ns, results, report, unit_metadata)
+        return self._write.commit(ns, results, report, unit_metadata)
 
     async def aadd_conversation(
         self, conversation: Conversation | dict[str, Any], *, namespace: Namespace | str | None = None,
         unit_metadata: dict[str, Any] | None = None,
     ) -> IngestReport:
-        """Async :meth:`add_conversation` (extraction calls run concurrently)."""
-        ns, _, windows, report = self._prepare(conversation, namespace)
+        """Async :meth:`add_conversation`: extraction calls run concurrently, storage work in a thread."""
+        ns, _, windows, report = await asyncio.to_thread(self._prepare, conversation, namespace)
         started = time.perf_counter()
         results = list(await asyncio.gather(*(self.extractor.aextract(w, ns) for w in windows)))
         report.usage.seconds["extract"] = time.perf_counter() - started
-        return await asyncio.to_thread(self._commit, ns, results, report, unit_metadata)
+        return await asyncio.to_thread(self._write.commit, ns, results, report, unit_metadata)
 
     def add_messages(
         self, messages: Sequence[BaseMessage], *, namespace: Namespace | str | None = None,
@@ -262,74 +255,9 @@ class RippleMemory:
         n_turns = sum(len(s.turns) for s in conv.sessions)
         if n_turns == 0:
             raise InvalidConversationError(f"conversation {conv.id!r} has no turns")
-        self._ensure_linked(ns)
+        self._write.ensure_linked(ns)
         windows = make_windows(conv, self.write_config.window_size, self.write_config.window_overlap)
         return ns, conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns)
-
-    def _commit(self, ns: Namespace, results: list[ExtractionResult], report: IngestReport,
-                unit_metadata: dict[str, Any] | None = None) -> IngestReport:
-        """Write every valid window's units, then link them. Failed windows write nothing.
-
-        Embedding and LLM supersession, the slow steps, run before the namespace's
-        writer lock, against the view as it was then; under the lock, units another
-        writer stored meanwhile leave the batch, or are asked about as candidates.
-        """
-        units = collect_units(ns, results, report)
-        self._sync(ns)
-        snapshot = Snapshot(self.index.view(ns))
-        new = numbered(snapshot.view, [u for uid, u in units.items() if uid not in snapshot.view.pos], unit_metadata)
-        timer = time.perf_counter()
-        vectors = embed_texts(self.embeddings, [u.restatement for u in new], self.write_config.embed_batch_size)
-        report.usage.seconds["embed"] = time.perf_counter() - timer
-        if self._superseder is not None and new:  # before the write: a failed call leaves nothing half-done
-            new = self._superseder.annotate(snapshot.view, new, vectors, report)
-        with self._writing(ns):
-            view = self.index.view(ns)
-            if since := snapshot.written_since(view):
-                keep = [i for i, u in enumerate(new) if u.id not in view.pos]
-                new, vectors = numbered(view, [new[i] for i in keep]), vectors[keep]
-                if self._superseder is not None and new:
-                    new = self._superseder.annotate(view, new, vectors, report, among=since)
-            report.new_units = len(new)
-            if not new:
-                return report
-            start = len(view)
-            timer = time.perf_counter()
-            # Units first, edges second: a crash in between leaves units without a
-            # "linked" mark, and the next open links them (see _ensure_linked).
-            self.index.add(ns, new, vectors)
-            report.usage.seconds["index"] = time.perf_counter() - timer
-            timer = time.perf_counter()
-            edges = self._link(ns, list(range(start, start + len(new))))
-            report.usage.seconds["link"] = time.perf_counter() - timer
-            if self.write_config.supersession:
-                report.superseded = refresh_supersession(self.index, ns, new)
-            self._written(ns)
-        for edge in edges:
-            report.edges[edge.type] = report.edges.get(edge.type, 0) + 1
-        return report
-
-    def _link(self, ns: Namespace, rows: list[int]) -> list[Edge]:
-        view = self.index.view(ns)
-        edges = link_rows(view, rows, self.write_config)
-        self.graph.add_edges(ns, edges, linked=[view.ids[r] for r in rows])
-        return edges
-
-    def _ensure_linked(self, ns: Namespace) -> None:
-        """Link units an interrupted ingest stored but did not link (crash recovery)."""
-        if ns in self._resumed:
-            return
-        if self._unlinked(ns):  # the lock only when there is work: reads never wait for writers
-            with self._writing(ns):
-                missing = self._unlinked(ns)  # another writer may have linked them meanwhile
-                if missing:
-                    self._link(ns, missing)
-                    self._written(ns)
-        self._resumed.add(ns)
-
-    def _unlinked(self, ns: Namespace) -> list[int]:
-        view, linked = self.index.view(ns), self.graph.linked_ids(ns)
-        return [i for i, uid in enumerate(view.ids) if uid not in linked]
 
     # -- reads ---------------------------------------------------------------------
     def get(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> list[MemoryUnit]:
@@ -345,67 +273,102 @@ class RippleMemory:
     def edges(self, namespace: Namespace | str | None = None) -> list[Edge]:
         """Every edge of a namespace."""
         ns = self._ns(namespace)
-        self._ensure_linked(ns)
-        return self.graph.edges(ns)
+        self._write.ensure_linked(ns)
+        return self.graphs.edges(ns)
 
     def namespaces(self) -> list[Namespace]:
         """Namespaces that hold units."""
         return self.index.namespaces()
 
+    def search(self, query: str, *, namespace: Namespace | str | None = None, k: int = 10,
+               view: Literal["semantic", "lexical"] = "semantic") -> list[tuple[MemoryUnit, float]]:
+        """Plain top-k of one view, no recollection: dense cosine or BM25 (baselines, comparisons).
+
+        Suppressed memories are left out, as in recall.
+
+        Raises:
+            ValueError: naming ``view`` or ``k`` when unusable.
+        """
+        if view not in ("semantic", "lexical"):
+            raise ValueError(f"view must be 'semantic' or 'lexical', got {view!r}")
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        ns = self._ns(namespace)
+        found = self.index.view(ns)
+        hidden = found.suppressed
+        fetch = k + len(hidden)
+        hits = found.semantic(self.embed_query(query), fetch) if view == "semantic" else found.lexical(query, fetch)
+        return [(found.units[found.pos[uid]], score) for uid, score in hits if uid not in hidden][:k]
+
     def recall(
         self, query: str, *, namespace: Namespace | str | None = None, k: int | None = None,
         config: RecallConfig | None = None, callbacks: Any = None, as_of: datetime | str | None = None,
+        answer: bool = False,
     ) -> RecallResult:
         """Recollect the evidence set for ``query``: tri-view recall, controller, expansion.
 
-        ``as_of`` answers as of that time: later memories are hidden and only supersessions
-        before it down-weight a memory (see ``docs/lifecycle.md``).
+        Args:
+            query: the question.
+            namespace: whose memories (default: the memory's default namespace).
+            k: memories returned (default ``config.top_k``).
+            config: recall settings (default the memory's ``recall_config``).
+            callbacks: LangChain callbacks for the run (LangSmith traces through them).
+            as_of: answer as of that time: later memories are hidden and only
+                supersessions before it down-weight a memory (``docs/lifecycle.md``).
+            answer: also answer from the memories with the memory's chat model
+                (``RecallResult.answer``); a failed answer keeps the memories and
+                records the error in ``RecallResult.warnings``.
+
+        Raises:
+            ValueError: naming ``query``, ``k`` or ``answer`` when unusable.
         """
-        graph, state, run_config, context = self._recall_call(query, namespace, k, config, callbacks, as_of)
-        return graph.invoke(state, config=run_config, context=context)["result"]  # type: ignore[no-any-return]
+        graph, inputs, run_config, context = self._recall_call(query, namespace, k, config, callbacks, as_of, answer)
+        return graph.invoke(inputs, config=run_config, context=context)["result"]  # type: ignore[no-any-return]
 
     async def arecall(
         self, query: str, *, namespace: Namespace | str | None = None, k: int | None = None,
         config: RecallConfig | None = None, callbacks: Any = None, as_of: datetime | str | None = None,
+        answer: bool = False,
     ) -> RecallResult:
         """Async :meth:`recall`."""
-        graph, state, run_config, context = self._recall_call(query, namespace, k, config, callbacks, as_of)
-        return (await graph.ainvoke(state, config=run_config, context=context))["result"]  # type: ignore[no-any-return]
+        graph, inputs, run_config, context = self._recall_call(query, namespace, k, config, callbacks, as_of, answer)
+        return (await graph.ainvoke(inputs, config=run_config, context=context))["result"]  # type: ignore[no-any-return]
 
     def _recall_call(
-        self, query: str, namespace: Namespace | str | None, k: int | None,
-        config: RecallConfig | None, callbacks: Any, as_of: datetime | str | None = None,
+        self, query: str, namespace: Namespace | str | None, k: int | None, config: RecallConfig | None,
+        callbacks: Any, as_of: datetime | str | None, answer: bool,
     ) -> tuple[Any, dict[str, Any], dict[str, Any], Any]:
+        """Arguments of one graph run: no storage work here (the graph's first node prepares)."""
         from langchain_ripplemem.recall import RecallContext, build_recall_graph
 
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError(f"query must be a non-empty string, got {query!r}")
         cfg = config or self.recall_config
         if k is not None:
-            if k < 1:
-                raise ValueError(f"k must be at least 1, got {k}")
+            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+                raise ValueError(f"k must be a positive integer, got {k!r}")
             cfg = cfg.model_copy(update={"top_k": k})
-        ns = self._ns(namespace)
-        self._ensure_linked(ns)
+        if answer and self.llm is None:
+            raise ValueError("answer=True needs a chat model: create the memory with llm=...")
         if self._recall_graph is None:
             self._recall_graph = build_recall_graph(self, llm=self.llm)
         run_config: dict[str, Any] = {"run_name": "ripplemem_recall"}
         if callbacks is not None:
             run_config["callbacks"] = callbacks
+        ns = self.default_namespace if namespace is None else validate_namespace(namespace)
         context = RecallContext(namespace=ns, config=cfg, as_of=coerce_as_of(as_of))
-        return self._recall_graph, {"query": query}, run_config, context
+        return self._recall_graph, {"query": query, "with_answer": answer}, run_config, context
 
     # -- lifecycle -----------------------------------------------------------------
     def delete(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> int:
         """Delete units of ``namespace`` and every edge touching them; returns units deleted."""
         ns = self._ns(namespace)
         ids = list(ids)
-        with self._writing(ns):
+        with self._sync.writing(ns):
             gone = self.index.get(ns, ids) if self.write_config.supersession else []
             present = self.index.delete(ns, ids)
-            self.graph.remove_units(ns, present)
+            self.edge_backend.remove_units(ns, present)
+            self.graphs.remove(ns, present)
             refresh_supersession(self.index, ns, gone)  # what they superseded is current again
-            self._written(ns)
+            self._sync.written(ns)
         return len(present)
 
     def delete_conversation(self, conversation_id: str, *, namespace: Namespace | str | None = None) -> int:
@@ -426,7 +389,7 @@ class RippleMemory:
     def stats(self, namespace: Namespace | str | None = None) -> NamespaceStats:
         """Counts of what a namespace holds: units, suppressed and superseded ones, conversations, edges."""
         ns = self._ns(namespace)
-        self._ensure_linked(ns)
+        self._write.ensure_linked(ns)
         units = self.index.view(ns).units
         times = [u.time for u in units if u.time is not None]
         return NamespaceStats(
@@ -435,7 +398,7 @@ class RippleMemory:
             superseded=sum(1 for u in units if u.metadata.get(SUPERSEDED_BY)),
             conversations=list(dict.fromkeys(u.source.conversation_id for u in units)),
             sessions=len({(u.source.conversation_id, u.source.session_id) for u in units}),
-            edges=self.graph.count(ns),
+            edges=self.graphs.count(ns),
             first_time=min((t.start for t in times), default=None),
             last_time=max((t.end for t in times), default=None),
         )
@@ -461,23 +424,24 @@ class RippleMemory:
             raise ValueError(f"ids must be a list of unit id strings, got {ids!r}")
         with_suppression([], reason)  # a blank reason fails before anything is locked
         ns = self._ns(namespace)
-        with self._writing(ns):
+        with self._sync.writing(ns):
             changed = with_suppression(self.index.get(ns, dict.fromkeys(ids)), reason)
             self.index.replace(ns, changed)
             if self.write_config.supersession:
                 # A suppressed statement neither supersedes nor is superseded.
                 refresh_supersession(self.index, ns, changed)
-            self._written(ns)
+            self._sync.written(ns)
         return len(changed)
 
     def delete_namespace(self, namespace: Namespace | str) -> int:
         """Delete every unit and edge of exactly ``namespace`` (it must be given explicitly)."""
         ns = validate_namespace(namespace)
-        with self._writing(ns):
+        with self._sync.writing(ns):
             n = self.index.drop_namespace(ns)
-            self.graph.drop_namespace(ns)
-            self._resumed.discard(ns)
-            self._written(ns)
+            self.edge_backend.drop(ns)
+            self.graphs.invalidate(ns)
+            self._sync.resumed.discard(ns)
+            self._sync.written(ns)
         return n
 
     def as_retriever(self, **kwargs: Any) -> RippleMemRetriever:
@@ -485,7 +449,3 @@ class RippleMemory:
         from langchain_ripplemem.retrievers import RippleMemRetriever
 
         return RippleMemRetriever(memory=self, **kwargs)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """The query's unit vector under this memory's embeddings."""
-        return embed_query(self.embeddings, text)

@@ -310,6 +310,7 @@ class RecallResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     answer: str | None = None
     cited_ids: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list, description="fallbacks taken, e.g. a failed LLM call")
 
     @property
     def units(self) -> list[MemoryUnit]:

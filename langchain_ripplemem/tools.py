@@ -215,7 +215,8 @@ def create_recall_tool(
         return format_memories(target.recall(query, **kwargs))
 
     async def arecall(query: str, config: RunnableConfig) -> str:
-        target, kwargs = prepare(query, config)
+        # The memory may be created, and storage read, on first use: never on the event loop.
+        target, kwargs = await asyncio.to_thread(prepare, query, config)
         return format_memories(await target.arecall(query, **kwargs))
 
     return StructuredTool.from_function(func=recall, coroutine=arecall, name=name, description=description,
@@ -270,7 +271,7 @@ def create_remember_tool(
         return confirm(target, ns, conv, target.add_conversation(conv, namespace=ns))
 
     async def aremember(content: str, config: RunnableConfig) -> str:
-        target, ns, conv = prepare(content, config)
+        target, ns, conv = await asyncio.to_thread(prepare, content, config)
         return confirm(target, ns, conv, await target.aadd_conversation(conv, namespace=ns))
 
     return StructuredTool.from_function(func=remember, coroutine=aremember, name=name, description=description,
@@ -325,7 +326,7 @@ def create_correct_tool(
         return confirm(ns, found, unknown)
 
     async def acorrect(ids: list[str], reason: str, config: RunnableConfig) -> str:
-        target, ns, found, unknown = prepare(ids, reason, config)
+        target, ns, found, unknown = await asyncio.to_thread(prepare, ids, reason, config)
         await asyncio.to_thread(target.suppress, found, namespace=ns, reason=reason)
         return confirm(ns, found, unknown)
 

@@ -67,7 +67,7 @@ def main() -> None:
 
     degrees = []
     for conv in conversations:
-        graph = memory.graph.graph((conv.id,))
+        graph = memory.graph((conv.id,))
         degrees += [graph.degree(u.id) if u.id in graph else 0 for u in memory.list_units((conv.id,))]
     result = {
         "dataset": Path(args.path).name, "conversations": len(conversations), "turns": n_turns,

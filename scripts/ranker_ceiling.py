@@ -76,7 +76,7 @@ def conversation_features(memory: RippleMemory, conv) -> list[tuple[np.ndarray, 
     for row, unit in enumerate(units):
         sessions.setdefault(unit.source.session_id, []).append(row)
     adjacency = {"semantic": np.zeros((n, n), np.float32), "structural": np.zeros((n, n), np.float32)}
-    for a, b, data in memory.graph.graph(namespace).edges(data=True):
+    for a, b, data in memory.graph(namespace).edges(data=True):
         if a in view.pos and b in view.pos:
             for etype in data.get("types", {}):
                 adjacency[etype][view.pos[a], view.pos[b]] = adjacency[etype][view.pos[b], view.pos[a]] = 1

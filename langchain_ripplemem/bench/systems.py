@@ -2,9 +2,8 @@
 
 A :class:`System` only has to return memory units for a question; the runner
 maps units to turns through provenance. Factories build each system from a
-memory object with the facade's API (``recall``, ``get``, ``index.search_semantic``,
-``index.search_lexical``), so full RippleMem, its ablations and the baselines
-run on exactly the same units.
+memory object with the facade's API (``recall``, ``get``, ``search``), so full
+RippleMem, its ablations and the baselines run on exactly the same units.
 
 Example:
     >>> from langchain_ripplemem.config import RecallConfig
@@ -212,12 +211,12 @@ def ablation(name: str) -> Callable[[Any, RecallConfig | None], RecallSystem]:
 
 
 def bm25(memory: Any, recall_config: RecallConfig | None = None) -> SearchSystem:
-    """Baseline: BM25 top-k over restatements (``index.search_lexical``)."""
+    """Baseline: BM25 top-k over restatements (``search(view="lexical")``)."""
     return SearchSystem("bm25", memory, "lexical")
 
 
 def dense(memory: Any, recall_config: RecallConfig | None = None) -> SearchSystem:
-    """Baseline: dense top-k over restatement embeddings (``index.search_semantic``)."""
+    """Baseline: dense top-k over restatement embeddings (``search(view="semantic")``)."""
     return SearchSystem("dense", memory, "semantic")
 
 
@@ -248,8 +247,8 @@ def _recall(name: str, memory: Any, recall_config: RecallConfig | None) -> Recal
 
 
 def _search(memory: Any, view: str, namespace: Namespace, query: str, k: int) -> list[Any]:
-    search = getattr(memory.index, f"search_{view}")
-    return list(search(namespace, query, k))
+    """``(unit id, score)`` of the memory's plain top-k in one view (``RippleMemory.search``)."""
+    return [(unit.id, score) for unit, score in memory.search(query, namespace=namespace, k=k, view=view)]
 
 
 def _get_units(memory: Any, ids: list[str], namespace: Namespace) -> list[MemoryUnit]:

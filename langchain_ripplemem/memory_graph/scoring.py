@@ -59,9 +59,9 @@ def time_similarity(a: TimeInterval, b: TimeInterval, tau_days: float = 7.0) -> 
     return math.exp(-a.gap_days(b) / tau_days)
 
 
-def structural_score(a: HasCues, b: HasCues, config: WriteConfig | None = None) -> float | None:
-    """``s_str(a, b)`` renormalised over the cue types both sides have; ``None`` if none."""
-    cfg = config or WriteConfig()
+def structural_score(a: HasCues, b: HasCues, config: WriteConfig) -> float | None:
+    """``s_str(a, b)`` with ``config``'s betas, renormalised over the cue types both sides have; ``None`` if none."""
+    cfg = config
     total = weight = 0.0
     if a.participants and b.participants and cfg.beta_participants > 0:
         total += cfg.beta_participants * jaccard(a.participants, b.participants)

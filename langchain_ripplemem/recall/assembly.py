@@ -40,7 +40,7 @@ def aligner(view: NamespaceView, query_vector: np.ndarray, query: str, mode: str
     (:mod:`~langchain_ripplemem.recall.smoothing`). Whole-namespace scores (BM25,
     context) are computed once here, so one aligner serves several id sets.
     """
-    contextual = in_context(view, view.matrix @ query_vector, context) if any(context) else None
+    contextual = in_context(view, view.cosines(query_vector), context) if any(context) else None
     lexical = in_context(view, view.lexical_scores(query), context) if mode == "hybrid" else None
 
     def align(ids: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -3,13 +3,19 @@
 ``extract_cues -> tri_view_recall -> check_sufficiency -> (plan_expansion -> expand
 -> check_sufficiency)* -> assemble [-> answer]``. The loop ends when the
 controller says the evidence suffices, an expansion adds nothing, the plan has
-no valid anchor, or ``RecallConfig.max_rounds`` is spent.
+no valid anchor, or ``RecallConfig.max_rounds`` is spent. ``answer`` runs only
+with a chat model and when the input asks for it (``{"with_answer": True}``).
 
 Example:
     >>> from langchain_ripplemem import RippleMemory
     >>> from langchain_ripplemem.recall import RecallContext, build_recall_graph
-    >>> graph = build_recall_graph(RippleMemory())  # doctest: +SKIP
-    >>> graph.invoke({"query": "..."}, context=RecallContext(namespace=("maya",)))  # doctest: +SKIP
+    >>> memory = RippleMemory()
+    >>> _ = memory.add_messages([HumanMessage("We adopted a beagle called Biscuit.")], namespace="maya")
+    >>> graph = build_recall_graph(memory)
+    >>> out = graph.invoke({"query": "What is the dog called?"}, context=RecallContext(namespace=("maya",)))
+    >>> out["result"].memories[0].unit.restatement
+    'User: We adopted a beagle called Biscuit.'
+
 """
 
 from __future__ import annotations
@@ -17,21 +23,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-# RunnableCallable is what LangGraph itself wraps node functions in: it inspects
-# the function's signature once, where RunnableLambda does so on every call (about
-# 4 ms per recall). Unlike a plain function it takes an async twin. trace=False as
-# LangGraph does: the node's own run, named after the node, comes from Pregel.
-from langgraph._internal._runnable import RunnableCallable
+from langchain_core.runnables import RunnableLambda
 from langgraph.graph import END, START, StateGraph
 
-from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.recall.nodes import RecallNodes
+from langchain_ripplemem.recall.reader import MemoryReader
 from langchain_ripplemem.recall.state import RecallContext, RecallInput, RecallOutput, RecallState
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
-    from langchain_ripplemem.memory import RippleMemory
+__all__ = ["NODE_NAMES", "build_recall_graph"]
 
 NODE_NAMES = ("extract_cues", "tri_view_recall", "check_sufficiency", "plan_expansion", "expand",
               "assemble", "answer")
@@ -45,37 +47,45 @@ def _after_plan(state: RecallState) -> str:
     return "expand" if state["plan"].get("anchors") else "assemble"
 
 
+def _after_assemble(state: RecallState) -> str:
+    return "answer" if state.get("with_answer") else END
+
+
 def build_recall_graph(
-    memory: RippleMemory, *, llm: Any = None, config: RecallConfig | None = None
+    reader: MemoryReader, *, llm: Any = None
 ) -> CompiledStateGraph[RecallState, RecallContext, RecallInput, RecallOutput]:
-    """Compile the recall graph over ``memory``.
+    """Compile the recall graph over a memory.
 
     Args:
-        memory: the RippleMemory whose index and graph the nodes read.
+        reader: what recall reads: a :class:`~langchain_ripplemem.memory.RippleMemory`
+            or anything implementing :class:`~langchain_ripplemem.recall.reader.MemoryReader`.
         llm: optional chat model (or ``"provider:model"``): LLM cue extraction, the LLM
-            controller and an ``answer`` node. Without it: rule-based cues, the heuristic
-            controller, no answer node.
-        config: default settings, used when the run's context gives none.
+            controller and an ``answer`` node (run when the input has ``with_answer``).
+            Without it: rule-based cues, the heuristic controller, no answer node.
 
     Returns:
-        A compiled graph with input ``{"query"}`` and output ``{"result", "answer"}``;
-        settings through ``context=RecallContext(namespace=..., config=...)``.
+        A compiled graph with input ``{"query", "with_answer"?}`` and output
+        ``{"result", "answer"}``. Settings come through
+        ``context=RecallContext(namespace=..., config=...)``; what the context leaves
+        out is the reader's (``default_namespace``, ``recall_config``).
     """
-    nodes = RecallNodes(memory, llm, config)
+    nodes = RecallNodes(reader, llm)
     builder = StateGraph(RecallState, context_schema=RecallContext,
                          input_schema=RecallInput, output_schema=RecallOutput)
-    # Every node is a traced runnable named after itself: one run per node, and
-    # nodes that may call an LLM get a real async entry.
+    # Plain functions: LangGraph runs them in a worker thread under ainvoke. Nodes that
+    # call a chat model also get a native async entry (a RunnableLambda pairs the two).
     steps: list[tuple[str, Callable[..., Any], Callable[..., Any] | None]] = [
-        ("extract_cues", nodes.extract_cues, nodes.aextract_cues),
+        ("extract_cues", nodes.extract_cues, nodes.aextract_cues if llm is not None else None),
         ("tri_view_recall", nodes.tri_view_recall, None),
-        ("check_sufficiency", nodes.check_sufficiency, nodes.acheck_sufficiency),
+        ("check_sufficiency", nodes.check_sufficiency, nodes.acheck_sufficiency if llm is not None else None),
         ("plan_expansion", nodes.plan_expansion, None),
         ("expand", nodes.expand, None),
         ("assemble", nodes.assemble, None),
     ]
+    if llm is not None:
+        steps.append(("answer", nodes.answer, nodes.aanswer))
     for name, func, afunc in steps:
-        builder.add_node(name, RunnableCallable(func, afunc, name=name, trace=False))
+        builder.add_node(name, func if afunc is None else RunnableLambda(func, afunc=afunc, name=name))
     builder.add_edge(START, "extract_cues")
     builder.add_edge("extract_cues", "tri_view_recall")
     builder.add_edge("tri_view_recall", "check_sufficiency")
@@ -83,8 +93,7 @@ def build_recall_graph(
     builder.add_conditional_edges("plan_expansion", _after_plan, ["expand", "assemble"])
     builder.add_edge("expand", "check_sufficiency")
     if llm is not None:
-        builder.add_node("answer", RunnableCallable(nodes.answer, nodes.aanswer, name="answer", trace=False))
-        builder.add_edge("assemble", "answer")
+        builder.add_conditional_edges("assemble", _after_assemble, ["answer", END])
         builder.add_edge("answer", END)
     else:
         builder.add_edge("assemble", END)

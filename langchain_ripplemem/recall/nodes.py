@@ -1,15 +1,23 @@
-"""The recall graph's nodes. Each reads settings from ``runtime.context``.
+"""The recall graph's nodes. Each reads settings from ``runtime.context`` and data through a reader.
+
+Nodes read the memory through :class:`~langchain_ripplemem.recall.reader.MemoryReader`
+only. The first node, ``extract_cues``, runs :meth:`MemoryReader.prepare`, so
+every way into recall (``RippleMemory.recall``, the compiled graph, a parent
+graph) catches up with other writers and recovers from crashes the same way.
 
 Nodes that may call an LLM (``extract_cues``, ``check_sufficiency``,
-``answer``) have a sync and an async entry that share pure preparation and
-finishing code; the rest are sync (LangGraph runs them in a worker thread
-under ``ainvoke``).
+``answer``) have a sync and an async entry that share their preparation and
+finishing code; under ``ainvoke`` the async entry runs that storage and CPU
+work in a worker thread, so the event loop never blocks (LangGraph's dev
+server refuses blocking calls on it). The other nodes are sync, and LangGraph
+runs them in a worker thread under ``ainvoke``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -17,21 +25,19 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import get_runtime
 
 from langchain_ripplemem.chat_models import acall_structured, call_structured, resolve_chat_model, usage_of
-from langchain_ripplemem.config import RecallConfig, context_weights
 from langchain_ripplemem.memory_graph.expansion import expand_channel
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
 from langchain_ripplemem.recall.assembly import aligner, assemble_memories, format_evidence, parse_citations
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController
 from langchain_ripplemem.recall.cues import cues_from_llm, move_speakers, reference_time, rule_based_cues
-from langchain_ripplemem.recall.smoothing import speakers, top_in_context
-from langchain_ripplemem.recall.state import Plan, RecallContext, RecallState
-from langchain_ripplemem.recall.visibility import hidden_ids, score_weight, visible_top
+from langchain_ripplemem.recall.reader import MemoryReader
+from langchain_ripplemem.recall.smoothing import speakers
+from langchain_ripplemem.recall.state import Plan, RecallContext, RecallState, ResolvedContext
+from langchain_ripplemem.recall.views import RECALL_VIEWS, ViewQuery
+from langchain_ripplemem.recall.visibility import hidden_ids, score_weight
 from langchain_ripplemem.schemas import Hit, RecallResult, RoundTrace, Usage
 from langchain_ripplemem.tracing import round_run
-
-if TYPE_CHECKING:
-    from langchain_ripplemem.memory import RippleMemory
 
 
 def _timed(usage: Usage | None, stage: str, started: float, extra: Usage | None = None) -> Usage:
@@ -41,11 +47,10 @@ def _timed(usage: Usage | None, stage: str, started: float, extra: Usage | None 
 
 
 class RecallNodes:
-    """Node functions bound to one memory and (optionally) one chat model."""
+    """Node functions bound to one memory reader and (optionally) one chat model."""
 
-    def __init__(self, memory: RippleMemory, llm: Any = None, config: RecallConfig | None = None) -> None:
-        self.memory = memory
-        self.default_config = config or memory.recall_config
+    def __init__(self, reader: MemoryReader, llm: Any = None) -> None:
+        self.reader = reader
         self._llm_spec = llm
         self._llm: Any = None
         self.controller: Any = LLMController(llm) if llm is not None else HeuristicController()
@@ -57,31 +62,34 @@ class RecallNodes:
             self._llm = resolve_chat_model(self._llm_spec)
         return self._llm
 
-    def _ctx(self) -> RecallContext:
-        """The run's context; missing fields fall back to the memory's defaults."""
+    def _ctx(self) -> ResolvedContext:
+        """The run's context; what it leaves out comes from the reader (one effective config)."""
         raw = get_runtime().context
-        if isinstance(raw, RecallContext):
-            return raw
-        data: dict[str, Any] = dict(raw or {})
-        data.setdefault("namespace", self.memory.default_namespace)
-        data.setdefault("config", self.default_config)
-        return RecallContext(**data)
+        ctx = raw if isinstance(raw, RecallContext) else RecallContext(**dict(raw or {}))
+        return ctx.resolved(self.reader)
 
     # -- extract_cues ----------------------------------------------------------------
-    def _cue_messages(self, state: RecallState, ctx: RecallContext) -> Any:
-        view = self.memory.index.view(ctx.namespace)
-        ref = ctx.reference_time or ctx.as_of or reference_time(view)
-        return QUERY_CUES_PROMPT.invoke({"query": state["query"], "reference": ref.date().isoformat()})
+    def _start(self, state: RecallState) -> tuple[ResolvedContext, Any]:
+        """Check the query, prepare the namespace (the one preparation of every recall), build the cue prompt."""
+        query = state.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError(f"query must be a non-empty string, got {query!r}")
+        ctx = self._ctx()
+        self.reader.prepare(ctx.namespace)
+        if self.llm is None:
+            return ctx, None
+        ref = ctx.reference_time or ctx.as_of or reference_time(self.reader.view(ctx.namespace))
+        return ctx, QUERY_CUES_PROMPT.invoke({"query": query, "reference": ref.date().isoformat()})
 
-    def _cues_update(self, state: RecallState, ctx: RecallContext, started: float,
+    def _cues_update(self, state: RecallState, ctx: ResolvedContext, started: float,
                      parsed: QueryCueOutput | None = None, llm_usage: Usage | None = None) -> dict[str, Any]:
         query = state["query"]
-        view = self.memory.index.view(ctx.namespace)
+        view = self.reader.view(ctx.namespace)
         cues = cues_from_llm(query, parsed) if parsed is not None else \
             rule_based_cues(query, view, ctx.reference_time or ctx.as_of)
         if ctx.config.speaker_bonus:
             cues = move_speakers(cues, speakers(view))
-        vector = self.memory.embed_query(cues.query)
+        vector = self.reader.embed_query(cues.query)
         # Suppressed memories (and, with as_of, later ones) stay out of every view,
         # expansion path and the assembly.
         hidden = sorted(hidden_ids(view, ctx.as_of))
@@ -91,48 +99,36 @@ class RecallNodes:
 
     def extract_cues(self, state: RecallState) -> dict[str, Any]:
         """Semantic query, keywords, participants, locations and time of the question."""
-        ctx, started = self._ctx(), time.perf_counter()
-        if self.llm is None:
+        started = time.perf_counter()
+        ctx, messages = self._start(state)
+        if messages is None:
             return self._cues_update(state, ctx, started)
-        parsed, usage, _ = call_structured(self.llm, QueryCueOutput, self._cue_messages(state, ctx),
-                                           retries=ctx.config.llm_max_retries)
+        parsed, usage, _ = call_structured(self.llm, QueryCueOutput, messages, retries=ctx.config.llm_max_retries)
         return self._cues_update(state, ctx, started, parsed, usage)
 
     async def aextract_cues(self, state: RecallState) -> dict[str, Any]:
         """Async :meth:`extract_cues`."""
-        ctx, started = self._ctx(), time.perf_counter()
-        if self.llm is None:
-            return self._cues_update(state, ctx, started)
-        parsed, usage, _ = await acall_structured(self.llm, QueryCueOutput, self._cue_messages(state, ctx),
+        started = time.perf_counter()
+        ctx, messages = await asyncio.to_thread(self._start, state)
+        if messages is None:
+            return await asyncio.to_thread(self._cues_update, state, ctx, started)
+        parsed, usage, _ = await acall_structured(self.llm, QueryCueOutput, messages,
                                                   retries=ctx.config.llm_max_retries)
-        return self._cues_update(state, ctx, started, parsed, usage)
+        return await asyncio.to_thread(self._cues_update, state, ctx, started, parsed, usage)
 
     # -- tri_view_recall -------------------------------------------------------------
     def tri_view_recall(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
-        """Semantic, lexical and cue top-k, united by id with per-view rank and score."""
+        """Every first-hop view's top-k (``views.RECALL_VIEWS``), united by id with per-view rank and score."""
         ctx, started = self._ctx(), time.perf_counter()
-        cfg, cues = ctx.config, state["cues"]
-        view = self.memory.index.view(ctx.namespace)
-        qvec = np.asarray(state["query_vector"], dtype=np.float32)
-        hidden = set(state.get("hidden") or ())
-        lexical_query = " ".join([cues.query, *cues.keywords])
-        if any(context := context_weights(cfg)):
-            semantic = top_in_context(view, view.matrix @ qvec, context, cfg.semantic_k, exclude=hidden)
-            lexical = top_in_context(view, view.lexical_scores(lexical_query), context, cfg.lexical_k,
-                                     positive=True, exclude=hidden)
-        else:
-            semantic = visible_top(lambda k: view.semantic(qvec, k), cfg.semantic_k, hidden)
-            lexical = visible_top(lambda k: view.lexical(lexical_query, k), cfg.lexical_k, hidden)
-        views = {
-            "semantic": semantic,
-            "lexical": lexical,
-            "cue": visible_top(lambda k: view.cues(cues, k, qvec), cfg.cue_k, hidden)
-            if (cues.participants or cues.locations or cues.time) else [],
-        }
+        view = self.reader.view(ctx.namespace)
+        query = ViewQuery(state["cues"], np.asarray(state["query_vector"], dtype=np.float32),
+                          set(state.get("hidden") or ()))
+        views = {v.name: v.search(view, query, v.k(ctx.config), ctx.config, self.reader.write_config)
+                 for v in RECALL_VIEWS}
         evidence: dict[str, list[Hit]] = {}
         for source, ranked in views.items():
             for rank, (uid, score) in enumerate(ranked):
-                evidence.setdefault(uid, []).append(Hit(source=source, rank=rank, score=score))  # type: ignore[arg-type]
+                evidence.setdefault(uid, []).append(Hit(source=source, rank=rank, score=score))
         first_hop = {source: [uid for uid, _ in ranked] for source, ranked in views.items()}
         with round_run(config, "tri_view_recall", 0, namespace=list(ctx.namespace)) as out:
             out.update(first_hop=first_hop, counts={k: len(v) for k, v in first_hop.items()},
@@ -141,22 +137,22 @@ class RecallNodes:
                 "last_added": len(evidence), "usage": _timed(state.get("usage"), "tri_view_recall", started)}
 
     # -- check_sufficiency -------------------------------------------------------------
-    def _controller_input(self, state: RecallState, ctx: RecallContext) -> ControllerInput:
-        graph = self.memory.graph.graph(ctx.namespace)
+    def _controller_input(self, state: RecallState, ctx: ResolvedContext) -> ControllerInput:
+        graph = self.reader.graph(ctx.namespace)
         return ControllerInput(
             query=state["query"], cues=state["cues"], evidence=state["evidence"],
-            view=self.memory.index.view(ctx.namespace), round=state["round"], config=ctx.config,
+            view=self.reader.view(ctx.namespace), round=state["round"], config=ctx.config,
             graph_degree={uid: graph.degree(uid) for uid in state["evidence"] if uid in graph},
         )
 
-    def _budget_stop(self, state: RecallState, ctx: RecallContext) -> Plan | None:
+    def _budget_stop(self, state: RecallState, ctx: ResolvedContext) -> Plan | None:
         if state["round"] >= ctx.config.max_rounds:
             return Plan(should_continue=False, reason=f"round budget spent ({ctx.config.max_rounds})")
         if state["round"] > 0 and state["last_added"] == 0:
             return Plan(should_continue=False, reason="expansion added nothing")
         return None
 
-    def _decision_update(self, state: RecallState, ctx: RecallContext, decision: Plan,
+    def _decision_update(self, state: RecallState, ctx: ResolvedContext, decision: Plan,
                          started: float, config: RunnableConfig) -> dict[str, Any]:
         rounds = list(state["rounds"])
         rounds[-1] = rounds[-1].model_copy(update={
@@ -177,9 +173,10 @@ class RecallNodes:
         ctx, started = self._ctx(), time.perf_counter()
         decision = self._budget_stop(state, ctx)
         if decision is None:
-            inp = self._controller_input(state, ctx)
+            inp = await asyncio.to_thread(self._controller_input, state, ctx)
             adecide = getattr(self.controller, "adecide", None)
-            decision = await adecide(inp) if adecide else self.controller.decide(inp)
+            decision = await adecide(inp) if adecide else await asyncio.to_thread(self.controller.decide, inp)
+        assert decision is not None
         return self._decision_update(state, ctx, decision, started, config)
 
     # -- plan_expansion ----------------------------------------------------------------
@@ -212,8 +209,8 @@ class RecallNodes:
         target, anchors = plan.get("target"), plan["anchors"]
         if target is None:  # controllers always pair anchors with a target; routing needs anchors
             raise RuntimeError("expand: the plan has anchors but no missing-support target")
-        view = self.memory.index.view(ctx.namespace)
-        graph = self.memory.graph.graph(ctx.namespace)
+        view = self.reader.view(ctx.namespace)
+        graph = self.reader.graph(ctx.namespace)
         if state.get("hidden"):
             # Hidden memories are neither results nor bridges: no path runs through them.
             graph = nx.restricted_view(graph, state["hidden"], [])
@@ -224,11 +221,12 @@ class RecallNodes:
             target_vec = np.asarray(state["query_vector"], dtype=np.float32)
             target_text = " ".join([state["cues"].query, *target.keywords])
         else:
-            target_vec, target_text = self.memory.embed_query(target.restatement), target.restatement
+            target_vec, target_text = self.reader.embed_query(target.restatement), target.restatement
         align = aligner(view, target_vec, target_text, cfg.alignment)  # one BM25 pass for both channels
         scorers = {
             "semantic": lambda ids: align(ids)[0].tolist(),
-            "structural": lambda ids: [structural_score(target, view.units[view.pos[i]]) for i in ids],
+            "structural": lambda ids: [structural_score(target, view.units[view.pos[i]], self.reader.write_config)
+                                       for i in ids],
         }
         channels = [c for c, on in (("semantic", cfg.expand_semantic),
                                     ("structural", cfg.expand_structural)) if on]
@@ -255,7 +253,7 @@ class RecallNodes:
     def assemble(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
         """rho-scored, deduplicated, budgeted evidence set: the RecallResult."""
         ctx, started = self._ctx(), time.perf_counter()
-        view, cfg = self.memory.index.view(ctx.namespace), ctx.config
+        view, cfg = self.reader.view(ctx.namespace), ctx.config
         reference = (ctx.as_of or ctx.reference_time or reference_time(view)) \
             if cfg.recency_half_life_days is not None else None
         memories = assemble_memories(state["evidence"], set(state["anchors"]), view,
@@ -278,16 +276,33 @@ class RecallNodes:
                                            "cited_ids": parse_citations(text, result.memories)})
         return {"result": result, "answer": text, "usage": usage}
 
+    def _answer_failed(self, state: RecallState, error: Exception, started: float) -> dict[str, Any]:
+        """A failed answer call keeps the recalled memories and says what went wrong."""
+        result = state["result"]
+        usage = _timed(result.usage, "answer", started, Usage(llm_calls=1))
+        warning = f"answer: the chat model call failed ({type(error).__name__}: {str(error)[:300]}); " \
+                  "the memories are returned without an answer"
+        result = result.model_copy(update={"usage": usage, "warnings": [*result.warnings, warning]})
+        return {"result": result, "answer": None, "usage": usage}
+
     def _answer_messages(self, state: RecallState) -> Any:
         return ANSWER_PROMPT.invoke({"query": state["query"],
                                      "evidence": format_evidence(state["result"].memories)})
 
     def answer(self, state: RecallState) -> dict[str, Any]:
-        """Answer from the K memories, citing them (LLM only)."""
+        """Answer from the K memories, citing them (LLM only, when the input asks ``with_answer``)."""
         started = time.perf_counter()
-        return self._answer_update(state, self.llm.invoke(self._answer_messages(state)), started)
+        try:
+            message = self.llm.invoke(self._answer_messages(state))
+        except Exception as err:  # noqa: BLE001 - any provider error: keep the memories, report it
+            return self._answer_failed(state, err, started)
+        return self._answer_update(state, message, started)
 
     async def aanswer(self, state: RecallState) -> dict[str, Any]:
         """Async :meth:`answer`."""
         started = time.perf_counter()
-        return self._answer_update(state, await self.llm.ainvoke(self._answer_messages(state)), started)
+        try:
+            message = await self.llm.ainvoke(self._answer_messages(state))
+        except Exception as err:  # noqa: BLE001 - any provider error: keep the memories, report it
+            return self._answer_failed(state, err, started)
+        return self._answer_update(state, message, started)

@@ -8,9 +8,9 @@ or as a subgraph node: a parent state that has a ``query: str`` key and a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.recall.visibility import coerce_as_of
@@ -25,14 +25,17 @@ from langchain_ripplemem.schemas import (
     validate_namespace,
 )
 
+if TYPE_CHECKING:
+    from langchain_ripplemem.recall.reader import MemoryReader
+
 
 @dataclass
 class RecallContext:
     """Per-run settings, read by nodes through ``runtime.context``.
 
     Attributes:
-        namespace: whose memories to search.
-        config: recollection budgets and weights.
+        namespace: whose memories to search; ``None``: the memory's default namespace.
+        config: recollection budgets and weights; ``None``: the memory's ``recall_config``.
         reference_time: "now" for relative query times ("last May"); default ``as_of``,
             else the latest memory time in the namespace.
         as_of: answer as of this time (datetime, date or ISO string): memories that start
@@ -40,25 +43,40 @@ class RecallContext:
             superseded by then (``docs/lifecycle.md``).
     """
 
-    namespace: Namespace = ("default",)
-    config: RecallConfig = field(default_factory=RecallConfig)
+    namespace: Namespace | None = None
+    config: RecallConfig | None = None
     reference_time: datetime | None = None
     as_of: datetime | None = None
 
     def __post_init__(self) -> None:
-        # Contexts built from JSON (``langgraph dev``, a dict) carry lists and dicts.
-        self.namespace = validate_namespace(self.namespace)
+        # Contexts built from JSON (``langgraph dev``, a dict) carry lists, strings and dicts.
+        if self.namespace is not None:
+            self.namespace = validate_namespace(self.namespace)
         if isinstance(self.config, dict):
             self.config = RecallConfig(**self.config)
         if isinstance(self.reference_time, str):
             self.reference_time = datetime.fromisoformat(self.reference_time)
         self.as_of = coerce_as_of(self.as_of)
 
+    def resolved(self, reader: MemoryReader) -> ResolvedContext:
+        """The context with the reader's defaults filled in: the one effective namespace and config."""
+        return ResolvedContext(namespace=self.namespace or reader.default_namespace,
+                               config=self.config or reader.recall_config,
+                               reference_time=self.reference_time, as_of=self.as_of)
+
+
+class ResolvedContext(RecallContext):
+    """A :class:`RecallContext` whose namespace and config are set (what nodes read)."""
+
+    namespace: Namespace
+    config: RecallConfig
+
 
 class RecallInput(TypedDict):
-    """What the graph needs: the question."""
+    """What the graph needs: the question, and whether to answer it (needs a chat model)."""
 
     query: str
+    with_answer: NotRequired[bool]
 
 
 class RecallOutput(TypedDict, total=False):
@@ -83,6 +101,7 @@ class RecallState(TypedDict, total=False):
     """Everything that flows between nodes."""
 
     query: str
+    with_answer: bool
     cues: QueryCues
     query_vector: list[float]
     evidence: dict[str, list[Hit]]
@@ -95,3 +114,4 @@ class RecallState(TypedDict, total=False):
     usage: Usage
     result: RecallResult
     answer: str | None
+    warnings: list[str]

@@ -57,7 +57,7 @@ def test_ingest_recall_and_reopen(memory_factory):
     edges = memory.edges(MAYA)
     assert edges
 
-    assert embedded_store_directory(memory.client) is None  # a server client needs no directory lock
+    assert embedded_store_directory(memory.unit_backend.client) is None  # a server client needs no directory lock
     other = memory_factory()  # a new client, as a new process would open it
     assert [u.id for u in other.list_units(MAYA)] == [u.id for u in memory.list_units(MAYA)]
     assert other.edges(MAYA) == edges

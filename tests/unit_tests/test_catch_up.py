@@ -8,9 +8,9 @@ import pytest
 
 from langchain_ripplemem.integrity import check_store
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.memory_graph import store as edge_store
-from langchain_ripplemem.memory_graph.store import EdgeStore
 from langchain_ripplemem.schemas import Conversation, Edge, namespace_key
+from langchain_ripplemem.storage import sqlite as edge_store
+from langchain_ripplemem.storage.sqlite import SQLiteNamespaceLog, open_sqlite_graph
 
 from .conftest import BagOfWordsEmbeddings
 
@@ -36,11 +36,11 @@ def pair(tmp_path):
 
 
 def cached_view(memory: RippleMemory):
-    return memory.index._views[namespace_key(NS)]
+    return memory.index.cached(NS)
 
 
 def graph_edges(memory: RippleMemory) -> set[tuple[str, str, str]]:
-    graph = memory.graph.graph(NS)
+    graph = memory.graph(NS)
     return {(*sorted((u, v)), t) for u, v, data in graph.edges(data=True) for t in data["types"]}
 
 
@@ -69,15 +69,15 @@ def test_a_suppression_elsewhere_hides_the_memory_here(pair):
 
 
 def whole_loads(memory: RippleMemory, monkeypatch) -> list[int]:
-    """Counts the index's whole-namespace reads from Chroma (loads without ids)."""
+    """Counts the unit backend's whole-namespace reads (loads without ids)."""
     calls: list[int] = []
-    load = memory.index._load
+    load = memory.unit_backend.load
 
-    def counting(view, where, ids):
+    def counting(namespace, ids=None):
         calls.extend([1] if ids is None else [])
-        return load(view, where, ids)
+        return load(namespace, ids)
 
-    monkeypatch.setattr(memory.index, "_load", counting)
+    monkeypatch.setattr(memory.unit_backend, "load", counting)
     return calls
 
 
@@ -89,7 +89,7 @@ def test_a_delete_elsewhere_leaves_here_without_a_reload(pair, monkeypatch):
     assert gone.id not in {u.id for u in b.list_units(NS)}
     assert gone.id not in {m.unit.id for m in b.recall("Toby", namespace=NS, k=5).memories}
     assert loads == []  # the view was rebuilt from memory, not read back from Chroma
-    assert gone.id not in b.graph.graph(NS)
+    assert gone.id not in b.graph(NS)
     assert graph_edges(b) == graph_edges(a)
     assert all(gone.id not in (e.src, e.dst) for e in b.edges(NS))
     assert check_store(b).ok
@@ -121,23 +121,24 @@ def test_a_gap_in_the_change_log_reloads(pair, monkeypatch):
     view = cached_view(b)
     monkeypatch.setattr(edge_store, "CHANGES_KEPT", 1)  # keep only the newest version's row
     a.add_conversation(turns("c3", ["Toby met a cat.", "The cat was not impressed."]), namespace=NS)
-    assert len(b.list_units(NS)) == 5
+    a.add_conversation(turns("c4", ["Toby slept all day."]), namespace=NS)  # two versions, one row kept
+    assert len(b.list_units(NS)) == 6
     assert cached_view(b) is not view
 
 
 def test_change_log_rows_and_gaps():
-    store = EdgeStore(None)
+    edges, log = open_sqlite_graph(None)
     ns = ("x",)
-    v1 = store.bump(ns, ["u1"])
-    v2 = store.add_edges(ns, [Edge(src="u2", dst="u1", type="semantic", weight=0.9)], linked=["u2"]) and \
-        store.version(ns)
-    assert store.changes(ns, 0, v2) == ({"u1"}, {"u1", "u2"}, set())
-    assert store.changes(ns, v1, v2) == (set(), {"u1", "u2"}, set())
-    store.remove_units(ns, ["u2"])
-    assert store.changes(ns, v2, store.version(ns)) == (set(), set(), {"u2"})  # a delete: logged
-    store.drop_namespace(ns)
-    assert store.changes(ns, v2, store.version(ns)) is None  # a drop: reload
-    assert store.changes(ns, 0, store.version(ns) + 1) is None  # a version without a row
+    v1 = log.record(ns, ["u1"])
+    edges.add(ns, [Edge(src="u2", dst="u1", type="semantic", weight=0.9)], linked=["u2"])
+    v2 = log.record(ns, (), ["u1", "u2"])
+    assert log.changes(ns, 0, v2) == ({"u1"}, {"u1", "u2"}, set())
+    assert log.changes(ns, v1, v2) == (set(), {"u1", "u2"}, set())
+    log.record(ns, (), (), removed=["u2"])
+    assert log.changes(ns, v2, log.version(ns)) == (set(), set(), {"u2"})  # a delete: logged
+    log.record(ns, None)
+    assert log.changes(ns, v2, log.version(ns)) is None  # a drop: reload
+    assert log.changes(ns, 0, log.version(ns) + 1) is None  # a version without a row
 
 
 def test_an_edge_file_from_before_deletes_were_logged_opens_and_catches_up(tmp_path):
@@ -148,7 +149,7 @@ def test_an_edge_file_from_before_deletes_were_logged_opens_and_catches_up(tmp_p
         conn.execute("INSERT INTO ns_changes VALUES (?, 1, '[\"u1\"]', '[]')", (namespace_key(("x",)),))
         conn.execute("CREATE TABLE ns_version (ns TEXT PRIMARY KEY, version INTEGER NOT NULL)")
         conn.execute("INSERT INTO ns_version VALUES (?, 1)", (namespace_key(("x",)),))
-    store = EdgeStore(path)
-    assert store.changes(("x",), 0, 1) == ({"u1"}, set(), set())
-    store.remove_units(("x",), ["u1"])
-    assert store.changes(("x",), 1, 2) == (set(), set(), {"u1"})
+    log = SQLiteNamespaceLog(path)
+    assert log.changes(("x",), 0, 1) == ({"u1"}, set(), set())
+    log.record(("x",), (), (), removed=["u1"])
+    assert log.changes(("x",), 1, 2) == (set(), set(), {"u1"})

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from chromadb.errors import InternalError
 
-from langchain_ripplemem import chroma as chroma_module
-from langchain_ripplemem.chroma import read_retrying
 from langchain_ripplemem.index import UnitIndex
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.storage import chroma as chroma_module
+from langchain_ripplemem.storage.chroma import read_retrying
 
 from .conftest import make_conversation
 
@@ -53,14 +53,14 @@ def memory(bow) -> RippleMemory:
 
 def reload_with(memory: RippleMemory, collection: FlakyCollection) -> UnitIndex:
     """The memory's index, reading through ``collection``, with its cached view dropped."""
-    memory.index.collection = collection
+    memory.unit_backend.collection = collection
     memory.index.invalidate(MAYA)
     return memory.index
 
 
 def test_a_view_load_that_fails_once_is_retried(memory, pauses, caplog):
     expected = [u.id for u in memory.list_units(MAYA)]
-    flaky = FlakyCollection(memory.index.collection, failures=1)
+    flaky = FlakyCollection(memory.unit_backend.collection, failures=1)
     reload_with(memory, flaky)
     assert [u.id for u in memory.list_units(MAYA)] == expected
     assert flaky.gets == 2 and pauses == [chroma_module.READ_BACKOFF_SECONDS]
@@ -71,7 +71,7 @@ def test_a_view_load_that_fails_once_is_retried(memory, pauses, caplog):
 
 
 def test_a_view_load_that_always_fails_raises_after_a_few_attempts(memory, pauses):
-    flaky = FlakyCollection(memory.index.collection, failures=None)
+    flaky = FlakyCollection(memory.unit_backend.collection, failures=None)
     index = reload_with(memory, flaky)
     with pytest.raises(InternalError) as caught:
         index.view(MAYA)
@@ -86,7 +86,7 @@ def test_a_view_load_that_always_fails_raises_after_a_few_attempts(memory, pause
 
 
 def test_other_errors_are_not_retried(memory, pauses):
-    flaky = FlakyCollection(memory.index.collection, failures=None, error=ValueError("bad where"))
+    flaky = FlakyCollection(memory.unit_backend.collection, failures=None, error=ValueError("bad where"))
     index = reload_with(memory, flaky)
     with pytest.raises(ValueError, match="bad where"):
         index.view(MAYA)
@@ -94,8 +94,8 @@ def test_other_errors_are_not_retried(memory, pauses):
 
 
 def test_the_namespace_list_is_retried_too(memory, pauses):
-    flaky = FlakyCollection(memory.index.collection, failures=2)
-    memory.index.collection = flaky
+    flaky = FlakyCollection(memory.unit_backend.collection, failures=2)
+    memory.unit_backend.collection = flaky
     assert memory.namespaces() == [MAYA]
     assert flaky.gets == 3 and len(pauses) == 2
 

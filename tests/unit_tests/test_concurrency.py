@@ -267,8 +267,8 @@ def test_lock_in_a_forked_child_is_not_inherited(tmp_path):
 
 def test_embedded_store_directory_finds_persistent_clients_only(tmp_path, bow):
     persistent = RippleMemory(bow, persist_directory=tmp_path)
-    assert embedded_store_directory(persistent.client) == tmp_path
-    assert embedded_store_directory(RippleMemory(bow).client) is None
+    assert embedded_store_directory(persistent.unit_backend.client) == tmp_path
+    assert embedded_store_directory(RippleMemory(bow).unit_backend.client) is None
     assert embedded_store_directory(object()) is None
 
 

@@ -91,7 +91,7 @@ class BlockingEmbeddings(BagOfWordsEmbeddings):
         return super().embed_documents(texts)
 
 memory = RippleMemory(BlockingEmbeddings(), persist_directory=directory)
-add_edges = memory.graph.add_edges
+add_edges = memory.edge_backend.add
 
 def blocking_add_edges(*args, **kwargs):
     if mode == "before_edges" and state["conv"] == at:
@@ -99,7 +99,7 @@ def blocking_add_edges(*args, **kwargs):
         sys.stdin.readline()
     return add_edges(*args, **kwargs)
 
-memory.graph.add_edges = blocking_add_edges
+memory.edge_backend.add = blocking_add_edges
 
 class AnnouncingCollection:
     def __init__(self, inner):
@@ -111,7 +111,7 @@ class AnnouncingCollection:
             say("upserting")
         return self._inner.upsert(**kwargs)
 
-memory.index.collection = AnnouncingCollection(memory.index.collection)
+memory.unit_backend.collection = AnnouncingCollection(memory.unit_backend.collection)
 for i, conv in enumerate(conversations(mode)):
     state["conv"] = i
     memory.add_conversation(conv, namespace=NS)

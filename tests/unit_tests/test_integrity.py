@@ -10,8 +10,8 @@ import pytest
 from langchain_ripplemem.cli import main
 from langchain_ripplemem.integrity import check_store
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.memory_graph.store import GRAPH_FILENAME
 from langchain_ripplemem.schemas import namespace_key
+from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
 
@@ -93,7 +93,7 @@ def test_stale_cached_view_and_duplicate_content_are_reported(bow):
     unit = memory.list_units(A)[0]
     # Another writer (here: the collection directly) stores the same content under a new id.
     twin = unit.model_copy(update={"id": "twin"})
-    memory.index.collection.upsert(
+    memory.unit_backend.collection.upsert(
         ids=["twin"], embeddings=[memory.index.view(A).vector(unit.id).tolist()],
         documents=[twin.restatement],
         metadatas=[{"ns": namespace_key(A), "kind": twin.kind, "unit": twin.model_dump_json()}])
@@ -107,7 +107,7 @@ def test_stale_cached_view_and_duplicate_content_are_reported(bow):
 def test_unreadable_record_is_reported(bow):
     memory = RippleMemory(bow)
     memory.add_conversation(make_conversation(), namespace=A)
-    memory.index.collection.add(ids=["junk"], embeddings=[[1.0] + [0.0] * 511], metadatas=[{"x": 1}])
+    memory.unit_backend.collection.add(ids=["junk"], embeddings=[[1.0] + [0.0] * 511], metadatas=[{"x": 1}])
     report = check_store(memory)
     assert report.unreadable_records == ["junk"] and not report.ok
     assert report.namespace(A).ok
@@ -140,7 +140,7 @@ def test_metadata_changed_behind_the_cached_view_is_stale(bow):
     memory.add_conversation(make_conversation(), namespace=A)
     unit = memory.list_units(A)[0]
     changed = unit.model_copy(update={"metadata": {**unit.metadata, "note": "edited elsewhere"}})
-    memory.index.collection.update(ids=[unit.id], metadatas=[
+    memory.unit_backend.collection.update(ids=[unit.id], metadatas=[
         {"ns": namespace_key(A), "kind": unit.kind, "unit": changed.model_dump_json()}])
     report = check_store(memory).namespace(A)
     assert report.stale_view == [unit.id] and not report.ok

@@ -206,7 +206,7 @@ def writer_lock_is_free(memory: RippleMemory) -> bool:
 
     def probe() -> None:
         try:
-            with namespace_writer(memory.graph.path, namespace_key(MAYA), timeout=0.2):
+            with namespace_writer(memory.namespace_log.path, namespace_key(MAYA), timeout=0.2):
                 free.append(True)
         except WriterLockTimeout:
             free.append(False)

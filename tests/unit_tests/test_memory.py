@@ -99,7 +99,7 @@ def test_interrupted_ingest_is_linked_on_next_open(tmp_path, bow, conversation, 
     def crash(*args, **kwargs):
         raise KeyboardInterrupt("simulated crash after the unit write")
 
-    monkeypatch.setattr(crashing, "_link", crash)
+    monkeypatch.setattr(crashing._write, "link", crash)
     with pytest.raises(KeyboardInterrupt):
         crashing.add_conversation(conversation, namespace=("maya",))
     monkeypatch.undo()
@@ -126,7 +126,7 @@ def test_bad_input_errors_name_the_problem(bow):
 def test_custom_embeddings_without_embed_array(conversation):
     memory = RippleMemory(BagOfWordsEmbeddings())
     assert memory.add_conversation(conversation).new_units == 7
-    assert memory.index.search_semantic(("default",), "shellfish allergy", 1)
+    assert memory.search("shellfish allergy", namespace=("default",), k=1)
 
 
 def test_namespace_strings_mean_the_same_everywhere(bow, conversation):

@@ -6,10 +6,11 @@ import pytest
 
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.expansion import expand_channel, reachable
 from langchain_ripplemem.memory_graph.linking import link_rows
-from langchain_ripplemem.memory_graph.store import EdgeStore
 from langchain_ripplemem.schemas import Edge, MemoryUnit, Provenance, TimeInterval
+from langchain_ripplemem.storage.sqlite import SQLiteEdgeBackend
 
 NS = ("u",)
 T = TimeInterval.point(datetime(2026, 1, 1, tzinfo=timezone.utc))
@@ -27,22 +28,29 @@ def unit_vec(*weights: float, dim: int = 8) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
-def test_edge_store_roundtrip_and_namespace_separation(tmp_path):
+def neighbours(cache: GraphCache, ns: tuple[str, ...], uid: str) -> dict[str, dict[str, float]]:
+    graph = cache.graph(ns)
+    return {n: dict(d["types"]) for n, d in graph.adj[uid].items()} if uid in graph else {}
+
+
+def test_edge_backend_roundtrip_and_namespace_separation(tmp_path):
     path = tmp_path / "g.sqlite3"
-    store = EdgeStore(path)
-    store.add_edges(("a",), [Edge(src="x", dst="y", type="semantic", weight=0.9),
-                             Edge(src="y", dst="x", type="structural", weight=0.7)], linked=["x", "y"])
-    store.add_edges(("b",), [Edge(src="x", dst="z", type="semantic", weight=0.95)])
-    assert store.neighbors(("a",), "x") == {"y": {"semantic": 0.9, "structural": 0.7}}
-    assert store.neighbors(("b",), "x") == {"z": {"semantic": 0.95}}
+    store = SQLiteEdgeBackend(path)
+    store.add(("a",), [Edge(src="x", dst="y", type="semantic", weight=0.9),
+                       Edge(src="y", dst="x", type="structural", weight=0.7)], linked=["x", "y"])
+    store.add(("b",), [Edge(src="x", dst="z", type="semantic", weight=0.95)])
+    assert neighbours(GraphCache(store), ("a",), "x") == {"y": {"semantic": 0.9, "structural": 0.7}}
+    assert neighbours(GraphCache(store), ("b",), "x") == {"z": {"semantic": 0.95}}
     store.close()
-    reopened = EdgeStore(path)
-    assert reopened.count(("a",)) == {"semantic": 1, "structural": 1}
+    reopened = SQLiteEdgeBackend(path)
+    assert GraphCache(reopened).count(("a",)) == {"semantic": 1, "structural": 1}
     assert reopened.linked_ids(("a",)) == {"x", "y"}
     assert reopened.remove_units(("a",), ["y"]) == 2
-    assert reopened.neighbors(("a",), "x") == {}
-    assert reopened.count(("b",)) == {"semantic": 1, "structural": 0}  # untouched
-    reopened.drop_namespace(("b",))
+    assert neighbours(GraphCache(reopened), ("a",), "x") == {}
+    assert GraphCache(reopened).count(("b",)) == {"semantic": 1, "structural": 0}  # untouched
+    assert reopened.namespaces() == [("a",), ("b",)]  # ("a",) keeps x's linked mark
+    reopened.drop(("b",))
+    assert reopened.namespaces() == [("a",)]
     assert reopened.edges(("b",)) == []
 
 

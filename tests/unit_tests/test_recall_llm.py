@@ -46,7 +46,7 @@ def test_graph_has_answer_node_with_llm():
 
 def test_llm_cues_controller_and_answer():
     memory, model = memory_with([CUES, plan(), "Maya is allergic to shellfish [1], so not Harbor Grill [2]."])
-    result = memory.recall("Should Maya accept the dinner pick?", namespace=NS)
+    result = memory.recall("Should Maya accept the dinner pick?", namespace=NS, answer=True)
     assert result.cues.query == CUES["semantic_query"] and result.cues.participants == ["maya"]
     first, second = result.rounds
     assert not first.sufficient and second.anchors and second.target.restatement == "food allergy of Maya"
@@ -60,7 +60,7 @@ def test_llm_cues_controller_and_answer():
 
 def test_invalid_controller_output_stops_with_reason():
     memory, model = memory_with([CUES, "not json", "still not", {"anchors": "wrong type"}, "I don't know [9]."])
-    result = memory.recall("Should Maya accept the dinner pick?", namespace=NS)
+    result = memory.recall("Should Maya accept the dinner pick?", namespace=NS, answer=True)
     assert len(result.rounds) == 1
     assert result.rounds[0].reason.startswith("controller output invalid after retries")
     assert result.answer == "I don't know [9]." and result.cited_ids == []  # [9] is out of range
@@ -91,7 +91,7 @@ def test_anchors_are_capped_at_max_anchors():
 
 async def test_async_llm_path():
     memory, model = memory_with([CUES, plan(), "Shellfish allergy [1]."])
-    result = await memory.arecall("Should Maya accept the dinner pick?", namespace=NS)
+    result = await memory.arecall("Should Maya accept the dinner pick?", namespace=NS, answer=True)
     assert result.answer == "Shellfish allergy [1]." and len(result.rounds) == 2
     assert model.remaining == 0
 
@@ -100,6 +100,32 @@ def test_unparseable_llm_time_is_dropped_not_guessed():
     memory, _ = memory_with([{**CUES, "time_start": "sometime soon"}, plan(should_continue=False), "ok"])
     result = memory.recall("Should Maya accept the dinner pick?", namespace=NS)
     assert result.cues.time is None
+
+
+def test_no_answer_call_unless_asked_and_a_failed_answer_keeps_the_memories():
+    memory, model = memory_with([CUES, plan()])
+    result = memory.recall("Should Maya accept the dinner pick?", namespace=NS)  # no answer asked
+    assert result.answer is None and result.memories and model.remaining == 0
+    assert result.usage.llm_calls == 2  # cues and controller only
+    docs = memory.as_retriever(namespace=NS, k=3).invoke("Should Maya accept the dinner pick?")
+    assert docs  # the retriever never asks for an answer (its cue and controller calls fail over)
+    memory, model = memory_with([CUES, plan(), RuntimeError("HTTP 500 from the provider")])
+    result = memory.recall("Should Maya accept the dinner pick?", namespace=NS, answer=True)
+    assert result.answer is None and result.memories
+    assert any("answer" in w and "HTTP 500" in w for w in result.warnings)
+    assert result.usage.llm_calls == 3
+
+
+async def test_a_failed_async_answer_keeps_the_memories():
+    memory, _ = memory_with([CUES, plan(), RuntimeError("HTTP 500 from the provider")])
+    result = await memory.arecall("Should Maya accept the dinner pick?", namespace=NS, answer=True)
+    assert result.answer is None and result.memories and "HTTP 500" in result.warnings[0]
+
+
+def test_answer_needs_a_chat_model(bow):
+    memory = RippleMemory(bow)
+    with pytest.raises(ValueError, match="answer=True needs a chat model"):
+        memory.recall("anything", answer=True)
 
 
 @pytest.mark.parametrize("bad", [None, 3])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.scoring import structural_score
@@ -171,8 +171,8 @@ def test_cue_view_matches_a_brute_force_ranking():
                  QueryCues(query="q", participants=["maya", "sam"], time=units[5].time)):
         expected = sorted(
             ((s, float(view.matrix[i] @ query_vector), i) for i, u in enumerate(view.units)
-             if (s := structural_score(cues, u)) is not None and s > 0),
+             if (s := structural_score(cues, u, WriteConfig())) is not None and s > 0),
             key=lambda t: (-t[0], -t[1], t[2]))
-        got = view.cues(cues, 25, query_vector)
+        got = view.cues(cues, 25, WriteConfig(), query_vector)
         assert [uid for uid, _ in got] == [view.ids[i] for _, _, i in expected[:25]]
         assert [s for _, s in got] == pytest.approx([s for s, _, _ in expected[:25]])

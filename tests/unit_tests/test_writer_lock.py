@@ -112,7 +112,7 @@ def test_a_memory_write_waits_for_another_process_writing_the_namespace(tmp_path
     extractor = SignallingExtractor()
     memory = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path / "store", extractor=extractor)
     memory.add_conversation(many_turns("before", 4), namespace=NS)
-    proc = _spawn(WRITER_HOLDER, memory.graph.path, KEY)
+    proc = _spawn(WRITER_HOLDER, memory.namespace_log.path, KEY)
     errors: list[BaseException] = []
 
     def ingest() -> None:

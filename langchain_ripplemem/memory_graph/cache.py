@@ -1,0 +1,119 @@
+"""The typed memory graph of each namespace, in NetworkX, kept in step with an edge backend.
+
+The :class:`~langchain_ripplemem.storage.base.EdgeBackend` is the source of
+truth; a ``networkx.Graph`` per namespace is built from it on first use and
+then updated by every write of this process and every change another process
+logged, so expansion never touches storage. A pair of units may carry both
+edge types: the NetworkX edge holds a ``{"semantic": w, "structural": w}``
+mapping under ``"types"``.
+
+Example:
+    >>> from langchain_ripplemem.schemas import Edge
+    >>> from langchain_ripplemem.storage.sqlite import open_sqlite_graph
+    >>> backend, _ = open_sqlite_graph(None)
+    >>> cache = GraphCache(backend)
+    >>> edge = Edge(src="a", dst="b", type="semantic", weight=0.9)
+    >>> backend.add(("u1",), [edge]); cache.add(("u1",), [edge])
+    >>> dict(cache.graph(("u1",)).adj["b"])
+    {'a': {'types': {'semantic': 0.9}}}
+    >>> cache.count(("u1",))
+    {'semantic': 1, 'structural': 0}
+
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+
+import networkx as nx
+
+from langchain_ripplemem.schemas import Edge, Namespace, namespace_key
+from langchain_ripplemem.storage.base import EdgeBackend
+
+__all__ = ["GraphCache"]
+
+
+def _put(graph: nx.Graph, edge: Edge) -> None:
+    if graph.has_edge(edge.src, edge.dst):
+        graph.edges[edge.src, edge.dst]["types"][edge.type] = edge.weight
+    else:
+        graph.add_edge(edge.src, edge.dst, types={edge.type: edge.weight})
+
+
+class GraphCache:
+    """One NetworkX graph per namespace, loaded from ``backend`` lazily.
+
+    Args:
+        backend: where the edges are stored.
+    """
+
+    def __init__(self, backend: EdgeBackend) -> None:
+        self.backend = backend
+        self._graphs: dict[str, nx.Graph] = {}
+        self._lock = threading.RLock()
+
+    def graph(self, namespace: Namespace) -> nx.Graph:
+        """The namespace's graph (loaded from the backend on first use)."""
+        key = namespace_key(namespace)
+        with self._lock:
+            graph = self._graphs.get(key)
+            if graph is None:
+                graph = nx.Graph()
+                for edge in self.backend.edges(namespace):
+                    _put(graph, edge)
+                self._graphs[key] = graph
+            return graph
+
+    def cached(self, namespace: Namespace) -> bool:
+        """Whether the namespace's graph is loaded."""
+        return namespace_key(namespace) in self._graphs
+
+    def add(self, namespace: Namespace, edges: Iterable[Edge]) -> None:
+        """Mirror edges the backend just stored."""
+        with self._lock:
+            graph = self.graph(namespace)
+            for edge in edges:
+                _put(graph, edge)
+
+    def remove(self, namespace: Namespace, unit_ids: Iterable[str]) -> None:
+        """Drop units (and their edges) from a loaded graph."""
+        with self._lock:
+            graph = self._graphs.get(namespace_key(namespace))
+            if graph is not None:
+                graph.remove_nodes_from(list(unit_ids))
+
+    def catch_up(self, namespace: Namespace, unit_ids: set[str], removed: Iterable[str] = ()) -> None:
+        """Drop ``removed`` from a loaded graph, then add the stored edges touching ``unit_ids``.
+
+        A namespace whose graph is not loaded is left alone: its first use loads it whole.
+        """
+        with self._lock:
+            graph = self._graphs.get(namespace_key(namespace))
+            if graph is None:
+                return
+            graph.remove_nodes_from(list(removed))
+            if unit_ids:
+                for edge in self.backend.edges(namespace, unit_ids):
+                    _put(graph, edge)
+
+    def invalidate(self, namespace: Namespace) -> None:
+        """Forget a namespace's graph; the next use reloads it."""
+        with self._lock:
+            self._graphs.pop(namespace_key(namespace), None)
+
+    def edges(self, namespace: Namespace) -> list[Edge]:
+        """Every edge of a namespace, sorted, one per type (``src < dst``)."""
+        out = []
+        for a, b, data in self.graph(namespace).edges(data=True):
+            src, dst = (a, b) if a < b else (b, a)
+            out += [Edge(src=src, dst=dst, type=etype, weight=w) for etype, w in sorted(data["types"].items())]
+        return sorted(out, key=lambda e: (e.src, e.dst, e.type))
+
+    def count(self, namespace: Namespace) -> dict[str, int]:
+        """Edge counts by type."""
+        counts = {"semantic": 0, "structural": 0}
+        for _, _, data in self.graph(namespace).edges(data=True):
+            for etype in data["types"]:
+                counts[etype] += 1
+        return counts

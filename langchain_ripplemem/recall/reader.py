@@ -1,0 +1,62 @@
+"""What recollection reads: the narrow :class:`MemoryReader` protocol.
+
+The recall graph's nodes depend on this protocol only, never on the
+:class:`~langchain_ripplemem.memory.RippleMemory` facade, which implements it.
+Any object with these members can be recalled from (a read replica, a test
+double, a served memory built lazily off the event loop).
+
+:meth:`MemoryReader.prepare` is the one preparation every recall runs first,
+whichever way it was started (``RippleMemory.recall``, the compiled graph, a
+parent graph using it as a subgraph): catch up with other writers' changes and
+link what an interrupted ingest left unlinked.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import networkx as nx
+    import numpy as np
+
+    from langchain_ripplemem.config import RecallConfig, WriteConfig
+    from langchain_ripplemem.index import NamespaceView
+    from langchain_ripplemem.schemas import Namespace
+
+__all__ = ["MemoryReader"]
+
+
+@runtime_checkable
+class MemoryReader(Protocol):
+    """The read side of a memory, as recollection sees it."""
+
+    @property
+    def default_namespace(self) -> Namespace:
+        """The namespace a recall uses when its context names none."""
+        ...
+
+    @property
+    def recall_config(self) -> RecallConfig:
+        """The recall settings a recall uses when its context gives none."""
+        ...
+
+    @property
+    def write_config(self) -> WriteConfig:
+        """The write settings the memory's units and edges were made with (structural betas)."""
+        ...
+
+    def prepare(self, namespace: Namespace) -> None:
+        """Make ``namespace``'s view and graph current (catch-up, crash-recovery linking)."""
+        ...
+
+    def view(self, namespace: Namespace) -> NamespaceView:
+        """The namespace's search structures (vectors, BM25, cue postings, units)."""
+        ...
+
+    def graph(self, namespace: Namespace) -> nx.Graph:
+        """The namespace's typed memory graph (``data["types"]`` per edge)."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The query's unit vector under the memory's embeddings."""
+        ...

@@ -1,0 +1,96 @@
+"""The first-hop recall views, declared once: name, top-k setting and search.
+
+``tri_view_recall`` runs every view of :data:`RECALL_VIEWS` and unites what they
+find by unit id, each hit keeping its view's name (``Hit.source``), rank and
+score. A view's name also keys its provenance weight in
+``RecallConfig.source_weights``. Adding a view is one entry here, its top-k
+field and weight in :class:`~langchain_ripplemem.config.RecallConfig`, and its
+name in ``schemas.HitSource``.
+
+With dialogue context weights (``RecallConfig.context_weight``), the semantic and
+lexical views score each unit together with its session neighbours
+(:mod:`~langchain_ripplemem.recall.smoothing`).
+
+Example:
+    >>> [view.name for view in RECALL_VIEWS]
+    ['semantic', 'lexical', 'cue']
+    >>> from langchain_ripplemem.config import RecallConfig
+    >>> [view.k(RecallConfig(semantic_k=7)) for view in RECALL_VIEWS][0]
+    7
+
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from langchain_ripplemem.config import RecallConfig, WriteConfig, context_weights
+from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.recall.smoothing import top_in_context
+from langchain_ripplemem.recall.visibility import visible_top
+from langchain_ripplemem.schemas import HitSource, QueryCues
+
+__all__ = ["RECALL_VIEWS", "RecallView", "ViewQuery"]
+
+
+@dataclass(frozen=True)
+class ViewQuery:
+    """What every view searches with: the query's cues and vector, and the ids it must not return."""
+
+    cues: QueryCues
+    vector: np.ndarray
+    hidden: set[str] = field(default_factory=set)
+
+    @property
+    def lexical_text(self) -> str:
+        """The text BM25 matches: the (semantic) query plus its keywords."""
+        return " ".join([self.cues.query, *self.cues.keywords])
+
+
+Search = Callable[[NamespaceView, ViewQuery, int, RecallConfig, WriteConfig], list[tuple[str, float]]]
+
+
+@dataclass(frozen=True)
+class RecallView:
+    """One first-hop view: its name (the hit source), the config field of its top-k, its search."""
+
+    name: HitSource
+    k_field: str
+    search: Search
+
+    def k(self, config: RecallConfig) -> int:
+        """The view's top-k under ``config``."""
+        return int(getattr(config, self.k_field))
+
+
+def _semantic(view: NamespaceView, query: ViewQuery, k: int, config: RecallConfig,
+              write: WriteConfig) -> list[tuple[str, float]]:
+    if any(weights := context_weights(config)):
+        return top_in_context(view, view.cosines(query.vector), weights, k, exclude=query.hidden)
+    return visible_top(lambda n: view.semantic(query.vector, n), k, query.hidden)
+
+
+def _lexical(view: NamespaceView, query: ViewQuery, k: int, config: RecallConfig,
+             write: WriteConfig) -> list[tuple[str, float]]:
+    if any(weights := context_weights(config)):
+        return top_in_context(view, view.lexical_scores(query.lexical_text), weights, k, positive=True,
+                              exclude=query.hidden)
+    return visible_top(lambda n: view.lexical(query.lexical_text, n), k, query.hidden)
+
+
+def _cue(view: NamespaceView, query: ViewQuery, k: int, config: RecallConfig,
+         write: WriteConfig) -> list[tuple[str, float]]:
+    cues = query.cues
+    if not (cues.participants or cues.locations or cues.time):
+        return []
+    return visible_top(lambda n: view.cues(cues, n, write, query.vector), k, query.hidden)
+
+
+RECALL_VIEWS: tuple[RecallView, ...] = (
+    RecallView("semantic", "semantic_k", _semantic),
+    RecallView("lexical", "lexical_k", _lexical),
+    RecallView("cue", "cue_k", _cue),
+)

@@ -1,0 +1,284 @@
+"""Chroma behind the :class:`~langchain_ripplemem.storage.base.UnitBackend` seam.
+
+Everything the package knows about Chroma lives here: the embedded client (no
+telemetry), the collection, the record format, the one-process lock of an
+embedded store, paged reads and their retries.
+
+* **Record format.** One record per unit: the unit's vector, its restatement as
+  the document, and metadata ``{"ns": <namespace key>, "kind", "unit": <the
+  MemoryUnit as JSON>}``. Every read filters on ``ns``, and every write checks
+  that a unit belongs to the namespace it is written to.
+* **Paged reads only.** Chroma answers one ``get`` with at most 32,766 records
+  ("too many SQL variables" past that), so reads go ``PAGE_SIZE`` records (or
+  ids) at a time.
+* **Namespace registry.** A small second collection (``<name>__namespaces``)
+  holds one record per namespace written, so listing namespaces reads the
+  registry, not every unit. A store from before the registry gets it on open.
+* **Transient errors.** Reads are retried a few times on Chroma's
+  ``InternalError`` only: a Chroma 1.5.9 server now and then answers a read with
+  one while another client deletes in the same collection ("Error finding id")
+  or right after the collection was created ("Error creating hnsw segment reader").
+* **One process per embedded store.** Embedded Chroma is not process-safe, so a
+  persistent directory is locked (:class:`~langchain_ripplemem.storage.locks.StoreLock`)
+  before Chroma opens it, and released by :meth:`ChromaUnitBackend.close`.
+
+Example:
+    >>> import numpy as np
+    >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance
+    >>> backend = ChromaUnitBackend()  # embedded, in memory
+    >>> unit = MemoryUnit.create(namespace=("maya",), restatement="Maya: hi",
+    ...                          source=Provenance(conversation_id="c", session_id="s"))
+    >>> backend.upsert(("maya",), [unit], np.ones((1, 3), dtype=np.float32))
+    >>> [[u.id for u in units] for units, _ in backend.load(("maya",))] == [[unit.id]]
+    True
+    >>> backend.namespaces(), list(backend.load(("sam",)))
+    ([('maya',)], [])
+
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_from_key, namespace_key
+from langchain_ripplemem.storage.base import StoredRecord
+from langchain_ripplemem.storage.locks import StoreLock, embedded_store_directory
+
+__all__ = ["DEFAULT_COLLECTION", "PAGE_SIZE", "ChromaUnitBackend", "chroma_client", "read_retrying"]
+
+DEFAULT_COLLECTION = "ripplemem_units"
+# Records (or ids) per Chroma call: well under SQLite's 32,766 bound variables.
+PAGE_SIZE = 5000
+# Transient Chroma read errors: attempts in all, and the first pause (doubled each time).
+READ_ATTEMPTS = 4
+READ_BACKOFF_SECONDS = 0.05
+_sleep = time.sleep
+_log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def chroma_client(persist_directory: str | Path | None) -> Any:
+    """An embedded Chroma client: ephemeral, or persistent in ``persist_directory``; no telemetry."""
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False, allow_reset=False)
+    if persist_directory is None:
+        return chromadb.EphemeralClient(settings=settings)
+    Path(persist_directory).mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(persist_directory), settings=settings)
+
+
+def read_retrying(read: Callable[[], T], what: str, *, attempts: int | None = None,
+                  backoff: float | None = None) -> T:
+    """``read()``, retried with a doubling pause when Chroma raises its transient ``InternalError``.
+
+    Any other error propagates at once. When every attempt fails, an ``InternalError``
+    saying what was read and how often propagates, chained to the last one.
+
+    Args:
+        read: the read, e.g. a ``collection.get`` call.
+        what: what is read, for the error message.
+        attempts: tries in all (at least 1); default ``READ_ATTEMPTS``.
+        backoff: seconds before the second try; default ``READ_BACKOFF_SECONDS``.
+    """
+    from chromadb.errors import InternalError
+
+    attempts = READ_ATTEMPTS if attempts is None else attempts
+    backoff = READ_BACKOFF_SECONDS if backoff is None else backoff
+    if attempts < 1:
+        raise ValueError(f"attempts must be at least 1, got {attempts}")
+    attempt = 1
+    while True:
+        try:
+            return read()
+        except InternalError as err:
+            if attempt >= attempts:
+                raise InternalError(f"reading {what} from Chroma failed {attempts} times with a transient "
+                                    f"InternalError; the last: {err}") from err
+            _log.warning("retrying a read of %s from Chroma after a transient InternalError (attempt %d of %d): %s",
+                         what, attempt, attempts, err)
+        _sleep(backoff * 2 ** (attempt - 1))
+        attempt += 1
+
+
+class ChromaUnitBackend:
+    """Units and vectors in one Chroma collection, namespaced.
+
+    Args:
+        client: a ``chromadb`` client (``HttpClient``, ``PersistentClient``, ...);
+            default: an embedded one, in ``persist_directory`` or in memory.
+        persist_directory: where an embedded client keeps its files (only without ``client``).
+        collection_name: the collection of units. An in-memory store made here gets a
+            random suffix, since embedded ephemeral clients share one store per process.
+
+    Raises:
+        ValueError: both ``client`` and ``persist_directory`` are given.
+        StoreLockedError: another process holds the embedded store.
+    """
+
+    def __init__(self, client: Any = None, *, persist_directory: str | Path | None = None,
+                 collection_name: str = DEFAULT_COLLECTION) -> None:
+        if client is not None and persist_directory is not None:
+            raise ValueError("pass either client or persist_directory, not both")
+        # An embedded store belongs to one process at a time: lock before opening it,
+        # since opening can already write.
+        lock_dir = Path(persist_directory) if client is None and persist_directory is not None else \
+            embedded_store_directory(client) if client is not None else None
+        self._lock: StoreLock | None = StoreLock(lock_dir).acquire() if lock_dir is not None else None
+        if self._lock is not None:
+            weakref.finalize(self, self._lock.release)
+        try:
+            if client is None:
+                client = chroma_client(persist_directory)
+                if persist_directory is None:
+                    collection_name = f"{collection_name}-{uuid.uuid4().hex[:12]}"
+            self.client = client
+            self.collection = client.get_or_create_collection(
+                collection_name, embedding_function=None, metadata={"hnsw:space": "cosine"})
+            self._registry = client.get_or_create_collection(
+                f"{collection_name}__namespaces", embedding_function=None)
+            self._registered: set[str] = set()
+            if self._registry.count() == 0 and self.collection.count() > 0:
+                self._register(self._scan_keys())  # a store from before the registry
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def lock_directory(self) -> Path | None:
+        """The embedded store directory this backend holds the process lock of, if any."""
+        return self._lock.directory if self._lock is not None else None
+
+    def close(self) -> None:
+        """Release the embedded store's process lock (the client closes with the process)."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    # -- reads -----------------------------------------------------------------------
+    @staticmethod
+    def _get(collection: Any, what: str, **kwargs: Any) -> dict[str, Any]:
+        """One ``collection.get(**kwargs)``, retried on transient errors."""
+        return read_retrying(lambda: collection.get(**kwargs), what)  # type: ignore[no-any-return]
+
+    def _pages(self, what: str, include: list[str], where: dict[str, Any] | None = None,
+               ids: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
+        """Chroma ``get`` results, ``PAGE_SIZE`` records (or ids) at a time."""
+        if ids is not None:
+            for start in range(0, len(ids), PAGE_SIZE):
+                yield self._get(self.collection, what, ids=list(ids[start : start + PAGE_SIZE]), where=where,
+                                include=include)
+            return
+        offset = 0
+        while True:
+            got = self._get(self.collection, what, where=where, limit=PAGE_SIZE, offset=offset, include=include)
+            yield got
+            if len(got["ids"]) < PAGE_SIZE:
+                return
+            offset += PAGE_SIZE
+
+    def load(self, namespace: Namespace, ids: Sequence[str] | None = None) -> Iterator[
+            tuple[list[MemoryUnit], np.ndarray]]:
+        """Pages of ``(units, vectors)`` of the namespace (only ``ids`` when given)."""
+        what = f"namespace {list(namespace)}"
+        for got in self._pages(what, ["embeddings", "metadatas"], {"ns": namespace_key(namespace)}, ids):
+            if got["ids"]:
+                units = [MemoryUnit.model_validate_json(m["unit"]) for m in got["metadatas"]]
+                yield units, np.asarray(got["embeddings"], dtype=np.float32)
+
+    def records(self) -> Iterator[StoredRecord]:
+        """Every record of the collection, readable or not, page by page."""
+        for got in self._pages("every record", ["metadatas"]):
+            for uid, meta in zip(got["ids"], got["metadatas"] or [None] * len(got["ids"]), strict=True):
+                key = (meta or {}).get("ns")
+                if not isinstance(key, str):
+                    yield StoredRecord(uid, None, None, "no namespace key")
+                    continue
+                try:
+                    namespace_from_key(key)
+                    yield StoredRecord(uid, key, MemoryUnit.model_validate_json((meta or {})["unit"]))
+                except (KeyError, TypeError, ValueError) as err:
+                    yield StoredRecord(uid, key, None, f"{type(err).__name__}: {err}")
+
+    def namespaces(self) -> list[Namespace]:
+        """Every registered namespace that still holds a unit."""
+        keys: list[str] = []
+        offset = 0
+        while True:
+            got = self._get(self._registry, "the namespace list", limit=PAGE_SIZE, offset=offset, include=[])
+            keys += got["ids"]
+            if len(got["ids"]) < PAGE_SIZE:
+                break
+            offset += PAGE_SIZE
+        held = [key for key in keys
+                if self._get(self.collection, "the namespace list", where={"ns": key}, limit=1, include=[])["ids"]]
+        return sorted(namespace_from_key(k) for k in held)
+
+    def _scan_keys(self) -> set[str]:
+        return {m["ns"] for got in self._pages("every record", ["metadatas"])
+                for m in got["metadatas"] or [] if isinstance((m or {}).get("ns"), str)}
+
+    # -- writes ----------------------------------------------------------------------
+    def _register(self, keys: set[str]) -> None:
+        new = sorted(keys - self._registered)
+        if new:
+            self._registry.upsert(ids=new, embeddings=np.ones((len(new), 1), dtype=np.float32),
+                                  metadatas=[{"ns": k} for k in new])
+            self._registered.update(new)
+
+    @staticmethod
+    def _metadata(key: str, unit: MemoryUnit) -> dict[str, Any]:
+        return {"ns": key, "kind": unit.kind, "unit": unit.model_dump_json()}
+
+    def _check(self, namespace: Namespace, units: Sequence[MemoryUnit]) -> str:
+        for unit in units:
+            if unit.namespace != tuple(namespace):
+                raise ValueError(f"unit {unit.id} belongs to {unit.namespace}, not {namespace}")
+        return namespace_key(namespace)
+
+    def upsert(self, namespace: Namespace, units: Sequence[MemoryUnit], vectors: np.ndarray) -> None:
+        """Write units and their vectors."""
+        key = self._check(namespace, units)
+        if units:
+            self._register({key})
+        for start in range(0, len(units), PAGE_SIZE):
+            chunk = units[start : start + PAGE_SIZE]
+            self.collection.upsert(
+                ids=[u.id for u in chunk],
+                embeddings=np.asarray(vectors[start : start + PAGE_SIZE], dtype=np.float32),
+                documents=[u.restatement for u in chunk],
+                metadatas=[self._metadata(key, u) for u in chunk])
+
+    def update(self, namespace: Namespace, units: Sequence[MemoryUnit]) -> None:
+        """Rewrite stored units' metadata (ids, text and vectors stay)."""
+        key = self._check(namespace, units)
+        for start in range(0, len(units), PAGE_SIZE):
+            chunk = units[start : start + PAGE_SIZE]
+            self.collection.update(ids=[u.id for u in chunk], metadatas=[self._metadata(key, u) for u in chunk])
+
+    def delete(self, namespace: Namespace, ids: Sequence[str]) -> None:
+        """Remove these units of this namespace only."""
+        key = namespace_key(namespace)
+        for start in range(0, len(ids), PAGE_SIZE):
+            self.collection.delete(ids=list(ids[start : start + PAGE_SIZE]), where={"ns": key})
+
+    def drop(self, namespace: Namespace) -> None:
+        """Remove every unit of exactly this namespace, and its registry entry."""
+        key = namespace_key(namespace)
+        while True:  # page by page: one delete of a huge namespace would bind too many variables
+            ids = self._get(self.collection, f"namespace {list(namespace)}", where={"ns": key}, limit=PAGE_SIZE,
+                            include=[])["ids"]
+            if not ids:
+                break
+            self.collection.delete(ids=ids)
+        self._registry.delete(ids=[key])
+        self._registered.discard(key)
