@@ -130,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ripplemem`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "bench":
-        from langchain_ripplemem.bench.report import bench_main
+        from langchain_ripplemem.bench.cli import bench_main
 
         return bench_main(argv[1:])
     args = build_parser().parse_args(argv)

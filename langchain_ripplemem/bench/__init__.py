@@ -7,6 +7,7 @@ conversation and are scored on turn (and session) provenance. Heavy imports
 
 from __future__ import annotations
 
+from langchain_ripplemem.bench.cli import bench_main
 from langchain_ripplemem.bench.loaders import (
     LOCOMO_CATEGORIES,
     LOCOMO_HELDOUT,
@@ -33,7 +34,6 @@ from langchain_ripplemem.bench.metrics import (
     turns_covered_at_k,
 )
 from langchain_ripplemem.bench.report import (
-    bench_main,
     load_results,
     plot,
     results_markdown,

@@ -121,13 +121,6 @@ def plot(results: Mapping[str, Any] | str | Path, out_png: str | Path) -> Path:
     return out
 
 
-def bench_main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``ripplemem bench ...`` (see :mod:`langchain_ripplemem.bench.cli`)."""
-    from langchain_ripplemem.bench.cli import bench_main as main
-
-    return main(argv)
-
-
 def _meta(results: Mapping[str, Any]) -> str:
     dataset_file = results.get("dataset_file") or {}
     sha = dataset_file.get("sha256")
