@@ -14,12 +14,13 @@ import importlib
 from typing import Any
 
 from langchain_ripplemem.config import (
-    LOCOMO,
-    LOCOMO_WRITE,
-    LONGMEMEVAL,
-    LONGMEMEVAL_WRITE,
+    PAPER,
+    PAPER_LONG_HISTORY,
+    PAPER_LONG_HISTORY_WRITE,
+    PRESETS,
     RecallConfig,
     WriteConfig,
+    preset,
 )
 from langchain_ripplemem.errors import (
     ExtractionError,
@@ -80,10 +81,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "LOCOMO",
-    "LOCOMO_WRITE",
-    "LONGMEMEVAL",
-    "LONGMEMEVAL_WRITE",
     "Conversation",
     "Edge",
     "ExpansionTarget",
@@ -98,6 +95,10 @@ __all__ = [
     "MemoryUnit",
     "MiniLMOnnxEmbeddings",
     "NamespaceStats",
+    "PAPER",
+    "PAPER_LONG_HISTORY",
+    "PAPER_LONG_HISTORY_WRITE",
+    "PRESETS",
     "Provenance",
     "QueryCues",
     "RecallConfig",
@@ -124,4 +125,5 @@ __all__ = [
     "create_recall_tool",
     "create_remember_tool",
     "load_conversations",
+    "preset",
 ]

@@ -109,8 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--namespace", type=_namespace, default=("default",))
     recall.add_argument("--k", type=int, default=None, help="memories returned (default 30)")
     recall.add_argument("--json", action="store_true", help="print the RecallResult as JSON")
-    recall.add_argument("--preset", default="locomo-tuned", choices=sorted(PRESETS),
-                        help="recall settings (default locomo-tuned: the offline scoring of docs/architecture.md; "
+    recall.add_argument("--preset", default="recommended", choices=sorted(PRESETS),
+                        help="recall settings (default recommended: RecallConfig(), the best measured offline; "
                         "paper: METHOD.md exactly)")
     recall.set_defaults(func=cmd_recall)
 

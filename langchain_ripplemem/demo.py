@@ -35,17 +35,15 @@ def _found(units: list[MemoryUnit], evidence: list[str]) -> list[str]:
 
 def run_demo(k: int = 10, out: Callable[[str], Any] = print) -> dict[str, Any]:
     """Run the demo, printing through ``out``; returns per-question evidence counts."""
-    from langchain_ripplemem.config import LOCOMO_TUNED
     from langchain_ripplemem.memory import RippleMemory
 
     started = time.perf_counter()
     conversation, questions = load_sample()
-    # The preset tuned for the offline default on LoCoMo (docs/benchmarks.md).
-    memory = RippleMemory(recall_config=LOCOMO_TUNED)
+    memory = RippleMemory()  # the recommended settings (RecallConfig()), offline
     report = memory.add_conversation(conversation, namespace=NAMESPACE)
     out(f"RippleMem offline demo: {len(conversation.sessions)} sessions, {report.summary()}")
     out("Plain top-k = dense MiniLM top-k over the same memory units; recollection = tri-view recall")
-    out(f"+ controller + graph expansion + assembly (LOCOMO_TUNED preset). Both return {k} memories.\n")
+    out(f"+ controller + graph expansion + assembly (recommended settings). Both return {k} memories.\n")
     text = {u.id: u for u in memory.list_units(NAMESPACE)}
     summary: dict[str, Any] = {"questions": []}
     for item in questions:

@@ -40,16 +40,22 @@ from langchain_ripplemem.bench.systems import (
     describe_system,
     make_system,
 )
-from langchain_ripplemem.config import TUNED, RecallConfig, preset
+from langchain_ripplemem.config import RecallConfig, preset
 
 DEFAULT_KS = (5, 10, 30)
 DATASETS = ("locomo", "longmemeval")
+#: The paper's preset for each dataset: its write settings, and the ``ripplemem_paper`` row.
+PAPER_PRESETS = {"locomo": "paper", "longmemeval": "paper-long-history"}
 MemoryFactory = Callable[[], Any]
 
 
 def default_memory_factory(dataset: str) -> MemoryFactory:
-    """A factory of fresh in-memory ``RippleMemory`` objects with the dataset's preset."""
-    write_config, recall_config = preset(dataset)
+    """A factory of fresh in-memory ``RippleMemory`` objects with the paper's preset for the dataset.
+
+    The memory's own ``recall_config`` is the paper's (the ``ripplemem_paper`` row);
+    the ``ripplemem`` row and its ablations run the recommended ``RecallConfig()``.
+    """
+    write_config, recall_config = preset(PAPER_PRESETS[dataset])
     shared: dict[str, Any] = {}
 
     def factory() -> Any:
@@ -97,7 +103,7 @@ def run_benchmark(
             once per conversation. Default: ``RippleMemory`` with the preset.
         progress: show a tqdm bar over conversations.
         limit: score at most this many questions per conversation (quick runs).
-        recall_config: base config of the recall systems (default: dataset preset).
+        recall_config: base config of the recall systems (default: the recommended ``RecallConfig()``).
         system_factory: ``(name, memory, recall_config) -> System``; tests swap it.
         answer_model: optional chat model (``.invoke(messages)``); when given,
             answers are generated and scored (F1, BLEU-1, judge).
@@ -123,7 +129,7 @@ def run_benchmark(
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
     kmax = max(ks)
-    base_config = recall_config or TUNED.get(dataset) or preset(dataset)[1]
+    base_config = recall_config or RecallConfig()
     factory = memory_factory or default_memory_factory(dataset)
     answering_on = answer_model is not None
     judge = judge_model if judge_model is not None else answer_model

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage
 
 from langchain_ripplemem import served_memory
 from langchain_ripplemem.cli import main as cli_main
-from langchain_ripplemem.config import LOCOMO_TUNED, RecallConfig
+from langchain_ripplemem.config import PAPER, RecallConfig
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
 
@@ -28,7 +28,7 @@ def ids_and_scores(result) -> list[tuple[str, float]]:
 
 
 # -- item 1: an empty namespace ------------------------------------------------------------
-@pytest.mark.parametrize("config", [RecallConfig(), LOCOMO_TUNED, LOCOMO_TUNED.model_copy(update={"max_rounds": 3})])
+@pytest.mark.parametrize("config", [RecallConfig(), PAPER, RecallConfig(max_rounds=3)])
 def test_recall_on_an_empty_namespace_returns_an_empty_result_with_its_trace(bow, config):
     memory = RippleMemory(bow, recall_config=config)
     for result in (memory.recall("Where is Bob moving?", namespace=NS),
