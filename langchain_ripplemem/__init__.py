@@ -25,6 +25,7 @@ from langchain_ripplemem.errors import (
     ExtractionError,
     InvalidConversationError,
     InvalidNamespaceError,
+    ModelConfigurationError,
     RippleMemError,
 )
 from langchain_ripplemem.schemas import (
@@ -97,6 +98,7 @@ __all__ = [
     "LLMExtractor",
     "MemoryUnit",
     "MiniLMOnnxEmbeddings",
+    "ModelConfigurationError",
     "NamespaceStats",
     "Provenance",
     "QueryCues",

@@ -103,8 +103,8 @@ class RecallNodes:
         ctx, messages = self._start(state)
         if messages is None:
             return self._cues_update(state, ctx, started)
-        parsed, usage, _ = call_structured(self.llm, QueryCueOutput, messages, retries=ctx.config.llm_max_retries)
-        return self._cues_update(state, ctx, started, parsed, usage)
+        outcome = call_structured(self.llm, QueryCueOutput, messages, retries=ctx.config.llm_max_retries)
+        return self._cues_update(state, ctx, started, outcome.value, outcome.usage)
 
     async def aextract_cues(self, state: RecallState) -> dict[str, Any]:
         """Async :meth:`extract_cues`."""
@@ -112,9 +112,8 @@ class RecallNodes:
         ctx, messages = await asyncio.to_thread(self._start, state)
         if messages is None:
             return await asyncio.to_thread(self._cues_update, state, ctx, started)
-        parsed, usage, _ = await acall_structured(self.llm, QueryCueOutput, messages,
-                                                  retries=ctx.config.llm_max_retries)
-        return await asyncio.to_thread(self._cues_update, state, ctx, started, parsed, usage)
+        outcome = await acall_structured(self.llm, QueryCueOutput, messages, retries=ctx.config.llm_max_retries)
+        return await asyncio.to_thread(self._cues_update, state, ctx, started, outcome.value, outcome.usage)
 
     # -- tri_view_recall -------------------------------------------------------------
     def tri_view_recall(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
