@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from langchain_ripplemem import llm, model_errors
+from langchain_ripplemem import chat_models, model_errors
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.errors import ModelConfigurationError
 from langchain_ripplemem.extraction.llm import LLMExtractor
@@ -283,15 +283,15 @@ async def test_call_structured_outcome_of_a_timeout(openai_server):
 
     openai_server.script(delay(10.0), delay(10.0))
     model = openai_server.chat_model(timeout=0.3)
-    for outcome in [llm.call_structured(model, QueryCueOutput, "q", retries=2),
-                    await llm.acall_structured(model, QueryCueOutput, "q", retries=2)]:
+    for outcome in [chat_models.call_structured(model, QueryCueOutput, "q", retries=2),
+                    await chat_models.acall_structured(model, QueryCueOutput, "q", retries=2)]:
         assert outcome.value is None and outcome.unreachable and outcome.failure == "unreachable"
         assert outcome.usage.llm_calls == 1 and len(outcome.errors) == 1
         assert outcome.errors[0].startswith("OpenAITimeoutError: Request timed out")
     assert len(openai_server.requests) == 2
 
 
-@pytest.mark.parametrize("module", [llm, model_errors, assembly])
+@pytest.mark.parametrize("module", [chat_models, model_errors, assembly])
 def test_docstring_examples(module):
     assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
 
