@@ -27,6 +27,7 @@ from langgraph.runtime import get_runtime
 from langchain_ripplemem.chat_models import acall_structured, call_structured, resolve_chat_model, usage_of
 from langchain_ripplemem.memory_graph.expansion import expand_channel
 from langchain_ripplemem.memory_graph.scoring import structural_score
+from langchain_ripplemem.model_errors import describe_error
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
 from langchain_ripplemem.recall.assembly import aligner, assemble_memories, format_evidence, parse_citations
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController
@@ -279,7 +280,7 @@ class RecallNodes:
         """A failed answer call keeps the recalled memories and says what went wrong."""
         result = state["result"]
         usage = _timed(result.usage, "answer", started, Usage(llm_calls=1))
-        warning = f"answer: the chat model call failed ({type(error).__name__}: {str(error)[:300]}); " \
+        warning = f"answer: the chat model call failed ({describe_error(error)}); " \
                   "the memories are returned without an answer"
         result = result.model_copy(update={"usage": usage, "warnings": [*result.warnings, warning]})
         return {"result": result, "answer": None, "usage": usage}

@@ -211,7 +211,8 @@ def recall_memory(server: ScriptedOpenAIServer, method: str | None = None, **mod
 @pytest.mark.parametrize("method", METHODS)
 def test_recall_with_each_structured_output_method(openai_server, method):
     openai_server.script(good(CUES, method), plan(method), content("Maya is allergic to shellfish [1]."))
-    result = recall_memory(openai_server, method).recall("Should Maya accept the dinner pick?", namespace=NS)
+    result = recall_memory(openai_server, method).recall("Should Maya accept the dinner pick?", namespace=NS,
+                                                         answer=True)
     cues, controller, answer = openai_server.requests
     kind = {"json_schema": "json_schema:{}", "function_calling": "tool:{}", "json_mode": "json_object"}[method]
     assert sent_schema(cues) == kind.format("QueryCueOutput")
@@ -225,15 +226,28 @@ def test_recall_with_each_structured_output_method(openai_server, method):
 
 
 @pytest.mark.parametrize("failure", [error(500, "upstream down"), delay(10.0)], ids=["500", "timeout"])
-def test_recall_stops_calling_a_dead_model_after_one_failed_call_per_step(openai_server, failure):
-    """A 500 or a timeout is not retried by the loop: cues and controller make one call each (was 3 each)."""
-    openai_server.script(failure, failure, content("I do not know."))
+def test_recall_does_not_retry_a_dead_model(openai_server, failure):
+    """A 500 or a timeout ends a step's loop at once: one call for the cues (was 3), at most one for the controller."""
+    openai_server.script(failure, failure)
     memory = recall_memory(openai_server, timeout=0.5)
     result = memory.recall("Should Maya accept the dinner pick?", namespace=NS)
-    assert len(openai_server.requests) == 3  # cues, controller, answer
+    asked = [sent_schema(r) for r in openai_server.requests]
+    assert asked.count("json_schema:QueryCueOutput") == 1 and asked.count("json_schema:ControllerPlan") <= 1
     assert result.cues.participants == ["maya"]  # the rule-based cues
-    reason = result.rounds[0].reason
-    assert reason.startswith("controller model unreachable (1 calls): OpenAI") and "http" not in reason
+    if "json_schema:ControllerPlan" in asked:
+        reason = result.rounds[0].reason
+        assert reason.startswith("controller model unreachable (1 calls): OpenAI") and "http" not in reason
+
+
+def test_a_failed_answer_is_reported_in_one_line_without_urls(openai_server):
+    openai_server.script(content(CUES), plan("json_schema"),
+                         error(400, "Invalid request, see https://platform.openai.com/docs for details.",
+                               "invalid_request_error"))
+    result = recall_memory(openai_server).recall("Should Maya accept the dinner pick?", namespace=NS, answer=True)
+    assert result.answer is None and result.memories
+    (warning,) = [w for w in result.warnings if w.startswith("answer:")]
+    assert "OpenAIInvalidRequestError: Error code: 400 - Invalid request, see for details." in warning
+    assert "http" not in warning
 
 
 def test_controller_reason_summarises_validation_errors_without_urls(openai_server):
