@@ -26,6 +26,7 @@ from langchain_ripplemem.errors import (
     ExtractionError,
     InvalidConversationError,
     InvalidNamespaceError,
+    ModelConfigurationError,
     RippleMemError,
 )
 from langchain_ripplemem.schemas import (
@@ -94,6 +95,7 @@ __all__ = [
     "LLMExtractor",
     "MemoryUnit",
     "MiniLMOnnxEmbeddings",
+    "ModelConfigurationError",
     "NamespaceStats",
     "PAPER",
     "PAPER_LONG_HISTORY",

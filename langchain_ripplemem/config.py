@@ -56,6 +56,10 @@ class WriteConfig(BaseModel):
         4000, ge=100, description="longer turns are split into chunks of this size (documented rule)"
     )
     llm_max_retries: int = Field(2, ge=0, description="extra attempts after invalid LLM output")
+    rules_for_uncovered_turns: bool = Field(
+        True, description="LLM extraction: a turn with text that no extracted event cites becomes a rule-based "
+        "unit (extraction/rules.py), so no turn vanishes; a warning names such turns either way",
+    )
     supersession: bool = Field(
         True, description="mark older statements of a person's residence, job, relationship or favourite "
         "as superseded by later ones with another value (lifecycle.py, docs/lifecycle.md)",

@@ -25,3 +25,10 @@ class ControllerError(RippleMemError):
 
 class StoreIntegrityError(RippleMemError):
     """Units, indexes and edges of a store disagree."""
+
+
+class ModelConfigurationError(RippleMemError):
+    """The chat model refuses every request with these settings (bad API key, no access, unknown model).
+
+    Raised during an ingest before anything is written; the provider's own error is the ``__cause__``.
+    """

@@ -18,13 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_ripplemem.chat_models import acall_structured, call_structured, resolve_chat_model
+from langchain_ripplemem.chat_models import StructuredOutcome, acall_structured, call_structured, resolve_chat_model
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.lexical import content_words, lexical_token_set, stem
 from langchain_ripplemem.prompts.recall import CONTROLLER_PROMPT, ControllerPlan
 from langchain_ripplemem.recall.state import Plan
-from langchain_ripplemem.schemas import ExpansionTarget, Hit, QueryCues, Usage
+from langchain_ripplemem.schemas import ExpansionTarget, Hit, QueryCues
 
 
 def support(hits: list[Hit], config: RecallConfig) -> float:
@@ -118,6 +118,14 @@ class HeuristicController:
                     anchors=anchors, target=target)
 
 
+_CONTROLLER_FAILURES = {  # StructuredOutcome.failure -> the start of the stop reason
+    "invalid_output": "controller output invalid after retries",
+    "unreachable": "controller model unreachable",
+    "misconfigured": "controller model refuses these settings",
+    "rejected": "controller request refused",
+}
+
+
 class LLMController:
     """A chat model decides (continue?, anchors, target, stop reason) with structured output.
 
@@ -156,22 +164,21 @@ class LLMController:
 
     def decide(self, inp: ControllerInput) -> Plan:
         """One LLM call per round."""
-        outcome = call_structured(self.model, ControllerPlan, self.messages(inp), retries=self.max_retries)
-        return self._to_plan(inp, *outcome)
+        return self._to_plan(call_structured(self.model, ControllerPlan, self.messages(inp), retries=self.max_retries))
 
     async def adecide(self, inp: ControllerInput) -> Plan:
         """Async :meth:`decide`."""
-        outcome = await acall_structured(self.model, ControllerPlan, self.messages(inp),
-                                         retries=self.max_retries)
-        return self._to_plan(inp, *outcome)
+        return self._to_plan(await acall_structured(self.model, ControllerPlan, self.messages(inp),
+                                                    retries=self.max_retries))
 
-    def _to_plan(self, inp: ControllerInput, parsed: ControllerPlan | None, usage: Usage,
-                 errors: list[str]) -> Plan:
+    def _to_plan(self, outcome: StructuredOutcome) -> Plan:
+        parsed: ControllerPlan | None = outcome.value
         if parsed is None:
-            return Plan(should_continue=False, usage=usage,
-                        reason="controller output invalid after retries: " + "; ".join(errors[-2:]))
+            why = _CONTROLLER_FAILURES.get(outcome.failure or "", "controller failed")
+            return Plan(should_continue=False, usage=outcome.usage,
+                        reason=f"{why} ({len(outcome.errors)} calls): {outcome.errors[-1]}")
         reason = parsed.stop_reason or ("missing: " + parsed.target_restatement)
-        return Plan(should_continue=parsed.should_continue, reason=reason, llm_plan=parsed, usage=usage)
+        return Plan(should_continue=parsed.should_continue, reason=reason, llm_plan=parsed, usage=outcome.usage)
 
     def plan(self, inp: ControllerInput, decision: Plan) -> Plan:
         """Validate the anchors of the plan made in :meth:`decide`."""

@@ -27,6 +27,7 @@ from langgraph.runtime import get_runtime
 from langchain_ripplemem.chat_models import acall_structured, call_structured, resolve_chat_model, usage_of
 from langchain_ripplemem.memory_graph.expansion import expand_channel
 from langchain_ripplemem.memory_graph.scoring import structural_score
+from langchain_ripplemem.model_errors import describe_error
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
 from langchain_ripplemem.recall.assembly import aligner, assemble_memories, format_evidence, parse_citations
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController
@@ -103,8 +104,8 @@ class RecallNodes:
         ctx, messages = self._start(state)
         if messages is None:
             return self._cues_update(state, ctx, started)
-        parsed, usage, _ = call_structured(self.llm, QueryCueOutput, messages, retries=ctx.config.llm_max_retries)
-        return self._cues_update(state, ctx, started, parsed, usage)
+        outcome = call_structured(self.llm, QueryCueOutput, messages, retries=ctx.config.llm_max_retries)
+        return self._cues_update(state, ctx, started, outcome.value, outcome.usage)
 
     async def aextract_cues(self, state: RecallState) -> dict[str, Any]:
         """Async :meth:`extract_cues`."""
@@ -112,9 +113,8 @@ class RecallNodes:
         ctx, messages = await asyncio.to_thread(self._start, state)
         if messages is None:
             return await asyncio.to_thread(self._cues_update, state, ctx, started)
-        parsed, usage, _ = await acall_structured(self.llm, QueryCueOutput, messages,
-                                                  retries=ctx.config.llm_max_retries)
-        return await asyncio.to_thread(self._cues_update, state, ctx, started, parsed, usage)
+        outcome = await acall_structured(self.llm, QueryCueOutput, messages, retries=ctx.config.llm_max_retries)
+        return await asyncio.to_thread(self._cues_update, state, ctx, started, outcome.value, outcome.usage)
 
     # -- tri_view_recall -------------------------------------------------------------
     def tri_view_recall(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
@@ -280,7 +280,7 @@ class RecallNodes:
         """A failed answer call keeps the recalled memories and says what went wrong."""
         result = state["result"]
         usage = _timed(result.usage, "answer", started, Usage(llm_calls=1))
-        warning = f"answer: the chat model call failed ({type(error).__name__}: {str(error)[:300]}); " \
+        warning = f"answer: the chat model call failed ({describe_error(error)}); " \
                   "the memories are returned without an answer"
         result = result.model_copy(update={"usage": usage, "warnings": [*result.warnings, warning]})
         return {"result": result, "answer": None, "usage": usage}
