@@ -163,6 +163,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     from langchain_ripplemem.adapters import load_conversations
+    from langchain_ripplemem.rendering import counted
     from langchain_ripplemem.schemas import format_namespace
 
     conversations = load_conversations(args.file)
@@ -177,7 +178,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             failed += len(report.failed_windows)
             for warning in report.warnings:
                 warn(f"warning: {warning}")
-    emit(f"{len(conversations)} conversations -> {units} units ({new} new), edges: {semantic} semantic "
+    emit(f"{counted(len(conversations), 'conversation')} -> {units} units ({new} new), edges: {semantic} semantic "
          f"+ {structural} structural, {failed} failed windows, {time.perf_counter() - started:.1f}s "
          f"[{args.persist}, namespace {format_namespace(args.namespace)}]")
     return 0
@@ -290,7 +291,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
                 raise CommandError(f"{where} holds no unit {', '.join(missing)}; nothing forgotten "
                                    f"(`ripplemem list --namespace NS` shows unit ids)")
             gone = memory.delete(args.ids, namespace=ns)
-    emit(f"forgot {counted(gone, 'unit')} (with every edge touching them) from {where}")
+    emit(f"forgot {counted(gone, 'unit')} and {'its' if gone == 1 else 'their'} edges from {where}")
     return 0
 
 

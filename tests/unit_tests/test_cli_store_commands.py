@@ -140,7 +140,7 @@ def test_forget_units_by_id_all_or_nothing(store, capsys):
     assert len(units_of(store, SAM)) == len(sam)
 
     code, out, _ = cli(capsys, "forget", before[0].id, before[1].id, "--persist", store, "--namespace", "users/maya")
-    assert code == 0 and out.startswith("forgot 2 units (with every edge touching them)")
+    assert code == 0 and out.startswith("forgot 2 units and their edges from namespace 'users/maya'")
     assert [u.id for u in units_of(store, MAYA)] == [u.id for u in before[2:]]
     with bow_memory(str(store)) as memory:
         assert not {before[0].id, before[1].id} & {x for e in memory.edges(MAYA) for x in (e.src, e.dst)}
