@@ -31,7 +31,7 @@ MemoryFactory = Callable[[str], "RippleMemory"]  # persist directory -> an open 
 
 DEFAULT_PERSIST = ".ripplemem"
 DEFAULT_NAMESPACE = "default"
-STORE_FILES = ("chroma.sqlite3", "ripplemem_graph.sqlite3")  # Chroma's file, the edge file: either makes a store
+CHROMA_FILENAME = "chroma.sqlite3"  # what chromadb.PersistentClient writes in its directory
 EXIT_ERROR, EXIT_DECLINED, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 1, 130, 141  # 141 = 128 + SIGPIPE, as a shell shows
 
 DESCRIPTION = "RippleMem long-term memory from the command line: store conversations, recollect, inspect, forget."
@@ -122,8 +122,10 @@ def _default_memory(persist: str) -> RippleMemory:
 
 
 def has_store(directory: str | Path) -> bool:
-    """Whether ``directory`` holds a RippleMem store (so that opening it creates nothing)."""
-    return any((Path(directory) / name).is_file() for name in STORE_FILES)
+    """Whether ``directory`` holds a RippleMem store (Chroma's file or the edge file), so opening it creates nothing."""
+    from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME
+
+    return any((Path(directory) / name).is_file() for name in (CHROMA_FILENAME, GRAPH_FILENAME))
 
 
 def open_store(args: argparse.Namespace, *, create: bool = False) -> RippleMemory:
