@@ -1,4 +1,4 @@
-"""The ``ripplemem`` command: ``demo``, ``ingest``, ``recall``, ``check``, ``bench``.
+"""The ``ripplemem`` command: ``demo``, ``ingest``, ``recall``, ``check``, ``mcp``, ``bench``.
 
 Namespaces on the command line are written with ``/`` between labels
 (``--namespace users/maya`` is ``("users", "maya")``).
@@ -87,6 +87,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve the memory as a Model Context Protocol server (stdio, or streamable HTTP with --http)."""
+    try:
+        from langchain_ripplemem.mcp_server import open_memory, serve
+    except ImportError as err:
+        raise ValueError(str(err)) from None
+    recall_config = preset(args.preset)[1]
+    memory = open_memory(persist=args.persist, chroma_host=args.chroma_host, chroma_port=args.chroma_port,
+                         graph_path=args.graph_path, llm=args.llm, recall_config=recall_config)
+    try:
+        serve(memory, namespace=args.namespace, http=args.http, port=args.port, recall_config=recall_config)
+    finally:
+        memory.close()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``ripplemem``."""
     parser = argparse.ArgumentParser(prog="ripplemem", description=__doc__.splitlines()[0])
@@ -120,6 +136,22 @@ def build_parser() -> argparse.ArgumentParser:
                        help="first link units an interrupted ingest left unlinked (writes to the store)")
     check.add_argument("--json", action="store_true", help="print the IntegrityReport as JSON")
     check.set_defaults(func=cmd_check)
+
+    mcp = sub.add_parser("mcp", help="serve the memory to MCP clients (Claude Desktop, Cursor, LangGraph agents)")
+    mcp.add_argument("--persist", default=DEFAULT_PERSIST, help=f"store directory (default {DEFAULT_PERSIST})")
+    mcp.add_argument("--namespace", type=_namespace, default=("default",),
+                     help="the server's namespace: calls reach it and namespaces under it only (default 'default')")
+    mcp.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 instead of stdio")
+    mcp.add_argument("--port", type=int, default=8000, help="port of --http (default 8000)")
+    mcp.add_argument("--chroma-host", default=None,
+                     help="keep units in this Chroma server instead of embedded Chroma in --persist")
+    mcp.add_argument("--chroma-port", type=int, default=8000, help="port of --chroma-host (default 8000)")
+    mcp.add_argument("--graph-path", default=None,
+                     help="edge file with --chroma-host (default ripplemem_graph.sqlite3 inside --persist)")
+    mcp.add_argument("--llm", default=None, metavar="PROVIDER:MODEL",
+                     help="opt-in chat model for extraction and the recall controller (default: offline)")
+    mcp.add_argument("--preset", default="locomo-tuned", choices=sorted(PRESETS), help="recall settings")
+    mcp.set_defaults(func=cmd_mcp)
 
     sub.add_parser("bench", help="benchmarks: ripplemem bench {locomo,longmemeval,report} ...",
                    add_help=False)
