@@ -60,6 +60,10 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
     memory = _memory(args.persist)
     result = memory.recall(args.question, namespace=args.namespace, k=args.k, config=preset(args.preset)[1])
+    if args.html:
+        from langchain_ripplemem.recall_html import write_recall_html
+
+        print(f"wrote {write_recall_html(result, args.html, memory)}", file=sys.stderr)
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
@@ -83,7 +87,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Run the offline demo."""
     from langchain_ripplemem.demo import run_demo
 
-    run_demo(k=args.k)
+    run_demo(k=args.k, html_dir=args.html)
     return 0
 
 
@@ -110,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="offline demo: plain top-k vs recollection on a sample conversation")
     demo.add_argument("--k", type=int, default=10, help="memories returned per system (default 10)")
+    demo.add_argument("--html", metavar="DIR", default=None,
+                      help="also write a picture of each recollection to DIR (one HTML page per question)")
     demo.set_defaults(func=cmd_demo)
 
     ingest = sub.add_parser("ingest", help="ingest a JSON/JSONL conversation file")
@@ -125,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--namespace", type=_namespace, default=("default",))
     recall.add_argument("--k", type=int, default=None, help="memories returned (default 30)")
     recall.add_argument("--json", action="store_true", help="print the RecallResult as JSON")
+    recall.add_argument("--html", metavar="FILE", default=None,
+                        help="also write a picture of the recollection: one self-contained HTML page")
     recall.add_argument("--preset", default="locomo-tuned", choices=sorted(PRESETS),
                         help="recall settings (default locomo-tuned: the offline scoring of docs/architecture.md; "
                         "paper: METHOD.md exactly)")

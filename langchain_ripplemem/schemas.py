@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -296,6 +297,8 @@ class RoundTrace(BaseModel):
     target: ExpansionTarget | None = None
     expanded: list[str] = Field(default_factory=list)
     paths: dict[str, list[str]] = Field(default_factory=dict)
+    channels: dict[str, EdgeType] = Field(
+        default_factory=dict, description="the edge type each expanded memory's path runs along")
     usage: Usage = Field(default_factory=Usage)
 
 
@@ -316,6 +319,15 @@ class RecallResult(BaseModel):
     def units(self) -> list[MemoryUnit]:
         """The recalled units, best first."""
         return [m.unit for m in self.memories]
+
+    def to_html(self, units: Mapping[str, MemoryUnit] | None = None) -> str:
+        """A picture of this recollection: one self-contained HTML page (``recall_html.render_recall_html``).
+
+        ``units`` may hold the units of the expansion paths' bridges by id, so they show their text.
+        """
+        from langchain_ripplemem.recall_html import render_recall_html  # lazily: this module stays pure
+
+        return render_recall_html(self, units)
 
 
 def validate_namespace(namespace: object, *, argument: str = "namespace") -> Namespace:
