@@ -42,6 +42,7 @@ __all__ = ["render_recall_html", "write_recall_html"]
 
 WAY_NAMES = {"semantic": "semantic view", "lexical": "lexical view", "cue": "cue view",
              "semantic-edge": "semantic edge", "structural-edge": "structural edge", "untyped-edge": "edge"}
+KIND_NAMES = {"memory": "", "dropped": " \u00b7 expanded, not kept", "bridge": " \u00b7 bridge on a path, not kept"}
 CHARS_PER_COLUMN = (COLUMN_WIDTH - 10) // 6  # 10 px labels are at most ~6 px a character
 
 
@@ -125,6 +126,7 @@ def _edge_svg(layout: Layout, index: int) -> str:
     end = (b.x - ex / norm * (NODE_RADIUS + 5), b.y - ey / norm * (NODE_RADIUS + 5))
     title = f"round {link.round}: {link.channel} edge {_ref(layout, link.src)} \u2192 {_ref(layout, link.dst)}"
     return (f'<path class="edge {link.channel}" data-src="{link.src}" data-dst="{link.dst}" '
+            f'data-ends="{" ".join(link.ends)}" '
             f'data-channel="{link.channel}" data-round="{link.round}" marker-end="url(#arrow-{link.channel})" '
             f'd="M{a.x:.1f},{a.y:.1f} C{c1[0]:.1f},{c1[1]:.1f} {c2[0]:.1f},{c2[1]:.1f} {end[0]:.1f},{end[1]:.1f}">'
             f'<title>{escape(title)}</title></path>')
@@ -233,7 +235,8 @@ def _details_html(result: RecallResult, layout: Layout, node: Node) -> str:
     facts_line = escape(" \u00b7 ".join(facts))
     items = "".join(f"<li>{escape(w)}</li>" for w in why)
     return (f'<template data-for="{node.id}" data-label="{"m" if node.kept else ""}{node.label}">'
-            f"<h2>{'#' if node.kept else _kind(node) + ' '}{escape(node.label)}</h2><p class=\"text\">{text}</p>"
+            f"<h2>{'#' if node.kept else ''}{escape(node.label)}{KIND_NAMES[_kind(node)]}</h2>"
+            f'<p class="text">{text}</p>'
             f'<p class="facts">{facts_line}</p><p>{escape(head)}</p><ul>{items}</ul></template>')
 
 

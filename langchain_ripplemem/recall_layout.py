@@ -20,7 +20,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from langchain_ripplemem.schemas import MemoryUnit, RecalledMemory, RecallResult, aware
@@ -84,6 +84,7 @@ class Link:
     dst: str
     channel: str
     round: int
+    ends: tuple[str, ...] = ()  # the memories whose expansion paths take this step
 
 
 @dataclass
@@ -141,7 +142,9 @@ def _links(result: RecallResult) -> list[Link]:
     seen: dict[tuple[str, str, str], Link] = {}
     for path, channel, round_ in paths:
         for src, dst in zip(path, path[1:], strict=False):
-            seen.setdefault((src, dst, channel), Link(src, dst, channel, round_))
+            link = seen.setdefault((src, dst, channel), Link(src, dst, channel, round_))
+            if path[-1] not in link.ends:
+                seen[(src, dst, channel)] = replace(link, ends=(*link.ends, path[-1]))
     return list(seen.values())
 
 

@@ -13,7 +13,8 @@
     document.querySelectorAll(".selected").forEach(function (e) { e.classList.remove("selected"); });
     document.querySelectorAll('[data-id="' + id + '"]').forEach(function (e) { e.classList.add("selected"); });
     document.querySelectorAll("#recall-graph .edge").forEach(function (e) {
-      e.classList.toggle("lit", e.dataset.src === id || e.dataset.dst === id);
+      var ends = (e.dataset.ends || "").split(" ");
+      e.classList.toggle("lit", e.dataset.src === id || e.dataset.dst === id || ends.indexOf(id) >= 0);
     });
     details.replaceChildren(template.content.cloneNode(true));
     details.dataset.id = id;
