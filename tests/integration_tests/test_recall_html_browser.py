@@ -104,7 +104,7 @@ def test_recall_page_in_chromium(chromium, tmp_path):
     assert {a["data-id"] for a in dom.having("g", "selected")} == {dropped.id}
     lit = {(a["data-src"], a["data-dst"]) for a in dom.having("path", "lit")}
     path = next(t.paths[dropped.id] for t in result.rounds if dropped.id in t.paths)
-    assert lit >= set(zip(path, path[1:]))  # the whole path that found it is highlighted
+    assert lit >= set(zip(path, path[1:], strict=False))  # the whole path that found it is highlighted
 
     shot = browser.screenshot(page.as_uri() + "#m1", tmp_path / "recall.png")
     data = shot.read_bytes()

@@ -24,7 +24,6 @@ from langchain_ripplemem.schemas import (
     Provenance,
     RecalledMemory,
     RecallResult,
-    RoundTrace,
     TimeInterval,
 )
 
@@ -89,8 +88,8 @@ def test_layout_puts_every_memory_on_its_own_cell_sessions_in_time_order():
     expanded = {uid for t in result.rounds for uid in t.expanded}
     assert {n.id for n in layout.nodes.values() if n.label.startswith("e")} == expanded - {m.unit.id for m in
                                                                                             result.memories}
-    steps = {(a, b) for t in result.rounds for p in t.paths.values() for a, b in zip(p, p[1:])}
-    steps |= {(a, b) for m in result.memories for h in m.provenance for a, b in zip(h.path, h.path[1:])}
+    steps = {(a, b) for t in result.rounds for p in t.paths.values() for a, b in zip(p, p[1:], strict=False)}
+    steps |= {(a, b) for m in result.memories for h in m.provenance for a, b in zip(h.path, h.path[1:], strict=False)}
     assert {(link.src, link.dst) for link in layout.links} == steps
     assert {link.channel for link in layout.links} == {"semantic", "structural"}
 
@@ -181,6 +180,6 @@ def test_demo_html_writes_one_page_per_question(tmp_path):
     questions = load_sample()[1]
     pages = sorted(tmp_path.glob("q*.html"))
     assert [p.name for p in pages] == [f"q{i}.html" for i in range(1, len(questions) + 1)]
-    for page, item in zip(pages, questions):
+    for page, item in zip(pages, questions, strict=True):
         assert item["question"].replace("'", "&#x27;") in page.read_text(encoding="utf-8")
         assert f"   picture: {page}" in lines
