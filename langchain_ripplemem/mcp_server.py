@@ -175,13 +175,6 @@ class NamespaceList(BaseModel):
     namespaces: list[str]
 
 
-def _when(result_unit: Any) -> str:
-    if result_unit.time is None:
-        return "undated"
-    start, end = result_unit.time.start.date(), result_unit.time.end.date()
-    return start.isoformat() if start == end else f"{start.isoformat()}..{end.isoformat()}"
-
-
 def describe_recall(result: RecallResult) -> str:
     """The text a model reads: one line per memory (id, date, text, score, how found), then the trace."""
     ns = format_namespace(result.namespace)
@@ -195,7 +188,8 @@ def describe_recall(result: RecallResult) -> str:
             how.append(f"{hit.source} #{hit.rank + 1}" if hit.source != "expansion" else
                        f"linked by a {hit.channel} edge from [{hit.anchor}] in round {hit.round}")
         anchor = "; anchor" if memory.is_anchor else ""
-        lines.append(f"- [{memory.unit.id}] {_when(memory.unit)} | {memory.unit.restatement} "
+        when = memory.unit.time.day_span() if memory.unit.time is not None else "undated"
+        lines.append(f"- [{memory.unit.id}] {when} | {memory.unit.restatement} "
                      f"(score {memory.score:.2f}; {', '.join(dict.fromkeys(how)) or 'assembly'}{anchor})")
     for trace in result.rounds:
         views = ", ".join(f"{view} {len(ids)}" for view, ids in trace.first_hop.items())

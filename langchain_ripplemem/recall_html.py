@@ -55,10 +55,7 @@ def _fit(text: str, chars: int = CHARS_PER_COLUMN) -> str:
 
 
 def _when(unit: MemoryUnit | None) -> str:
-    if unit is None or unit.time is None:
-        return "undated"
-    start, end = unit.time.start.date(), unit.time.end.date()
-    return start.isoformat() if start == end else f"{start.isoformat()} \u2013 {end.isoformat()}"
+    return unit.time.day_span() if unit is not None and unit.time is not None else "undated"
 
 
 def _gap(days: float | None) -> str:

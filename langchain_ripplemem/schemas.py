@@ -61,6 +61,11 @@ class TimeInterval(BaseModel):
         """An interval of zero length at ``when``."""
         return cls(start=when, end=when)
 
+    def day_span(self) -> str:
+        """The days covered: ``'2026-03-02'``, or ``'2026-03-02..2026-03-05'`` across days."""
+        start, end = self.start.date(), self.end.date()
+        return start.isoformat() if start == end else f"{start.isoformat()}..{end.isoformat()}"
+
     def overlaps(self, other: TimeInterval) -> bool:
         """True when the two closed intervals share at least one instant."""
         return self.start <= other.end and other.start <= self.end
