@@ -248,7 +248,9 @@ def _forget(memory: RippleMemory, ns: Namespace, memory_ids: list[str] | None, c
     name = format_namespace(ns)
     if erase_namespace:
         if confirm != name:
-            raise ValueError(f"erasing namespace {name!r} deletes all {memory.stats(ns).units} memories in it: "
+            units = memory.stats(ns).units
+            raise ValueError(f"erasing namespace {name!r} deletes all {units} {'memory' if units == 1 else 'memories'} "
+                             "in it: "
                              f"call again with confirm={name!r}" + (f" (got confirm={confirm!r})" if confirm else ""))
         return Forgotten(namespace=name, deleted=memory.delete_namespace(ns))
     if conversation_id is not None:
