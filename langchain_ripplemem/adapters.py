@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
 __all__ = [
+    "conversation_from_json",
     "conversation_from_locomo",
     "conversation_from_longmemeval",
     "conversation_from_messages",
@@ -238,6 +239,25 @@ def load_conversations(path: str | Path) -> list[Conversation]:
         seen[conv.id] = where
         conversations.append(conv)
     return conversations
+
+
+def conversation_from_json(data: str | Mapping[str, Any], *, where: str = "conversation") -> Conversation:
+    """One conversation from a JSON text or an already parsed object, checked as :func:`load_conversations` checks.
+
+    The package's own form, a LoCoMo record and a LongMemEval record are all accepted.
+
+    Raises:
+        InvalidConversationError: naming ``where`` and the field for malformed JSON, missing fields,
+            bad timestamps, no turns or duplicate turn ids.
+
+    Example:
+        >>> conv = conversation_from_json('{"id": "c1", "sessions": [{"id": "S1", "time": "2026-03-02", '
+        ...                               '"turns": [{"id": "t1", "speaker": "Maya", "text": "Hi!"}]}]}')
+        >>> conv.sessions[0].turns[0].text
+        'Hi!'
+    """
+    record = _loads(data, where) if isinstance(data, str) else data
+    return _from_record(record, where)
 
 
 # --------------------------------------------------------------------------- helpers

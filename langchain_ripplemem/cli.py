@@ -1,4 +1,4 @@
-"""The ``ripplemem`` command: ``demo``, ``ingest``, ``recall``, ``list``, ``stats``, ``forget``, ``check``, ``bench``.
+"""The ``ripplemem`` command: demo, ingest, recall, list, stats, forget, check, mcp, bench.
 
 Namespaces on the command line are written with ``/`` between labels
 (``--namespace users/maya`` is ``("users", "maya")``), the rule of
@@ -194,6 +194,10 @@ def cmd_recall(args: argparse.Namespace) -> int:
         require_namespace(memory, args)
         result = memory.recall(args.question, namespace=args.namespace, k=args.k, config=preset(args.preset)[1])
         units = {} if args.json else {u.id: u for u in memory.get(trace_ids(result), namespace=args.namespace)}
+        if args.html:
+            from langchain_ripplemem.recall_html import write_recall_html
+
+            warn(f"wrote {write_recall_html(result, args.html, memory)}")
     if args.json:
         emit_json(result.model_dump(mode="json"))
     else:
@@ -314,7 +318,23 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Run the offline demo."""
     from langchain_ripplemem.demo import run_demo
 
-    run_demo(k=args.k, out=emit)
+    run_demo(k=args.k, out=emit, html_dir=args.html)
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve the memory as a Model Context Protocol server (stdio, or streamable HTTP with --http)."""
+    try:
+        from langchain_ripplemem.mcp_server import open_memory, serve
+    except ImportError as err:
+        raise CommandError(str(err)) from None
+    recall_config = preset(args.preset)[1]
+    memory = open_memory(persist=args.persist, chroma_host=args.chroma_host, chroma_port=args.chroma_port,
+                         graph_path=args.graph_path, llm=args.llm, recall_config=recall_config)
+    try:
+        serve(memory, namespace=args.namespace, http=args.http, port=args.port, recall_config=recall_config)
+    finally:
+        memory.close()
     return 0
 
 
@@ -326,6 +346,8 @@ def add_demo(sub: Subparsers) -> None:
     """The ``demo`` subcommand."""
     demo = sub.add_parser("demo", help="offline demo: plain top-k vs recollection on a sample conversation")
     demo.add_argument("--k", type=int, default=10, help="memories returned per system (default: %(default)s)")
+    demo.add_argument("--html", metavar="DIR", default=None,
+                      help="also write a picture of each recollection to DIR (one HTML page per question)")
     demo.set_defaults(func=cmd_demo)
 
 
@@ -346,6 +368,8 @@ def add_recall(sub: Subparsers) -> None:
     recall.add_argument("--k", type=int, default=None, help="memories returned (default: the preset's, 30)")
     add_json_option(recall, "the whole RecallResult")
     add_full_option(recall)
+    recall.add_argument("--html", metavar="FILE", default=None,
+                        help="also write a picture of the recollection: one self-contained HTML page")
     recall.add_argument("--preset", default="recommended", choices=sorted(PRESETS),
                         help="recall settings (default: %(default)s, RecallConfig(), the best measured offline; "
                         "paper: METHOD.md exactly)")
@@ -397,8 +421,27 @@ def add_check(sub: Subparsers) -> None:
     check.set_defaults(func=cmd_check)
 
 
+def add_mcp(sub: Subparsers) -> None:
+    """The ``mcp`` subcommand."""
+    mcp = sub.add_parser("mcp", help="serve the memory to MCP clients (Claude Desktop, Cursor, LangGraph agents)")
+    add_store_options(mcp, namespace_help="the server's namespace: calls reach it and namespaces under it only "
+                      "(default: %(default)s)")
+    mcp.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 instead of stdio")
+    mcp.add_argument("--port", type=int, default=8000, help="port of --http (default: %(default)s)")
+    mcp.add_argument("--chroma-host", default=None,
+                     help="keep units in this Chroma server instead of embedded Chroma in --persist")
+    mcp.add_argument("--chroma-port", type=int, default=8000, help="port of --chroma-host (default: %(default)s)")
+    mcp.add_argument("--graph-path", default=None,
+                     help="edge file with --chroma-host (default: ripplemem_graph.sqlite3 inside --persist)")
+    mcp.add_argument("--llm", default=None, metavar="PROVIDER:MODEL",
+                     help="opt-in chat model for extraction and the recall controller (default: offline)")
+    mcp.add_argument("--preset", default="recommended", choices=sorted(PRESETS),
+                     help="recall settings (default: %(default)s)")
+    mcp.set_defaults(func=cmd_mcp)
+
+
 SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
-    add_demo, add_ingest, add_recall, add_list, add_stats, add_forget, add_check)
+    add_demo, add_ingest, add_recall, add_list, add_stats, add_forget, add_check, add_mcp)
 
 
 def build_parser() -> argparse.ArgumentParser:

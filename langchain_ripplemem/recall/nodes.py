@@ -230,7 +230,7 @@ class RecallNodes:
         }
         channels = [c for c, on in (("semantic", cfg.expand_semantic),
                                     ("structural", cfg.expand_structural)) if on]
-        next_round, added, paths = state["round"] + 1, [], {}
+        next_round, added, paths, kinds = state["round"] + 1, [], {}, {}
         exclude = set(evidence) | {uid for uid in graph if uid not in view.pos}
         for channel in channels:
             for hit in expand_channel(graph, anchors, channel, scorers[channel],  # type: ignore[arg-type]
@@ -238,12 +238,12 @@ class RecallNodes:
                                       tiebreak=scorers["semantic"]):
                 if hit.unit_id not in evidence:
                     added.append(hit.unit_id)
-                    paths[hit.unit_id] = hit.path
+                    paths[hit.unit_id], kinds[hit.unit_id] = hit.path, hit.channel
                 evidence.setdefault(hit.unit_id, []).append(Hit(
                     source="expansion", rank=hit.rank, score=hit.score, round=next_round,
                     channel=hit.channel, anchor=hit.anchor, path=hit.path, edge_weight=hit.strength))
         rounds = list(state["rounds"])
-        rounds[-1] = rounds[-1].model_copy(update={"expanded": added, "paths": paths})
+        rounds[-1] = rounds[-1].model_copy(update={"expanded": added, "paths": paths, "channels": kinds})
         with round_run(config, "expand", next_round, anchors=anchors) as out:
             out.update(expanded=added, count=len(added))
         return {"evidence": evidence, "round": next_round, "last_added": len(added), "rounds": rounds,
