@@ -148,15 +148,21 @@ def namespace_counts(memory: RippleMemory) -> dict[tuple[str, ...], tuple[int, i
     return counts
 
 
-def require_namespace(memory: RippleMemory, args: argparse.Namespace) -> None:
-    """An error naming the namespace and the store's namespaces when ``--namespace`` holds no units."""
+def require_namespace(memory: RippleMemory, args: argparse.Namespace, *, strict: bool = True) -> None:
+    """An error (a note when not ``strict``) naming the store's namespaces when ``--namespace`` holds no units.
+
+    ``recall`` is not strict: an empty namespace answers with an empty result and its trace.
+    """
     from langchain_ripplemem.schemas import format_namespace
 
     held = memory.namespaces()
     if args.namespace not in held:
         names = ", ".join(sorted(format_namespace(ns) for ns in held)) or "none"
-        raise CommandError(f"namespace {format_namespace(args.namespace)!r} holds no memories in {args.persist!r} "
-                           f"(its namespaces: {names})")
+        message = (f"namespace {format_namespace(args.namespace)!r} holds no memories in {args.persist!r} "
+                   f"(its namespaces: {names})")
+        if strict:
+            raise CommandError(message)
+        warn(f"note: {message}")
 
 
 # -- commands ----------------------------------------------------------------------
@@ -191,7 +197,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     from langchain_ripplemem.rendering import format_recall, trace_ids
 
     with open_store(args) as memory:
-        require_namespace(memory, args)
+        require_namespace(memory, args, strict=False)
         result = memory.recall(args.question, namespace=args.namespace, k=args.k, config=preset(args.preset)[1])
         units = {} if args.json else {u.id: u for u in memory.get(trace_ids(result), namespace=args.namespace)}
         if args.html:
@@ -424,8 +430,8 @@ def add_check(sub: Subparsers) -> None:
 def add_mcp(sub: Subparsers) -> None:
     """The ``mcp`` subcommand."""
     mcp = sub.add_parser("mcp", help="serve the memory to MCP clients (Claude Desktop, Cursor, LangGraph agents)")
-    add_store_options(mcp, namespace_help="the server's namespace: calls reach it and namespaces under it only "
-                      "(default: %(default)s)")
+    add_store_options(mcp, namespace_help="the server's namespace, e.g. users/maya: calls reach it and namespaces "
+                      "under it only (default: %(default)s)")
     mcp.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 instead of stdio")
     mcp.add_argument("--port", type=int, default=8000, help="port of --http (default: %(default)s)")
     mcp.add_argument("--chroma-host", default=None,

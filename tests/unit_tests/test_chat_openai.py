@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from langchain_ripplemem import chat_models, model_errors
-from langchain_ripplemem.config import RecallConfig, WriteConfig
+from langchain_ripplemem.config import PAPER, WriteConfig
 from langchain_ripplemem.errors import ModelConfigurationError
 from langchain_ripplemem.extraction.llm import LLMExtractor
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
@@ -189,7 +189,7 @@ async def test_async_ingest_treats_parse_errors_raised_by_the_call_as_failed_att
 
 CUES = {"semantic_query": "Maya's dinner plans and food restrictions", "keywords": ["dinner"],
         "participants": ["Maya"], "locations": [], "time_start": None, "time_end": None}
-RECALL = RecallConfig(semantic_k=2, lexical_k=1, cue_k=0, max_rounds=1)
+RECALL = PAPER.model_copy(update={"semantic_k": 2, "lexical_k": 1, "cue_k": 0, "max_rounds": 1})
 
 
 def plan(method: str):

@@ -12,8 +12,8 @@ from langchain_ripplemem.cli import DEFAULT_PERSIST, SUBCOMMANDS, build_parser, 
 
 from .test_cli_store_commands import ROOT
 
-COMMANDS = ["demo", "ingest", "recall", "list", "stats", "forget", "check"]
-STORE_COMMANDS = ["ingest", "recall", "list", "stats", "forget", "check"]
+COMMANDS = ["demo", "ingest", "recall", "list", "stats", "forget", "check", "mcp"]
+STORE_COMMANDS = ["ingest", "recall", "list", "stats", "forget", "check", "mcp"]
 
 
 def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -57,7 +57,7 @@ def test_every_option_of_every_command_has_help():
 def test_recall_help_names_the_display_options(capsys):
     text = _help(capsys, "recall")
     assert "--full print long texts whole" in text and "--json print the whole RecallResult as JSON" in text
-    assert "(default: locomo-tuned" in text
+    assert "(default: recommended" in text
 
 
 def test_langgraph_dev_state_is_ignored():

@@ -37,12 +37,19 @@ def test_recall_on_an_empty_namespace_returns_an_empty_result_with_its_trace(bow
         assert result.memories == [] and result.rounds and result.rounds[0].first_hop["semantic"] == []
 
 
-def test_cli_recall_on_a_fresh_store_with_the_recommended_settings(tmp_path, capsys):
-    code = cli_main(["recall", "Where is Bob moving?", "--persist", str(tmp_path / "mem"),
-                     "--namespace", "users/bob", "--json"])
+def test_cli_recall_on_an_empty_namespace_with_the_recommended_settings(tmp_path, capsys, conversation):
+    store = tmp_path / "mem"
+    path = tmp_path / "conversation.json"
+    path.write_text(conversation.model_dump_json())
+    assert cli_main(["ingest", str(path), "--persist", str(store), "--namespace", "users/maya", "--quiet"],
+                    memory_factory=lambda persist: RippleMemory(BagOfWordsEmbeddings(), persist_directory=persist)) == 0
+    capsys.readouterr()
+    code = cli_main(["recall", "Where is Bob moving?", "--persist", str(store), "--namespace", "users/bob", "--json"],
+                    memory_factory=lambda persist: RippleMemory(BagOfWordsEmbeddings(), persist_directory=persist))
     out = capsys.readouterr()
     assert code == 0, out.err
-    assert '"memories": []' in out.out
+    assert '"memories": []' in out.out and '"first_hop"' in out.out  # an empty result, with its trace
+    assert "holds no memories" in out.err and "users/maya" in out.err
 
 
 # -- item 3: the same preparation and the same effective config both ways ------------------
