@@ -175,8 +175,11 @@ class LLMController:
         parsed: ControllerPlan | None = outcome.value
         if parsed is None:
             why = _CONTROLLER_FAILURES.get(outcome.failure or "", "controller failed")
-            return Plan(should_continue=False, usage=outcome.usage,
+            plan = Plan(should_continue=False, usage=outcome.usage,
                         reason=f"{why} ({len(outcome.errors)} calls): {outcome.errors[-1]}")
+            if outcome.unreachable:  # the recall's other LLM steps would fail alike: they fall back now
+                plan["model_down"] = outcome.errors[-1]
+            return plan
         reason = parsed.stop_reason or ("missing: " + parsed.target_restatement)
         return Plan(should_continue=parsed.should_continue, reason=reason, llm_plan=parsed, usage=outcome.usage)
 

@@ -239,6 +239,26 @@ def test_recall_does_not_retry_a_dead_model(openai_server, failure):
         assert reason.startswith("controller model unreachable (1 calls): OpenAI") and "http" not in reason
 
 
+@pytest.mark.parametrize("failure", [error(500, "The server had an error."), delay(10.0)], ids=["500", "timeout"])
+def test_a_dead_model_costs_one_call_per_recall_and_the_memories_come_back(openai_server, failure):
+    """Once one call finds the model unreachable, the recall's other LLM steps fall back without calling it."""
+    openai_server.script(failure, failure, failure)
+    memory = recall_memory(openai_server, timeout=0.5)
+    result = memory.recall("Should Maya accept the dinner pick?", namespace=NS, answer=True)
+    assert len(openai_server.requests) == 1  # the cue call; no controller call, no answer call (was 7 calls)
+    assert result.memories and result.answer is None
+    assert result.cues.participants == ["maya"]  # rule-based cues
+    assert [w.split(":")[0] for w in result.warnings] == ["query cues", "answer"]
+    assert len(result.rounds) == 2 and result.rounds[1].expanded is not None  # the heuristic controller expanded
+
+
+async def test_a_dead_model_costs_one_call_per_async_recall(openai_server):
+    openai_server.script(error(500), error(500), error(500))
+    memory = recall_memory(openai_server, timeout=0.5)
+    result = await memory.arecall("Should Maya accept the dinner pick?", namespace=NS, answer=True)
+    assert len(openai_server.requests) == 1 and result.memories and result.answer is None
+
+
 def test_a_failed_answer_is_reported_in_one_line_without_urls(openai_server):
     openai_server.script(content(CUES), plan("json_schema"),
                          error(400, "Invalid request, see https://platform.openai.com/docs for details.",
