@@ -44,6 +44,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel
 
+from langchain_ripplemem.drivers import adrive, drive
 from langchain_ripplemem.model_errors import FailureKind, describe_error, failure_kind
 from langchain_ripplemem.schemas import Usage
 
@@ -234,33 +235,28 @@ def structured_attempts(
     return StructuredOutcome(None, usage, errors, "invalid_output")
 
 
-def drive(steps: Generator[Request, Any, R], call: Callable[[list[BaseMessage], RunnableConfig], Any]) -> R:
-    """Run a request/answer generator with a sync ``call``; the call's exceptions are sent in, not raised."""
-    request = next(steps)
-    while True:
+def invoke_caught(runnable: Any) -> Callable[[Request], Any]:
+    """``request -> runnable.invoke(messages, config)``, a raised exception returned as the answer.
+
+    The attempts loop sorts a call's exception (retried, or the end of the loop), so a
+    driver (:func:`~langchain_ripplemem.drivers.drive`) sends it in instead of raising.
+    """
+    def call(request: Request) -> Any:
         try:
-            response: Any = call(*request)
-        except Exception as err:  # sorted by the loop: retried, or the end of it
-            response = err
-        try:
-            request = steps.send(response)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+            return runnable.invoke(request[0], config=request[1])
+        except Exception as err:  # noqa: BLE001 - sorted by the loop
+            return err
+    return call
 
 
-async def adrive(steps: Generator[Request, Any, R],
-                 call: Callable[[list[BaseMessage], RunnableConfig], Awaitable[Any]]) -> R:
-    """Async :func:`drive`."""
-    request = next(steps)
-    while True:
+def ainvoke_caught(runnable: Any) -> Callable[[Request], Awaitable[Any]]:
+    """Async :func:`invoke_caught`."""
+    async def call(request: Request) -> Any:
         try:
-            response: Any = await call(*request)
-        except Exception as err:
-            response = err
-        try:
-            request = steps.send(response)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+            return await runnable.ainvoke(request[0], config=request[1])
+        except Exception as err:  # noqa: BLE001 - sorted by the loop
+            return err
+    return call
 
 
 def call_structured(
@@ -273,7 +269,7 @@ def call_structured(
     """
     runnable = structured_runnable(model, schema)
     steps = structured_attempts(schema, messages, check=check, retries=retries, run_name=run_name)
-    return drive(steps, lambda request, config: runnable.invoke(request, config=config))
+    return drive(steps, invoke_caught(runnable))
 
 
 async def acall_structured(
@@ -283,4 +279,4 @@ async def acall_structured(
     """Async :func:`call_structured` (same loop)."""
     runnable = structured_runnable(model, schema)
     steps = structured_attempts(schema, messages, check=check, retries=retries, run_name=run_name)
-    return await adrive(steps, lambda request, config: runnable.ainvoke(request, config=config))
+    return await adrive(steps, ainvoke_caught(runnable))

@@ -27,8 +27,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Source = Literal["semantic", "lexical", "cue", "expansion"]
-
 
 class WriteConfig(BaseModel):
     """How conversations become linked memory units."""

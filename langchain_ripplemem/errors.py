@@ -19,14 +19,6 @@ class InvalidNamespaceError(RippleMemError, ValueError):
     """A namespace breaks the rules: non-empty tuple of non-empty string labels."""
 
 
-class ControllerError(RippleMemError):
-    """The recall controller produced no usable plan."""
-
-
-class StoreIntegrityError(RippleMemError):
-    """Units, indexes and edges of a store disagree."""
-
-
 class ModelConfigurationError(RippleMemError):
     """The chat model refuses every request with these settings (bad API key, no access, unknown model).
 

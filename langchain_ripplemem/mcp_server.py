@@ -24,9 +24,7 @@ import asyncio
 import functools
 import logging
 import sys
-import uuid
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -38,15 +36,13 @@ try:
 except ImportError as _missing:  # pragma: no cover - the extra is part of [test]
     raise ImportError('the MCP server needs the mcp package: pip install "langchain-ripplemem[mcp]"') from _missing
 
-from langchain_ripplemem.adapters import conversation_from_json
+from langchain_ripplemem.adapters import conversation_from_json, single_turn_conversation
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.schemas import (
     Conversation,
     Namespace,
     NamespaceStats,
     RecallResult,
-    Session,
-    Turn,
     format_namespace,
     validate_namespace,
 )
@@ -205,12 +201,6 @@ def _reply(text: str, outcome: BaseModel) -> CallToolResult:
                           structuredContent=outcome.model_dump(mode="json"))
 
 
-def _note(text: str, speaker: str) -> Conversation:
-    now = datetime.now(timezone.utc)
-    return Conversation(id=f"note-{uuid.uuid4().hex[:16]}", sessions=[
-        Session(id="S1", time=now, turns=[Turn(id="S1:0", speaker=speaker, text=text)])])
-
-
 def _remember(memory: RippleMemory, ns: Namespace, conv: Conversation) -> Remembered:
     """Ingest ``conv``; when any window fails, delete what this call stored and raise (all or nothing)."""
     before = {u.id for u in memory.list_units(ns, include_suppressed=True) if u.source.conversation_id == conv.id}
@@ -319,7 +309,7 @@ def create_mcp_server(
                 raise ValueError("text must be a non-empty statement")
             if not speaker.strip():
                 raise ValueError("speaker must be a non-empty name")
-            conv = _note(text.strip(), speaker.strip())
+            conv = single_turn_conversation(text.strip(), speaker=speaker.strip())
         else:
             raise ValueError("pass exactly one of text or conversation")
         done: Remembered = await run(_remember, memory, ns, conv)

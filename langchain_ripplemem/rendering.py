@@ -119,6 +119,23 @@ class _Line:
         return terminal_text(shown)
 
 
+def memory_line(label: str, unit: MemoryUnit, *, undated: str = "-") -> str:
+    """One memory on one line for a model: ``label | days | text`` (prompts, tool results, the controller).
+
+    Whitespace in the text is collapsed, so a memory never starts a line of its own.
+
+    Example:
+        >>> from langchain_ripplemem.schemas import Provenance
+        >>> unit = MemoryUnit.create(namespace=("m",), restatement="Maya:  I love\n sushi.",
+        ...                          source=Provenance(conversation_id="c", session_id="s"))
+        >>> memory_line("[1]", unit)
+        '[1] | - | Maya: I love sushi.'
+
+    """
+    when = unit.time.day_span() if unit.time is not None else undated
+    return f"{label} | {when} | {' '.join(unit.restatement.split())}"
+
+
 def counted(n: int, noun: str) -> str:
     """``"1 unit"``, ``"2 units"``."""
     return f"{n} {noun}{'s' * (n != 1)}"

@@ -52,12 +52,13 @@ from langchain_ripplemem.chat_models import (
     InvalidOutput,
     Request,
     StructuredOutcome,
-    adrive,
-    drive,
+    ainvoke_caught,
+    invoke_caught,
     resolve_chat_model,
     structured_attempts,
 )
 from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.drivers import adrive, drive
 from langchain_ripplemem.errors import ModelConfigurationError
 from langchain_ripplemem.extraction.base import ExtractionResult, Window
 from langchain_ripplemem.extraction.cues import normalise_cues
@@ -147,13 +148,11 @@ class LLMExtractor:
         Raises:
             ModelConfigurationError: the model refuses requests with these settings (see the module docs).
         """
-        return drive(self._attempts(window, namespace),
-                     lambda messages, config: self._structured().invoke(messages, config=config))
+        return drive(self._attempts(window, namespace), invoke_caught(self._structured()))
 
     async def aextract(self, window: Window, namespace: Namespace) -> ExtractionResult:
         """Extract units from ``window`` (async)."""
-        return await adrive(self._attempts(window, namespace),
-                            lambda messages, config: self._structured().ainvoke(messages, config=config))
+        return await adrive(self._attempts(window, namespace), ainvoke_caught(self._structured()))
 
     def _attempts(self, window: Window, namespace: Namespace
                   ) -> Generator[Request, Any, ExtractionResult]:

@@ -21,6 +21,7 @@ from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.scoring import time_similarity
 from langchain_ripplemem.recall.controller import support
 from langchain_ripplemem.recall.smoothing import in_context
+from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import Hit, MemoryUnit, QueryCues, RecalledMemory
 
 
@@ -120,11 +121,7 @@ def format_evidence(memories: Sequence[RecalledMemory]) -> str:
     ``n`` counts from 1 in rank order; the date is the start of the memory's time, ``-``
     without one. Whitespace is collapsed, so a memory's text never starts a line of its own.
     """
-    lines = []
-    for n, memory in enumerate(memories, start=1):
-        when = memory.unit.time.start.date().isoformat() if memory.unit.time else "-"
-        lines.append(f"[{n}] | {when} | {' '.join(memory.unit.restatement.split())}")
-    return "\n".join(lines)
+    return "\n".join(memory_line(f"[{n}]", memory.unit) for n, memory in enumerate(memories, start=1))
 
 
 _CITATION = re.compile(r"\[\s*([0-9a-f]{32}|\d+(?:\s*,\s*\d+)*)\s*\]")

@@ -24,6 +24,7 @@ from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.lexical import content_words, lexical_token_set, stem
 from langchain_ripplemem.prompts.recall import CONTROLLER_PROMPT, ControllerPlan
 from langchain_ripplemem.recall.state import Plan
+from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import ExpansionTarget, Hit, QueryCues
 
 
@@ -151,12 +152,7 @@ class LLMController:
 
     def messages(self, inp: ControllerInput) -> Any:
         """The controller prompt for this round (memory text quoted as data)."""
-        lines = []
-        for uid in inp.evidence:
-            unit = inp.view.unit(uid)
-            if unit is not None:
-                when = unit.time.start.date().isoformat() if unit.time else "-"
-                lines.append(f"{uid} | {when} | {unit.restatement}")
+        lines = [memory_line(uid, unit) for uid in inp.evidence if (unit := inp.view.unit(uid)) is not None]
         return CONTROLLER_PROMPT.invoke({
             "query": inp.query, "evidence": "\n".join(lines), "round": inp.round + 1,
             "max_rounds": inp.config.max_rounds, "max_anchors": inp.config.max_anchors,
