@@ -126,7 +126,7 @@ def memory_line(label: str, unit: MemoryUnit, *, undated: str = "-") -> str:
 
     Example:
         >>> from langchain_ripplemem.schemas import Provenance
-        >>> unit = MemoryUnit.create(namespace=("m",), restatement="Maya:  I love\n sushi.",
+        >>> unit = MemoryUnit.create(namespace=("m",), restatement="Maya:  I love   sushi.",
         ...                          source=Provenance(conversation_id="c", session_id="s"))
         >>> memory_line("[1]", unit)
         '[1] | - | Maya: I love sushi.'
