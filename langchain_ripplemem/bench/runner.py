@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_ripplemem.bench import answering, results
@@ -43,29 +44,52 @@ from langchain_ripplemem.bench.systems import (
 from langchain_ripplemem.config import TUNED, RecallConfig, preset
 
 DEFAULT_KS = (5, 10, 30)
-DATASETS = ("locomo", "longmemeval")
+DATASETS = ("locomo", "longmemeval", "linked")
+# The config preset of each dataset: the linked suite's haystacks are LoCoMo dialogue.
+PRESET_OF = {"locomo": "locomo", "longmemeval": "longmemeval", "linked": "locomo"}
 MemoryFactory = Callable[[], Any]
+
+
+def base_recall_config(dataset: str) -> RecallConfig:
+    """The recall config the recall systems start from: the tuned preset where there is one.
+
+    The one place that picks it, so every benchmark of a dataset measures the same
+    recommended settings.
+    """
+    name = PRESET_OF[dataset]
+    return TUNED.get(name) or preset(name)[1]
+
+
+@dataclass
+class FreshMemories:
+    """A factory of fresh in-memory ``RippleMemory`` objects with the dataset's preset.
+
+    The runner owns what it makes: it deletes each conversation's namespace once
+    scored. ``extractor`` (e.g. LoCoMo's observations) and ``embeddings`` (e.g. a
+    cache) replace the defaults; one encoder serves every memory, since loading
+    the model per conversation would cost more than the build itself on LongMemEval.
+    """
+
+    dataset: str
+    extractor: Any = None
+    embeddings: Any = None
+
+    def __call__(self) -> Any:
+        """A new, empty in-memory ``RippleMemory``."""
+        from langchain_ripplemem.memory import RippleMemory
+
+        if self.embeddings is None:
+            from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
+
+            self.embeddings = MiniLMOnnxEmbeddings()
+        write_config, recall_config = preset(PRESET_OF[self.dataset])
+        return RippleMemory(self.embeddings, write_config=write_config, recall_config=recall_config,
+                            extractor=self.extractor)
 
 
 def default_memory_factory(dataset: str) -> MemoryFactory:
     """A factory of fresh in-memory ``RippleMemory`` objects with the dataset's preset."""
-    write_config, recall_config = preset(dataset)
-    shared: dict[str, Any] = {}
-
-    def factory() -> Any:
-        from langchain_ripplemem.memory import RippleMemory
-
-        if "embeddings" not in shared:
-            # One encoder for all conversations: loading the model per
-            # conversation would cost more than the build itself on LongMemEval.
-            from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
-
-            shared["embeddings"] = MiniLMOnnxEmbeddings()
-        return RippleMemory(
-            shared["embeddings"], write_config=write_config, recall_config=recall_config
-        )
-
-    return factory
+    return FreshMemories(dataset)
 
 
 def run_benchmark(
@@ -94,10 +118,11 @@ def run_benchmark(
         systems: system names (see :data:`SYSTEM_NAMES`).
         ks: cut-offs to score; retrieval runs once at ``max(ks)``.
         memory_factory: no-argument callable returning a fresh memory; called
-            once per conversation. Default: ``RippleMemory`` with the preset.
+            once per conversation. Default: ``RippleMemory`` with the preset
+            (:class:`FreshMemories`, whose namespaces the runner deletes when done).
         progress: show a tqdm bar over conversations.
         limit: score at most this many questions per conversation (quick runs).
-        recall_config: base config of the recall systems (default: dataset preset).
+        recall_config: base config of the recall systems (default: :func:`base_recall_config`).
         system_factory: ``(name, memory, recall_config) -> System``; tests swap it.
         answer_model: optional chat model (``.invoke(messages)``); when given,
             answers are generated and scored (F1, BLEU-1, judge).
@@ -123,8 +148,9 @@ def run_benchmark(
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
     kmax = max(ks)
-    base_config = recall_config or TUNED.get(dataset) or preset(dataset)[1]
+    base_config = recall_config or base_recall_config(dataset)
     factory = memory_factory or default_memory_factory(dataset)
+    owned = memory_factory is None or isinstance(memory_factory, FreshMemories)
     answering_on = answer_model is not None
     judge = judge_model if judge_model is not None else answer_model
     to_answer = set(answer_systems if answer_systems is not None else systems)
@@ -186,7 +212,7 @@ def run_benchmark(
             "units": getattr(report, "units", None),
             "turns": len(bench_conv.conversation.turns()),
         })
-        _close(memory, namespace, owned=memory_factory is None)
+        _close(memory, namespace, owned=owned)
 
     total_build = sum(row["build_seconds"] for row in conv_rows)
     out: dict[str, Any] = {
@@ -224,7 +250,7 @@ def run_benchmark(
         "n_unresolved_evidence": sum(len(row["unresolved"]) for row in unresolved),
         "no_evidence_questions": [r["_id"] for r in first if not r["n_evaluated"]],
         "conversations": conv_rows,
-        "splits": _split_definition(dataset),
+        "splits": _split_definition(dataset, conv_rows),
         "answer": answering.answer_settings(answer_model, judge, sorted(to_answer), a_k)
         if answering_on else None,
     })
@@ -240,14 +266,21 @@ def question_record(
 
     Recall is ``None`` (left out of the means) when the question has no
     resolved evidence; ``n_evaluated`` counts the questions that have some.
+    ``_evidence_ranks`` gives each evidence turn's first 1-based rank in the
+    list (``None``: not retrieved), for per-question reports.
     """
     units = got.units
+    first_rank: dict[str, int] = {}
+    for rank, unit in enumerate(units, start=1):
+        for turn_id in unit.source.turn_ids:
+            first_rank.setdefault(turn_id, rank)
     record: dict[str, Any] = {
         "_id": question.id,
         "_category": question.category,
         "_category_name": question.category_name,
         "_answerable": question.answerable,
         "_split": split,
+        "_evidence_ranks": {turn_id: first_rank.get(turn_id) for turn_id in question.evidence},
         "n_evaluated": 1 if question.evidence else 0,
         "llm_calls": got.llm_calls,
         "tokens": got.tokens,
@@ -282,10 +315,14 @@ def _rounded(value: Any, digits: int = 6) -> Any:
     return value
 
 
-def _split_definition(dataset: str) -> dict[str, list[str]]:
+def _split_definition(dataset: str, conv_rows: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
     if dataset == "locomo":
         return {"tune": list(LOCOMO_TUNE), "heldout": list(LOCOMO_HELDOUT)}
-    return {}
+    splits: dict[str, list[str]] = {}
+    for row in conv_rows:
+        if row["split"]:
+            splits.setdefault(row["split"], []).append(row["id"])
+    return splits
 
 
 def _unresolved_row(conv: BenchConversation, question: BenchQuestion) -> dict[str, Any]:
