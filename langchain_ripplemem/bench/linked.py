@@ -32,7 +32,11 @@ from langchain_ripplemem.bench.runner import DEFAULT_KS, FreshMemories, MemoryFa
 from langchain_ripplemem.bench.systems import LINKED_SYSTEMS, System, make_system
 from langchain_ripplemem.config import RecallConfig
 
-__all__ = ["linked_conversations", "run_linked"]
+__all__ = ["WARMUP_QUERY", "linked_conversations", "run_linked"]
+
+# Each injected memory answers one question; this untimed query first builds its
+# per-namespace views, so latency compares systems on a warm memory.
+WARMUP_QUERY = "What have we talked about lately?"
 
 
 def linked_conversations(cases: Sequence[LinkedCase], haystacks: Sequence[Haystack]) -> list[BenchConversation]:
@@ -88,7 +92,7 @@ def run_linked(
         "linked", conversations, systems, ks, memory_factory=memory_factory, progress=progress,
         recall_config=recall_config, system_factory=system_factory,
         dataset_path=str(haystack_path) if haystack_path is not None else None,
-        keep_questions=True,
+        keep_questions=True, warmup=WARMUP_QUERY,
     )
     if cache is not None:
         cache.save()
@@ -97,7 +101,9 @@ def run_linked(
         "path": str(suite_path) if suite_path is not None else "langchain_ripplemem/bench/data/linked_cases.json",
         "sha256": file_sha256(suite), "split": split, "n_cases": len(cases),
     }
-    results["haystack"] = "file" if haystack_path is not None else "shipped sample conversation, repeated"
+    source = "conversations of the dataset file" if haystack_path is not None else \
+        "the shipped sample conversation, repeated"
+    results["haystack"] = f"{len(haystacks)} {source}: {', '.join(h.id for h in haystacks)}"
     results["cases"] = [_case_row(case, bench) for case, bench in zip(cases, conversations, strict=True)]
     return results
 
@@ -107,5 +113,6 @@ def _case_row(case: LinkedCase, bench: BenchConversation) -> dict[str, Any]:
     return {
         "id": case.id, "domain": case.domain, "split": case.split, "question": question.question,
         "evidence": question.evidence, **question.extra,
-        "bridges": [{"cue": t.bridge.cue, "kind": t.bridge.kind} for t in case.evidence if t.bridge is not None],
+        "bridges": list({(t.bridge.cue, t.bridge.kind): {"cue": t.bridge.cue, "kind": t.bridge.kind}
+                         for t in case.evidence if t.bridge is not None}.values()),
     }

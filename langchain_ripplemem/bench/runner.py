@@ -109,6 +109,7 @@ def run_benchmark(
     answer_k: int | None = None,
     dataset_path: str | None = None,
     keep_questions: bool = False,
+    warmup: str | None = None,
 ) -> dict[str, Any]:
     """Benchmark ``systems`` on ``conversations`` and return the results dict.
 
@@ -131,6 +132,9 @@ def run_benchmark(
         answer_k: memories shown to the answer model (default: ``max(ks)``).
         dataset_path: the dataset file, hashed into the results.
         keep_questions: also return per-question records under ``"questions"``.
+        warmup: a query every system asks once per conversation before the
+            timed questions (untimed, unscored), so that a memory asked few
+            questions is timed warm, as a long-lived memory would be.
 
     Raises:
         ValueError: on an unknown dataset, an empty system list, or bad ks.
@@ -184,6 +188,9 @@ def run_benchmark(
         for name, system in built.items():
             described.setdefault(name, describe_system(system))
         questions = bench_conv.questions[:limit] if limit else bench_conv.questions
+        if warmup:
+            for system in built.values():
+                system.retrieve(warmup, namespace, kmax)
         _set_postfix(bar, bench_conv.id, f"{len(questions)} questions")
         for question in questions:
             if question.unresolved:
@@ -246,6 +253,7 @@ def run_benchmark(
             "systems": described,
         },
         "context_token_rule": "ceil(whitespace tokens * 1.3) per restatement, summed over top-k",
+        "warmup_query": warmup,
         "unresolved_evidence": unresolved,
         "n_unresolved_evidence": sum(len(row["unresolved"]) for row in unresolved),
         "no_evidence_questions": [r["_id"] for r in first if not r["n_evaluated"]],

@@ -284,3 +284,21 @@ def test_cached_embeddings_embed_each_text_once_and_persist(tmp_path):
     assert cache.save() == tmp_path / "c.npz" and cache.save() is None  # nothing new the second time
     again = CachedEmbeddings(Counting(), path=tmp_path / "c.npz")
     assert again.embed_documents(["coast", "boat"]) == [first[1], first[0]] and again.base.seen == []
+
+
+def test_each_memory_is_warmed_up_before_its_timed_question():
+    from langchain_ripplemem.bench.linked import WARMUP_QUERY
+    from tests.unit_tests.fixtures.bench.bench_fakes import FakeMemory
+
+    made: list[FakeMemory] = []
+
+    def factory():
+        made.append(FakeMemory())
+        return made[-1]
+
+    res = run_linked(CASES[:2], sample_haystacks(), systems=["ripplemem"], ks=[5], memory_factory=factory,
+                     progress=False)
+    assert [[c["query"] for c in m.recall_calls] for m in made] == [
+        [WARMUP_QUERY, res["cases"][0]["question"]], [WARMUP_QUERY, res["cases"][1]["question"]]]
+    assert res["warmup_query"] == WARMUP_QUERY and res["n_questions"] == 2
+    assert len(res["questions"]["ripplemem"]) == 2  # the warm-up is neither timed nor scored
