@@ -71,6 +71,7 @@ def results_markdown(results: Mapping[str, Any], source: str = "") -> str:
     out.append(_split_table(results, systems, ks, overall))
     if results.get("answer"):
         out.append(_answer_table(results, systems, cats))
+    out.append(_bridge_table(results, systems, ks))
     out.append(_case_table(results, systems))
     out.append(_unresolved(results))
     return "\n".join(part for part in out if part)
@@ -263,6 +264,32 @@ def _answer_table(results: Mapping[str, Any], systems: list[str], cats: list[str
         f"top-{answer.get('k')} memories"
     )
     return f"{title}\n\n" + _table(head, rows)
+
+
+def _bridge_table(results: Mapping[str, Any], systems: list[str], ks: list[int]) -> str:
+    """Linked suite: the share of anchor turns and of bridged turns each system ranks in its top k."""
+    cases = results.get("cases")
+    per_system = results.get("questions")
+    if not cases or not per_system:
+        return ""
+    bridged = {case["id"]: set(case.get("bridged", [])) for case in cases}
+    rows = []
+    for name in systems:
+        found = [(tid in bridged[r["_id"]], rank) for r in per_system.get(name, [])
+                 for tid, rank in r.get("_evidence_ranks", {}).items()]
+        row = [name]
+        for k in ks:
+            for is_bridged in (False, True):
+                group = [rank for b, rank in found if b == is_bridged]
+                hits = sum(rank is not None and rank <= k for rank in group)
+                row.append(_pct(hits / len(group) if group else None))
+        rows.append(row)
+    head = ["system"] + [f"{kind}@{k}" for k in ks for kind in ("anchors", "bridged")]
+    counts = [sum(len(c["evidence"]) - len(c.get("bridged", [])) for c in cases),
+              sum(len(c.get("bridged", [])) for c in cases)]
+    note = (f"Share (%) of the {counts[0]} anchor turns (they share words with the question) and of the "
+            f"{counts[1]} bridged turns (they share none) in each system's top k.\n\n")
+    return "### Anchors and bridged turns found\n\n" + note + _table(head, rows)
 
 
 def _case_table(results: Mapping[str, Any], systems: list[str]) -> str:

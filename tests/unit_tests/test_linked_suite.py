@@ -243,6 +243,8 @@ def test_run_linked_end_to_end_on_the_fallback_haystack():
     assert [row["id"] for row in res["cases"]] == [c.id for c in cases]
     markdown = results_markdown(res)
     assert "### Evidence ranks per case" in markdown and cases[1].id in markdown
+    bm25_row = next(line for line in markdown.splitlines() if line.startswith("| bm25 | 100.0 |"))
+    assert bm25_row.split(" | ")[3] == "100.0"  # anchors@10: BM25 finds every anchor
     assert "| overall (n=2) |" in markdown
 
 
