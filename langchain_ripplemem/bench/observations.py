@@ -154,7 +154,7 @@ class ObservationExtractor:
     def _unit(self, observation: Observation, session: Session, namespace: Namespace) -> MemoryUnit:
         pseudo, turns = self._pseudo_session(observation.conversation_id, session)
         turn = turns[observation]
-        # Context ordering (recall/context.py) places the unit at its first turn.
+        # Context ordering (recall/smoothing.py) places the unit at its first turn.
         index = next(i for i, t in enumerate(session.turns) if t.id == observation.turn_ids[0])
         cue_units = self._cues.extract(
             Window(conversation_id=observation.conversation_id, index=0, items=((pseudo, turn),)), namespace).units

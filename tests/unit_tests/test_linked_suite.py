@@ -29,8 +29,8 @@ from langchain_ripplemem.bench.linked_cases import (
 from langchain_ripplemem.bench.report import results_markdown
 from langchain_ripplemem.bench.runner import FreshMemories, base_recall_config
 from langchain_ripplemem.config import LOCOMO_TUNED
+from langchain_ripplemem.lexical import lexical_tokens
 from langchain_ripplemem.schemas import Conversation
-from langchain_ripplemem.text import lexical_tokens
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 
 CASES = load_linked_cases()
