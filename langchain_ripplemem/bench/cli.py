@@ -123,7 +123,9 @@ def _run(args: argparse.Namespace) -> int:
         memory_factory=memory_factory,
     )
     if memory_factory is not None:
-        results["memory_units"] = memory_factory.extractor.describe()
+        extractor = memory_factory.extractor
+        results["memory_units"] = extractor.describe()
+        results["memory_units"]["evidence_turns_covered"] = extractor.evidence_coverage(conversations)
     _emit(results, args)
     if args.plot:
         print(f"wrote {plot(results, args.plot)}", file=sys.stderr)

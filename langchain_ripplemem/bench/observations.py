@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langchain_ripplemem.bench.loaders import read_json
+from langchain_ripplemem.bench.loaders import BenchConversation, read_json
 from langchain_ripplemem.bench.metrics import normalise_evidence
 from langchain_ripplemem.bench.runner import PRESET_OF, FreshMemories
 from langchain_ripplemem.config import WriteConfig, preset
@@ -150,6 +150,13 @@ class ObservationExtractor:
             "unresolved_evidence_ids": self.observations.unresolved,
             "raw_turn_units": "rule-based units of the turns no observation covers",
         }
+
+    def evidence_coverage(self, conversations: Sequence[BenchConversation]) -> float | None:
+        """Share of the questions' evidence turns that some observation covers (``None``: no evidence)."""
+        evidence = [(bench.id, turn) for bench in conversations for q in bench.questions for turn in q.evidence]
+        if not evidence:
+            return None
+        return sum(turn in self._covered.get(cid, set()) for cid, turn in evidence) / len(evidence)
 
     def _unit(self, observation: Observation, session: Session, namespace: Namespace) -> MemoryUnit:
         pseudo, turns = self._pseudo_session(observation.conversation_id, session)

@@ -104,9 +104,11 @@ def test_overlapping_windows_write_each_observation_once(locomo_file):
     assert len(set(ids)) == 5 and len(ids) > 5  # windows repeat units with the same ids
 
 
-def test_extractor_accepts_a_plain_mapping():
-    extractor = ObservationExtractor({"c": [Observation("c", "S1", "Ravi", "Ravi likes tea.", ("S1:1",))]})
+def test_extractor_accepts_a_plain_mapping_and_reports_evidence_coverage(locomo_file):
+    extractor = ObservationExtractor({"conv-90": [Observation("conv-90", "session_1", "Ravi", "Ravi has a cat.",
+                                                              ("D1:3",))]})
     assert extractor.describe()["observations"] == 1 and extractor.describe()["turns_covered"] == 1
+    assert extractor.evidence_coverage(load_locomo(locomo_file)) == 1 / 3  # of D1:1, D1:3, D2:1
 
 
 def test_bench_on_observation_units_scores_turns(locomo_file):
@@ -137,6 +139,7 @@ def test_cli_locomo_with_observation_units(locomo_file, tmp_path, monkeypatch):
     res = json.loads(out.read_text(encoding="utf-8"))
     assert res["memory_units"]["kind"] == "observations" and res["memory_units"]["observations"] == 3
     assert res["memory_units"]["multi_turn_observations"] == 1
+    assert res["memory_units"]["evidence_turns_covered"] == 1.0  # D1:1, D1:3 and D2:1 all have observations
     assert "memory units: observations" in (tmp_path / "t.md").read_text(encoding="utf-8")
 
 
