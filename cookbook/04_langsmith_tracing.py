@@ -31,6 +31,7 @@ from typing import Any
 from langchain_core.tracers.context import collect_runs
 
 from langchain_ripplemem import RecallConfig, RippleMemory
+from langchain_ripplemem.config import PAPER_WRITE
 
 NAMESPACE = ("users", "maya")
 CHAT = {"id": "maya-and-sam", "sessions": [
@@ -72,7 +73,8 @@ def _short(value: Any) -> Any:
 def main() -> None:
     tracing = os.environ.get("LANGSMITH_TRACING", "").lower() == "true" and os.environ.get("LANGSMITH_API_KEY")
     print("LangSmith tracing:", "on (runs also go to LangSmith)" if tracing else "off (local collector only)")
-    memory = RippleMemory()
+    # A six-turn chat is too small for rare-cue edges: the paper's structural edges here.
+    memory = RippleMemory(write_config=PAPER_WRITE)
     memory.add_conversation(CHAT, namespace=NAMESPACE)
     tight = RecallConfig(semantic_k=2, lexical_k=1, cue_k=1)  # small first hop, so one expansion round runs
 

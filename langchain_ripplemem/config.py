@@ -1,13 +1,16 @@
 """Typed settings for the write path and the read path, with presets named by purpose.
 
 ``RecallConfig()`` is the recommended general-purpose setting: the best measured
-with the offline default (MiniLM, rule-based units), ``WriteConfig()`` the
-paper's write settings (windows of 40 turns overlapping by 2). Named presets
-(:data:`PRESETS`, :func:`preset`):
+with the offline default (MiniLM, rule-based units). ``WriteConfig()`` is the
+paper's write settings (windows of 40 turns overlapping by 2) except that
+structural edges join units by their rarity-weighted identifying cues
+(``structural_edges="cues"``); :data:`PAPER_WRITE` is METHOD.md's write phase
+exactly. Named presets (:data:`PRESETS`, :func:`preset`):
 
 * ``"recommended"``: ``(WriteConfig(), RecallConfig())``, what ``RippleMemory()`` uses;
-* ``"paper"``: METHOD.md exactly (:data:`PAPER`: tri-view sizes 10/5/5, no
-  dialogue context, no cue bonuses), for reproducing the paper;
+* ``"paper"``: METHOD.md exactly (:data:`PAPER_WRITE`, :data:`PAPER`: tri-view
+  sizes 10/5/5, no dialogue context, no cue bonuses, no bridging), for
+  reproducing the paper;
 * ``"paper-long-history"``: the paper's settings for long haystacks of
   user-assistant sessions (:data:`PAPER_LONG_HISTORY`: views 15/8/8, windows of
   10 turns without overlap).
@@ -49,6 +52,18 @@ class WriteConfig(BaseModel):
     beta_participants: float = Field(0.5, ge=0)
     beta_locations: float = Field(0.2, ge=0)
     beta_time: float = Field(0.3, ge=0)
+    structural_edges: Literal["cues", "paper"] = Field(
+        "cues", description="what a structural edge measures: 'cues' = the rarity-weighted overlap of identifying "
+        "cues (names, topic words; memory_graph/linking.py), so a shared rare name outweighs shared speakers and "
+        "day; 'paper' = METHOD.md's s_str over participants, locations and time",
+    )
+    cue_threshold: float = Field(0.6, ge=0.0, le=1.0, description="min cue overlap for a 'cues' structural edge")
+    topic_weight: float = Field(
+        1.0, ge=0.0, le=1.0, description="a shared topic word counts this much of a shared name of the same rarity",
+    )
+    cue_min_rarity: float = Field(
+        0.3, ge=0.0, le=1.0, description="identifying cues rarer than this feed a new unit's 'cues' candidate pool",
+    )
     embed_batch_size: int = Field(64, ge=1)
     max_turn_chars: int = Field(
         4000, ge=100, description="longer turns are split into chunks of this size (documented rule)"
@@ -98,8 +113,14 @@ class RecallConfig(BaseModel):
     * larger first-hop views (45/45/40) fill the K = 30 budget (the paper's 10/5/5
       union holds about 17 units) with room for dialogue context to lift a unit no
       single view ranked in its top 30; a wider expansion channel (10) adds more per round;
-    * the heuristic controller stops early only on a very strong first hop; one
-      round, as in the paper (a second round gained nothing on the tuning split).
+    * the heuristic controller stops early only on a very strong first hop;
+    * bridging (issue 13, tuned on the linked suite's tune split and the LoCoMo
+      tuning split): the cue view also scores the query's identifying cues by
+      rarity (``cue_key_weight``); the heuristic target carries the anchors' rarest
+      shared names (``target_cues``); a memory reached over cue edges inherits
+      ``bridge_weight`` x its anchor's rho x path strength (``bridge_floor``: what it
+      keeps without target overlap); a second round expands from what the first
+      bridged to (a name, then a topic word), with a 20-wide structural channel.
 
     :data:`PAPER` is METHOD.md's settings.
     """
@@ -109,10 +130,10 @@ class RecallConfig(BaseModel):
     semantic_k: int = Field(45, ge=0, description="first-hop semantic view size")
     lexical_k: int = Field(45, ge=0, description="first-hop lexical (BM25) view size")
     cue_k: int = Field(40, ge=0, description="first-hop cue view size")
-    max_rounds: int = Field(1, ge=0, description="expansion rounds after the first hop (paper: R=1)")
+    max_rounds: int = Field(2, ge=0, description="expansion rounds after the first hop (paper: R=1)")
     max_anchors: int = Field(3, ge=1)
     hops: int = Field(2, ge=1)
-    per_channel: int = Field(10, ge=1, description="expanded units kept per channel per round")
+    per_channel: int = Field(20, ge=1, description="expanded units kept per channel per round")
     top_k: int = Field(30, ge=1, description="K: memories returned after assembly")
     expand_semantic: bool = True
     expand_structural: bool = True
@@ -125,7 +146,7 @@ class RecallConfig(BaseModel):
     )
     context_weight: float = Field(
         0.5, ge=0.0, description="w of s + w * max(neighbour s): semantic, lexical and alignment scores "
-        "also credit a unit's adjacent turns in its session (recall/context.py); 0 = the paper's scoring",
+        "also credit a unit's adjacent turns in its session (recall/smoothing.py); 0 = the paper's scoring",
     )
     context_weight_2: float = Field(
         0.3, ge=0.0, description="the same for the turns two away in the session (a speaker's next turn)",
@@ -136,6 +157,31 @@ class RecallConfig(BaseModel):
     )
     time_bonus: float = Field(
         0.5, ge=0.0, description="with a time in the query, rho += time_bonus * time similarity of the memory",
+    )
+    cue_key_weight: float = Field(
+        1.0, ge=0.0, description="the cue view also scores a memory by this times the rarity-weighted overlap of "
+        "its identifying cues with the query's (0 = the paper's cue view)",
+    )
+    topic_weight: float = Field(
+        1.0, ge=0.0, le=1.0, description="in the cue view and the structural channel, a shared topic word counts "
+        "this much of a shared name of the same rarity",
+    )
+    target_cues: int = Field(
+        3, ge=0, description="heuristic controller: the target carries this many of the anchors' rarest identifying "
+        "cues, and the structural channel scores candidates by rarity-weighted overlap with them (0 = the paper's "
+        "s_str against the target's participants, places and time)",
+    )
+    bridge_weight: float = Field(
+        1.0, ge=0.0, description="assembly: a memory reached over a structural edge scores at least bridge_weight "
+        "x rho(anchor) x its target overlap x path strength (recall/assembly.py); 0 = the paper's rho",
+    )
+    bridge_top: int = Field(
+        0, ge=0, description="per expansion round, at most this many memories are lifted by bridged scores "
+        "(the best gains); 0 = no limit",
+    )
+    bridge_floor: float = Field(
+        0.6, ge=0.0, le=1.0, description="what a bridged memory keeps of its inheritance when it shares none of the "
+        "target's cues: the factor is bridge_floor + (1 - bridge_floor) x target overlap",
     )
     alignment_weight: float = 1.25
     provenance_weight: float = 1.0
@@ -164,14 +210,17 @@ def context_weights(config: RecallConfig) -> tuple[float, float]:
 PAPER = RecallConfig(
     semantic_k=10, lexical_k=5, cue_k=5, max_rounds=1, per_channel=5, sufficiency_similarity=0.55,
     alignment="semantic", context_weight=0.0, context_weight_2=0.0, speaker_bonus=0.0, time_bonus=0.0,
+    cue_key_weight=0.0, target_cues=0, bridge_weight=0.0,
 )
+#: METHOD.md's write phase exactly: structural edges from s_str over participants, places and time.
+PAPER_WRITE = WriteConfig(structural_edges="paper")
 #: The paper's settings for long histories of user-assistant sessions (its LongMemEval setup).
 PAPER_LONG_HISTORY = PAPER.model_copy(update={"semantic_k": 15, "lexical_k": 8, "cue_k": 8})
-PAPER_LONG_HISTORY_WRITE = WriteConfig(window_size=10, window_overlap=0)
+PAPER_LONG_HISTORY_WRITE = PAPER_WRITE.model_copy(update={"window_size": 10, "window_overlap": 0})
 
 PRESETS: dict[str, tuple[WriteConfig, RecallConfig]] = {
     "recommended": (WriteConfig(), RecallConfig()),
-    "paper": (WriteConfig(), PAPER),
+    "paper": (PAPER_WRITE, PAPER),
     "paper-long-history": (PAPER_LONG_HISTORY_WRITE, PAPER_LONG_HISTORY),
 }
 

@@ -13,7 +13,9 @@ and inverted cue indexes (participant, location, day bucket).
 
 from __future__ import annotations
 
+import math
 import threading
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -21,14 +23,16 @@ import bm25s
 import numpy as np
 
 from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.extraction.identifying import Cues, identifying_cues, rarity
 from langchain_ripplemem.lexical import lexical_tokens
-from langchain_ripplemem.memory_graph.scoring import HasCues, cue_set, structural_score
-from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_key
+from langchain_ripplemem.memory_graph.scoring import HasCues, cue_overlap, cue_set
+from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, Namespace, namespace_key
 from langchain_ripplemem.storage.base import UnitBackend
 
 # Interval cues longer than this are bucketed by their first and last days only,
 # so "in 2022" does not fan out into 365 postings per unit.
 _MAX_DAY_BUCKETS = 62
+_NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
 def day_buckets(unit: HasCues) -> list[int]:
@@ -39,6 +43,19 @@ def day_buckets(unit: HasCues) -> list[int]:
     if last - first > _MAX_DAY_BUCKETS:
         return [first, last]
     return list(range(first, last + 1))
+
+
+def unit_cues(unit: MemoryUnit) -> Cues:
+    """A unit's identifying names and topic keys: its own, else derived from its text (older units).
+
+    The speaker a unit records and its participants and places are passed on, so a
+    derived list looks like the one the rule-based extractor writes.
+    """
+    if unit.cues is not None or unit.topics is not None:
+        return Cues(list(dict.fromkeys(unit.cues or ())), list(dict.fromkeys(unit.topics or ())))
+    speaker = unit.metadata.get("speaker")
+    speakers = [speaker] if isinstance(speaker, str) and speaker else []
+    return identifying_cues(unit.restatement, speakers=speakers, extra=[*unit.participants, *unit.locations])
 
 
 def cue_keys(cues: HasCues) -> list[tuple[str, str | int]]:
@@ -62,11 +79,14 @@ class NamespaceView:
             "locations": defaultdict(list),
             "days": defaultdict(list),
         }
+        self.postings["cues"] = defaultdict(list)  # identifying cue key -> rows
         self._bm25: tuple[bm25s.BM25, int] | None = None
-        # Cue signature (participants, locations, time) per row, for the cue view.
-        self._signature: list[int] = []
-        self._signature_row: list[int] = []
-        self._signatures: dict[tuple[object, ...], int] = {}
+        # Per row, for the vectorised cue view: distinct participants and locations,
+        # the time interval in days since the epoch (NaN: none), the identifying keys.
+        self._row_cues: list[tuple[int, int, float, float]] = []
+        self.keys: list[list[str]] = []  # names then topic words, per row
+        self.names: dict[str, int] = {}  # key -> first row holding it as a name: names weigh fully everywhere
+        self._arrays: dict[object, tuple[int, np.ndarray]] = {}
         self.suppressed: set[str] = set()  # ids a user correction hides from recall (lifecycle.py)
         # older id -> ids of units that claim to supersede it (an LLM's claims, lifecycle.py)
         self.claimed_by: dict[str, list[str]] = defaultdict(list)
@@ -92,12 +112,14 @@ class NamespaceView:
         self._matrix[n:need] = vectors
         for offset, unit in enumerate(units):
             i = n + offset
-            key = (tuple(unit.participants), tuple(unit.locations),
-                   (unit.time.start, unit.time.end) if unit.time is not None else None)
-            if key not in self._signatures:
-                self._signatures[key] = len(self._signature_row)
-                self._signature_row.append(i)
-            self._signature.append(self._signatures[key])
+            span = (unit.time.start.timestamp() / DAY_SECONDS, unit.time.end.timestamp() / DAY_SECONDS) \
+                if unit.time is not None else (np.nan, np.nan)
+            self._row_cues.append((len(cue_set(unit.participants)), len(cue_set(unit.locations)), *span))
+            names, topics = unit_cues(unit)
+            for name in names:
+                self.names.setdefault(name, i)
+            keys = names + [t for t in topics if t not in names]
+            self.keys.append(keys)
             # Readers run without a lock: publish the unit before its id and
             # position, so any id a reader sees already has its unit and vector.
             self.units.append(unit)
@@ -105,6 +127,8 @@ class NamespaceView:
             self.pos[unit.id] = i
             for field, value in cue_keys(unit):
                 self.postings[field][value].append(i)
+            for key in keys:
+                self.postings["cues"][key].append(i)
             if unit.metadata.get("suppressed"):
                 self.suppressed.add(unit.id)
             for old in unit.metadata.get("supersedes") or ():
@@ -198,21 +222,94 @@ class NamespaceView:
         """Rows sharing at least one participant, location or day bucket with ``cues``."""
         return {row for rows in self.posting_lists(cues) for row in rows}
 
+    def rarity(self, key: str, upto: int | None = None, topic_weight: float = 1.0) -> float:
+        """What sharing ``key`` says among the first ``upto`` rows: its rarity, times ``topic_weight`` for a topic word.
+
+        Rarity is :func:`~langchain_ripplemem.extraction.identifying.rarity`; a key
+        any unit holds as a name counts as a name.
+        """
+        rows = self.postings["cues"].get(key)
+        if not rows:
+            return 0.0
+        n = len(self.ids) if upto is None else upto
+        weight = rarity(len(rows) if upto is None else bisect_left(rows, upto), n)
+        return weight if self.names.get(key, n) < n else topic_weight * weight
+
+    def known_keys(self, text: str, speakers: Iterable[str] = ()) -> list[str]:
+        """The identifying cue keys of ``text`` (a query) that some memory of the namespace has."""
+        postings = self.postings["cues"]
+        names, topics = identifying_cues(text, speakers=speakers)
+        return [key for key in dict.fromkeys(names + topics) if key in postings]
+
+    def _posting_array(self, field: str, value: object) -> np.ndarray:
+        """A posting list as an int array, cached until the list grows (lists only grow)."""
+        rows = self.postings[field].get(value)  # type: ignore[call-overload]
+        if not rows:
+            return _NO_ROWS
+        cached = self._arrays.get((field, value))
+        if cached is None or cached[0] != len(rows):
+            cached = self._arrays[(field, value)] = (len(rows), np.asarray(rows, dtype=np.int64))
+        return cached[1]
+
+    def _row_cue_array(self) -> np.ndarray:
+        n = len(self.ids)
+        cached = self._arrays.get("rows")
+        if cached is None or cached[0] != n:
+            cached = self._arrays["rows"] = (n, np.asarray(self._row_cues[:n], dtype=np.float64).reshape(n, 4))
+        return cached[1]
+
+    def pair_overlap(self, a: str, b: str, topic_weight: float = 1.0) -> float:
+        """The rarity-weighted overlap of two units' identifying cues, with today's rarities.
+
+        What a cue edge between them weighs if it were made now
+        (:func:`~langchain_ripplemem.memory_graph.scoring.cue_overlap`).
+        """
+        shared = set(self.keys[self.pos[a]]) & set(self.keys[self.pos[b]])
+        return cue_overlap(self.rarity(k, topic_weight=topic_weight) for k in shared)
+
+    def key_overlap(self, keys: Iterable[str], n: int | None = None, topic_weight: float = 1.0) -> np.ndarray:
+        """Per row, the rarity-weighted overlap ``1 - prod(1 - rarity(k))`` over the ``keys`` it shares.
+
+        One pass over the keys' posting lists (no per-unit Python work): a row that
+        shares one rare key scores almost 1, a row that shares only common keys
+        (a speaker's name) almost 0.
+        """
+        n = len(self.ids) if n is None else n
+        missing = np.zeros(n, dtype=np.float64)
+        for key in dict.fromkeys(keys):
+            weight = self.rarity(key, topic_weight=topic_weight)
+            if weight > 0.0:
+                rows = self._posting_array("cues", key)
+                missing[rows[rows < n]] += math.log1p(-min(weight, 1.0 - 1e-9))
+        return -np.expm1(missing)
+
     def cues(
         self, cues: HasCues, k: int, config: WriteConfig, query_vector: np.ndarray | None = None,
-        rows: Iterable[int] | None = None,
+        rows: Iterable[int] | None = None, *,
+        keys: Sequence[str] = (), key_weight: float = 0.0, topic_weight: float = 1.0,
     ) -> list[tuple[str, float]]:
-        """Units ranked by structural overlap with ``cues`` (``config``'s weights); cosine breaks ties."""
-        candidates = np.fromiter(self.cue_candidates(cues) if rows is None else rows, dtype=np.int64)
+        """Units ranked by structural overlap with ``cues``; semantic similarity breaks ties.
+
+        The score is METHOD.md's ``s_str`` (betas and tau from ``config``), plus
+        ``key_weight`` times the rarity-weighted overlap with the identifying
+        ``keys`` (:meth:`key_overlap`; topic words count ``topic_weight``). It is
+        computed from the posting lists with array operations: no Python work per
+        unit, so the cost follows the postings the cues touch.
+        """
+        cfg, n = config, len(self.ids)
+        if rows is None:
+            arrays = [self._posting_array(field, value) for field, value in cue_keys(cues)]
+            if key_weight:
+                arrays += [self._posting_array("cues", key) for key in keys]
+            candidates = np.unique(np.concatenate(arrays)) if arrays else _NO_ROWS
+        else:
+            candidates = np.unique(np.fromiter(rows, dtype=np.int64))
+        candidates = candidates[candidates < n]
         if k <= 0 or len(candidates) == 0:
             return []
-        # Units of one session share participants, places and day: score each
-        # distinct cue signature once (the cue view may touch every unit).
-        signatures, inverse = np.unique(np.asarray(self._signature, dtype=np.int64)[candidates],
-                                        return_inverse=True)
-        per_signature = np.array([structural_score(cues, self.units[self._signature_row[sig]], config) or 0.0
-                                  for sig in signatures.tolist()])
-        scores = per_signature[inverse.reshape(-1)]
+        scores = self._structural(cues, candidates, cfg)
+        if key_weight and keys:
+            scores = scores + key_weight * self.key_overlap(keys, n, topic_weight)[candidates]
         keep = scores > 0
         rows_kept, scores_kept = candidates[keep], scores[keep]
         if len(rows_kept) == 0:
@@ -220,6 +317,33 @@ class NamespaceView:
         tie = self.matrix[rows_kept] @ query_vector if query_vector is not None else np.zeros(len(rows_kept))
         order = np.lexsort((rows_kept, -tie, -scores_kept))[:k]
         return [(self.ids[rows_kept[j]], float(scores_kept[j])) for j in order.tolist()]
+
+    def _structural(self, cues: HasCues, rows: np.ndarray, cfg: WriteConfig) -> np.ndarray:
+        """``s_str(cues, unit)`` of each row, vectorised; 0 where no cue type is comparable."""
+        n = len(self.ids)
+        table = self._row_cue_array()[rows]
+        total = np.zeros(len(rows))
+        weight = np.zeros(len(rows))
+        for column, field, values, beta in ((0, "participants", cues.participants, cfg.beta_participants),
+                                            (1, "locations", cues.locations, cfg.beta_locations)):
+            wanted = cue_set(values)
+            if not wanted or beta <= 0:
+                continue
+            shared = np.zeros(n)
+            for value in wanted:
+                shared[self._posting_array(field, value)] += 1.0
+            inter, size = shared[rows], table[:, column]
+            has = size > 0
+            union = np.where(has, len(wanted) + size - inter, 1.0)
+            total += np.where(has, beta * inter / union, 0.0)
+            weight += np.where(has, beta, 0.0)
+        if cues.time is not None and cfg.beta_time > 0:
+            start, end = cues.time.start.timestamp() / DAY_SECONDS, cues.time.end.timestamp() / DAY_SECONDS
+            has = ~np.isnan(table[:, 2])
+            gap = np.maximum(0.0, np.maximum(table[:, 2] - end, start - table[:, 3]))
+            total += np.where(has, cfg.beta_time * np.exp(-np.nan_to_num(gap) / cfg.time_decay_days), 0.0)
+            weight += np.where(has, cfg.beta_time, 0.0)
+        return np.divide(total, weight, out=np.zeros(len(rows)), where=weight > 0)
 
     def _lexical_index(self) -> tuple[bm25s.BM25, int]:
         """The BM25 index and how many units (the first rows) it covers."""

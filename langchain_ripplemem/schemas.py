@@ -138,6 +138,13 @@ class MemoryUnit(BaseModel):
     participants: list[str] = Field(default_factory=list)
     locations: list[str] = Field(default_factory=list)
     time: TimeInterval | None = None
+    cues: list[str] | None = Field(
+        None, description="identifying names (extraction/identifying.py): keys of people other than the speakers, "
+        "places, organisations and named things; None on units stored before cues existed (derived from the text)",
+    )
+    topics: list[str] | None = Field(
+        None, description="identifying topic words (keys); None on units stored before cues existed",
+    )
     kind: str = "event"
     source: Provenance
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
@@ -202,6 +209,10 @@ class ExpansionTarget(BaseModel):
     participants: list[str] = Field(default_factory=list)
     locations: list[str] = Field(default_factory=list)
     time: TimeInterval | None = None
+    cues: list[str] = Field(
+        default_factory=list, description="identifying cue keys the missing support should share (the anchors' "
+        "rare names and topic words, and the query's); the structural channel weighs them by rarity",
+    )
     restates_query: bool = Field(
         False, description="the target is the query plus words (the heuristic controller's): expansion "
         "reuses the query's vector and weighs the added keywords lexically instead of embedding it again",

@@ -22,6 +22,9 @@ Cues, all canonicalised through :mod:`langchain_ripplemem.extraction.cues`:
 * time: the first phrase :func:`~.timeparse.ground_time` grounds against the
   turn's (else the session's) timestamp; otherwise that whole day; ``None``
   when there is no timestamp.
+* identifying cues (:mod:`~langchain_ripplemem.extraction.identifying`): names
+  other than the session's speakers and topic words, plus "weekend" when the
+  grounded time falls on one ("yesterday" said on a Monday).
 * kind: "preference" (love, hate, prefer, favourite, enjoy, "I like"), else
   "plan" (will, going to, plan to, next week, ...), else "event".
 
@@ -63,6 +66,7 @@ from langchain_ripplemem.extraction.cues import (
     canonical_location,
     canonical_name,
 )
+from langchain_ripplemem.extraction.identifying import identifying_cues
 from langchain_ripplemem.extraction.timeparse import day_interval, ground_time
 from langchain_ripplemem.lexical import STOPWORDS
 from langchain_ripplemem.schemas import (
@@ -70,6 +74,7 @@ from langchain_ripplemem.schemas import (
     Namespace,
     Provenance,
     Session,
+    TimeInterval,
     Turn,
     Usage,
     aware,
@@ -227,6 +232,10 @@ class RuleBasedExtractor:
             restatement = " ".join(p for p in parts if p)
             participants, locations = self._cues(chunk, speaker, context, turn.id,
                                                  whole=len(chunks) == 1)
+            # Identifying cues leave out every speaker of the session: they are in every turn.
+            cues = identifying_cues(f"{chunk} {caption}" if caption and i == 0 else chunk,
+                                    speakers=[*context.speakers, speaker],
+                                    extra=[*(p for p in participants if p != speaker), *locations])
             metadata: dict[str, object] = {"extractor": "rules", "speaker": speaker,
                                            "turn_index": context.turn_index.get(turn.id, -1)}
             interval = None
@@ -235,6 +244,8 @@ class RuleBasedExtractor:
                 grounded = ground_time(chunk, reference)
                 if grounded:
                     metadata["time_phrase"], interval = grounded[0]
+                    if _on_weekend(interval) and "weekend" not in cues.topics:
+                        cues.topics.append("weekend")  # "yesterday" said on a Monday: a weekend memory
                 else:
                     interval = day_interval(reference)
             if len(chunks) > 1:
@@ -242,6 +253,7 @@ class RuleBasedExtractor:
             units.append(MemoryUnit.create(
                 namespace=namespace, restatement=restatement, source=source,
                 participants=participants, locations=locations, time=interval,
+                cues=cues.names, topics=cues.topics,
                 kind=_kind(chunk.lower()), metadata=metadata))
         return units
 
@@ -381,6 +393,12 @@ def _nicknames(speakers: list[str], known: dict[str, str]) -> dict[str, str]:
             owners.setdefault(first[:end], set()).add(speaker)
     return {prefix: next(iter(who)) for prefix, who in owners.items()
             if len(who) == 1 and prefix not in known and prefix not in _NON_NAMES}
+
+
+def _on_weekend(interval: TimeInterval) -> bool:
+    """True when a grounded interval lies within one Saturday-Sunday weekend."""
+    days = (interval.end.date() - interval.start.date()).days
+    return days <= 1 and interval.start.weekday() >= 5 and interval.end.weekday() >= 5
 
 
 def _kind(lower: str) -> str:

@@ -12,7 +12,7 @@ path, then the stronger path (the product of its edge weights).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -49,11 +49,16 @@ class ExpansionHit:
 _WALK_ATTEMPTS = 5
 
 
+EdgeStrength = Callable[[str, str], float]
+
+
 def reachable(
-    graph: nx.Graph, anchors: Iterable[str], channel: EdgeType, hops: int, exclude: set[str]
+    graph: nx.Graph, anchors: Iterable[str], channel: EdgeType, hops: int, exclude: set[str],
+    strength: EdgeStrength | None = None,
 ) -> dict[str, Reached]:
     """Units within ``hops`` of any anchor over ``channel`` edges, with their best path.
 
+    ``strength(a, b)`` re-weighs an edge at read time (default: its stored weight).
     A writer (or a cache catching up) may add edges to the cached graph while a
     reader walks it; Python then stops the walk ("dictionary changed size during
     iteration"), and the walk starts again on the grown graph.
@@ -61,7 +66,7 @@ def reachable(
     anchors = list(anchors)
     for attempt in range(_WALK_ATTEMPTS):
         try:
-            return _walk(graph, anchors, channel, hops, exclude)
+            return _walk(graph, anchors, channel, hops, exclude, strength)
         except RuntimeError:
             if attempt == _WALK_ATTEMPTS - 1:
                 raise
@@ -69,7 +74,8 @@ def reachable(
 
 
 def _walk(
-    graph: nx.Graph, anchors: list[str], channel: EdgeType, hops: int, exclude: set[str]
+    graph: nx.Graph, anchors: list[str], channel: EdgeType, hops: int, exclude: set[str],
+    strength: EdgeStrength | None = None,
 ) -> dict[str, Reached]:
     best: dict[str, Reached] = {}
     for anchor in anchors:
@@ -85,6 +91,8 @@ def _walk(
                     if weight is None or nbr in seen:
                         continue
                     seen.add(nbr)
+                    if strength is not None:
+                        weight = strength(node.unit_id, nbr)
                     reached = Reached(nbr, anchor, [*node.path, nbr], node.strength * weight)
                     nxt.append(reached)
                     if nbr not in exclude:
@@ -100,23 +108,36 @@ def expand_channel(
     graph: nx.Graph,
     anchors: list[str],
     channel: EdgeType,
-    score: Callable[[list[str]], list[float | None]],
+    score: Callable[[list[str]], Sequence[float | None]],
     *,
     hops: int,
     top_n: int,
     exclude: set[str],
     tiebreak: Callable[[list[str]], list[float]] | None = None,
+    path_floor: float | None = None,
+    strength: EdgeStrength | None = None,
 ) -> list[ExpansionHit]:
     """Top ``top_n`` units of one channel, scored against the target by ``score``.
 
     ``tiebreak`` (e.g. similarity to the target) orders what score, path length
-    and path strength leave tied: structural scores tie often.
+    and path strength leave tied: structural scores tie often. With a
+    ``path_floor`` ``f``, units are ranked by ``strength x (f + (1 - f) x score)``
+    instead: the bridge (the product of the path's cue-edge weights) counts
+    first, and agreeing with the target lifts it (the hit keeps the target score).
+    ``strength`` re-weighs edges as the walk crosses them (see :func:`reachable`).
     """
-    reached = reachable(graph, anchors, channel, hops, exclude)
+    reached = reachable(graph, anchors, channel, hops, exclude, strength)
     if not reached:
         return []
     ids = list(reached)
     scores = score(ids)
+    if path_floor is not None:
+        f = path_floor
+        target = {i: s for i, s in zip(ids, scores, strict=True) if s is not None}
+        order = sorted(target, key=lambda i: (-round(reached[i].strength * (f + (1.0 - f) * target[i]), 6),
+                                              len(reached[i].path), i))
+        return [ExpansionHit(uid, channel, float(target[uid]), rank, reached[uid].anchor, reached[uid].path,
+                             reached[uid].strength) for rank, uid in enumerate(order[:top_n])]
     ties = tiebreak(ids) if tiebreak is not None else [0.0] * len(ids)
     ranked = sorted(
         (

@@ -4,12 +4,24 @@ Each new unit gets two bounded candidate pools among the units inserted
 before it: the ``semantic_pool`` nearest neighbours by cosine and the
 ``cue_pool`` best structural matches found through the cue indexes. It keeps
 at most ``max_semantic_edges`` edges with ``s_sem >= semantic_threshold`` and
-at most ``max_structural_edges`` with ``s_str >= structural_threshold``. No
-all-to-all pass and no LLM call per edge.
+at most ``max_structural_edges`` structural edges. No all-to-all pass and no
+LLM call per edge.
+
+Structural edges are of one of two kinds (``WriteConfig.structural_edges``):
+
+* ``"paper"``: ``s_str >= structural_threshold`` over participants, places and time;
+* ``"cues"`` (default): the rarity-weighted overlap of identifying cues
+  (:func:`~langchain_ripplemem.memory_graph.scoring.cue_overlap`) is at least
+  ``cue_threshold``. Rarity is taken among the rows up to and including the new
+  unit, so linking a batch gives the edges inserting one unit at a time would.
+  Only cues at least ``cue_min_rarity`` rare feed the pool, each with at most its
+  ``2 * cue_pool`` most recent earlier rows, so a pool stays bounded however
+  large the namespace grows.
 """
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 
 import numpy as np
@@ -46,8 +58,9 @@ def _link_one(view: NamespaceView, row: int, sims: np.ndarray, config: WriteConf
         k = min(config.semantic_pool, row)
         pool.update(np.argpartition(-sims, k - 1)[:k].tolist())
     structural: dict[int, float] = {}
+    by_cues = config.structural_edges == "cues"
     if config.cue_pool > 0:
-        structural = _cue_pool(view, unit, row, config)
+        structural = _key_pool(view, row, config) if by_cues else _cue_pool(view, unit, row, config)
         pool.update(structural)
     sem_edges, str_edges = [], []
     for j in pool:
@@ -55,16 +68,18 @@ def _link_one(view: NamespaceView, row: int, sims: np.ndarray, config: WriteConf
         if s_sem >= threshold:
             sem_edges.append((s_sem, j))
         s_str = structural.get(j)
-        if s_str is None:
+        if s_str is None and not by_cues:
             s_str = structural_score(unit, view.units[j], config)
-        if s_str is not None and s_str >= config.structural_threshold:
+        if s_str is not None and s_str >= (config.cue_threshold if by_cues else config.structural_threshold):
             str_edges.append((s_str, s_sem, j))
     sem_edges.sort(key=lambda t: (-t[0], -t[1]))
     # Ties on s_str are the rule in dialogue (same speakers, same day): the unit
     # closest in time wins, i.e. the nearest earlier turn (rows are in insertion
     # order), then the semantically closer one. Structural edges then follow the
     # conversation's own order, which the semantic edges do not capture.
-    str_edges.sort(key=lambda t: (-round(t[0], 6), -t[2], -t[1]))
+    # Cue edges: the stronger overlap first, then the semantically closer unit.
+    str_edges.sort(key=(lambda t: (-round(t[0], 6), -t[1], -t[2])) if by_cues else
+                   (lambda t: (-round(t[0], 6), -t[2], -t[1])))
     out = [
         Edge(src=unit.id, dst=view.ids[j], type="semantic", weight=round(s, 6))
         for s, j in sem_edges[: config.max_semantic_edges]
@@ -94,4 +109,28 @@ def _cue_pool(view: NamespaceView, unit: MemoryUnit, row: int, config: WriteConf
         if s is not None:
             scored.append((s, j))
     scored.sort(key=lambda t: (-t[0], -t[1]))
+    return {j: s for s, j in scored[: config.cue_pool]}
+
+
+def _key_pool(view: NamespaceView, row: int, config: WriteConfig) -> dict[int, float]:
+    """Earlier rows sharing a rare identifying cue with ``row``, scored by rarity-weighted overlap.
+
+    A cue held by ``df`` of the first ``row + 1`` rows weighs ``rarity(df, row + 1)``,
+    times ``topic_weight`` unless some row up to ``row`` holds it as a name; cues under
+    ``cue_min_rarity`` are skipped (a speaker, a word of every session).
+    """
+    missing: dict[int, float] = {}
+    per_posting = 2 * config.cue_pool
+    for key in view.keys[row]:
+        rows = view.postings["cues"].get(key)
+        if not rows:
+            continue
+        cut = bisect_left(rows, row)
+        weight = view.rarity(key, upto=row + 1, topic_weight=config.topic_weight)
+        if cut == 0 or weight < config.cue_min_rarity:
+            continue
+        log_miss = math.log1p(-min(weight, 1.0 - 1e-9))
+        for j in rows[max(0, cut - per_posting) : cut]:
+            missing[j] = missing.get(j, 0.0) + log_miss
+    scored = sorted(((-math.expm1(m), j) for j, m in missing.items()), key=lambda t: (-t[0], -t[1]))
     return {j: s for s, j in scored[: config.cue_pool]}

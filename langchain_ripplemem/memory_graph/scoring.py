@@ -1,11 +1,17 @@
 """Edge scores of the typed memory graph, exactly as METHOD.md defines them.
 
 * semantic: ``s_sem(i, j) = cos(v_i, v_j)``
-* structural: per cue type ``x`` in {P, L, T} a similarity ``u^x`` (Jaccard for
-  participants and locations; 1 when time intervals intersect, else
-  ``exp(-gap / tau)``), combined as ``sum_x beta_x I_x u^x / sum_x beta_x I_x``
-  where ``I_x = 1`` only when *both* sides have cue type ``x``. With no
-  comparable cue type there is no structural score (``None``, not 0).
+* structural (``WriteConfig.structural_edges="paper"``): per cue type ``x`` in
+  {P, L, T} a similarity ``u^x`` (Jaccard for participants and locations; 1 when
+  time intervals intersect, else ``exp(-gap / tau)``), combined as
+  ``sum_x beta_x I_x u^x / sum_x beta_x I_x`` where ``I_x = 1`` only when *both*
+  sides have cue type ``x``. With no comparable cue type there is no structural
+  score (``None``, not 0).
+* cue overlap (``structural_edges="cues"``, the default): the identifying cues
+  two units share, each weighted by its rarity ``w`` in the namespace
+  (:func:`~langchain_ripplemem.extraction.identifying.rarity`), combined as
+  ``1 - prod(1 - w)`` (:func:`cue_overlap`). One shared rare name scores near 1;
+  shared speakers, common words and the same day score near 0.
 
 Example:
     >>> from langchain_ripplemem.memory_graph.scoring import jaccard
@@ -52,6 +58,20 @@ def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
     return len(sa & sb) / len(sa | sb)
 
 
+def cue_overlap(weights: Iterable[float]) -> float:
+    """``1 - prod(1 - w)`` over the rarities of the shared cues: 0 for none, near 1 for one rare cue.
+
+    Example:
+        >>> round(cue_overlap([0.9]), 2), round(cue_overlap([0.5, 0.5]), 2), cue_overlap([])
+        (0.9, 0.75, 0.0)
+
+    """
+    missing = 1.0
+    for w in weights:
+        missing *= 1.0 - min(max(w, 0.0), 1.0)
+    return 1.0 - missing
+
+
 def time_similarity(a: TimeInterval, b: TimeInterval, tau_days: float = 7.0) -> float:
     """1 when the intervals intersect, else ``exp(-gap_days / tau_days)``."""
     if tau_days <= 0:
@@ -60,7 +80,10 @@ def time_similarity(a: TimeInterval, b: TimeInterval, tau_days: float = 7.0) -> 
 
 
 def structural_score(a: HasCues, b: HasCues, config: WriteConfig) -> float | None:
-    """``s_str(a, b)`` with ``config``'s betas, renormalised over the cue types both sides have; ``None`` if none."""
+    """``s_str(a, b)`` renormalised over the cue types both sides have; ``None`` if none.
+
+    ``config`` gives the betas and tau (METHOD.md's are ``WriteConfig()``'s).
+    """
     cfg = config
     total = weight = 0.0
     if a.participants and b.participants and cfg.beta_participants > 0:

@@ -3,7 +3,10 @@
 ``rho(m) = 1.25 a(q, m) + 1.0 pi(m) + 0.05 I_anchor(m)`` where ``a`` is the
 query-memory cosine min-max normalised over the evidence set, ``pi`` the
 provenance support (source weight x rank support ``1/(5 + rank)``, expansion
-hits scaled by path strength), and ``I_anchor`` marks anchors. Weights come
+hits scaled by path strength), and ``I_anchor`` marks anchors. With
+``RecallConfig.bridge_weight`` a memory reached over structural (cue) edges
+scores at least what it inherits from its anchor (:func:`bridged`): path
+support, so bridged memories compete for the top K without query alignment. Weights come
 from :class:`~langchain_ripplemem.config.RecallConfig`. The memory lifecycle may
 multiply rho per unit (superseded memories, optional recency decay: see
 :mod:`langchain_ripplemem.lifecycle`); unmarked memories keep it unchanged.
@@ -80,14 +83,19 @@ def assemble_memories(
     if not ids:
         return []
     alignments, cosines = aligner(view, query_vector, query, config.alignment, context_weights(config))(ids)
-    scored = []
-    for uid, alignment, cos in zip(ids, alignments.tolist(), cosines.tolist(), strict=True):
-        is_anchor = uid in anchors
+    direct: dict[str, float] = {}
+    for uid, alignment in zip(ids, alignments.tolist(), strict=True):
         rho = (config.alignment_weight * alignment + config.provenance_weight * support(evidence[uid], config)
-               + config.anchor_bonus * is_anchor)
-        unit = view.units[view.pos[uid]]
+               + config.anchor_bonus * (uid in anchors))
         if cues is not None:
-            rho += cue_bonus(unit, cues, config)
+            rho += cue_bonus(view.units[view.pos[uid]], cues, config)
+        direct[uid] = rho
+    scores = bridged_scores(evidence, direct, config)
+    scored = []
+    for uid, cos in zip(ids, cosines.tolist(), strict=True):
+        is_anchor = uid in anchors
+        rho = scores[uid]
+        unit = view.units[view.pos[uid]]
         factor = weight(unit) if weight is not None else 1.0
         if factor != 1.0:  # multiply only when it matters: unmarked memories keep their exact rho
             rho *= factor
@@ -97,6 +105,54 @@ def assemble_memories(
     return [RecalledMemory(unit=unit, score=-neg_rho, alignment=cos, is_anchor=is_anchor,
                            provenance=evidence[uid])
             for neg_rho, uid, unit, cos, is_anchor in scored[: config.top_k]]
+
+
+def bridged_scores(evidence: dict[str, list[Hit]], direct: dict[str, float],
+                   config: RecallConfig) -> dict[str, float]:
+    """``max(direct rho, bridged)`` per memory, round by round.
+
+    A memory reached in round ``r`` inherits from its anchor's score *after* rounds
+    before ``r``, so a chain (a name bridge, then a topic bridge from what it found)
+    carries the first anchor's rank on, discounted at each hop. Per round, only the
+    ``bridge_top`` memories that gain most are lifted (0: all): a bridge is a bet,
+    and the first hop's own ranking keeps the other places.
+    """
+    scores = dict(direct)
+    rounds = sorted({h.round for hits in evidence.values() for h in hits if h.source == "expansion"})
+    for r in rounds:
+        snapshot = dict(scores)
+        lifted = {uid: b for uid, hits in evidence.items() if uid in scores
+                  and (b := bridged([h for h in hits if h.round == r], snapshot, config)) > scores[uid]}
+        best = sorted(lifted, key=lambda uid: (-lifted[uid], uid))
+        for uid in best[: config.bridge_top] if config.bridge_top else best:
+            scores[uid] = lifted[uid]
+    return scores
+
+
+def bridged(hits: list[Hit], direct: dict[str, float], config: RecallConfig) -> float:
+    """The score a memory inherits from the anchor it was reached from over structural edges.
+
+    ``bridge_weight x rho(anchor) x path strength x (f + (1 - f) x target overlap)``
+    with ``f = bridge_floor``, the best over the memory's structural expansion
+    hits. Path strength is the product
+    of the cue edges' weights (rarity-weighted overlaps), so a memory that shares a
+    rare name with a well-ranked anchor ranks near that anchor even when it shares
+    no word with the query; sharing the target's cues (the query's and the anchors'
+    rarest) lifts it further. 0 with ``bridge_weight = 0`` (the paper's rho).
+
+    Example:
+        >>> from langchain_ripplemem.config import RecallConfig
+        >>> hit = Hit(source="expansion", rank=0, score=0.9, channel="structural", anchor="a", edge_weight=0.8)
+        >>> round(bridged([hit], {"a": 2.0}, RecallConfig(bridge_weight=0.75)), 3)
+        1.14
+
+    """
+    if not config.bridge_weight:
+        return 0.0
+    floor = config.bridge_floor
+    return max((config.bridge_weight * direct[h.anchor] * (h.edge_weight or 0.0) * (floor + (1.0 - floor) * h.score)
+                for h in hits if h.source == "expansion" and h.channel == "structural" and h.anchor in direct),
+               default=0.0)
 
 
 def cue_bonus(unit: MemoryUnit, cues: QueryCues, config: RecallConfig) -> float:

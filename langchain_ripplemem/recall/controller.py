@@ -10,7 +10,10 @@ best-supported memories, preferring those that touch the query's cues and sit
 in the graph; the target combines the query, the missing terms, and the cue
 values the anchors share with the query (their participants, places and time),
 so expansion looks for what the anchors' neighbourhood adds, not for more of
-what is already there.
+what is already there. With ``RecallConfig.target_cues`` the target also
+carries the anchors' rarest identifying cues (a restaurant's name, a pet's, a
+topic word few memories use): the structural channel then scores a candidate by
+how many of those rare cues it shares, weighted by rarity.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.lexical import content_words, lexical_token_set, stem
 from langchain_ripplemem.prompts.recall import CONTROLLER_PROMPT, ControllerPlan
+from langchain_ripplemem.recall.smoothing import speakers
 from langchain_ripplemem.recall.state import Plan
 from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import ExpansionTarget, Hit, QueryCues
@@ -72,6 +76,46 @@ class HeuristicController:
         return [w for w in content_words(inp.query)
                 if w not in cue_words and stem(w) not in covered]
 
+    def bridge_anchors(self, inp: ControllerInput, in_graph: list[str]) -> list[str]:
+        """After a round, expand from what the last round bridged to (a chain: name, then topic).
+
+        The candidates are memories the last round reached over structural edges,
+        ranked as expansion ranked them (path strength, lifted by target overlap);
+        memories already expanded from are skipped.
+        """
+        hits = [h for hits in inp.evidence.values() for h in hits if h.source == "expansion"]
+        used = {h.anchor for h in hits}
+        last = max((h.round for h in hits), default=0)
+        best: dict[str, float] = {}
+        for uid in in_graph:
+            for h in inp.evidence[uid]:
+                if h.source == "expansion" and h.channel == "structural" and h.round == last and uid not in used:
+                    floor = inp.config.bridge_floor
+                    score = (h.edge_weight or 0.0) * (floor + (1.0 - floor) * h.score)
+                    best[uid] = max(best.get(uid, 0.0), score)
+        return sorted(best, key=lambda uid: (-best[uid], uid))[: inp.config.max_anchors]
+
+    def target_keys(self, inp: ControllerInput, anchors: list[str]) -> list[str]:
+        """The identifying cues the missing support should share: the query's, then the anchors' rarest.
+
+        Each anchor contributes its ``target_cues`` rarest *names* (a person, place or
+        thing) that another memory also has, with rarity at least 0.5 (a speaker's
+        name identifies nothing), in anchor order. Topic words of the anchors stay
+        out: a memory reached over a topic edge shares them by construction, so they
+        would say nothing about it; a name says what the missing support is about.
+        """
+        view = inp.view
+        keys = view.known_keys(inp.query, speakers(view))
+        for anchor in anchors:
+            row = view.pos.get(anchor)
+            if row is None:
+                continue
+            # Only cues some other memory shares can bridge: a cue of one memory alone is left out.
+            ranked = sorted(((view.rarity(k), k) for k in view.keys[row] if k not in keys and k in view.names
+                             and len(view.postings["cues"].get(k, ())) > 1), key=lambda t: -t[0])
+            keys += [k for w, k in ranked[: inp.config.target_cues] if w >= 0.5]
+        return keys
+
     def decide(self, inp: ControllerInput) -> Plan:
         """Stop when every query term and cue is covered by a strong first hop."""
         missing = self.missing_terms(inp)
@@ -96,6 +140,8 @@ class HeuristicController:
 
         in_graph = [uid for uid in inp.evidence if inp.graph_degree.get(uid, 0) > 0]
         anchors = sorted(in_graph, key=rank_key)[: cfg.max_anchors]
+        if inp.round > 0 and cfg.bridge_weight:
+            anchors = self.bridge_anchors(inp, in_graph)
         units = [u for u in (inp.view.unit(a) for a in anchors) if u is not None]
         missing = self.missing_terms(inp)
         participants = list(dict.fromkeys([*inp.cues.participants,
@@ -103,6 +149,7 @@ class HeuristicController:
         locations = list(dict.fromkeys([*inp.cues.locations,
                                         *(loc.lower() for u in units for loc in u.locations)]))
         time = inp.cues.time or next((u.time for u in units if u.time is not None), None)
+        cues = self.target_keys(inp, anchors) if cfg.target_cues else []
         role = f"missing: {', '.join(missing)}" if missing else "more support"
         about = f" about {', '.join(participants[:3])}" if participants else ""
         target = ExpansionTarget(
@@ -111,6 +158,7 @@ class HeuristicController:
             participants=participants,
             locations=locations,
             time=time,
+            cues=cues,
             restates_query=True,
         )
         reason = decision.get("reason", "") if anchors else \

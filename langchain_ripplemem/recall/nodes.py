@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import networkx as nx
@@ -251,19 +252,32 @@ class RecallNodes:
         else:
             target_vec, target_text = self.reader.embed_query(target.restatement), target.restatement
         align = aligner(view, target_vec, target_text, cfg.alignment)  # one BM25 pass for both channels
-        scorers = {
-            "semantic": lambda ids: align(ids)[0].tolist(),
-            "structural": lambda ids: [structural_score(target, view.units[view.pos[i]], self.reader.write_config)
-                                       for i in ids],
-        }
+        def semantic_scores(ids: list[str]) -> list[float]:
+            return [float(a) for a in align(ids)[0]]
+
+        def structural_scores(ids: list[str]) -> list[float | None]:
+            if cfg.target_cues and target.cues:  # rarity-weighted overlap with the target's identifying cues
+                overlap = view.key_overlap(target.cues, topic_weight=cfg.topic_weight)
+                return [float(overlap[view.pos[i]]) for i in ids]
+            return [structural_score(target, view.units[view.pos[i]], self.reader.write_config) for i in ids]
+
+        scorers: dict[str, Callable[[list[str]], Sequence[float | None]]] = {
+            "semantic": semantic_scores, "structural": structural_scores}
         channels = [c for c, on in (("semantic", cfg.expand_semantic),
                                     ("structural", cfg.expand_structural)) if on]
         next_round, added, paths, kinds = state["round"] + 1, [], {}, {}
-        exclude = set(evidence) | {uid for uid in graph if uid not in view.pos}
+        absent = {uid for uid in graph if uid not in view.pos}
+        # With bridging, the structural channel also ranks evidence it reaches: a first-hop
+        # memory that shares the anchors' rare cues gains path support (recall/assembly.py).
+        excluded = {"semantic": set(evidence) | absent,
+                    "structural": absent if cfg.bridge_weight else set(evidence) | absent}
         for channel in channels:
             for hit in expand_channel(graph, anchors, channel, scorers[channel],  # type: ignore[arg-type]
-                                      hops=cfg.hops, top_n=cfg.per_channel, exclude=exclude,
-                                      tiebreak=scorers["semantic"]):
+                                      strength=self._strength(view, cfg) if channel == "structural" else None,
+                                      hops=cfg.hops, top_n=cfg.per_channel, exclude=excluded[channel],
+                                      tiebreak=semantic_scores,
+                                      path_floor=cfg.bridge_floor if channel == "structural" and cfg.bridge_weight
+                                      else None):
                 if hit.unit_id not in evidence:
                     added.append(hit.unit_id)
                     paths[hit.unit_id], kinds[hit.unit_id] = hit.path, hit.channel
@@ -276,6 +290,13 @@ class RecallNodes:
             out.update(expanded=added, count=len(added))
         return {"evidence": evidence, "round": next_round, "last_added": len(added), "rounds": rounds,
                 "usage": _timed(state["usage"], "expand", started)}
+
+    @staticmethod
+    def _strength(view: Any, cfg: RecallConfig) -> Any:
+        """With bridging, a cue edge weighs what its shared cues weigh today (topic words scaled)."""
+        if not cfg.bridge_weight:
+            return None
+        return lambda a, b: view.pair_overlap(a, b, cfg.topic_weight)
 
     # -- assemble / answer ---------------------------------------------------------------
     def assemble(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:

@@ -29,7 +29,7 @@ import numpy as np
 
 from langchain_ripplemem.config import RecallConfig, WriteConfig, context_weights
 from langchain_ripplemem.index import NamespaceView
-from langchain_ripplemem.recall.smoothing import top_in_context
+from langchain_ripplemem.recall.smoothing import speakers, top_in_context
 from langchain_ripplemem.recall.visibility import visible_top
 from langchain_ripplemem.schemas import HitSource, QueryCues
 
@@ -84,9 +84,12 @@ def _lexical(view: NamespaceView, query: ViewQuery, k: int, config: RecallConfig
 def _cue(view: NamespaceView, query: ViewQuery, k: int, config: RecallConfig,
          write: WriteConfig) -> list[tuple[str, float]]:
     cues = query.cues
-    if not (cues.participants or cues.locations or cues.time):
+    # With cue_key_weight, the query's identifying cues (names, topic words) count by rarity.
+    keys = view.known_keys(cues.query, speakers(view)) if config.cue_key_weight else []
+    if not (cues.participants or cues.locations or cues.time or keys):
         return []
-    return visible_top(lambda n: view.cues(cues, n, write, query.vector), k, query.hidden)
+    return visible_top(lambda n: view.cues(cues, n, write, query.vector, keys=keys, key_weight=config.cue_key_weight,
+                                           topic_weight=config.topic_weight), k, query.hidden)
 
 
 RECALL_VIEWS: tuple[RecallView, ...] = (

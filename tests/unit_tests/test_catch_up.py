@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 
+from langchain_ripplemem.config import PAPER_WRITE
 from langchain_ripplemem.integrity import check_store
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import Conversation, Edge, namespace_key
@@ -27,8 +28,9 @@ def turns(cid: str, texts: list[str]) -> Conversation:
 @pytest.fixture
 def pair(tmp_path):
     """Two memories on one store (as two processes would be), both with the namespace loaded."""
-    a = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path)
-    b = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path)
+    # The paper's structural edges: three-turn chats are too small for rare-cue edges.
+    a = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path, write_config=PAPER_WRITE)
+    b = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path, write_config=PAPER_WRITE)
     a.add_conversation(turns("c1", ["I adopted a puppy called Toby.", "Toby loves the dog park.",
                                     "We walk Toby every morning."]), namespace=NS)
     assert len(b.list_units(NS)) == 3 and b.edges(NS)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from langgraph.store.base import PutOp
 
-from langchain_ripplemem.config import RecallConfig, WriteConfig
+from langchain_ripplemem.config import PAPER_WRITE, RecallConfig, WriteConfig
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
@@ -35,7 +35,7 @@ EXPAND = RecallConfig(semantic_k=2, lexical_k=1, cue_k=1, max_rounds=2, sufficie
 
 @pytest.fixture
 def memory(bow) -> RippleMemory:
-    mem = RippleMemory(bow)
+    mem = RippleMemory(bow, write_config=PAPER_WRITE)  # seven turns: too few for rare-cue edges
     mem.add_conversation(make_conversation(), namespace=MAYA)
     return mem
 

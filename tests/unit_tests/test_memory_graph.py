@@ -4,7 +4,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.config import PAPER_WRITE, WriteConfig
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.expansion import expand_channel, reachable
@@ -81,7 +81,7 @@ def test_structural_edges_need_shared_cues_and_threshold():
             unit(3, ["Priya"], ["Oslo"], None)]
     view.add(olds, np.stack(far))
     view.add([unit(9, ["Maya"], ["Lisbon"], T)], unit_vec(1.0)[None, :])
-    edges = link_rows(view, [4], WriteConfig())
+    edges = link_rows(view, [4], PAPER_WRITE)
     structural = {e.dst: e.weight for e in edges if e.type == "structural"}
     assert structural == {olds[0].id: pytest.approx(1.0)}  # unit 1: s_str=(0*0.5+1*0.3)/0.8=0.375 < 0.6
     assert not [e for e in edges if e.type == "semantic"]
@@ -91,7 +91,7 @@ def test_structural_cap_and_incremental_order():
     view = NamespaceView(NS)
     units = [unit(i, ["Maya"], [], T) for i in range(12)]
     view.add(units, np.stack([unit_vec(1.0, 0.05 * i) for i in range(12)]))
-    edges = link_rows(view, list(range(12)), WriteConfig(max_semantic_edges=0))
+    edges = link_rows(view, list(range(12)), PAPER_WRITE.model_copy(update={"max_semantic_edges": 0}))
     by_src: dict[str, int] = {}
     for e in edges:
         assert e.type == "structural"

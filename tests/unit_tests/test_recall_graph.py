@@ -4,7 +4,7 @@ import pytest
 from langchain_core.tracers.context import collect_runs
 from langgraph.graph import END, START, StateGraph
 
-from langchain_ripplemem.config import PAPER, PAPER_LONG_HISTORY, RecallConfig, WriteConfig, preset
+from langchain_ripplemem.config import PAPER, PAPER_LONG_HISTORY, PAPER_WRITE, RecallConfig, WriteConfig, preset
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall import NODE_NAMES, RecallContext, build_recall_graph
 from langchain_ripplemem.schemas import RecallResult
@@ -19,7 +19,8 @@ QUESTION = "What did Maya say she would think about?"
 
 @pytest.fixture(scope="module")
 def memory() -> RippleMemory:
-    m = RippleMemory(BagOfWordsEmbeddings())
+    # The paper's structural edges: seven units are too few for rare-cue edges (test_identifying_cues.py).
+    m = RippleMemory(BagOfWordsEmbeddings(), write_config=PAPER_WRITE)
     m.add_conversation(make_conversation(), namespace=NS)
     return m
 

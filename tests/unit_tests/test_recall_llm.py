@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from langchain_ripplemem.config import PAPER
+from langchain_ripplemem.config import PAPER, PAPER_WRITE
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall import NODE_NAMES, build_recall_graph
@@ -33,7 +33,8 @@ def plan(**overrides):
 
 def memory_with(responses) -> tuple[RippleMemory, ScriptedChatModel]:
     model = ScriptedChatModel(responses=responses)
-    memory = RippleMemory(BagOfWordsEmbeddings(), extractor=RuleBasedExtractor(), llm=model, recall_config=CONFIG)
+    memory = RippleMemory(BagOfWordsEmbeddings(), extractor=RuleBasedExtractor(), llm=model, recall_config=CONFIG,
+                          write_config=PAPER_WRITE)  # tiny chat: the paper's edges
     memory.add_conversation(make_conversation(), namespace=NS)
     return memory, model
 

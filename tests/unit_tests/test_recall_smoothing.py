@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from langchain_ripplemem.config import PAPER, RecallConfig, WriteConfig
+from langchain_ripplemem.config import PAPER, PAPER_WRITE, RecallConfig, WriteConfig
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.scoring import structural_score
@@ -151,7 +151,7 @@ class CountingEmbeddings(BagOfWordsEmbeddings):
 
 def test_heuristic_target_reuses_the_query_vector():
     embeddings = CountingEmbeddings()
-    memory = RippleMemory(embeddings)
+    memory = RippleMemory(embeddings, write_config=PAPER_WRITE)  # seven units: too few for rare-cue edges
     memory.add_conversation(make_conversation(), namespace=("maya",))
     question = "What did Maya say she would think about?"
     result = memory.recall(question, namespace=("maya",), config=SMALL_PAPER)

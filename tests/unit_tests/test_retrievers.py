@@ -10,7 +10,7 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
-from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.config import PAPER_WRITE, RecallConfig
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.retrievers import RippleMemRetriever
 
@@ -22,7 +22,7 @@ QUESTION = "Should Maya accept Sam's birthday dinner pick at Harbor Grill?"
 
 
 def filled_memory() -> RippleMemory:
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMemory(BagOfWordsEmbeddings(), write_config=PAPER_WRITE)  # tiny chat: the paper's edges
     memory.add_conversation(make_conversation(), namespace=NS)
     return memory
 

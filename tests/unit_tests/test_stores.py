@@ -11,7 +11,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 
-from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.config import PAPER_WRITE, WriteConfig
 from langchain_ripplemem.errors import ExtractionError
 from langchain_ripplemem.extraction.base import ExtractionResult
 from langchain_ripplemem.memory import RippleMemory
@@ -24,7 +24,7 @@ MAYA, SAM = ("users", "maya"), ("users", "sam")
 
 @pytest.fixture
 def memory() -> RippleMemory:
-    return RippleMemory(BagOfWordsEmbeddings())
+    return RippleMemory(BagOfWordsEmbeddings(), write_config=PAPER_WRITE)  # tiny chats: the paper's edges
 
 
 @pytest.fixture

@@ -1,0 +1,200 @@
+"""Identifying cues: the names and topic words that tell one memory from another.
+
+METHOD.md's structural cues (participants, locations, time) saturate in a
+two-person dialogue: every turn has the same two speakers and the session's
+day. What links a birthday booking at "Harbor Grill" to the remark, seven weeks
+earlier, that Harbor Grill serves oysters is the rare name they share. Each
+unit therefore also carries *identifying cues*: keys for
+
+* named things other than the speakers: people talked about, places,
+  organisations, pets, products, titles (capitalised phrases, kept whole:
+  ``"harbor grill"``);
+* topic words: content words that are not generic chat vocabulary
+  (``"passport"``, ``"kayak"``, ``"film"``), and month names.
+
+A key is lower-case and Snowball-stemmed word by word, so "kayaks" and
+"Kayak" meet. A shared name says more than a shared topic word
+(``RecallConfig``/``WriteConfig.topic_weight`` scales topic words down), and
+beyond that how much a shared key says is its *rarity* in the namespace (:func:`rarity`), which the write path
+(:mod:`~langchain_ripplemem.memory_graph.linking`) and the read path (the cue
+view, expansion) compute from the namespace's cue postings. A speaker's name or
+a word of every other turn is common and weighs almost nothing; a pet's name is
+rare and weighs almost 1.
+
+No model: ``docs/architecture.md`` says why (the PyPI re-uploads of spaCy's
+pipelines could not be traced to their authors), and
+``scripts/cue_quality.py`` measures precision and recall on a labelled sample.
+
+Example:
+    >>> identifying_cues("My cousin Dani got made head chef at Harbor Grill!", speakers=["Sam"])
+    Cues(names=['dani', 'harbor grill'], topics=['cousin', 'head', 'chef', 'harbor', 'grill'])
+    >>> cue_key("Kayaks")
+    'kayak'
+
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from langchain_ripplemem.lexical import STOPWORDS, stem
+
+__all__ = ["GENERIC_WORDS", "MONTHS", "Cues", "cue_key", "entity_phrases", "identifying_cues", "rarity", "topic_words"]
+
+# "may" and "march" are also a verb and a modal: they stay generic.
+MONTHS = frozenset("january february april june july august september october november december".split())
+
+# Chat vocabulary too general to identify anything: frequent verbs, adjectives,
+# adverbs, fillers and catch-all nouns. Rarity demotes the rest of the common words.
+GENERIC_WORDS: frozenset[str] = frozenset("""
+able about absolutely actually add added again ago ahead almost along already alright always amazing
+another anyone anything anyway anywhere around ask asked asking away awesome awful back bad basically
+beautiful become becomes best better big bit bring brings brought busy call called calling came can't
+care cause certainly chance change check cool could couldn't course crazy cute day days dear deal
+definitely did different does doing done down easy else end enjoy enjoyed enough especially even
+ever every everyone everything exactly excited exciting fact fantastic far feel feeling feelings feels
+felt few fine finally find first found forward free fun funny gave give given gives giving glad go goes
+going gone good gosh got gotten great guess guy guys had half happen happened happens happy hard has
+hate have having hear heard hello help helped helps here hey hi high hmm hold home honestly hope hoped
+hopefully hopes hoping hours how huge idea important incredible instead interesting it's item keep keeps
+kept kind kinda know known knows last late later least leave left less let let's life likely little
+live lived lives long look looked looking looks lot lots love loved lovely loves loving made make makes
+making man many matter maybe mean means meant might mind minute minutes moment month months more morning
+most much must myself need needed needs never new next nice night nothing now number often old once one
+ones open other others out over part pay people perfect person pick place plan planned plans point
+pretty probably put quite rather read ready real really reason right said same saw say saying says
+see seeing seem seemed seems seen set several share shared she'd should show showed shows side since
+small some someone something sometimes soon sort sound sounds special start started starting starts
+still stuff such super sure take taken takes taking talk talked talking tell telling tells terrible
+than thank thanks that's thing things think thinking thought through time times today together told
+tomorrow tonight too took totally tough tried tries true try trying turn turned two understand until
+use used using usually very wait want wanted wants was watch way ways week weeks well went were what's
+whole wish without wonder wonderful wondering work worked working works world worry worth wow yeah year
+years yes yesterday yet you're yourself though although spent ugh worst decent whatever speaking full
+stay stayed complete completely plus run runs win finish finished second three four five six seven
+eight nine ten twenty hundred thousand dozen couple others else fancy news tragic monday tuesday
+wednesday thursday friday saturday sunday weekday proud business handle noted
+""".split()) | STOPWORDS
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*")
+# Capitalised runs (with "of"/"the"/"&" inside): "Harbor Grill", "Bank of America".
+_PHRASE = re.compile(r"[A-Z][\w'\u2019&-]*(?:\s+(?:(?:of|the|&|and)\s+)?[A-Z][\w'\u2019&-]*)*")
+_SENTENCE_END = re.compile(r"[.!?:;\"\u201c\u201d(\n]\s*$")
+_POSSESSIVE = re.compile(r"['\u2019]s?$")
+# Capitalised words that start sentences or phrases but name nothing.
+_NOT_NAMES = GENERIC_WORDS | frozenset("""
+i i'm i've i'll i'd ok okay oh lol omg haha congrats congratulations sorry please yay ugh hmm wow
+monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays
+saturdays sundays mom dad mum grandma grandpa march may easter christmas halloween thanksgiving
+tell ask let give send bring call text meet wish classic rip dr mr mrs ms
+""".split()) | MONTHS
+
+
+def cue_key(phrase: str) -> str:
+    """The namespace key of a cue: lower-case words, possessive dropped, each word stemmed.
+
+    Example:
+        >>> cue_key("Luigi's"), cue_key("Lumen  Labs")
+        ('luigi', 'lumen lab')
+
+    """
+    out = []
+    for word in _WORD.findall(phrase.lower().replace("\u2019", "'")):
+        word = _POSSESSIVE.sub("", word).strip("'-")
+        if word:
+            out.append(stem(word))
+    return " ".join(out)
+
+
+def entity_phrases(text: str, speakers: Iterable[str] = ()) -> list[str]:
+    """Capitalised phrases of ``text`` that name something other than a speaker.
+
+    A single capitalised word at the start of a sentence is taken only when it is
+    not a common word ("Biscuit threw up" is kept as a topic word instead, see
+    :func:`topic_words`); phrases of two or more words are kept anywhere.
+    """
+    skip = {cue_key(s) for s in speakers if s} | {cue_key(s.split(" ")[0]) for s in speakers if s}
+    found: list[str] = []
+    for match in _PHRASE.finditer(text):
+        words = [w for w in match.group(0).split() if _POSSESSIVE.sub("", w).lower() not in _NOT_NAMES]
+        while words and words[0].lower() in ("of", "the", "&", "and"):
+            words.pop(0)
+        while words and words[-1].lower() in ("of", "the", "&", "and"):
+            words.pop()
+        if not words:
+            continue
+        at_start = match.start() == 0 or bool(_SENTENCE_END.search(text[: match.start()]))
+        if len(words) == 1 and at_start and words[0] == match.group(0).split()[0]:
+            continue  # "Biscuit threw up": maybe a name, maybe not; the topic pass keeps the word
+        key = cue_key(" ".join(words))
+        if key and key not in skip and key not in found:
+            found.append(key)
+    return found
+
+
+def topic_words(text: str, speakers: Iterable[str] = ()) -> list[str]:
+    """Content words of ``text`` that are not generic chat vocabulary, as cue keys.
+
+    Words with digits, words shorter than three letters and the speakers' names
+    are left out; month names are kept (they date plans: "June 10th").
+    """
+    skip = {w for s in speakers if s for w in cue_key(s).split()}
+    found: list[str] = []
+    for raw in _WORD.findall(text):
+        word = _POSSESSIVE.sub("", raw.lower().replace("\u2019", "'")).strip("'-")
+        if len(word) < 3 or (word in GENERIC_WORDS and word not in MONTHS):
+            continue
+        key = stem(word)
+        if key not in skip and key not in found and key not in GENERIC_WORDS:
+            found.append(key)
+    return found
+
+
+class Cues(NamedTuple):
+    """A memory's identifying cue keys: names (people talked about, places, things) and topic words."""
+
+    names: list[str]
+    topics: list[str]
+
+
+def identifying_cues(text: str, speakers: Iterable[str] = (), extra: Iterable[str] = ()) -> Cues:
+    """Names (capitalised phrases, then ``extra``) and topic words of ``text``, as cue keys.
+
+    Args:
+        text: the memory's own words (a turn, or an LLM restatement).
+        speakers: names that never count (the dialogue's speakers: they are in every turn).
+        extra: further names or places to include (e.g. what an extractor found).
+    """
+    speakers = list(speakers)
+    skip = {cue_key(s) for s in speakers if s}
+    names = entity_phrases(text, speakers)
+    for value in extra:
+        words = value.split()
+        while words and _POSSESSIVE.sub("", words[0]).lower() in _NOT_NAMES:
+            words.pop(0)  # "Tell Dani": an extractor's phrase may start with a verb
+        key = cue_key(" ".join(words))
+        if key and key not in skip and key not in names:
+            names.append(key)
+    return Cues(names, [k for k in topic_words(text, speakers) if k not in names])
+
+
+def rarity(df: int | float, n: int | float, min_units: float = 20.0) -> float:
+    """How much sharing a cue held by ``df`` of ``n`` units says, in ``[0, 1]``.
+
+    ``log(n / df) / log(max(n, min_units))``: 1 for a cue only one unit has,
+    falling to 0 for a cue every unit has. Below ``min_units`` units nothing
+    counts as fully rare (a namespace that small cannot tell rare from common),
+    so the first units of a namespace make few cue edges; later units link back
+    to them (docs/architecture.md, "Rarity as a namespace grows").
+
+    Example:
+        >>> round(rarity(2, 600), 2), round(rarity(300, 600), 2), round(rarity(1, 5), 2)
+        (0.89, 0.11, 0.54)
+
+    """
+    if df <= 0 or n <= 1 or df >= n:
+        return 0.0
+    return min(1.0, math.log(n / df) / math.log(max(n, min_units)))

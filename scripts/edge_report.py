@@ -1,0 +1,93 @@
+"""Edges by type, and the share that crosses sessions, with the paper's structural edges and with cue edges.
+
+Builds the write path's graph (rule-based units, MiniLM vectors, ``link_rows``) of
+every LoCoMo conversation and of every linked-suite case (injected into its
+haystack), once with ``structural_edges="paper"`` (METHOD.md's ``s_str``) and once
+with ``"cues"`` (rarity-weighted identifying cues, the default), and counts edges
+per type, the edges that join two sessions, and the mean degree.
+
+    python scripts/edge_report.py ../shared/data/locomo/locomo10.json --out results/edges.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
+from langchain_ripplemem.bench.haystack import sample_haystacks
+from langchain_ripplemem.bench.linked import linked_conversations
+from langchain_ripplemem.bench.linked_cases import load_linked_cases
+from langchain_ripplemem.bench.loaders import load_locomo
+from langchain_ripplemem.config import LOCOMO_WRITE, WriteConfig
+from langchain_ripplemem.extraction.rules import RuleBasedExtractor
+from langchain_ripplemem.extraction.windows import make_windows
+from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.memory_graph.calibration import semantic_threshold_for
+from langchain_ripplemem.memory_graph.linking import link_rows
+from langchain_ripplemem.schemas import Conversation, MemoryUnit
+
+NS = ("edges",)
+
+
+def _view(conversation: Conversation, embeddings: CachedEmbeddings, config: WriteConfig) -> NamespaceView:
+    extractor, units = RuleBasedExtractor(config), {}
+    for window in make_windows(conversation, config.window_size, config.window_overlap):
+        for unit in extractor.extract(window, NS).units:
+            units.setdefault(unit.id, unit)
+    ordered: list[MemoryUnit] = list(units.values())
+    view = NamespaceView(NS)
+    view.add(ordered, np.asarray(embeddings.embed_documents([u.restatement for u in ordered]), dtype=np.float32))
+    return view
+
+
+def _count(conversations: list[Conversation], embeddings: CachedEmbeddings, config: WriteConfig) -> dict[str, Any]:
+    counts = {"units": 0, "semantic": 0, "structural": 0, "semantic_cross_session": 0,
+              "structural_cross_session": 0}
+    for conversation in conversations:
+        view = _view(conversation, embeddings, config)
+        session = {u.id: u.source.session_id for u in view.units}
+        counts["units"] += len(view)
+        for edge in link_rows(view, list(range(len(view))), config):
+            counts[edge.type] += 1
+            counts[f"{edge.type}_cross_session"] += session[edge.src] != session[edge.dst]
+    for kind in ("semantic", "structural"):
+        crossing = counts[f"{kind}_cross_session"]
+        counts[f"{kind}_cross_share"] = round(crossing / counts[kind], 3) if counts[kind] else 0.0
+    counts["mean_degree"] = round(2 * (counts["semantic"] + counts["structural"]) / max(counts["units"], 1), 2)
+    return counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("locomo", help="locomo10.json")
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--cache", default=None, help=".npz embedding cache")
+    args = parser.parse_args()
+    embeddings = CachedEmbeddings(path=args.cache)
+    threshold = semantic_threshold_for(embeddings)
+    corpora = {
+        "locomo": [b.conversation for b in load_locomo(args.locomo)],
+        "linked_suite": [b.conversation for b in linked_conversations(load_linked_cases(), sample_haystacks())],
+    }
+    result: dict[str, Any] = {"semantic_threshold": threshold, "corpora": {}}
+    for name, conversations in corpora.items():
+        result["corpora"][name] = {"conversations": len(conversations)}
+        for label, kind in (("before", "paper"), ("after", "cues")):
+            config = LOCOMO_WRITE.model_copy(update={"semantic_threshold": threshold, "structural_edges": kind})
+            result["corpora"][name][label] = _count(conversations, embeddings, config)
+    embeddings.save()
+    result["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    text = json.dumps(result, indent=1)
+    if args.out:
+        Path(args.out).write_text(text + "\n", "utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,207 @@
+"""Identifying cues: extraction, rarity, cue edges across sessions, and the vectorised cue view."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from langchain_ripplemem.config import PAPER_WRITE, WriteConfig
+from langchain_ripplemem.extraction.identifying import cue_key, identifying_cues, rarity
+from langchain_ripplemem.extraction.rules import RuleBasedExtractor
+from langchain_ripplemem.extraction.windows import make_windows
+from langchain_ripplemem.index import NamespaceView, unit_cues
+from langchain_ripplemem.memory_graph.linking import link_rows
+from langchain_ripplemem.memory_graph.scoring import cue_overlap, structural_score
+from langchain_ripplemem.schemas import Conversation, MemoryUnit, Provenance, QueryCues, TimeInterval
+
+NS = ("cues",)
+DAY = datetime(2026, 3, 2, tzinfo=timezone.utc)
+
+
+def test_names_leave_out_speakers_and_topic_words_leave_out_chat_vocabulary():
+    names, topics = identifying_cues("Hey Sam! My cousin Dani got the head chef job at Harbor Grill, great news.",
+                                     speakers=["Sam", "Maya"])
+    assert names == ["dani", "harbor grill"]
+    assert "sam" not in topics and "great" not in topics and "news" not in topics
+    assert {"chef", "job"} <= set(topics)
+
+
+def test_a_capitalised_word_opening_a_sentence_is_a_topic_word_not_a_name():
+    names, topics = identifying_cues("Biscuit threw up on the rug.")
+    assert names == [] and "biscuit" in topics
+    assert identifying_cues("My cat Biscuit threw up.").names == ["biscuit"]
+
+
+def test_keys_meet_across_inflections_and_possessives():
+    assert cue_key("Kayaks") == cue_key("kayak")
+    assert cue_key("Luigi's") == cue_key("luigi")
+
+
+def test_rarity_falls_with_document_frequency_and_needs_a_large_enough_namespace():
+    assert rarity(1, 1000) == pytest.approx(1.0)
+    assert rarity(2, 1000) > rarity(20, 1000) > rarity(500, 1000) > 0.0
+    assert rarity(1000, 1000) == 0.0
+    assert rarity(1, 5) < 0.6 < rarity(1, 20)  # five units cannot tell rare from common
+
+
+def test_rule_units_carry_names_and_topics_and_a_weekend_cue():
+    conversation = Conversation.model_validate({"id": "c", "sessions": [
+        {"id": "S1", "time": "2026-03-30T19:00:00+00:00", "turns": [  # a Monday
+            {"id": "S1:1", "speaker": "Maya", "text": "Leo dragged me kayaking on Lake Union yesterday."},
+            {"id": "S1:2", "speaker": "Sam", "text": "Did Leo fall in?"}]}]})
+    window = make_windows(conversation, 40, 2)[0]
+    first, second = RuleBasedExtractor().extract(window, NS).units
+    assert "lake union" in first.cues and "weekend" in first.topics and "kayak" in first.topics
+    assert second.cues == ["leo"] and "maya" not in second.topics and "sam" not in second.topics
+
+
+def test_units_stored_before_cues_existed_get_them_from_their_text():
+    old = MemoryUnit.model_validate({
+        "id": "x", "namespace": list(NS), "restatement": "Maya: Harbor Grill has oysters",
+        "participants": ["Maya"], "metadata": {"speaker": "Maya"},
+        "source": {"conversation_id": "c", "session_id": "s", "turn_ids": ["t"]}})
+    assert old.cues is None and old.topics is None
+    assert unit_cues(old).names == ["harbor grill"] and "oyster" in unit_cues(old).topics
+
+
+def make_unit(i: int, session: str, names=(), topics=(), day: int = 0, who=("Maya", "Sam")) -> MemoryUnit:
+    when = DAY + timedelta(days=day)
+    return MemoryUnit.create(
+        namespace=NS, restatement=f"unit {i}", participants=list(who), cues=list(names), topics=list(topics),
+        time=TimeInterval(start=when, end=when + timedelta(hours=23)), metadata={"speaker": who[0]},
+        source=Provenance(conversation_id="c", session_id=session, turn_ids=[f"t{i}"]))
+
+
+def random_view(seed: int = 0, n: int = 300) -> NamespaceView:
+    rng = np.random.default_rng(seed)
+    people = ["Maya", "Sam", "Priya", "Lee"]
+    vocabulary = [f"w{i}" for i in range(40)]
+    units = []
+    for i in range(n):
+        who = tuple(rng.choice(people, size=int(rng.integers(1, 3)), replace=False).tolist())
+        names = rng.choice(vocabulary[:10], size=int(rng.integers(0, 2)), replace=False).tolist()
+        topics = rng.choice(vocabulary[5:], size=int(rng.integers(0, 4)), replace=False).tolist()
+        units.append(make_unit(i, f"S{i // 20}", names, topics, day=int(rng.integers(0, 40)), who=who))
+    view = NamespaceView(NS)
+    vectors = rng.normal(size=(n, 8)).astype(np.float32)
+    view.add(units, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+    return view
+
+
+@pytest.mark.parametrize("key_weight,topic_weight", [(0.0, 1.0), (1.0, 1.0), (0.7, 0.4)])
+def test_cue_view_matches_a_brute_force_reference(key_weight, topic_weight):
+    view = random_view()
+    config, query_vector = WriteConfig(), view.matrix[0]
+    keys = ["w1", "w7", "w30", "unknown"]
+    for cues in (QueryCues(query="q", participants=["priya"]),
+                 QueryCues(query="q", participants=["maya", "lee"], time=view.units[5].time),
+                 QueryCues(query="q", locations=["lisbon"])):
+        expected = []
+        for row, unit in enumerate(view.units):
+            shared = set(view.keys[row]) & set(keys)
+            touches = bool(shared and key_weight) or any(
+                rows and row in rows for rows in view.posting_lists(cues))
+            if not touches:
+                continue
+            names = {k for k in shared if k in view.names}
+            overlap = cue_overlap([rarity(len(view.postings["cues"][k]), len(view)) *
+                                   (1.0 if k in names else topic_weight) for k in shared])
+            score = (structural_score(cues, unit, config) or 0.0) + key_weight * overlap
+            if score > 0:
+                expected.append((score, float(view.matrix[row] @ query_vector), row))
+        expected.sort(key=lambda t: (-round(t[0], 9), -t[1], t[2]))
+        got = view.cues(cues, 40, query_vector, config=config, keys=keys, key_weight=key_weight,
+                        topic_weight=topic_weight)
+        assert [s for _, s in got] == pytest.approx([s for s, _, _ in expected[:40]])
+        assert {uid for uid, _ in got} == {view.ids[r] for _, _, r in expected[:40]} or \
+            len({round(s, 9) for s, _, _ in expected[:41]}) < 41  # ties at the cut may swap members
+
+
+def test_a_shared_rare_name_links_sessions_where_shared_speakers_and_day_do_not():
+    filler = [make_unit(i, "S1", topics=["coffee"], day=0) for i in range(60)]
+    booking = make_unit(100, "S9", names=["harbor grill"], topics=["birthday", "coffee"], day=50)
+    menu = make_unit(101, "S3", names=["harbor grill"], topics=["oyster"], day=20)
+    units = [*filler[:30], menu, *filler[30:], booking]
+    view = NamespaceView(NS)
+    view.add(units, np.random.default_rng(0).normal(size=(len(units), 8)).astype(np.float32))
+    config = WriteConfig(max_semantic_edges=0)
+    edges = [e for e in link_rows(view, list(range(len(units))), config) if e.type == "structural"]
+    assert [(e.src, e.dst) for e in edges] == [(booking.id, menu.id)]
+    assert edges[0].weight == pytest.approx(rarity(2, len(units)))
+    # The paper's s_str links the filler turns to each other: same speakers, same day.
+    paper = link_rows(view, list(range(len(units))), PAPER_WRITE.model_copy(update={"max_semantic_edges": 0}))
+    assert sum(e.src in {u.id for u in filler} and e.dst in {u.id for u in filler} for e in paper) > 100
+
+
+def test_cue_edges_do_not_depend_on_how_units_were_batched():
+    full = random_view(seed=3, n=120)
+    config = WriteConfig(max_semantic_edges=0, cue_threshold=0.5)
+    batch = link_rows(full, list(range(len(full))), config)
+    grown, one_by_one = NamespaceView(NS), []
+    for row, unit in enumerate(full.units):
+        grown.add([unit], full.matrix[row : row + 1])
+        one_by_one += link_rows(grown, [row], config)
+    assert batch and sorted(map(repr, batch)) == sorted(map(repr, one_by_one))
+
+
+# -- recall: a memory reached through a rare shared name enters the top K ------------------------------
+
+def bridged_conversation() -> Conversation:
+    chatter = ["We watched a movie about birthday dinner disasters.", "The dinner at work was boring.",
+               "Your birthday cake recipe was great.", "I booked a dentist visit.", "Dinner plans fell through.",
+               "The weather turned cold again.", "My plants need more light.", "Traffic was terrible today.",
+               "I started reading a novel about sailors.", "The gym was packed this morning.",
+               "We painted the fence blue.", "The printer jammed twice.", "I tried a new running route.",
+               "The museum had a dinosaur exhibit.", "My phone battery keeps dying.", "I fixed the leaking tap.",
+               "The train was late by an hour.", "We adopted a rescue kitten.", "The concert tickets sold out.",
+               "I am learning to knit scarves.", "The library extended my loan.", "Our neighbour plays drums."]
+    turns = [{"id": f"F:{i}", "speaker": "Maya" if i % 2 else "Sam", "text": text} for i, text in enumerate(chatter)]
+    return Conversation.model_validate({"id": "c", "sessions": [
+        {"id": "S1", "time": "2026-01-05T18:00:00+00:00", "turns": [
+            {"id": "S1:1", "speaker": "Maya", "text": "My cousin waited tables at Copper Kettle, every course "
+                                                      "there comes with peanut sauce."}]},
+        {"id": "S2", "time": "2026-02-05T18:00:00+00:00", "turns": turns},
+        {"id": "S3", "time": "2026-03-05T18:00:00+00:00", "turns": [
+            {"id": "S3:1", "speaker": "Sam", "text": "I booked the tasting menu at Copper Kettle for your birthday "
+                                                     "dinner!"}]}]})
+
+
+def test_a_memory_bridged_by_a_rare_name_enters_the_top_k_without_sharing_a_query_word():
+    from langchain_ripplemem.config import RecallConfig
+    from langchain_ripplemem.memory import RippleMemory
+
+    from .conftest import BagOfWordsEmbeddings
+
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory.add_conversation(bridged_conversation(), namespace=NS)
+    query = "Where is the birthday dinner booked?"
+    base = RecallConfig(semantic_k=6, lexical_k=6, cue_k=0, top_k=3, max_anchors=1, per_channel=5,
+                        sufficiency_similarity=1.01)
+    bridging = base.model_copy(update={"bridge_weight": 1.0, "target_cues": 3, "bridge_floor": 0.75})
+
+    def turns(config: RecallConfig) -> list[str]:
+        return [t for m in memory.recall(query, namespace=NS, config=config).memories for t in m.unit.source.turn_ids]
+
+    assert "S3:1" in turns(base) and "S1:1" not in turns(base)
+    with_bridge = turns(bridging)
+    assert with_bridge[0] == "S3:1" and "S1:1" in with_bridge
+    assert not identifying_cues(query).names and "Copper Kettle".lower() not in query.lower()
+
+
+def test_bridged_scores_carry_a_chain_round_by_round():
+    from langchain_ripplemem.config import RecallConfig
+    from langchain_ripplemem.recall.assembly import bridged_scores
+    from langchain_ripplemem.schemas import Hit
+
+    config = RecallConfig(bridge_weight=1.0, bridge_floor=0.5)
+    hop1 = Hit(source="expansion", rank=0, score=1.0, round=1, channel="structural", anchor="a", edge_weight=0.8)
+    hop2 = Hit(source="expansion", rank=0, score=0.0, round=2, channel="structural", anchor="b", edge_weight=0.5)
+    semantic = Hit(source="expansion", rank=0, score=1.0, round=1, channel="semantic", anchor="a", edge_weight=1.0)
+    scores = bridged_scores({"a": [], "b": [hop1], "c": [hop2], "d": [semantic]},
+                            {"a": 2.0, "b": 0.1, "c": 0.1, "d": 0.2}, config)
+    assert scores["b"] == pytest.approx(2.0 * 0.8 * 1.0)
+    assert scores["c"] == pytest.approx(1.6 * 0.5 * 0.5)  # from b's score after round 1
+    assert scores["d"] == 0.2  # only cue (structural) edges bridge
+    assert bridged_scores({"b": [hop1]}, {"a": 2.0, "b": 0.1}, RecallConfig())["b"] == 0.1  # the paper's rho
