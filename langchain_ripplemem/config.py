@@ -166,6 +166,10 @@ class RecallConfig(BaseModel):
         1.0, ge=0.0, le=1.0, description="in the cue view and the structural channel, a shared topic word counts "
         "this much of a shared name of the same rarity",
     )
+    first_topic_weight: float = Field(
+        1.0, ge=0.0, le=1.0, description="bridging from the first hop's anchors: a shared topic word weighs this much "
+        "of a shared name when a cue edge is walked (later rounds use topic_weight)",
+    )
     target_cues: int = Field(
         3, ge=0, description="heuristic controller: the target carries this many of the anchors' rarest identifying "
         "cues, and the structural channel scores candidates by rarity-weighted overlap with them (0 = the paper's "

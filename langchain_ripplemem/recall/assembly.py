@@ -143,7 +143,7 @@ def bridged(hits: list[Hit], direct: dict[str, float], config: RecallConfig) -> 
     Example:
         >>> from langchain_ripplemem.config import RecallConfig
         >>> hit = Hit(source="expansion", rank=0, score=0.9, channel="structural", anchor="a", edge_weight=0.8)
-        >>> round(bridged([hit], {"a": 2.0}, RecallConfig(bridge_weight=0.75)), 3)
+        >>> round(bridged([hit], {"a": 2.0}, RecallConfig(bridge_weight=0.75, bridge_floor=0.5)), 3)
         1.14
 
     """

@@ -32,6 +32,7 @@ from langchain_ripplemem.chat_models import (
     resolve_chat_model,
     usage_of,
 )
+from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.memory_graph.expansion import expand_channel
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.model_errors import describe_error
@@ -273,7 +274,8 @@ class RecallNodes:
                     "structural": absent if cfg.bridge_weight else set(evidence) | absent}
         for channel in channels:
             for hit in expand_channel(graph, anchors, channel, scorers[channel],  # type: ignore[arg-type]
-                                      strength=self._strength(view, cfg) if channel == "structural" else None,
+                                      strength=self._strength(view, cfg, state["round"])
+                                      if channel == "structural" else None,
                                       hops=cfg.hops, top_n=cfg.per_channel, exclude=excluded[channel],
                                       tiebreak=semantic_scores,
                                       path_floor=cfg.bridge_floor if channel == "structural" and cfg.bridge_weight
@@ -292,11 +294,17 @@ class RecallNodes:
                 "usage": _timed(state["usage"], "expand", started)}
 
     @staticmethod
-    def _strength(view: Any, cfg: RecallConfig) -> Any:
-        """With bridging, a cue edge weighs what its shared cues weigh today (topic words scaled)."""
+    def _strength(view: Any, cfg: RecallConfig, expanded_rounds: int) -> Any:
+        """With bridging, a cue edge weighs what its shared cues weigh today.
+
+        From the first hop's anchors a shared topic word counts ``first_topic_weight``
+        (a name identifies, a topic word only continues); from what a round bridged
+        to, it counts ``topic_weight`` (the chain's next link is often a topic word).
+        """
         if not cfg.bridge_weight:
             return None
-        return lambda a, b: view.pair_overlap(a, b, cfg.topic_weight)
+        weight = cfg.first_topic_weight if expanded_rounds == 0 else cfg.topic_weight
+        return lambda a, b: view.pair_overlap(a, b, weight)
 
     # -- assemble / answer ---------------------------------------------------------------
     def assemble(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:

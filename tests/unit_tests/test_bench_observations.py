@@ -16,6 +16,7 @@ from langchain_ripplemem.bench.observations import (
     observation_memories,
 )
 from langchain_ripplemem.bench.runner import FreshMemories, run_benchmark
+from langchain_ripplemem.config import PAPER_WRITE
 from langchain_ripplemem.memory import RippleMemory
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 
@@ -74,7 +75,8 @@ def test_load_resolves_evidence_and_keeps_what_it_cannot(locomo_file):
 def test_observation_units_go_through_the_write_path(locomo_file):
     conversation = load_locomo(locomo_file)[0].conversation
     extractor = ObservationExtractor(load_locomo_observations(locomo_file))
-    memory = RippleMemory(BagOfWordsEmbeddings(), extractor=extractor)
+    # Five units are too few for rare-cue edges: the paper's structural edges here.
+    memory = RippleMemory(BagOfWordsEmbeddings(), extractor=extractor, write_config=PAPER_WRITE)
     report = memory.add_conversation(conversation, namespace=("obs",))
     units = memory.list_units(("obs",))
     by_turns = {tuple(u.source.turn_ids): u for u in units}

@@ -102,7 +102,8 @@ def test_recall_systems_call_recall_with_max_k_and_ablation_configs(locomo):
     assert len(calls) == 4  # 2 questions x 2 systems, one retrieval each at max k
     assert {c["k"] for c in calls} == {10}
     assert all(c["config"].top_k == 10 and c["config"].semantic_k == 7 for c in calls)
-    assert [c["config"].max_rounds for c in calls] == [1, 0, 1, 0]  # interleaved per question
+    rounds = RecallConfig().max_rounds
+    assert [c["config"].max_rounds for c in calls] == [rounds, 0, rounds, 0]  # interleaved per question
 
 
 def test_hybrid_rrf_uses_depth_100_lists():

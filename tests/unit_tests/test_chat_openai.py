@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from langchain_ripplemem import chat_models, model_errors
-from langchain_ripplemem.config import PAPER, WriteConfig
+from langchain_ripplemem.config import PAPER, PAPER_WRITE, WriteConfig
 from langchain_ripplemem.errors import ModelConfigurationError
 from langchain_ripplemem.extraction.llm import LLMExtractor
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
@@ -203,7 +203,8 @@ def plan(method: str):
 
 def recall_memory(server: ScriptedOpenAIServer, method: str | None = None, **model_kwargs) -> RippleMemory:
     memory = RippleMemory(BagOfWordsEmbeddings(), extractor=RuleBasedExtractor(), recall_config=RECALL,
-                          llm=server.chat_model(method, **model_kwargs))
+                          llm=server.chat_model(method, **model_kwargs),
+                          write_config=PAPER_WRITE)  # seven turns: too few for rare-cue edges
     memory.add_conversation(make_conversation(), namespace=NS)
     return memory
 

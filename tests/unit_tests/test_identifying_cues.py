@@ -112,7 +112,7 @@ def test_cue_view_matches_a_brute_force_reference(key_weight, topic_weight):
             if score > 0:
                 expected.append((score, float(view.matrix[row] @ query_vector), row))
         expected.sort(key=lambda t: (-round(t[0], 9), -t[1], t[2]))
-        got = view.cues(cues, 40, query_vector, config=config, keys=keys, key_weight=key_weight,
+        got = view.cues(cues, 40, config, query_vector, keys=keys, key_weight=key_weight,
                         topic_weight=topic_weight)
         assert [s for _, s in got] == pytest.approx([s for s, _, _ in expected[:40]])
         assert {uid for uid, _ in got} == {view.ids[r] for _, _, r in expected[:40]} or \
@@ -169,7 +169,7 @@ def bridged_conversation() -> Conversation:
 
 
 def test_a_memory_bridged_by_a_rare_name_enters_the_top_k_without_sharing_a_query_word():
-    from langchain_ripplemem.config import RecallConfig
+    from langchain_ripplemem.config import PAPER, RecallConfig
     from langchain_ripplemem.memory import RippleMemory
 
     from .conftest import BagOfWordsEmbeddings
@@ -177,8 +177,8 @@ def test_a_memory_bridged_by_a_rare_name_enters_the_top_k_without_sharing_a_quer
     memory = RippleMemory(BagOfWordsEmbeddings())
     memory.add_conversation(bridged_conversation(), namespace=NS)
     query = "Where is the birthday dinner booked?"
-    base = RecallConfig(semantic_k=6, lexical_k=6, cue_k=0, top_k=3, max_anchors=1, per_channel=5,
-                        sufficiency_similarity=1.01)
+    base = PAPER.model_copy(update={"semantic_k": 6, "lexical_k": 6, "cue_k": 0, "top_k": 3, "max_anchors": 1,
+                                    "sufficiency_similarity": 1.01})
     bridging = base.model_copy(update={"bridge_weight": 1.0, "target_cues": 3, "bridge_floor": 0.75})
 
     def turns(config: RecallConfig) -> list[str]:
@@ -191,7 +191,7 @@ def test_a_memory_bridged_by_a_rare_name_enters_the_top_k_without_sharing_a_quer
 
 
 def test_bridged_scores_carry_a_chain_round_by_round():
-    from langchain_ripplemem.config import RecallConfig
+    from langchain_ripplemem.config import PAPER, RecallConfig
     from langchain_ripplemem.recall.assembly import bridged_scores
     from langchain_ripplemem.schemas import Hit
 
@@ -204,4 +204,4 @@ def test_bridged_scores_carry_a_chain_round_by_round():
     assert scores["b"] == pytest.approx(2.0 * 0.8 * 1.0)
     assert scores["c"] == pytest.approx(1.6 * 0.5 * 0.5)  # from b's score after round 1
     assert scores["d"] == 0.2  # only cue (structural) edges bridge
-    assert bridged_scores({"b": [hop1]}, {"a": 2.0, "b": 0.1}, RecallConfig())["b"] == 0.1  # the paper's rho
+    assert bridged_scores({"b": [hop1]}, {"a": 2.0, "b": 0.1}, PAPER)["b"] == 0.1  # the paper's rho

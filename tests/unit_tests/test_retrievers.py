@@ -10,7 +10,7 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
-from langchain_ripplemem.config import PAPER_WRITE, RecallConfig
+from langchain_ripplemem.config import PAPER, PAPER_WRITE, RecallConfig
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.retrievers import RippleMemRetriever
 
@@ -75,7 +75,7 @@ def test_documents_carry_provenance_metadata(memory):
 
 def test_expanded_memories_report_their_paths(memory):
     # A one-per-view first hop leaves the allergy (S1:1) to graph expansion.
-    small = RecallConfig(semantic_k=1, lexical_k=1, cue_k=0)
+    small = PAPER.model_copy(update={"semantic_k": 1, "lexical_k": 1, "cue_k": 0})
     retriever = RippleMemRetriever(memory=memory, namespace=NS, k=30, config=small)
     docs = retriever.invoke("What did Maya say she would think about?")
     allergy = next(d for d in docs if d.metadata["turn_ids"] == ["S1:1"])
