@@ -60,11 +60,11 @@ class WriteConfig(BaseModel):
     )
     supersession: bool = Field(
         True, description="mark older statements of a person's residence, job, relationship or favourite "
-        "as superseded by later ones with another value (lifecycle.py, docs/lifecycle.md)",
+        "as superseded by later ones with another value (supersession/rules.py, docs/lifecycle.md)",
     )
     llm_supersession: bool = Field(
         False, description="also ask the memory's chat model (llm=) which older memories of the same people "
-        "each ingest's new ones supersede (llm_supersession.py); needs supersession=True",
+        "each ingest's new ones supersede (supersession/llm.py); needs supersession=True",
     )
     supersession_candidates: int = Field(5, ge=1, description="older memories shown to the model per new one")
     supersession_batch: int = Field(8, ge=1, description="new memories per supersession call")
@@ -125,7 +125,7 @@ class RecallConfig(BaseModel):
     )
     context_weight: float = Field(
         0.5, ge=0.0, description="w of s + w * max(neighbour s): semantic, lexical and alignment scores "
-        "also credit a unit's adjacent turns in its session (recall/context.py); 0 = the paper's scoring",
+        "also credit a unit's adjacent turns in its session (recall/smoothing.py); 0 = the paper's scoring",
     )
     context_weight_2: float = Field(
         0.3, ge=0.0, description="the same for the turns two away in the session (a speaker's next turn)",
