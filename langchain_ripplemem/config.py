@@ -75,11 +75,11 @@ class WriteConfig(BaseModel):
     )
     supersession: bool = Field(
         True, description="mark older statements of a person's residence, job, relationship or favourite "
-        "as superseded by later ones with another value (lifecycle.py, docs/lifecycle.md)",
+        "as superseded by later ones with another value (supersession/rules.py, docs/lifecycle.md)",
     )
     llm_supersession: bool = Field(
         False, description="also ask the memory's chat model (llm=) which older memories of the same people "
-        "each ingest's new ones supersede (llm_supersession.py); needs supersession=True",
+        "each ingest's new ones supersede (supersession/llm.py); needs supersession=True",
     )
     supersession_candidates: int = Field(5, ge=1, description="older memories shown to the model per new one")
     supersession_batch: int = Field(8, ge=1, description="new memories per supersession call")

@@ -14,8 +14,12 @@ was wrong; a remember that fails stores nothing.
 
 Example:
     >>> from langchain_ripplemem import RippleMemory
-    >>> server = create_mcp_server(RippleMemory(), namespace="users/maya")  # doctest: +SKIP
-    >>> server.run("stdio")  # doctest: +SKIP
+    >>> server = create_mcp_server(RippleMemory(), namespace="users/maya")
+    >>> import asyncio
+    >>> sorted(tool.name for tool in asyncio.run(server.list_tools()))
+    ['correct', 'forget', 'list_namespaces', 'recall', 'remember', 'stats']
+
+    ``server.run("stdio")`` serves it (what ``ripplemem mcp`` does).
 """
 
 from __future__ import annotations

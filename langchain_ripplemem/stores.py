@@ -15,11 +15,13 @@ whose id is the item key and whose time is ``value.get("time")`` (anything
 
 Example:
     >>> from langchain_ripplemem import RippleMemory
-    >>> store = RippleMemStore(RippleMemory())  # doctest: +SKIP
-    >>> store.put(("users", "maya"), "allergy", {"text": "I'm allergic to shellfish."})  # doctest: +SKIP
-    >>> store.get(("users", "maya"), "allergy").value  # doctest: +SKIP
+    >>> store = RippleMemStore(RippleMemory())
+    >>> store.put(("users", "maya"), "allergy", {"text": "I'm allergic to shellfish."})
+    >>> store.get(("users", "maya"), "allergy").value
     {'text': "I'm allergic to shellfish."}
-    >>> store.search(("users",), query="What can't Maya eat?", limit=3)  # doctest: +SKIP
+    >>> [item.key for item in store.search(("users",), query="What can't Maya eat?", limit=3)]
+    ['allergy']
+
 """
 
 from __future__ import annotations

@@ -7,9 +7,19 @@ which is what "top-k" means for a ranked list and keeps the query count (and
 latency numbers) independent of how many k are reported.
 
 Example:
-    >>> from langchain_ripplemem.bench import load_locomo, run_benchmark  # doctest: +SKIP
-    >>> results = run_benchmark("locomo", load_locomo("locomo10.json"), ["bm25"])  # doctest: +SKIP
-    >>> results["systems"]["bm25"]["by_category"]["overall_1_4"]["recall_all@10"]  # doctest: +SKIP
+    >>> import json, pathlib, tempfile
+    >>> record = {"sample_id": "conv-x", "conversation": {
+    ...     "speaker_a": "Maya", "speaker_b": "Sam", "session_1_date_time": "10:00 am on 3 March, 2023",
+    ...     "session_1": [{"speaker": "Maya", "dia_id": "D1:1", "text": "I took a pottery class in Lisbon."},
+    ...                   {"speaker": "Sam", "dia_id": "D1:2", "text": "Nice, I ran 10 km on Sunday."}]},
+    ...     "qa": [{"question": "Where did Maya take a pottery class?", "answer": "Lisbon",
+    ...             "evidence": ["D1:1"], "category": 4}]}
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "locomo.json"
+    >>> _ = path.write_text(json.dumps([record]))
+    >>> from langchain_ripplemem.bench import load_locomo
+    >>> results = run_benchmark("locomo", load_locomo(path), ["bm25"], progress=False)
+    >>> results["systems"]["bm25"]["by_category"]["overall_1_4"]["recall_all@10"]
+    1.0
 
 """
 

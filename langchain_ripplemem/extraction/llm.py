@@ -34,9 +34,13 @@ is a generator that yields each request and receives the model's answer
 (:func:`~langchain_ripplemem.chat_models.structured_attempts`).
 
 Example:
-    >>> extractor = LLMExtractor("openai:gpt-4.1-mini")  # resolved on first use
-    >>> result = extractor.extract(window, ("demo",))  # doctest: +SKIP
-    >>> result.failed or result.units  # doctest: +SKIP
+    >>> extractor = LLMExtractor("openai:gpt-4.1-mini")  # resolved on first use, not here
+    >>> extractor.max_retries
+    2
+
+    ``extractor.extract(window, namespace)`` returns an ``ExtractionResult``: the
+    window's units, or ``failed`` with no units (``tests/unit_tests/test_chat_openai.py``
+    drives it against a local OpenAI-compatible server).
 
 """
 
