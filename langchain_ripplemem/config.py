@@ -167,7 +167,7 @@ class RecallConfig(BaseModel):
         "this much of a shared name of the same rarity",
     )
     first_topic_weight: float = Field(
-        1.0, ge=0.0, le=1.0, description="bridging from the first hop's anchors: a shared topic word weighs this much "
+        0.0, ge=0.0, le=1.0, description="bridging from the first hop's anchors: a shared topic word weighs this much "
         "of a shared name when a cue edge is walked (later rounds use topic_weight)",
     )
     target_cues: int = Field(
@@ -176,7 +176,7 @@ class RecallConfig(BaseModel):
         "s_str against the target's participants, places and time)",
     )
     bridge_weight: float = Field(
-        1.0, ge=0.0, description="assembly: a memory reached over a structural edge scores at least bridge_weight "
+        1.2, ge=0.0, description="assembly: a memory reached over a structural edge scores at least bridge_weight "
         "x rho(anchor) x its target overlap x path strength (recall/assembly.py); 0 = the paper's rho",
     )
     bridge_top: int = Field(
