@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from langchain_ripplemem.bench.results import run_metadata
 from langchain_ripplemem.demo import load_sample
 from langchain_ripplemem.extraction.identifying import cue_key
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
@@ -93,7 +94,7 @@ def main() -> None:
         "sample": "scripts/data/cue_sample.json", "turns": len(gold),
         "extract_seconds": round(seconds, 3),
         "extractors": {name: {part: _score(pairs) for part, pairs in parts.items()} for name, parts in rows.items()},
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        **run_metadata(None),
     }
     text = json.dumps(result, indent=1)
     if args.out:

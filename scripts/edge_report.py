@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from langchain_ripplemem.bench.haystack import sample_haystacks
 from langchain_ripplemem.bench.linked import linked_conversations
 from langchain_ripplemem.bench.linked_cases import load_linked_cases
 from langchain_ripplemem.bench.loaders import load_locomo
+from langchain_ripplemem.bench.results import run_metadata
 from langchain_ripplemem.config import LOCOMO_WRITE, WriteConfig
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
@@ -82,7 +82,7 @@ def main() -> None:
             config = LOCOMO_WRITE.model_copy(update={"semantic_threshold": threshold, "structural_edges": kind})
             result["corpora"][name][label] = _count(conversations, embeddings, config)
     embeddings.save()
-    result["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    result.update(run_metadata(args.locomo))
     text = json.dumps(result, indent=1)
     if args.out:
         Path(args.out).write_text(text + "\n", "utf-8")

@@ -21,12 +21,13 @@ missing units (no duplicates) and end consistent.
 from __future__ import annotations
 
 import os
-import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from queue import Empty, Queue
 
 import pytest
 
@@ -129,16 +130,22 @@ KILL_POINTS = {
 
 
 def _read_until(proc: subprocess.Popen[str], marker: str, timeout: float = 120.0) -> list[str]:
-    """Lines the child printed up to and including ``marker`` (a hang guard, not a threshold)."""
+    """Lines the child printed up to and including ``marker`` (a hang guard, not a threshold).
+
+    A thread reads the lines: ``select`` on the pipe cannot see lines that a
+    ``readline`` already pulled into Python's buffer (two lines written at once).
+    """
     assert proc.stdout is not None
     lines: list[str] = []
+    queue: Queue[str | None] = Queue()
+    threading.Thread(target=lambda: [*map(queue.put, proc.stdout), queue.put(None)], daemon=True).start()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 1.0)
-        if not ready:
+        try:
+            line = queue.get(timeout=1.0)
+        except Empty:
             continue
-        line = proc.stdout.readline()
-        if not line:
+        if line is None:
             break
         lines.append(line.strip())
         if line.strip() == marker:
