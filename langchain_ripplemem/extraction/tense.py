@@ -99,6 +99,7 @@ _ED_NOT_VERBS = frozenset(
 _CLAUSE_BREAK = re.compile(r"[,;:()\u2013\u2014]|\b(?:and|but|because|cause|while|whereas|although|"
                            r"though|when|whenever|after|before|until|unless|if)\b")
 _SENTENCE_END = re.compile(r"[.!?\n]")
+_REACH = 400
 # The phrase's own predicate: "is in April", "was in April", "back in April".
 _PREDICATE = re.compile(r"(?:(?P<be>\b(?:(?<!\d )am|is|are|was|were)|'m|'re|'s)(?: (?:also|still|only|finally|"
                         r"probably|actually|definitely|now|sometime|like))?|(?P<back>\bback)) $")
@@ -136,9 +137,12 @@ def tense_at(text: str, start: int, end: int) -> Tense | None:
         'future'
 
     """
-    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
-    right_match = _SENTENCE_END.search(text, end)
-    right = right_match.start() if right_match else len(text)
+    # The sentence, but at most _REACH characters each side: a governing verb is near its
+    # phrase, and the work per phrase stays bounded in a text without sentence breaks.
+    low = max(0, start - _REACH)
+    left = max((m.end() for m in _SENTENCE_END.finditer(text, low, start)), default=low)
+    right_match = _SENTENCE_END.search(text, end, end + _REACH)
+    right = right_match.start() if right_match else min(len(text), end + _REACH)
     # Lower-cased with plain apostrophes: same length, so positions carry over.
     sentence = text[left:right].lower().replace("\u2019", "'")
     start, end = start - left, end - left
