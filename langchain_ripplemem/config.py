@@ -154,7 +154,7 @@ class RecallConfig(BaseModel):
     )
     recency_half_life_days: float | None = Field(
         None, gt=0, description="when set, rho *= 0.5 ** (age_days / half_life), age from the namespace's "
-        "latest memory time (or as_of) to the memory's time end; None = no recency decay",
+        "latest statement (marks.stated_at, or as_of) to the memory's time end; None = no recency decay",
     )
 
 
