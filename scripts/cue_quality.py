@@ -25,6 +25,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from results_io import emit
+
 from langchain_ripplemem.bench.results import run_metadata
 from langchain_ripplemem.demo import load_sample
 from langchain_ripplemem.extraction.identifying import cue_key
@@ -96,10 +98,7 @@ def main() -> None:
         "extractors": {name: {part: _score(pairs) for part, pairs in parts.items()} for name, parts in rows.items()},
         **run_metadata(None),
     }
-    text = json.dumps(result, indent=1)
-    if args.out:
-        Path(args.out).write_text(text + "\n", "utf-8")
-    print(text)
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

@@ -11,12 +11,10 @@ per type, the edges that join two sessions, and the mean degree.
 
 from __future__ import annotations
 
-import argparse
-import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from results_io import emit, locomo_parser
 
 from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
 from langchain_ripplemem.bench.haystack import sample_haystacks
@@ -64,11 +62,7 @@ def _count(conversations: list[Conversation], embeddings: CachedEmbeddings, conf
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("locomo", help="locomo10.json")
-    parser.add_argument("--out", default=None)
-    parser.add_argument("--cache", default=None, help=".npz embedding cache")
-    args = parser.parse_args()
+    args = locomo_parser(__doc__).parse_args()
     embeddings = CachedEmbeddings(path=args.cache)
     threshold = semantic_threshold_for(embeddings)
     corpora = {
@@ -83,10 +77,7 @@ def main() -> None:
             result["corpora"][name][label] = _count(conversations, embeddings, config)
     embeddings.save()
     result.update(run_metadata(args.locomo))
-    text = json.dumps(result, indent=1)
-    if args.out:
-        Path(args.out).write_text(text + "\n", "utf-8")
-    print(text)
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

@@ -14,10 +14,9 @@ structural edges and planning cannot gain on it whatever their weights.
 
 from __future__ import annotations
 
-import argparse
-import json
-from pathlib import Path
 from typing import Any
+
+from results_io import emit, locomo_parser
 
 from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
 from langchain_ripplemem.bench.haystack import locomo_haystacks
@@ -69,11 +68,7 @@ def _total(parts: list[dict[str, int]]) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("locomo", help="locomo10.json")
-    parser.add_argument("--out", default=None)
-    parser.add_argument("--cache", default=None, help=".npz embedding cache")
-    args = parser.parse_args()
+    args = locomo_parser(__doc__).parse_args()
     embeddings = CachedEmbeddings(path=args.cache)
     memory = RippleMemory(embeddings, write_config=WriteConfig())
     locomo = [b for b in load_locomo(args.locomo) if b.id in LOCOMO_TUNE]
@@ -83,10 +78,7 @@ def main() -> None:
     embeddings.save()
     result = {"anchors": ANCHORS, "k": K, "locomo_multi_hop_tune": _total(multi_hop),
               "linked_suite_tune": _total(suite), **run_metadata(args.locomo)}
-    text = json.dumps(result, indent=1)
-    if args.out:
-        Path(args.out).write_text(text + "\n", "utf-8")
-    print(text)
+    emit(result, args.out)
 
 
 if __name__ == "__main__":
