@@ -215,11 +215,14 @@ class RecallNodes:
         ctx, started = self._ctx(), time.perf_counter()
         plan = self._controller(state).plan(self._controller_input(state, ctx), state["plan"])
         if not ctx.config.use_planning:
-            # Ablation: expand around the same anchors but search for the query itself.
-            cues = state["cues"]
+            # Ablation: expand around the same anchors but search for the query itself
+            # (its own identifying cues, not the anchors' names).
+            cues, view = state["cues"], self.reader.view(ctx.namespace)
+            keys = view.known_keys(cues.query, speakers(view)) if ctx.config.target_cues else []
             plan["target"] = None if plan.get("target") is None else plan["target"].model_copy(update={
                 "restatement": state["query"], "keywords": cues.keywords, "restates_query": True,
-                "participants": cues.participants, "locations": cues.locations, "time": cues.time})
+                "participants": cues.participants, "locations": cues.locations, "time": cues.time,
+                "cues": keys})
         rounds = list(state["rounds"])
         if not plan.get("anchors"):
             rounds[-1] = rounds[-1].model_copy(update={"sufficient": True, "reason": plan.get("reason", "")})
