@@ -7,8 +7,9 @@ write names its namespace, so one namespace never sees another's memories.
 For speed each namespace gets an in-memory :class:`NamespaceView`, loaded from
 the unit backend on first use and updated on every write: an exact cosine matrix (a few
 thousand 384-d vectors is one small matrix product, faster and exact compared
-with a filtered HNSW query), a BM25 index (bm25s, rebuilt lazily after writes)
-and inverted cue indexes (participant, location, day bucket).
+with a filtered HNSW query), a BM25 index (:class:`~langchain_ripplemem.bm25.BM25Index`:
+bm25s's scores, extended with the units a write added, never rebuilt) and
+inverted cue indexes (participant, location, day bucket).
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-import bm25s
 import numpy as np
 
+from langchain_ripplemem.bm25 import BM25Index, top_k
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.lexical import lexical_tokens
 from langchain_ripplemem.memory_graph.scoring import HasCues, cue_set, structural_score
@@ -62,7 +63,8 @@ class NamespaceView:
             "locations": defaultdict(list),
             "days": defaultdict(list),
         }
-        self._bm25: tuple[bm25s.BM25, int] | None = None
+        self._bm25 = BM25Index()  # covers the first len(self._bm25) rows; extended on use
+        self._bm25_lock = threading.Lock()
         # Cue signature (participants, locations, time) per row, for the cue view.
         self._signature: list[int] = []
         self._signature_row: list[int] = []
@@ -138,6 +140,8 @@ class NamespaceView:
         rows = [i for i, uid in enumerate(self.ids) if uid not in gone]
         view = NamespaceView(self.namespace, self._matrix.shape[1])
         view.add([self.units[i] for i in rows], self.matrix[rows])
+        if len(self._bm25):  # in use: carry the postings over rather than re-tokenise every unit
+            view._bm25 = self._lexical_index().subset(rows)
         return view
 
     def unit(self, unit_id: str) -> MemoryUnit | None:
@@ -166,25 +170,21 @@ class NamespaceView:
         return [(self.ids[i], float(scores[i])) for i in top]
 
     def lexical(self, query: str, k: int) -> list[tuple[str, float]]:
-        """BM25 top-k over restatements (index rebuilt lazily after writes)."""
+        """BM25 top-k over restatements, ranked as ``bm25s`` ranks them."""
         tokens = lexical_tokens(query)
         if k <= 0 or not tokens or not self.ids:
             return []
-        retriever, size = self._lexical_index()
-        k = min(k, size)
-        docs, scores = retriever.retrieve([tokens], k=k, show_progress=False, n_threads=1)
-        return [
-            (self.ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0
-        ]
+        rows, scores = top_k(self._lexical_index().scores(tokens), k)
+        return [(self.ids[int(d)], float(s)) for d, s in zip(rows, scores, strict=True) if s > 0]
 
     def lexical_scores(self, query: str) -> np.ndarray:
         """BM25 score of every unit (row order) for ``query``; zeros when it has no terms."""
         tokens = lexical_tokens(query)
         if not tokens or not self.ids:
             return np.zeros(len(self.ids), dtype=np.float32)
-        scores = np.asarray(self._lexical_index()[0].get_scores(tokens), dtype=np.float32)
-        # A writer may append units after the BM25 index was built: they score 0
-        # until the next rebuild rather than falling off the end of the array.
+        scores = self._lexical_index().scores(tokens)
+        # A writer may append units after the BM25 index was extended: they score 0
+        # until the next call rather than falling off the end of the array.
         n = len(self.ids)
         if len(scores) < n:
             scores = np.concatenate([scores, np.zeros(n - len(scores), dtype=np.float32)])
@@ -221,17 +221,14 @@ class NamespaceView:
         order = np.lexsort((rows_kept, -tie, -scores_kept))[:k]
         return [(self.ids[rows_kept[j]], float(scores_kept[j])) for j in order.tolist()]
 
-    def _lexical_index(self) -> tuple[bm25s.BM25, int]:
-        """The BM25 index and how many units (the first rows) it covers."""
+    def _lexical_index(self) -> BM25Index:
+        """The BM25 index, extended with the units added since its last use (only those are tokenised)."""
         index = self._bm25
-        if index is None or index[1] != len(self.ids):
-            retriever = bm25s.BM25()
-            units = self.units[: len(self.ids)]  # a snapshot: writers may append meanwhile
-            # bm25s wants a non-empty token list per document.
-            corpus = [lexical_tokens(u.restatement) or ["_"] for u in units]
-            retriever.index(corpus, show_progress=False)
-            # One tuple, swapped atomically: readers never pair an index with another's size.
-            index = self._bm25 = (retriever, len(units))
+        if len(index) < len(self.ids):
+            with self._bm25_lock:
+                n = len(self.ids)  # units are published before ids: units[:n] are all there
+                # A placeholder token for a unit without terms, as the bm25s index had.
+                index.extend(lexical_tokens(u.restatement) or ["_"] for u in self.units[len(index) : n])
         return index
 
 
