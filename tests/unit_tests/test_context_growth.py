@@ -1,0 +1,78 @@
+"""Dialogue-context caches follow a growing view by looking at the new units only."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.recall import context
+from langchain_ripplemem.recall.context import in_context, neighbour_rows, smooth, speakers
+from langchain_ripplemem.recall.cues import reference_time
+from langchain_ripplemem.schemas import MemoryUnit, Provenance, TimeInterval
+
+NS = ("grow",)
+DAY0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+
+
+def unit(i: int, session: str, turn: int | None, speaker: str = "Maya", day: int = 0) -> MemoryUnit:
+    metadata = {"speaker": speaker} | ({"turn_index": turn} if turn is not None else {})
+    when = DAY0 + timedelta(days=day)
+    return MemoryUnit(id=f"u{i}", namespace=NS, restatement=f"text {i}", metadata=metadata,
+                      time=TimeInterval(start=when, end=when),
+                      source=Provenance(conversation_id="c", session_id=session, turn_ids=[str(i)]))
+
+
+def grown(units: list[MemoryUnit], cuts: list[int]) -> NamespaceView:
+    """A view fed in batches, the caches asked after each batch."""
+    view, start = NamespaceView(NS), 0
+    for cut in [*sorted(set(cuts)), len(units)]:
+        batch = units[start:cut]
+        if batch:
+            view.add(batch, np.zeros((len(batch), 4), dtype=np.float32))
+            neighbour_rows(view), speakers(view), reference_time(view)
+        start = max(start, cut)
+    return view
+
+
+def fresh(units: list[MemoryUnit]) -> NamespaceView:
+    view = NamespaceView(NS)
+    view.add(units, np.zeros((len(units), 4), dtype=np.float32))
+    return view
+
+
+turns = st.lists(st.tuples(st.sampled_from(["S1", "S2", "S3"]), st.one_of(st.none(), st.integers(0, 30)),
+                           st.sampled_from(["Maya", "Sam", "Priya"]), st.integers(0, 40)), min_size=1, max_size=40)
+
+
+@settings(max_examples=120, deadline=None)
+@given(spec=turns, cuts=st.lists(st.integers(0, 40), max_size=5))
+def test_caches_of_a_grown_view_equal_a_fresh_build(spec, cuts):
+    units = [unit(i, s, t, speaker, day) for i, (s, t, speaker, day) in enumerate(spec)]
+    view, reference = grown(units, cuts), fresh(units)
+    assert neighbour_rows(view).tolist() == neighbour_rows(reference).tolist()
+    assert speakers(view) == speakers(reference)
+    assert reference_time(view) == reference_time(reference)
+
+
+def test_a_write_orders_only_its_own_units(monkeypatch):
+    view = grown([unit(i, "S1", i) for i in range(50)], [])
+    calls: list[int] = []
+    original = context._order_key
+    monkeypatch.setattr(context, "_order_key", lambda u, row: calls.append(row) or original(u, row))
+    view.add([unit(50, "S1", 50), unit(51, "S2", 0)], np.zeros((2, 4), dtype=np.float32))
+    assert neighbour_rows(view)[49].tolist() == [48, 50]
+    assert calls == [50, 51]
+
+
+def test_scores_taken_before_a_write_are_smoothed_without_the_new_rows():
+    view = fresh([unit(0, "S1", 1), unit(1, "S1", 2)])
+    scores = np.array([1.0, 0.0])
+    # Another writer adds turn 3 of the session after the scores were taken.
+    view.add([unit(2, "S1", 4), unit(3, "S1", 3)], np.zeros((2, 4), dtype=np.float32))
+    neighbour_rows(view)  # the cache now knows rows 2 and 3
+    expected = smooth(scores, np.array([[-1, 1], [0, -1]]), (0.5, 0.25))
+    assert in_context(view, scores, (0.5, 0.25)).tolist() == expected.tolist()
