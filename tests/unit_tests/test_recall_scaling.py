@@ -1,4 +1,4 @@
-"""Dialogue-context caches follow a growing view by looking at the new units only."""
+"""Recall work that follows the query, not the namespace: caches grown by a write's units, bounded walks and sorts."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.recall import context
-from langchain_ripplemem.recall.context import in_context, neighbour_rows, smooth, speakers
+from langchain_ripplemem.recall.context import best_first, in_context, neighbour_rows, smooth, speakers
 from langchain_ripplemem.recall.cues import reference_time
 from langchain_ripplemem.schemas import MemoryUnit, Provenance, TimeInterval
 
@@ -76,3 +76,34 @@ def test_scores_taken_before_a_write_are_smoothed_without_the_new_rows():
     neighbour_rows(view)  # the cache now knows rows 2 and 3
     expected = smooth(scores, np.array([[-1, 1], [0, -1]]), (0.5, 0.25))
     assert in_context(view, scores, (0.5, 0.25)).tolist() == expected.tolist()
+
+
+def test_expansion_walks_the_anchors_neighbourhood_not_the_whole_graph(monkeypatch):
+    import networkx as nx
+
+    from langchain_ripplemem.config import RecallConfig
+    from langchain_ripplemem.memory import RippleMemory
+
+    from .conftest import BagOfWordsEmbeddings, make_conversation
+
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory.add_conversation(make_conversation(), namespace=NS)
+    config = RecallConfig(sufficiency_similarity=2.0, semantic_k=2, lexical_k=1, cue_k=1)  # always expands
+    expected = memory.recall("Where could Maya celebrate her birthday?", namespace=NS, config=config)
+    assert expected.rounds[-1].expanded  # the expansion path ran
+
+    def no_full_pass(graph: nx.Graph) -> None:
+        raise AssertionError("recall iterated over every node of the graph")
+
+    monkeypatch.setattr(nx.Graph, "__iter__", no_full_pass)
+    got = memory.recall("Where could Maya celebrate her birthday?", namespace=NS, config=config)
+    assert [m.unit.id for m in got.memories] == [m.unit.id for m in expected.memories]
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0, -1.0, 2.5]), min_size=1, max_size=60),
+       k=st.integers(1, 70))
+def test_best_first_is_the_full_sorts_first_k(values, k):
+    array = np.array(values)
+    rows = np.arange(len(values)) * 3  # rows need not be contiguous
+    assert best_first(rows, array, k).tolist() == rows[np.lexsort((rows, -array))][:k].tolist()
