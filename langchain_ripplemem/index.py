@@ -27,6 +27,8 @@ from langchain_ripplemem.memory_graph.scoring import HasCues, cue_set, structura
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_key
 from langchain_ripplemem.storage.base import UnitBackend
 
+# Queries whose cosines a view keeps (NamespaceView.cosines): one recall's query and target.
+_COSINES_KEPT = 4
 # Interval cues longer than this are bucketed by their first and last days only,
 # so "in 2022" does not fan out into 365 postings per unit.
 _MAX_DAY_BUCKETS = 62
@@ -65,6 +67,9 @@ class NamespaceView:
         }
         self._bm25 = BM25Index()  # covers the first len(self._bm25) rows; extended on use
         self._bm25_lock = threading.Lock()
+        # (query vector bytes, rows) -> cosines: one recall asks several times for the same query.
+        self._cosines: dict[tuple[bytes, int], np.ndarray] = {}
+        self._cosines_lock = threading.Lock()
         # Cue signature (participants, locations, time) per row, for the cue view.
         self._signature: list[int] = []
         self._signature_row: list[int] = []
@@ -155,17 +160,34 @@ class NamespaceView:
 
     # -- the three views ----------------------------------------------------------
     def cosines(self, query: np.ndarray) -> np.ndarray:
-        """Cosine of every unit (row order) with a unit query vector; empty for an empty view."""
-        if not self.ids:
+        """Cosine of every unit (row order) with a unit query vector (read-only; the last few queries' are kept).
+
+        Tri-view recall, assembly and expansion ask for the same query's scores: one
+        pass over the matrix serves them all, with the values a fresh product gives.
+        """
+        query = np.asarray(query, dtype=np.float32)
+        matrix = self.matrix
+        if len(matrix) == 0:  # no vectors yet, nor their width
             return np.zeros(0, dtype=np.float32)
-        return self.matrix @ np.asarray(query, dtype=np.float32)
+        key = (query.tobytes(), len(matrix))
+        scores = self._cosines.get(key)
+        if scores is None:
+            scores = matrix @ query
+            scores.flags.writeable = False
+            with self._cosines_lock:
+                while len(self._cosines) >= _COSINES_KEPT:
+                    self._cosines.pop(next(iter(self._cosines)))
+                self._cosines[key] = scores
+        return scores
 
     def semantic(self, query: np.ndarray, k: int, upto: int | None = None) -> list[tuple[str, float]]:
         """Exact cosine top-k (vectors are L2-normalised), optionally among the first ``upto`` rows."""
-        matrix = self.matrix if upto is None else self.matrix[:upto]
-        if k <= 0 or len(matrix) == 0:
+        if upto is None:
+            scores = self.cosines(query)
+        else:
+            scores = self.matrix[:upto] @ np.asarray(query, dtype=np.float32)
+        if k <= 0 or len(scores) == 0:
             return []
-        scores = matrix @ np.asarray(query, dtype=np.float32)
         top = _top_indices(scores, k)
         return [(self.ids[i], float(scores[i])) for i in top]
 

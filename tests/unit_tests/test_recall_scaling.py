@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_ripplemem.index import NamespaceView
-from langchain_ripplemem.recall import context
-from langchain_ripplemem.recall.context import best_first, in_context, neighbour_rows, smooth, speakers
+from langchain_ripplemem.recall import smoothing as context
+from langchain_ripplemem.recall.smoothing import best_first, in_context, neighbour_rows, smooth, speakers
 from langchain_ripplemem.recall.cues import reference_time
 from langchain_ripplemem.schemas import MemoryUnit, Provenance, TimeInterval
 
@@ -107,3 +107,18 @@ def test_best_first_is_the_full_sorts_first_k(values, k):
     array = np.array(values)
     rows = np.arange(len(values)) * 3  # rows need not be contiguous
     assert best_first(rows, array, k).tolist() == rows[np.lexsort((rows, -array))][:k].tolist()
+
+
+def test_one_pass_over_the_matrix_serves_every_ask_for_the_same_query():
+    rng = np.random.default_rng(0)
+    view = NamespaceView(NS)
+    assert view.cosines(np.ones(4, dtype=np.float32)).shape == (0,)  # empty: no width yet
+    view.add([unit(i, "S1", i) for i in range(20)], rng.standard_normal((20, 4)).astype(np.float32))
+    query = rng.standard_normal(4).astype(np.float32)
+    first = view.cosines(query)
+    assert view.cosines(query.tolist()) is first  # the same query as a list (recall state) hits
+    assert np.array_equal(first, view.matrix @ query)
+    assert not first.flags.writeable
+    assert [uid for uid, _ in view.semantic(query, 3)] == [view.ids[i] for i in np.argsort(-first)[:3]]
+    view.add([unit(20, "S1", 20)], np.ones((1, 4), dtype=np.float32))
+    assert len(view.cosines(query)) == 21  # a grown view is a new pass
