@@ -10,8 +10,8 @@ One namespace, per size (1k, 10k, 50k, 100k memories), each in its own store:
 
 * a builder process ingests one 20-turn session per ``add_conversation`` and
   records the ingest rate (memories/s, embedding excluded) of the last 1,000
-  memories before the size; then, warm, 50 recalls per preset (wall and CPU
-  time, p50/p95), an exact-search pass over the same vectors (``matrix @ q``
+  memories before the size; then, warm, 50 recalls per setting (wall and CPU
+  time, p50/p95; the paper's settings and the tuned ones), an exact-search pass over the same vectors (``matrix @ q``
   and a top-k: the floor), and 10 rounds of "write a 2-turn session, recall";
 * a new process then opens the store and times its first recall (open
   included) and its peak RSS.
@@ -50,7 +50,17 @@ NS = ("scale", "one")
 QUERIES = 50
 RATE_WINDOW = 1000
 AFTER_WRITE_ROUNDS = 10
-PRESETS = ("paper", "locomo-tuned")
+# Recall settings by value, so every version of the package runs the same ones: the paper's
+# tri-view sizes with the hybrid alignment (RecallConfig() before issue 14), and the tuned
+# settings (LOCOMO_TUNED before issue 14, RecallConfig() since).
+CONFIGS: dict[str, dict[str, Any]] = {
+    "paper": {"semantic_k": 10, "lexical_k": 5, "cue_k": 5, "max_rounds": 1, "per_channel": 5,
+              "sufficiency_similarity": 0.55, "alignment": "hybrid", "context_weight": 0.0,
+              "context_weight_2": 0.0, "speaker_bonus": 0.0, "time_bonus": 0.0},
+    "tuned": {"semantic_k": 45, "lexical_k": 45, "cue_k": 40, "max_rounds": 1, "per_channel": 10,
+              "sufficiency_similarity": 0.8, "alignment": "hybrid", "context_weight": 0.5,
+              "context_weight_2": 0.3, "speaker_bonus": 0.5, "time_bonus": 0.5},
+}
 # The fake encoder is not calibrated (memory_graph/calibration.py): 0.8 gives ~1.7
 # semantic edges per memory on this dialogue, near what MiniLM gives on LoCoMo.
 SEMANTIC_THRESHOLD = 0.8
@@ -81,9 +91,9 @@ def _memory(path: Path, kwargs: dict[str, Any]) -> Any:
 
 
 def _config(name: str) -> Any:
-    from langchain_ripplemem.config import preset
+    from langchain_ripplemem.config import RecallConfig
 
-    return preset(name)[1]
+    return RecallConfig(**CONFIGS[name])
 
 
 def _timed_recalls(memory: Any, questions: list[str], ns: tuple[str, ...], config: Any) -> dict[str, Any]:
@@ -122,7 +132,7 @@ def build_single(args: argparse.Namespace) -> dict[str, Any]:
                      "per_s_at_size": curve[-1]["per_s"], "curve": curve}
     questions = _questions(seed=2, n=QUERIES)
     out["warm"] = {}
-    for name in PRESETS:
+    for name in CONFIGS:
         _timed_recalls(memory, questions[:5], NS, _config(name))  # warm-up
         out["warm"][name] = _timed_recalls(memory, questions, NS, _config(name))
     out["exact_floor"] = exact_floor(memory, questions)
@@ -130,7 +140,7 @@ def build_single(args: argparse.Namespace) -> dict[str, Any]:
     for i in range(AFTER_WRITE_ROUNDS):
         memory.add_conversation(dialogue.conversation(f"w{i}", turns=2), namespace=NS)
         t0 = time.perf_counter()
-        memory.recall(questions[i], namespace=NS)
+        memory.recall(questions[i], namespace=NS, config=_config("paper"))
         after.append(time.perf_counter() - t0)
     out["after_write"] = {"wall_ms": _ms(after)}
     out["after_write"]["ratio_to_warm_p50"] = round(
@@ -161,7 +171,7 @@ def open_single(args: argparse.Namespace) -> dict[str, Any]:
     t0, c0 = time.perf_counter(), time.process_time()
     memory = _memory(Path(args.dir), json.loads(args.memory_kwargs))
     opened = time.perf_counter() - t0
-    memory.recall(question, namespace=NS)
+    memory.recall(question, namespace=NS, config=_config("paper"))
     out = {"open_s": round(opened, 3), "first_recall_s": round(time.perf_counter() - t0, 3),
            "first_recall_cpu_s": round(time.process_time() - c0, 3)}
     out["serving_peak_rss_mb"] = _peak_rss_mb()
@@ -203,7 +213,7 @@ def probe_many(args: argparse.Namespace) -> dict[str, Any]:
         for i in picked:
             question = Dialogue(seed=100 + i).question()
             t0 = time.perf_counter()
-            memory.recall(question, namespace=_namespace(i))
+            memory.recall(question, namespace=_namespace(i), config=_config("paper"))
             wall.append(time.perf_counter() - t0)
         rounds.append(_ms(wall))
     out["first_recall_ms"], out["warm_recall_ms"] = rounds
@@ -236,7 +246,7 @@ def run(args: argparse.Namespace) -> None:
     entry: dict[str, Any] = {
         "label": args.label, "commit": args.commit or _commit(), "started": time.strftime("%Y-%m-%d %H:%M"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
-        "settings": {"queries": QUERIES, "rate_window": RATE_WINDOW, "presets": list(PRESETS),
+        "settings": {"queries": QUERIES, "rate_window": RATE_WINDOW, "configs": CONFIGS,
                      "semantic_threshold": SEMANTIC_THRESHOLD, "memory_kwargs": json.loads(args.memory_kwargs),
                      "turns_per_write": 20, "after_write_rounds": AFTER_WRITE_ROUNDS},
         "single": [], "many": None}
