@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from langchain_ripplemem.bm25 import BM25Index, top_k
+from langchain_ripplemem.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_UNIT, CacheBounds, LRUCache
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.lexical import lexical_tokens
 from langchain_ripplemem.memory_graph.scoring import HasCues, cue_set, structural_score
@@ -74,12 +75,18 @@ class NamespaceView:
         self._signature: list[int] = []
         self._signature_row: list[int] = []
         self._signatures: dict[tuple[object, ...], int] = {}
+        self.max_seq = -1  # the largest metadata["seq"] of the units here (ingest numbers after it)
         self.suppressed: set[str] = set()  # ids a user correction hides from recall (lifecycle.py)
         # older id -> ids of units that claim to supersede it (an LLM's claims, lifecycle.py)
         self.claimed_by: dict[str, list[str]] = defaultdict(list)
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def nbytes(self) -> int:
+        """Estimated memory held: the vector matrix (as allocated) and a measured amount per unit."""
+        return VIEW_BYTES_FIXED + int(self._matrix.nbytes) + VIEW_BYTES_PER_UNIT * len(self.ids)
 
     @property
     def matrix(self) -> np.ndarray:
@@ -108,6 +115,7 @@ class NamespaceView:
             # Readers run without a lock: publish the unit before its id and
             # position, so any id a reader sees already has its unit and vector.
             self.units.append(unit)
+            self.max_seq = max(self.max_seq, _seq(unit))
             self.ids.append(unit.id)
             self.pos[unit.id] = i
             for field, value in cue_keys(unit):
@@ -125,6 +133,7 @@ class NamespaceView:
                 unit.restatement, unit.participants, unit.locations, unit.time):
             raise ValueError(f"unit {unit.id}: only metadata can change in place")
         self.units[i] = unit
+        self.max_seq = max(self.max_seq, _seq(unit))
         before, after = old.metadata.get("supersedes") or {}, unit.metadata.get("supersedes") or {}
         for gone in set(before) - set(after):
             self.claimed_by[gone].remove(unit.id)
@@ -254,6 +263,11 @@ class NamespaceView:
         return index
 
 
+def _seq(unit: MemoryUnit) -> int:
+    seq = unit.metadata.get("seq", -1)
+    return seq if isinstance(seq, int) else -1
+
+
 def _top_indices(scores: np.ndarray, k: int) -> list[int]:
     k = min(k, len(scores))
     part = np.argpartition(-scores, k - 1)[:k]
@@ -271,9 +285,12 @@ class UnitIndex:
         backend: where units and vectors are stored.
     """
 
-    def __init__(self, backend: UnitBackend) -> None:
+    def __init__(self, backend: UnitBackend, bounds: CacheBounds | None = None) -> None:
         self.backend = backend
-        self._views: dict[str, NamespaceView] = {}
+        bounds = bounds or CacheBounds()
+        # The least recently used views leave past the bounds; their next use reloads them.
+        self._views: LRUCache[NamespaceView] = LRUCache(bounds.max_namespaces, bounds.view_bytes,
+                                                        lambda view: view.nbytes)
         self._lock = threading.RLock()
         # Per namespace since the last take_written(): (ids written, ids deleted); None = a drop.
         self._written: dict[str, tuple[set[str], set[str]] | None] = {}
@@ -286,12 +303,12 @@ class UnitIndex:
             if view is None:
                 view = NamespaceView(namespace)
                 self._load(view, None)
-                self._views[key] = view
+                self._views.put(key, view)
             return view
 
     def cached(self, namespace: Namespace) -> NamespaceView | None:
         """The namespace's view if it is loaded (no backend read)."""
-        return self._views.get(namespace_key(namespace))
+        return self._views.peek(namespace_key(namespace))
 
     def catch_up(self, namespace: Namespace, ids: set[str], removed: Iterable[str] = ()) -> None:
         """Bring a cached view up to date with units another writer deleted, added or rewrote.
@@ -302,11 +319,12 @@ class UnitIndex:
         """
         key = namespace_key(namespace)
         with self._lock:
-            view = self._views.get(key)
+            view = self._views.peek(key)
             if view is None:
                 return
             if any(uid in view.pos for uid in removed):
-                view = self._views[key] = view.without(removed)
+                view = view.without(removed)
+                self._views.put(key, view)
             if ids:
                 self._load(view, sorted(ids))
 
@@ -367,7 +385,7 @@ class UnitIndex:
     def invalidate(self, namespace: Namespace) -> None:
         """Forget the cached view of a namespace; the next use reloads it."""
         with self._lock:
-            self._views.pop(namespace_key(namespace), None)
+            self._views.pop(namespace_key(namespace))
 
     def get(self, namespace: Namespace, ids: Iterable[str]) -> list[MemoryUnit]:
         """Units by id, in the order asked, skipping unknown ids."""
@@ -382,7 +400,7 @@ class UnitIndex:
             present = [i for i in dict.fromkeys(ids) if i in view.pos]
             if present:
                 self.backend.delete(namespace, present)
-                self._views[key] = view.without(present)
+                self._views.put(key, view.without(present))
                 self._note(namespace, (), present)
         return present
 
@@ -391,7 +409,7 @@ class UnitIndex:
         with self._lock:
             n = len(self.view(namespace))
             self.backend.drop(namespace)
-            self._views.pop(namespace_key(namespace), None)
+            self._views.pop(namespace_key(namespace))
             self._note(namespace, None)
         return n
 

@@ -64,7 +64,7 @@ def numbered(view: NamespaceView, new: list[MemoryUnit], extra: dict[str, Any] |
     ``seq`` orders units on reload. After deletes the row count is below the
     largest seq, so numbering continues after the largest and never reuses one.
     """
-    first = 1 + max((u.metadata.get("seq", -1) for u in view.units), default=-1)
+    first = 1 + view.max_seq  # kept up to date by the view: no scan of its units
     return [u.model_copy(update={"metadata": {**u.metadata, **(extra or {}), "seq": first + i}})
             for i, u in enumerate(new)]
 
