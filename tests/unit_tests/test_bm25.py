@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from langchain_ripplemem import index as index_module
 from langchain_ripplemem.bm25 import BM25Index, top_k
 from langchain_ripplemem.index import NamespaceView
-from langchain_ripplemem.schemas import MemoryUnit, Provenance
 from langchain_ripplemem.lexical import lexical_tokens
+from langchain_ripplemem.schemas import MemoryUnit, Provenance
 
 TERMS = [f"t{i}" for i in range(25)]
 documents = st.lists(st.lists(st.sampled_from(TERMS), min_size=1, max_size=12), min_size=1, max_size=60)

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_ripplemem.index import NamespaceView
-from langchain_ripplemem.recall import smoothing as context
-from langchain_ripplemem.recall.smoothing import best_first, in_context, neighbour_rows, smooth, speakers
+from langchain_ripplemem.recall import smoothing
 from langchain_ripplemem.recall.cues import reference_time
+from langchain_ripplemem.recall.smoothing import best_first, in_context, neighbour_rows, smooth, speakers
 from langchain_ripplemem.schemas import MemoryUnit, Provenance, TimeInterval
 
 NS = ("grow",)
@@ -61,8 +61,8 @@ def test_caches_of_a_grown_view_equal_a_fresh_build(spec, cuts):
 def test_a_write_orders_only_its_own_units(monkeypatch):
     view = grown([unit(i, "S1", i) for i in range(50)], [])
     calls: list[int] = []
-    original = context._order_key
-    monkeypatch.setattr(context, "_order_key", lambda u, row: calls.append(row) or original(u, row))
+    original = smoothing._order_key
+    monkeypatch.setattr(smoothing, "_order_key", lambda u, row: calls.append(row) or original(u, row))
     view.add([unit(50, "S1", 50), unit(51, "S2", 0)], np.zeros((2, 4), dtype=np.float32))
     assert neighbour_rows(view)[49].tolist() == [48, 50]
     assert calls == [50, 51]
