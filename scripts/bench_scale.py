@@ -86,6 +86,10 @@ def _memory(path: Path, kwargs: dict[str, Any]) -> Any:
     from langchain_ripplemem import RippleMemory
     from langchain_ripplemem.config import WriteConfig
 
+    if "cache_bounds" in kwargs:  # JSON can only say it as a dict
+        from langchain_ripplemem.cache_bounds import CacheBounds
+
+        kwargs = {**kwargs, "cache_bounds": CacheBounds(**kwargs["cache_bounds"])}
     return RippleMemory(FastFakeEmbeddings(), persist_directory=path,
                         write_config=WriteConfig(semantic_threshold=SEMANTIC_THRESHOLD), **kwargs)
 
@@ -298,7 +302,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--namespaces", type=int, default=2000)
     p.add_argument("--per-namespace", type=int, default=50)
     p.add_argument("--probe", type=int, default=200)
-    p.add_argument("--memory-kwargs", default="{}", help="JSON keyword arguments for RippleMemory (cache bounds)")
+    p.add_argument("--memory-kwargs", default="{}",
+                   help='JSON keyword arguments for RippleMemory, e.g. {"cache_bounds": {"max_namespaces": 100}}')
     p.add_argument("--commit", help="the code's commit (default: git HEAD of the imported package)")
     p.add_argument("--workdir", help="keep the stores here (default: a temporary directory)")
     p.add_argument("--timeout", type=float, default=4 * 3600, help="seconds per step (a hang guard)")
