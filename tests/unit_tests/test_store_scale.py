@@ -115,7 +115,7 @@ def test_a_store_past_the_sql_variable_bound_reopens_in_a_new_process(big_store:
     expected = sorted([["big"], *(["small", f"n{i}"] for i in range(SMALL))])
     assert got["namespaces"] == expected
     assert got["big_units"] == BIG_UNITS
-    assert "Sam: zebra note number 32799" in got["big_top"]
+    assert "Maya: zebra note number 32799" in got["big_top"]
     assert got["small_namespaces"] == [["small", "n7"]]
     assert got["ok"], got["summary"]
     assert got["records"] == BIG_UNITS + 2 * SMALL
