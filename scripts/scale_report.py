@@ -44,8 +44,12 @@ def single_rows(entry: dict[str, Any]) -> list[str]:
             f"{_wall_cpu(warm['paper'], 'p95')} | {_wall_cpu(warm['tuned'], 'p50')} | "
             f"{_wall_cpu(warm['tuned'], 'p95')} | {row['exact_floor']['wall_ms']['p50']:g} | {first} | "
             f"{after['wall_ms']['p50']:g} (x{after['ratio_to_warm_p50']:g}) | {rss} | "
-            f"{row['ingest']['per_s_at_size']:g} |")
+            f"{row['ingest']['per_s_at_size']:g}{_cpu_rate(row['ingest'])} |")
     return rows
+
+
+def _cpu_rate(ingest: dict[str, Any]) -> str:
+    return f" ({ingest['per_cpu_s_at_size']:g} per CPU-s)" if "per_cpu_s_at_size" in ingest else ""
 
 
 def many_rows(entry: dict[str, Any]) -> list[str]:
@@ -82,7 +86,7 @@ def write_report(results: Path, md: Path) -> None:
         "",
         "| run | memories | recall p50 paper | recall p95 paper | recall p50 tuned | recall p95 tuned | "
         "exact search p50 | first recall after open (new process) | recall right after a 2-turn write (p50) | "
-        "peak RSS (new process) | ingest memories/s |",
+        "peak RSS (new process) | ingest memories/s (embedding excluded) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for entry in runs:
