@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 __all__ = [
-    "GRAPH_BYTES_FIXED", "GRAPH_BYTES_PER_EDGE", "GRAPH_BYTES_PER_NODE", "VIEW_BYTES_FIXED", "VIEW_BYTES_PER_UNIT",
+    "GRAPH_BYTES_FIXED", "GRAPH_BYTES_PER_NODE", "VIEW_BYTES_FIXED", "VIEW_BYTES_PER_UNIT",
     "CacheBounds", "LRUCache",
 ]
 
@@ -38,12 +38,13 @@ V = TypeVar("V")
 _GIB = 1024**3
 # Measured with tracemalloc on synthetic dialogue (scripts/scale_dialogue.py): Python-side
 # bytes per memory of a loaded view (unit object, ids, cue postings, BM25 postings, context
-# caches; the vector matrix is counted exactly), and per edge and node of a NetworkX graph;
+# caches; the vector matrix is counted exactly), and per node of a NetworkX graph;
 # plus what an empty view or graph holds.
 VIEW_BYTES_PER_UNIT = 4000
 VIEW_BYTES_FIXED = 8000
-GRAPH_BYTES_PER_EDGE = 650
-GRAPH_BYTES_PER_NODE = 200
+# ~650 bytes per edge, ~7 edges per memory: counted per node, since NetworkX counts edges
+# by walking every node and sizes are asked on every use.
+GRAPH_BYTES_PER_NODE = 4800
 GRAPH_BYTES_FIXED = 2000
 
 

@@ -28,13 +28,7 @@ from collections.abc import Iterable
 
 import networkx as nx
 
-from langchain_ripplemem.cache_bounds import (
-    GRAPH_BYTES_FIXED,
-    GRAPH_BYTES_PER_EDGE,
-    GRAPH_BYTES_PER_NODE,
-    CacheBounds,
-    LRUCache,
-)
+from langchain_ripplemem.cache_bounds import GRAPH_BYTES_FIXED, GRAPH_BYTES_PER_NODE, CacheBounds, LRUCache
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_key
 from langchain_ripplemem.storage.base import EdgeBackend
 
@@ -42,9 +36,8 @@ __all__ = ["GraphCache"]
 
 
 def _graph_bytes(graph: nx.Graph) -> int:
-    """Estimated memory of a NetworkX graph (measured bytes per edge and per node)."""
-    return (GRAPH_BYTES_FIXED + GRAPH_BYTES_PER_EDGE * graph.number_of_edges()
-            + GRAPH_BYTES_PER_NODE * graph.number_of_nodes())
+    """Estimated memory of a NetworkX graph, from its node count (asked on every use: O(1))."""
+    return GRAPH_BYTES_FIXED + GRAPH_BYTES_PER_NODE * graph.number_of_nodes()
 
 
 def _put(graph: nx.Graph, edge: Edge) -> None:
