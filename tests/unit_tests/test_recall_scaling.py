@@ -122,3 +122,24 @@ def test_one_pass_over_the_matrix_serves_every_ask_for_the_same_query():
     assert [uid for uid, _ in view.semantic(query, 3)] == [view.ids[i] for i in np.argsort(-first)[:3]]
     view.add([unit(20, "S1", 20)], np.ones((1, 4), dtype=np.float32))
     assert len(view.cosines(query)) == 21  # a grown view is a new pass
+
+
+def test_another_writers_logged_units_are_not_rechecked_against_every_linked_id(tmp_path):
+    from langchain_ripplemem.memory import RippleMemory
+
+    from .conftest import BagOfWordsEmbeddings
+    from .test_crash_safety import many_turns
+
+    reader = RippleMemory(BagOfWordsEmbeddings(), client=None, graph_path=tmp_path / "g.sqlite3")
+    writer = RippleMemory(BagOfWordsEmbeddings(), unit_backend=reader.unit_backend,
+                          graph_path=tmp_path / "g.sqlite3")
+    writer.add_conversation(many_turns("first", 6), namespace=NS)
+    reader.recall("what about turn 1?", namespace=NS)  # loads and checks the view once
+    calls = []
+    original = reader.edge_backend.linked_ids
+    reader.edge_backend.linked_ids = lambda ns: calls.append(ns) or original(ns)  # type: ignore[method-assign]
+    for i in range(3):
+        writer.add_conversation(many_turns(f"more{i}", 4), namespace=NS)
+        got = reader.recall("what about turn 2?", namespace=NS)  # catches up with the logged units
+        assert len(reader.view(NS)) == 6 + 4 * (i + 1) and got.memories
+    assert calls == []
