@@ -2,10 +2,16 @@
 
 Example:
     >>> from langchain_ripplemem import RippleMemory
-    >>> memory = RippleMemory()  # doctest: +SKIP
-    >>> memory.add_conversation(conversation, namespace=("users", "maya"))  # doctest: +SKIP
-    >>> result = memory.recall("Should Maya accept Sam's dinner pick?",
-    ...                        namespace=("users", "maya"))  # doctest: +SKIP
+    >>> memory = RippleMemory()  # embedded, in memory, offline
+    >>> report = memory.add_conversation({"id": "c1", "sessions": [
+    ...     {"id": "S1", "time": "2026-03-02T19:00:00+00:00", "turns": [
+    ...         {"id": "S1:1", "speaker": "Maya", "text": "I'm allergic to shellfish."},
+    ...         {"id": "S1:2", "speaker": "Sam", "text": "Let's book Harbor Grill on Friday!"}]}]},
+    ...     namespace=("users", "maya"))
+    >>> result = memory.recall("Should Maya accept Sam's dinner pick?", namespace=("users", "maya"))
+    >>> sorted(t for m in result.memories for t in m.unit.source.turn_ids)
+    ['S1:1', 'S1:2']
+
 """
 
 from __future__ import annotations
@@ -14,17 +20,19 @@ import importlib
 from typing import Any
 
 from langchain_ripplemem.config import (
-    LOCOMO,
-    LOCOMO_WRITE,
-    LONGMEMEVAL,
-    LONGMEMEVAL_WRITE,
+    PAPER,
+    PAPER_LONG_HISTORY,
+    PAPER_LONG_HISTORY_WRITE,
+    PRESETS,
     RecallConfig,
     WriteConfig,
+    preset,
 )
 from langchain_ripplemem.errors import (
     ExtractionError,
     InvalidConversationError,
     InvalidNamespaceError,
+    ModelConfigurationError,
     RippleMemError,
 )
 from langchain_ripplemem.schemas import (
@@ -80,10 +88,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "LOCOMO",
-    "LOCOMO_WRITE",
-    "LONGMEMEVAL",
-    "LONGMEMEVAL_WRITE",
     "Conversation",
     "Edge",
     "ExpansionTarget",
@@ -97,7 +101,12 @@ __all__ = [
     "LLMExtractor",
     "MemoryUnit",
     "MiniLMOnnxEmbeddings",
+    "ModelConfigurationError",
     "NamespaceStats",
+    "PAPER",
+    "PAPER_LONG_HISTORY",
+    "PAPER_LONG_HISTORY_WRITE",
+    "PRESETS",
     "Provenance",
     "QueryCues",
     "RecallConfig",
@@ -124,4 +133,5 @@ __all__ = [
     "create_recall_tool",
     "create_remember_tool",
     "load_conversations",
+    "preset",
 ]

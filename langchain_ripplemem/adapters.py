@@ -27,8 +27,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import uuid
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,9 +43,11 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
 __all__ = [
+    "conversation_from_json",
     "conversation_from_locomo",
     "conversation_from_longmemeval",
     "conversation_from_messages",
+    "single_turn_conversation",
     "load_conversations",
 ]
 
@@ -110,6 +113,31 @@ def conversation_from_messages(
         conversation_id = f"conv-{digest[:16]}"
     return Conversation(id=conversation_id,
                         sessions=[Session(id=session_id, time=when, turns=turns)])
+
+
+def single_turn_conversation(text: str, *, speaker: str, conversation_id: str | None = None,
+                             session_id: str = "S1", turn_id: str | None = None,
+                             time: datetime | None = None) -> Conversation:
+    """One statement as a conversation of one session and one turn (remember tools, the store, MCP).
+
+    Args:
+        text: what was said.
+        speaker: who said it.
+        conversation_id: default a fresh ``note-<random>`` id, so each statement is its own conversation.
+        session_id: the session's id.
+        turn_id: default ``"<session_id>:0"``.
+        time: when it was said (default now, UTC).
+
+    Example:
+        >>> conv = single_turn_conversation("I moved to Porto.", speaker="Bob", conversation_id="n1")
+        >>> [(t.id, t.speaker, t.text) for _, t in conv.turns()]
+        [('S1:0', 'Bob', 'I moved to Porto.')]
+
+    """
+    when = time or datetime.now(timezone.utc)
+    turn = Turn(id=turn_id or f"{session_id}:0", speaker=speaker, text=text)
+    return Conversation(id=conversation_id or f"note-{uuid.uuid4().hex[:16]}",
+                        sessions=[Session(id=session_id, time=when, turns=[turn])])
 
 
 def conversation_from_locomo(record: Mapping[str, Any]) -> Conversation:
@@ -238,6 +266,25 @@ def load_conversations(path: str | Path) -> list[Conversation]:
         seen[conv.id] = where
         conversations.append(conv)
     return conversations
+
+
+def conversation_from_json(data: str | Mapping[str, Any], *, where: str = "conversation") -> Conversation:
+    """One conversation from a JSON text or an already parsed object, checked as :func:`load_conversations` checks.
+
+    The package's own form, a LoCoMo record and a LongMemEval record are all accepted.
+
+    Raises:
+        InvalidConversationError: naming ``where`` and the field for malformed JSON, missing fields,
+            bad timestamps, no turns or duplicate turn ids.
+
+    Example:
+        >>> conv = conversation_from_json('{"id": "c1", "sessions": [{"id": "S1", "time": "2026-03-02", '
+        ...                               '"turns": [{"id": "t1", "speaker": "Maya", "text": "Hi!"}]}]}')
+        >>> conv.sessions[0].turns[0].text
+        'Hi!'
+    """
+    record = _loads(data, where) if isinstance(data, str) else data
+    return _from_record(record, where)
 
 
 # --------------------------------------------------------------------------- helpers

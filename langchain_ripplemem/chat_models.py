@@ -1,25 +1,96 @@
 """Opt-in chat models: resolving them, calling them for validated structured output, usage.
 
-Every LLM step of the package (extraction, query cues, controller) asks for a
-pydantic schema, validates the parsed object with its own rule, and retries a
-bounded number of times. Sync and async share one loop, written once as a
-generator that is driven by ``invoke`` or ``ainvoke``.
+Every LLM step of the package (extraction, query cues, controller, supersession)
+asks for a pydantic schema through ``with_structured_output`` (whatever method
+the model uses by default: ``json_schema`` for ``ChatOpenAI``) and checks the
+parsed object with its own rule. :func:`structured_attempts` is that loop,
+written once as a generator that yields each request and receives the model's
+answer, or the exception its call raised; :func:`drive` and :func:`adrive` run
+it with ``invoke`` or ``ainvoke``.
+
+Only *invalid output* is retried, with a note telling the model what was wrong:
+a parse or validation error raised inside the model call (ChatOpenAI's
+``json_schema`` path parses there), a ``parsing_error``, a missing or malformed
+tool call, or a rule of the caller (:class:`InvalidOutput`). Any other error of
+the call ends the loop at once, sorted by :func:`~langchain_ripplemem.model_errors.failure_kind`
+(the chat model's own ``max_retries`` already covered transient errors), and the
+outcome says so (:attr:`StructuredOutcome.unreachable`), so a caller can skip its
+remaining LLM calls instead of waiting for each to time out.
+
+Example:
+    >>> from pydantic import BaseModel
+    >>> class Answer(BaseModel):
+    ...     text: str
+    >>> steps = structured_attempts(Answer, [], retries=1)
+    >>> _ = next(steps)  # the first request
+    >>> _ = steps.send({"raw": None, "parsed": None, "parsing_error": ValueError("bad")})
+    >>> try:
+    ...     steps.send(TimeoutError("read timed out"))
+    ... except StopIteration as done:
+    ...     outcome = done.value
+    >>> outcome.value, outcome.failure, outcome.unreachable, outcome.errors
+    (None, 'unreachable', True, ['ValueError: bad', 'TimeoutError: read timed out'])
+
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
-from typing import Any, TypeVar
+import json
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel
 
+from langchain_ripplemem.drivers import adrive, drive
+from langchain_ripplemem.model_errors import FailureKind, describe_error, failure_kind
 from langchain_ripplemem.schemas import Usage
 
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
+__all__ = ["InvalidOutput", "StructuredOutcome", "acall_structured", "adrive", "call_structured", "default_retry_note",
+           "drive", "read_structured", "resolve_chat_model", "structured_attempts", "structured_runnable", "usage_of"]
+
 T = TypeVar("T", bound=BaseModel)
-Validator = Callable[[Any], "str | None"]
-Outcome = tuple["Any | None", Usage, list[str]]
+R = TypeVar("R")
+Request = tuple[list[BaseMessage], "RunnableConfig"]
+
+
+def default_retry_note(error: str) -> str:
+    """The human message appended to a retry: what was wrong with the previous answer."""
+    return f"Your previous answer was rejected: {error}\nAnswer again, following the schema exactly."
+
+
+class InvalidOutput(Exception):
+    """An answer broke a rule; the message says which, and is shown to the model on the retry."""
+
+
+@dataclass(frozen=True)
+class StructuredOutcome:
+    """What a structured call came to.
+
+    Attributes:
+        value: the checked result (the parsed object, or what the caller's
+            ``check`` made of it); ``None`` when every attempt failed.
+        usage: calls and tokens of every attempt.
+        errors: what was wrong with each failed attempt, in order (one line each).
+        failure: why there is no value (see :mod:`~langchain_ripplemem.model_errors`).
+        exception: the model call's own error that ended the loop, if one did.
+    """
+
+    value: Any
+    usage: Usage
+    errors: list[str] = field(default_factory=list)
+    failure: FailureKind | None = None
+    exception: BaseException | None = None
+
+    @property
+    def unreachable(self) -> bool:
+        """The model could not be used (transport or configuration): its next call would fail too."""
+        return self.failure in ("unreachable", "misconfigured")
 
 
 def resolve_chat_model(model: BaseChatModel | str, *,
@@ -73,71 +144,139 @@ def usage_of(message: Any) -> Usage:
 
 
 def structured_runnable(model: BaseChatModel, schema: type[T]) -> Any:
-    """``model.with_structured_output(schema, include_raw=True)`` (raw kept for usage)."""
+    """``model.with_structured_output(schema, include_raw=True)`` (raw kept for usage and error texts)."""
     return model.with_structured_output(schema, include_raw=True)
 
 
-def _loop(schema: type[T], validate: Validator | None, retries: int) -> Generator[None, Any, Outcome]:
-    usage, errors = Usage(), []
-    for attempt in range(retries + 1):
-        response = yield
+def read_structured(response: Any, schema: type[T]) -> T:
+    """The parsed object of one ``include_raw`` answer, or :class:`InvalidOutput` saying what was wrong."""
+    if not isinstance(response, dict):
+        raise InvalidOutput(f"unexpected response type {type(response).__name__}")
+    raw, parsed, error = response.get("raw"), response.get("parsed"), response.get("parsing_error")
+    wrong_call = _wrong_tool_call(raw, schema.__name__)
+    if wrong_call:  # before the parser's error, which would only say "unknown tool"
+        raise InvalidOutput(wrong_call)
+    if error is not None:
+        raise InvalidOutput(describe_error(error))
+    if parsed is None:
+        text: str = getattr(raw, "content", None) or ""
+        text = text if isinstance(text, str) else ""
+        if text.strip():
+            raise InvalidOutput(f"answered with text instead of a {schema.__name__} object: "
+                                f"{' '.join(text.split())[:80]!r}")
+        raise InvalidOutput(f"empty answer: no {schema.__name__} object")
+    if not isinstance(parsed, schema):  # a dict from a JSON-schema or TypedDict path
+        try:
+            parsed = schema.model_validate(parsed)
+        except ValueError as err:
+            raise InvalidOutput(describe_error(err)) from None
+    return parsed
+
+
+def _wrong_tool_call(raw: Any, name: str) -> str | None:
+    """What is wrong with the raw answer's tool calls, if it made any that cannot be read as ``name``."""
+    for call in getattr(raw, "invalid_tool_calls", None) or []:
+        called = call.get("name") or name
+        try:
+            json.loads(call.get("args") or "")
+        except ValueError as err:
+            return f"the {called} call's arguments are {describe_error(err)}"
+        return f"the {called} call is malformed: {call.get('error') or 'no detail'}"
+    calls = [c.get("name") for c in getattr(raw, "tool_calls", None) or []]
+    if calls and name not in calls:
+        return f"called {', '.join(map(repr, calls))} instead of answering with {name}"
+    return None
+
+
+def structured_attempts(
+    schema: type[T], messages: list[BaseMessage] | Any, *,
+    check: Callable[[T], Any] | None = None, retries: int = 2,
+    retry_note: Callable[[str], str] = default_retry_note, run_name: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Generator[Request, Any, StructuredOutcome]:
+    """The retry loop: yields ``(messages, config)`` requests, receives answers or the call's exception.
+
+    Args:
+        schema: the pydantic class asked for.
+        messages: the prompt (a list of messages or a prompt value).
+        check: turns the parsed object into the outcome's value, or raises
+            :class:`InvalidOutput`; default: the parsed object.
+        retries: extra attempts after invalid output.
+        retry_note: ``error -> text`` appended as a human message to a retry.
+        run_name: tracing name of each call.
+        metadata: tracing metadata of each call (``attempt`` is added).
+
+    Returns:
+        the :class:`StructuredOutcome`.
+    """
+    base = messages.to_messages() if hasattr(messages, "to_messages") else list(messages)
+    usage, errors = Usage(), list[str]()
+    for attempt in range(1, retries + 2):
+        request = base + ([HumanMessage(retry_note(errors[-1]))] if errors else [])
+        config: RunnableConfig = {"metadata": {**(metadata or {}), "attempt": attempt}}
+        if run_name:
+            config["run_name"] = run_name
+        response = yield request, config
         if isinstance(response, BaseException):
             usage = usage.add(Usage(llm_calls=1))
-            errors.append(f"attempt {attempt + 1}: {type(response).__name__}: {response}")
+            errors.append(describe_error(response))
+            kind = failure_kind(response)
+            if kind != "invalid_output":
+                return StructuredOutcome(None, usage, errors, kind, response)
             continue
-        usage = usage.add(usage_of(response.get("raw")))
-        parsed, error = response.get("parsed"), response.get("parsing_error")
-        if parsed is not None and not isinstance(parsed, schema):
-            try:
-                parsed = schema.model_validate(parsed)
-            except ValueError as err:
-                parsed, error = None, err
-        if parsed is None:
-            errors.append(f"attempt {attempt + 1}: output did not parse as {schema.__name__}: {error}")
+        usage = usage.add(usage_of(response.get("raw") if isinstance(response, dict) else None))
+        try:
+            parsed = read_structured(response, schema)
+            value = check(parsed) if check is not None else parsed
+        except InvalidOutput as problem:
+            errors.append(str(problem))
             continue
-        problem = validate(parsed) if validate else None
-        if problem:
-            errors.append(f"attempt {attempt + 1}: {problem}")
-            continue
-        return parsed, usage, errors
-    return None, usage, errors
+        return StructuredOutcome(value, usage, errors)
+    return StructuredOutcome(None, usage, errors, "invalid_output")
+
+
+def invoke_caught(runnable: Any) -> Callable[[Request], Any]:
+    """``request -> runnable.invoke(messages, config)``, a raised exception returned as the answer.
+
+    The attempts loop sorts a call's exception (retried, or the end of the loop), so a
+    driver (:func:`~langchain_ripplemem.drivers.drive`) sends it in instead of raising.
+    """
+    def call(request: Request) -> Any:
+        try:
+            return runnable.invoke(request[0], config=request[1])
+        except Exception as err:  # noqa: BLE001 - sorted by the loop
+            return err
+    return call
+
+
+def ainvoke_caught(runnable: Any) -> Callable[[Request], Awaitable[Any]]:
+    """Async :func:`invoke_caught`."""
+    async def call(request: Request) -> Any:
+        try:
+            return await runnable.ainvoke(request[0], config=request[1])
+        except Exception as err:  # noqa: BLE001 - sorted by the loop
+            return err
+    return call
 
 
 def call_structured(
     model: BaseChatModel, schema: type[T], messages: list[BaseMessage] | Any,
-    *, validate: Validator | None = None, retries: int = 2,
-) -> Outcome:
-    """Invoke for ``schema`` until valid or ``retries`` extra attempts are spent.
+    *, check: Callable[[T], Any] | None = None, retries: int = 2, run_name: str | None = None,
+) -> StructuredOutcome:
+    """Invoke for ``schema`` until valid, ``retries`` extra attempts are spent, or the call itself fails.
 
-    Returns:
-        ``(parsed or None, usage, errors of the failed attempts)``.
+    See :func:`structured_attempts` for ``check`` and ``retries``.
     """
-    runnable, loop = structured_runnable(model, schema), _loop(schema, validate, retries)
-    next(loop)
-    try:
-        while True:
-            try:
-                response: Any = runnable.invoke(messages)
-            except Exception as err:  # a provider or parser error is one failed attempt
-                response = err
-            loop.send(response)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+    runnable = structured_runnable(model, schema)
+    steps = structured_attempts(schema, messages, check=check, retries=retries, run_name=run_name)
+    return drive(steps, invoke_caught(runnable))
 
 
 async def acall_structured(
     model: BaseChatModel, schema: type[T], messages: list[BaseMessage] | Any,
-    *, validate: Validator | None = None, retries: int = 2,
-) -> Outcome:
+    *, check: Callable[[T], Any] | None = None, retries: int = 2, run_name: str | None = None,
+) -> StructuredOutcome:
     """Async :func:`call_structured` (same loop)."""
-    runnable, loop = structured_runnable(model, schema), _loop(schema, validate, retries)
-    next(loop)
-    try:
-        while True:
-            try:
-                response: Any = await runnable.ainvoke(messages)
-            except Exception as err:
-                response = err
-            loop.send(response)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+    runnable = structured_runnable(model, schema)
+    steps = structured_attempts(schema, messages, check=check, retries=retries, run_name=run_name)
+    return await adrive(steps, ainvoke_caught(runnable))

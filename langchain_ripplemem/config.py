@@ -1,17 +1,23 @@
-"""Typed settings for the write path and the read path, with named presets.
+"""Typed settings for the write path and the read path, with presets named by purpose.
 
-Defaults are the paper's (METHOD.md). Presets:
+``RecallConfig()`` is the recommended general-purpose setting: the best measured
+with the offline default (MiniLM, rule-based units), ``WriteConfig()`` the
+paper's write settings (windows of 40 turns overlapping by 2). Named presets
+(:data:`PRESETS`, :func:`preset`):
 
-* ``LOCOMO_WRITE`` / ``LONGMEMEVAL_WRITE``: windows of 40 turns overlapping by 2,
-  and of 10 turns without overlap.
-* ``LOCOMO`` / ``LONGMEMEVAL``: tri-view sizes 10/5/5 and 15/8/8.
+* ``"recommended"``: ``(WriteConfig(), RecallConfig())``, what ``RippleMemory()`` uses;
+* ``"paper"``: METHOD.md exactly (:data:`PAPER`: tri-view sizes 10/5/5, no
+  dialogue context, no cue bonuses), for reproducing the paper;
+* ``"paper-long-history"``: the paper's settings for long haystacks of
+  user-assistant sessions (:data:`PAPER_LONG_HISTORY`: views 15/8/8, windows of
+  10 turns without overlap).
 
 Example:
-    >>> from langchain_ripplemem.config import RecallConfig, LONGMEMEVAL
-    >>> LONGMEMEVAL.semantic_k
-    15
-    >>> RecallConfig(max_rounds=2).top_k
-    30
+    >>> from langchain_ripplemem.config import PAPER, RecallConfig, preset
+    >>> PAPER.semantic_k, RecallConfig().semantic_k
+    (10, 45)
+    >>> preset("paper-long-history")[0].window_size
+    10
 
 """
 
@@ -20,8 +26,6 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-Source = Literal["semantic", "lexical", "cue", "expansion"]
 
 
 class WriteConfig(BaseModel):
@@ -50,13 +54,17 @@ class WriteConfig(BaseModel):
         4000, ge=100, description="longer turns are split into chunks of this size (documented rule)"
     )
     llm_max_retries: int = Field(2, ge=0, description="extra attempts after invalid LLM output")
+    rules_for_uncovered_turns: bool = Field(
+        True, description="LLM extraction: a turn with text that no extracted event cites becomes a rule-based "
+        "unit (extraction/rules.py), so no turn vanishes; a warning names such turns either way",
+    )
     supersession: bool = Field(
         True, description="mark older statements of a person's residence, job, relationship or favourite "
-        "as superseded by later ones with another value (lifecycle.py, docs/lifecycle.md)",
+        "as superseded by later ones with another value (supersession/rules.py, docs/lifecycle.md)",
     )
     llm_supersession: bool = Field(
         False, description="also ask the memory's chat model (llm=) which older memories of the same people "
-        "each ingest's new ones supersede (llm_supersession.py); needs supersession=True",
+        "each ingest's new ones supersede (supersession/llm.py); needs supersession=True",
     )
     supersession_candidates: int = Field(5, ge=1, description="older memories shown to the model per new one")
     supersession_batch: int = Field(8, ge=1, description="new memories per supersession call")
@@ -74,40 +82,60 @@ class WriteConfig(BaseModel):
 
 
 class RecallConfig(BaseModel):
-    """Budgets and weights of recollection (tri-view recall, controller, expansion, assembly)."""
+    """Budgets and weights of recollection (tri-view recall, controller, expansion, assembly).
+
+    The defaults are the recommended settings for the offline default, tuned on the
+    LoCoMo tuning conversations conv-26 .. conv-47 with ``scripts/tune_locomo.py``
+    (conv-48 .. conv-50 held out; ``docs/benchmarks.md`` has the steps and what
+    each gained):
+
+    * dialogue context (``context_weight``, ``context_weight_2``): a turn is also
+      scored by its session neighbours (the question it answers) and the turns two
+      away (the same speaker going on);
+    * cue bonuses: a speaker named in the query leaves the query text and rewards
+      that speaker's own memories (``speaker_bonus``); a time in the query rewards
+      memories near it (``time_bonus``);
+    * larger first-hop views (45/45/40) fill the K = 30 budget (the paper's 10/5/5
+      union holds about 17 units) with room for dialogue context to lift a unit no
+      single view ranked in its top 30; a wider expansion channel (10) adds more per round;
+    * the heuristic controller stops early only on a very strong first hop; one
+      round, as in the paper (a second round gained nothing on the tuning split).
+
+    :data:`PAPER` is METHOD.md's settings.
+    """
 
     model_config = ConfigDict(frozen=True)
 
-    semantic_k: int = Field(10, ge=0)
-    lexical_k: int = Field(5, ge=0)
-    cue_k: int = Field(5, ge=0)
+    semantic_k: int = Field(45, ge=0, description="first-hop semantic view size")
+    lexical_k: int = Field(45, ge=0, description="first-hop lexical (BM25) view size")
+    cue_k: int = Field(40, ge=0, description="first-hop cue view size")
     max_rounds: int = Field(1, ge=0, description="expansion rounds after the first hop (paper: R=1)")
     max_anchors: int = Field(3, ge=1)
     hops: int = Field(2, ge=1)
-    per_channel: int = Field(5, ge=1, description="expanded units kept per channel per round")
+    per_channel: int = Field(10, ge=1, description="expanded units kept per channel per round")
     top_k: int = Field(30, ge=1, description="K: memories returned after assembly")
     expand_semantic: bool = True
     expand_structural: bool = True
     use_planning: bool = Field(True, description="score expansion against the controller's target")
     sufficiency_similarity: float = Field(
-        0.55, description="heuristic controller: best first-hop cosine needed to stop early (>1 never stops)"
+        0.8, description="heuristic controller: best first-hop cosine needed to stop early (>1 never stops)"
     )
     alignment: Literal["semantic", "hybrid"] = Field(
         "hybrid", description="a(q,m): paper's normalised cosine, or its mean with normalised BM25"
     )
     context_weight: float = Field(
-        0.0, ge=0.0, description="w of s + w * max(neighbour s): semantic, lexical and alignment scores "
-        "also credit a unit's adjacent turns in its session (recall/context.py); 0 = the paper's scoring",
+        0.5, ge=0.0, description="w of s + w * max(neighbour s): semantic, lexical and alignment scores "
+        "also credit a unit's adjacent turns in its session (recall/smoothing.py); 0 = the paper's scoring",
     )
     context_weight_2: float = Field(
-        0.0, ge=0.0, description="the same for the turns two away in the session (a speaker's next turn)",
+        0.3, ge=0.0, description="the same for the turns two away in the session (a speaker's next turn)",
     )
     speaker_bonus: float = Field(
-        0.0, ge=0.0, description="added to rho when the memory's speaker is a person the query names; "
+        0.5, ge=0.0, description="added to rho when the memory's speaker is a person the query names; "
         "those names then leave the query text (recall/cues.py move_speakers)",
     )
     time_bonus: float = Field(
-        0.0, ge=0.0, description="with a time in the query, rho += time_bonus * time similarity of the memory",
+        0.5, ge=0.0, description="with a time in the query, rho += time_bonus * time similarity of the memory",
     )
     alignment_weight: float = 1.25
     provenance_weight: float = 1.0
@@ -132,39 +160,25 @@ def context_weights(config: RecallConfig) -> tuple[float, float]:
     return config.context_weight, config.context_weight_2
 
 
-LOCOMO_WRITE = WriteConfig(window_size=40, window_overlap=2)
-LONGMEMEVAL_WRITE = WriteConfig(window_size=10, window_overlap=0)
-LOCOMO = RecallConfig(semantic_k=10, lexical_k=5, cue_k=5)
-LONGMEMEVAL = RecallConfig(semantic_k=15, lexical_k=8, cue_k=8)
-
-# Tuned for the offline default (MiniLM, rule-based units) on the LoCoMo tuning
-# conversations conv-26 .. conv-47 with scripts/tune_locomo.py; conv-48..50 are held
-# out (docs/benchmarks.md has the steps and what each gained):
-# * dialogue context (context_weight, context_weight_2): a turn is also scored by its
-#   session neighbours (the question it answers) and the turns two away (the same
-#   speaker going on);
-# * cue bonuses: a speaker named in the query leaves the query text and rewards that
-#   speaker's own memories (speaker_bonus); a time in the query rewards memories near
-#   it (time_bonus);
-# * larger first-hop views (45/45/40) fill the K=30 budget (the paper's 10/5/5 union
-#   holds ~17 units) with room to spare: assembly's dialogue context can lift a unit
-#   that no single view ranked in its top 30 (open-domain +6 points at @30 over
-#   30/30/40); a wider expansion channel (10) adds more per round;
-# * the heuristic controller stops early only on a very strong first hop; one round,
-#   as in the paper (a second round gained nothing on the tuning split).
-LOCOMO_TUNED = LOCOMO.model_copy(update={
-    "semantic_k": 45, "lexical_k": 45, "cue_k": 40, "max_rounds": 1, "per_channel": 10,
-    "sufficiency_similarity": 0.8, "context_weight": 0.5, "context_weight_2": 0.3,
-    "speaker_bonus": 0.5, "time_bonus": 0.5,
-})
-TUNED: dict[str, RecallConfig] = {"locomo": LOCOMO_TUNED}
+#: METHOD.md exactly: the paper's tri-view sizes (10/5/5) and scoring, nothing added.
+PAPER = RecallConfig(
+    semantic_k=10, lexical_k=5, cue_k=5, max_rounds=1, per_channel=5, sufficiency_similarity=0.55,
+    alignment="semantic", context_weight=0.0, context_weight_2=0.0, speaker_bonus=0.0, time_bonus=0.0,
+)
+#: The paper's settings for long histories of user-assistant sessions (its LongMemEval setup).
+PAPER_LONG_HISTORY = PAPER.model_copy(update={"semantic_k": 15, "lexical_k": 8, "cue_k": 8})
+PAPER_LONG_HISTORY_WRITE = WriteConfig(window_size=10, window_overlap=0)
 
 PRESETS: dict[str, tuple[WriteConfig, RecallConfig]] = {
-    "paper": (WriteConfig(), RecallConfig()),
-    "locomo": (LOCOMO_WRITE, LOCOMO),
-    "locomo-tuned": (LOCOMO_WRITE, LOCOMO_TUNED),
-    "longmemeval": (LONGMEMEVAL_WRITE, LONGMEMEVAL),
+    "recommended": (WriteConfig(), RecallConfig()),
+    "paper": (WriteConfig(), PAPER),
+    "paper-long-history": (PAPER_LONG_HISTORY_WRITE, PAPER_LONG_HISTORY),
 }
+
+# Names of earlier releases (presets were named after benchmarks), kept for old code.
+LOCOMO_TUNED = RecallConfig()
+LOCOMO, LONGMEMEVAL = PAPER, PAPER_LONG_HISTORY
+LOCOMO_WRITE, LONGMEMEVAL_WRITE = WriteConfig(), PAPER_LONG_HISTORY_WRITE
 
 
 def preset(name: str) -> tuple[WriteConfig, RecallConfig]:

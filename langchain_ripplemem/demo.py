@@ -12,6 +12,7 @@ import json
 import time
 from collections.abc import Callable
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from langchain_ripplemem.rendering import describe_round
@@ -33,19 +34,20 @@ def _found(units: list[MemoryUnit], evidence: list[str]) -> list[str]:
     return [t for t in evidence if t in covered]
 
 
-def run_demo(k: int = 10, out: Callable[[str], Any] = print) -> dict[str, Any]:
-    """Run the demo, printing through ``out``; returns per-question evidence counts."""
-    from langchain_ripplemem.config import LOCOMO_TUNED
+def run_demo(k: int = 10, out: Callable[[str], Any] = print, html_dir: str | Path | None = None) -> dict[str, Any]:
+    """Run the demo, printing through ``out``; returns per-question evidence counts.
+
+    With ``html_dir``, each recollection is also drawn as an HTML page there (``q1.html``, ...).
+    """
     from langchain_ripplemem.memory import RippleMemory
 
     started = time.perf_counter()
     conversation, questions = load_sample()
-    # The preset tuned for the offline default on LoCoMo (docs/benchmarks.md).
-    memory = RippleMemory(recall_config=LOCOMO_TUNED)
+    memory = RippleMemory()  # the recommended settings (RecallConfig()), offline
     report = memory.add_conversation(conversation, namespace=NAMESPACE)
     out(f"RippleMem offline demo: {len(conversation.sessions)} sessions, {report.summary()}")
     out("Plain top-k = dense MiniLM top-k over the same memory units; recollection = tri-view recall")
-    out(f"+ controller + graph expansion + assembly (LOCOMO_TUNED preset). Both return {k} memories.\n")
+    out(f"+ controller + graph expansion + assembly (recommended settings). Both return {k} memories.\n")
     text = {u.id: u for u in memory.list_units(NAMESPACE)}
     summary: dict[str, Any] = {"questions": []}
     for item in questions:
@@ -53,6 +55,11 @@ def run_demo(k: int = 10, out: Callable[[str], Any] = print) -> dict[str, Any]:
         plain = [unit for unit, _ in memory.search(question, namespace=NAMESPACE, k=k)]
         plain_ids = [unit.id for unit in plain]
         result = memory.recall(question, namespace=NAMESPACE, k=k)
+        if html_dir is not None:
+            from langchain_ripplemem.recall_html import write_recall_html
+
+            page = write_recall_html(result, Path(html_dir) / f"q{len(summary['questions']) + 1}.html", memory)
+            out(f"   picture: {page}")
         plain_found, recalled_found = _found(plain, evidence), _found(result.units, evidence)
         out(f"Q: {question}")
         out(f"   needs turns {', '.join(evidence)}" + (f"  ({item['why']})" if item.get("why") else ""))

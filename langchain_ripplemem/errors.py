@@ -19,9 +19,8 @@ class InvalidNamespaceError(RippleMemError, ValueError):
     """A namespace breaks the rules: non-empty tuple of non-empty string labels."""
 
 
-class ControllerError(RippleMemError):
-    """The recall controller produced no usable plan."""
+class ModelConfigurationError(RippleMemError):
+    """The chat model refuses every request with these settings (bad API key, no access, unknown model).
 
-
-class StoreIntegrityError(RippleMemError):
-    """Units, indexes and edges of a store disagree."""
+    Raised during an ingest before anything is written; the provider's own error is the ``__cause__``.
+    """

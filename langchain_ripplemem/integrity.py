@@ -27,9 +27,15 @@ Store-wide: ``unreadable_records`` (no ``ns`` key or unit JSON that does not
 validate).
 
 Example:
-    >>> from langchain_ripplemem import RippleMemory  # doctest: +SKIP
-    >>> report = check_store(RippleMemory(persist_directory=".ripplemem"))  # doctest: +SKIP
-    >>> report.ok, print(report.summary())  # doctest: +SKIP
+    >>> import tempfile
+    >>> from langchain_core.messages import HumanMessage
+    >>> from langchain_ripplemem import RippleMemory
+    >>> memory = RippleMemory(persist_directory=tempfile.mkdtemp())
+    >>> _ = memory.add_messages([HumanMessage("Biscuit is our beagle.")], namespace="maya")
+    >>> report = check_store(memory)
+    >>> report.ok, report.summary().splitlines()[-1]
+    (True, 'ok')
+
 """
 
 from __future__ import annotations

@@ -172,7 +172,7 @@ class RippleMemory:
         if self.llm is not None:
             from langchain_ripplemem.extraction.llm import LLMExtractor
 
-            return LLMExtractor(self.llm, max_retries=self.write_config.llm_max_retries)
+            return LLMExtractor(self.llm, config=self.write_config)
         from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 
         return RuleBasedExtractor(config=self.write_config)

@@ -6,13 +6,15 @@ best first. The recall graph's node runs nest under the retriever's run, so a
 LangSmith trace shows ``retriever -> ripplemem_recall -> extract_cues, ...``.
 
 Example:
+    >>> from langchain_core.messages import HumanMessage
     >>> from langchain_ripplemem import RippleMemory
-    >>> memory = RippleMemory()  # doctest: +SKIP
-    >>> retriever = memory.as_retriever(namespace=("users", "maya"), k=5)  # doctest: +SKIP
-    >>> docs = retriever.invoke("What can't Maya eat?")  # doctest: +SKIP
-    >>> docs = retriever.invoke("What can't Maya eat?", k=3)  # per-call k  # doctest: +SKIP
-    >>> docs[0].metadata["found_by"]  # doctest: +SKIP
-    ['semantic', 'lexical']
+    >>> memory = RippleMemory()
+    >>> _ = memory.add_messages([HumanMessage("I'm allergic to shellfish.")], namespace="users/maya")
+    >>> retriever = memory.as_retriever(namespace=("users", "maya"), k=5)
+    >>> docs = retriever.invoke("What can't Maya eat?", k=3)  # per-call k
+    >>> docs[0].page_content, docs[0].metadata["found_by"][0]
+    ("User: I'm allergic to shellfish.", 'semantic')
+
 """
 
 from __future__ import annotations
@@ -88,8 +90,12 @@ class RippleMemRetriever(BaseRetriever):
         as_of: answer as of this time (see ``RippleMemory.recall``); ``None`` = now.
 
     Example:
-        >>> retriever = RippleMemRetriever(memory=memory, namespace=("maya",), k=5)  # doctest: +SKIP
-        >>> chain = retriever | format_docs | prompt | llm  # doctest: +SKIP
+        >>> from langchain_ripplemem import RippleMemory
+        >>> retriever = RippleMemRetriever(memory=RippleMemory(), namespace=("maya",), k=5)
+        >>> chain = retriever | (lambda docs: [d.page_content for d in docs])  # then | prompt | llm
+        >>> chain.invoke("anything")  # an empty memory
+        []
+
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

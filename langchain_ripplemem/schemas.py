@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -59,6 +60,11 @@ class TimeInterval(BaseModel):
     def point(cls, when: datetime) -> TimeInterval:
         """An interval of zero length at ``when``."""
         return cls(start=when, end=when)
+
+    def day_span(self) -> str:
+        """The days covered: ``'2026-03-02'``, or ``'2026-03-02..2026-03-05'`` across days."""
+        start, end = self.start.date(), self.end.date()
+        return start.isoformat() if start == end else f"{start.isoformat()}..{end.isoformat()}"
 
     def overlaps(self, other: TimeInterval) -> bool:
         """True when the two closed intervals share at least one instant."""
@@ -296,6 +302,8 @@ class RoundTrace(BaseModel):
     target: ExpansionTarget | None = None
     expanded: list[str] = Field(default_factory=list)
     paths: dict[str, list[str]] = Field(default_factory=dict)
+    channels: dict[str, EdgeType] = Field(
+        default_factory=dict, description="the edge type each expanded memory's path runs along")
     usage: Usage = Field(default_factory=Usage)
 
 
@@ -316,6 +324,15 @@ class RecallResult(BaseModel):
     def units(self) -> list[MemoryUnit]:
         """The recalled units, best first."""
         return [m.unit for m in self.memories]
+
+    def to_html(self, units: Mapping[str, MemoryUnit] | None = None) -> str:
+        """A picture of this recollection: one self-contained HTML page (``recall_html.render_recall_html``).
+
+        ``units`` may hold the units of the expansion paths' bridges by id, so they show their text.
+        """
+        from langchain_ripplemem.recall_html import render_recall_html  # lazily: this module stays pure
+
+        return render_recall_html(self, units)
 
 
 def validate_namespace(namespace: object, *, argument: str = "namespace") -> Namespace:

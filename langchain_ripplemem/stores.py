@@ -15,18 +15,20 @@ whose id is the item key and whose time is ``value.get("time")`` (anything
 
 Example:
     >>> from langchain_ripplemem import RippleMemory
-    >>> store = RippleMemStore(RippleMemory())  # doctest: +SKIP
-    >>> store.put(("users", "maya"), "allergy", {"text": "I'm allergic to shellfish."})  # doctest: +SKIP
-    >>> store.get(("users", "maya"), "allergy").value  # doctest: +SKIP
+    >>> store = RippleMemStore(RippleMemory())
+    >>> store.put(("users", "maya"), "allergy", {"text": "I'm allergic to shellfish."})
+    >>> store.get(("users", "maya"), "allergy").value
     {'text': "I'm allergic to shellfish."}
-    >>> store.search(("users",), query="What can't Maya eat?", limit=3)  # doctest: +SKIP
+    >>> [item.key for item in store.search(("users",), query="What can't Maya eat?", limit=3)]
+    ['allergy']
+
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Awaitable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -46,10 +48,12 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
+from langchain_ripplemem.adapters import single_turn_conversation
 from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.drivers import adrive, drive
 from langchain_ripplemem.errors import ExtractionError
 from langchain_ripplemem.marks import is_suppressed
-from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, Session, Turn, validate_namespace
+from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, validate_namespace
 
 if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMemory
@@ -213,26 +217,16 @@ class RippleMemStore(BaseStore):
     # -- the two entry points: one plan, two drivers --------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` synchronously; results in the order of ``ops``."""
-        plan = self._plan(list(ops))
-        try:
-            call = next(plan)
-            while True:
-                call = plan.send(getattr(self.memory, call.method)(*call.args, **call.kwargs))
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+        return drive(self._plan(list(ops)), lambda call: getattr(self.memory, call.method)(*call.args, **call.kwargs))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` asynchronously: recall and ingest natively async, the rest in a thread."""
-        plan = self._plan(list(ops))
-        try:
-            call = next(plan)
-            while True:
-                native = getattr(self.memory, f"a{call.method}", None)
-                result = await (native(*call.args, **call.kwargs) if native is not None else
-                                asyncio.to_thread(getattr(self.memory, call.method), *call.args, **call.kwargs))
-                call = plan.send(result)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+        def acall(call: _Call) -> Awaitable[Any]:
+            native = getattr(self.memory, f"a{call.method}", None)
+            return native(*call.args, **call.kwargs) if native is not None else \
+                asyncio.to_thread(getattr(self.memory, call.method), *call.args, **call.kwargs)
+
+        return await adrive(self._plan(list(ops)), acall)
 
     # -- the plan ---------------------------------------------------------------------
     def _plan(self, ops: list[Op]) -> _Plan:
@@ -355,8 +349,9 @@ class RippleMemStore(BaseStore):
             raise ValueError(f'value["time"]: {err}') from None
         stamp = {"store_key": key, "store_value": stored,
                  "store_created_at": (created_at or now).isoformat(), "store_updated_at": now.isoformat()}
-        turn = Turn(id=f"{key}:0", speaker=speaker, text=item_text(value), time=when)
-        return Conversation(id=key, sessions=[Session(id="item", time=when, turns=[turn])]), stamp
+        conv = single_turn_conversation(item_text(value), speaker=speaker, conversation_id=key, session_id="item",
+                                        turn_id=f"{key}:0", time=when)
+        return conv, stamp
 
 
 def _list_namespaces(op: ListNamespacesOp, known: list[Namespace]) -> list[Namespace]:

@@ -9,38 +9,37 @@ raises.
 
 Example:
     >>> from langchain_ripplemem import RippleMemory
-    >>> memory = RippleMemory()  # doctest: +SKIP
-    >>> recall = create_recall_tool(memory, namespace=("memories", "{user_id}"))  # doctest: +SKIP
-    >>> remember = create_remember_tool(memory, namespace=("memories", "{user_id}"))  # doctest: +SKIP
+    >>> memory = RippleMemory()
+    >>> recall = create_recall_tool(memory, namespace=("memories", "{user_id}"))
+    >>> remember = create_remember_tool(memory, namespace=("memories", "{user_id}"))
     >>> config = {"configurable": {"user_id": "maya"}}
-    >>> remember.invoke({"content": "Maya is allergic to shellfish."}, config)  # doctest: +SKIP
-    'Remembered 1 memory in memories/maya: 3f2a...'
-    >>> print(recall.invoke({"query": "What can't Maya eat?"}, config))  # doctest: +SKIP
+    >>> remember.invoke({"content": "Maya is allergic to shellfish."}, config)  # doctest: +ELLIPSIS
+    'Remembered 1 memory in memories/maya: ...'
+    >>> print(recall.invoke({"query": "What can't Maya eat?"}, config))  # doctest: +ELLIPSIS
     1 memory:
-    - [3f2a...] 2026-05-02 | User: Maya is allergic to shellfish.
+    - [...] | ... | User: Maya is allergic to shellfish.
+
 """
 
 from __future__ import annotations
 
 import asyncio
 import string
-import uuid
 from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Union
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
+from langchain_ripplemem.adapters import single_turn_conversation
 from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import (
     Conversation,
     IngestReport,
     Namespace,
     RecallResult,
-    Session,
-    Turn,
     validate_namespace,
 )
 
@@ -141,18 +140,13 @@ def _run_context() -> Any:
 
 
 def format_memories(result: RecallResult) -> str:
-    """A compact listing for a model: one ``- [id] date | restatement`` line per memory."""
+    """A compact listing for a model: one ``- [id] | date | restatement`` line per memory."""
     if not result.memories:
         return f"No memories found for {result.query!r}."
     lines = [f"{len(result.memories)} {'memory' if len(result.memories) == 1 else 'memories'}:"]
     for recalled in result.memories:
         unit = recalled.unit
-        if unit.time is None:
-            when = "undated"
-        else:
-            start, end = unit.time.start.date(), unit.time.end.date()
-            when = start.isoformat() if start == end else f"{start.isoformat()}..{end.isoformat()}"
-        line = f"- [{unit.id}] {when} | {unit.restatement}"
+        line = "- " + memory_line(f"[{unit.id}]", unit, undated="undated")
         if unit.metadata.get("superseded_by"):  # a model should know the fact was updated
             line += f" (superseded from {unit.metadata['valid_until'][:10]} by [{unit.metadata['superseded_by']}])"
         lines.append(line)
@@ -254,9 +248,7 @@ def create_remember_tool(
     def prepare(content: str, run_config: RunnableConfig) -> tuple[RippleMemory, Namespace, Conversation]:
         if not content.strip():
             raise ToolException("content must be a non-empty statement")
-        now = datetime.now(timezone.utc)
-        conv = Conversation(id=f"note-{uuid.uuid4().hex[:16]}", sessions=[
-            Session(id="S1", time=now, turns=[Turn(id="S1:0", speaker=speaker, text=content.strip())])])
+        conv = single_turn_conversation(content.strip(), speaker=speaker)
         return get_memory(), resolve_namespace(template, run_config), conv
 
     def confirm(target: RippleMemory, ns: Namespace, conv: Conversation, report: IngestReport) -> str:

@@ -9,8 +9,16 @@ tracing (``LANGSMITH_TRACING=true`` and an API key) or passed their own
 callbacks, and costs nothing otherwise.
 
 Example:
+    >>> from langchain_core.messages import HumanMessage
     >>> from langchain_core.tracers.context import collect_runs
-    >>> # with collect_runs() as cb: memory.recall("..."); cb.traced_runs  # doctest: +SKIP
+    >>> from langchain_ripplemem import RippleMemory
+    >>> memory = RippleMemory()
+    >>> _ = memory.add_messages([HumanMessage("Biscuit is our beagle.")], namespace="maya")
+    >>> with collect_runs() as runs:
+    ...     _ = memory.recall("Who is Biscuit?", namespace="maya", callbacks=[runs])
+    >>> "tri_view_recall round 0" in {run.name for run in runs.traced_runs[0].child_runs[1].child_runs}
+    True
+
 """
 
 from __future__ import annotations

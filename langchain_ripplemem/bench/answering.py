@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_ripplemem.bench.metrics import answer_f1, bleu1
+from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import MemoryUnit
 
 ANSWER_SYSTEM_PROMPT = (
@@ -57,12 +58,8 @@ def model_name(model: Any) -> str:
 
 
 def format_memories(units: Sequence[MemoryUnit]) -> str:
-    """One line per unit: ``- [date] restatement`` (date only when the unit has a time)."""
-    lines = []
-    for unit in units:
-        when = f"[{unit.time.start.date().isoformat()}] " if unit.time is not None else ""
-        lines.append(f"- {when}{unit.restatement}")
-    return "\n".join(lines) if lines else "(no memories)"
+    """One line per unit: ``- | date | restatement`` (``rendering.memory_line``)."""
+    return "\n".join(memory_line("-", unit, undated="undated") for unit in units) or "(no memories)"
 
 
 def answer_question(

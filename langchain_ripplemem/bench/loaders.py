@@ -7,9 +7,18 @@ the converted conversation, so a question's ``evidence`` always names turns a
 unit can point at; whatever cannot be resolved is kept in ``unresolved``.
 
 Example:
-    >>> convs = load_locomo("locomo10.json", limit=1)  # doctest: +SKIP
-    >>> convs[0].questions[0].category_name  # doctest: +SKIP
-    'temporal'
+    >>> import json, pathlib, tempfile
+    >>> record = {"sample_id": "conv-x", "conversation": {
+    ...     "speaker_a": "Maya", "speaker_b": "Sam", "session_1_date_time": "10:00 am on 3 March, 2023",
+    ...     "session_1": [{"speaker": "Maya", "dia_id": "D1:1", "text": "I took a pottery class in Lisbon."},
+    ...                   {"speaker": "Sam", "dia_id": "D1:2", "text": "Nice, I ran 10 km on Sunday."}]},
+    ...     "qa": [{"question": "Where did Maya take a pottery class?", "answer": "Lisbon",
+    ...             "evidence": ["D1:1"], "category": 4}]}
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "locomo.json"
+    >>> _ = path.write_text(json.dumps([record]))
+    >>> convs = load_locomo(path, limit=1)
+    >>> convs[0].questions[0].category_name, convs[0].questions[0].evidence
+    ('single-hop', ['D1:1'])
 
 """
 

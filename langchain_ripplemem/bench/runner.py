@@ -7,9 +7,19 @@ which is what "top-k" means for a ranked list and keeps the query count (and
 latency numbers) independent of how many k are reported.
 
 Example:
-    >>> from langchain_ripplemem.bench import load_locomo, run_benchmark  # doctest: +SKIP
-    >>> results = run_benchmark("locomo", load_locomo("locomo10.json"), ["bm25"])  # doctest: +SKIP
-    >>> results["systems"]["bm25"]["by_category"]["overall_1_4"]["recall_all@10"]  # doctest: +SKIP
+    >>> import json, pathlib, tempfile
+    >>> record = {"sample_id": "conv-x", "conversation": {
+    ...     "speaker_a": "Maya", "speaker_b": "Sam", "session_1_date_time": "10:00 am on 3 March, 2023",
+    ...     "session_1": [{"speaker": "Maya", "dia_id": "D1:1", "text": "I took a pottery class in Lisbon."},
+    ...                   {"speaker": "Sam", "dia_id": "D1:2", "text": "Nice, I ran 10 km on Sunday."}]},
+    ...     "qa": [{"question": "Where did Maya take a pottery class?", "answer": "Lisbon",
+    ...             "evidence": ["D1:1"], "category": 4}]}
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "locomo.json"
+    >>> _ = path.write_text(json.dumps([record]))
+    >>> from langchain_ripplemem.bench import load_locomo
+    >>> results = run_benchmark("locomo", load_locomo(path), ["bm25"], progress=False)
+    >>> results["systems"]["bm25"]["by_category"]["overall_1_4"]["recall_all@10"]
+    1.0
 
 """
 
@@ -41,28 +51,19 @@ from langchain_ripplemem.bench.systems import (
     describe_system,
     make_system,
 )
-from langchain_ripplemem.config import TUNED, RecallConfig, preset
+from langchain_ripplemem.config import RecallConfig, preset
 
 DEFAULT_KS = (5, 10, 30)
 DATASETS = ("locomo", "longmemeval", "linked")
-# The config preset of each dataset: the linked suite's haystacks are LoCoMo dialogue.
-PRESET_OF = {"locomo": "locomo", "longmemeval": "longmemeval", "linked": "locomo"}
+#: The paper's preset for each dataset: its write settings, and the ``ripplemem_paper`` row.
+#: The linked suite's haystacks are LoCoMo-style dialogue.
+PAPER_PRESETS = {"locomo": "paper", "longmemeval": "paper-long-history", "linked": "paper"}
 MemoryFactory = Callable[[], Any]
-
-
-def base_recall_config(dataset: str) -> RecallConfig:
-    """The recall config the recall systems start from: the tuned preset where there is one.
-
-    The one place that picks it, so every benchmark of a dataset measures the same
-    recommended settings.
-    """
-    name = PRESET_OF[dataset]
-    return TUNED.get(name) or preset(name)[1]
 
 
 @dataclass
 class FreshMemories:
-    """A factory of fresh in-memory ``RippleMemory`` objects with the dataset's preset.
+    """A factory of fresh in-memory ``RippleMemory`` objects with the paper's preset for the dataset.
 
     The runner owns what it makes: it deletes each conversation's namespace once
     scored. ``extractor`` (e.g. LoCoMo's observations) and ``embeddings`` (e.g. a
@@ -82,13 +83,17 @@ class FreshMemories:
             from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
 
             self.embeddings = MiniLMOnnxEmbeddings()
-        write_config, recall_config = preset(PRESET_OF[self.dataset])
+        write_config, recall_config = preset(PAPER_PRESETS[self.dataset])
         return RippleMemory(self.embeddings, write_config=write_config, recall_config=recall_config,
                             extractor=self.extractor)
 
 
 def default_memory_factory(dataset: str) -> MemoryFactory:
-    """A factory of fresh in-memory ``RippleMemory`` objects with the dataset's preset."""
+    """A factory of fresh in-memory ``RippleMemory`` objects with the paper's preset for the dataset.
+
+    The memory's own ``recall_config`` is the paper's (the ``ripplemem_paper`` row);
+    the ``ripplemem`` row and its ablations run the recommended ``RecallConfig()``.
+    """
     return FreshMemories(dataset)
 
 
@@ -114,7 +119,7 @@ def run_benchmark(
     """Benchmark ``systems`` on ``conversations`` and return the results dict.
 
     Args:
-        dataset: ``"locomo"`` or ``"longmemeval"`` (decides categories and levels).
+        dataset: ``"locomo"``, ``"longmemeval"`` or ``"linked"`` (decides categories and levels).
         conversations: from :func:`load_locomo` / :func:`load_longmemeval`.
         systems: system names (see :data:`SYSTEM_NAMES`).
         ks: cut-offs to score; retrieval runs once at ``max(ks)``.
@@ -123,7 +128,7 @@ def run_benchmark(
             (:class:`FreshMemories`, whose namespaces the runner deletes when done).
         progress: show a tqdm bar over conversations.
         limit: score at most this many questions per conversation (quick runs).
-        recall_config: base config of the recall systems (default: :func:`base_recall_config`).
+        recall_config: base config of the recall systems (default: the recommended ``RecallConfig()``).
         system_factory: ``(name, memory, recall_config) -> System``; tests swap it.
         answer_model: optional chat model (``.invoke(messages)``); when given,
             answers are generated and scored (F1, BLEU-1, judge).
@@ -152,7 +157,7 @@ def run_benchmark(
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
     kmax = max(ks)
-    base_config = recall_config or base_recall_config(dataset)
+    base_config = recall_config or RecallConfig()
     factory = memory_factory or default_memory_factory(dataset)
     owned = memory_factory is None or isinstance(memory_factory, FreshMemories)
     answering_on = answer_model is not None

@@ -1,21 +1,46 @@
 """Schema-guided LLM extraction (the paper's write step), validated before anything is written.
 
 Each window is one structured-output call (``with_structured_output`` on
-:class:`~langchain_ripplemem.prompts.extraction.ExtractionOutput`). An attempt
-is rejected when the output does not parse, an event cites a turn id outside
-the window, a restatement is empty or a time does not parse; the next
-attempt is told why. After ``max_retries`` extra attempts the window is
-returned as :class:`~langchain_ripplemem.schemas.FailedWindow` with no units:
-never a partial write. Errors raised by the model itself (network, auth,
-rate limits) propagate; chat models have their own ``max_retries`` for those.
+:class:`~langchain_ripplemem.prompts.extraction.ExtractionOutput`, with the
+model's default method: ``json_schema`` for ``ChatOpenAI``). An attempt is
+rejected when the output does not parse or validate (whether the output parser
+reports it or the model call raises it, as ``ChatOpenAI``'s ``json_schema`` path
+does), when an event cites a turn id outside the window, a restatement is empty
+or a time does not parse; the next attempt is told why. After ``max_retries``
+extra attempts the window is returned as :class:`~langchain_ripplemem.schemas.FailedWindow`
+with no units: never a partial write.
+
+When the model call itself fails (sorted by :mod:`~langchain_ripplemem.model_errors`):
+
+* **unreachable** (timeout, connection refused, HTTP 5xx, 429 once the chat
+  model's own ``max_retries`` are spent) or **rejected** (HTTP 400/413/422, a
+  window over the context limit): that window fails at once, without another
+  attempt, its ``FailedWindow.error`` saying why. The other windows' units are
+  kept. Ingesting the conversation again later extracts every window again and
+  stores only units not stored yet (ids are stable).
+* **misconfigured** (HTTP 401/403, an unknown model, an exhausted quota): no
+  window can succeed, so :class:`~langchain_ripplemem.errors.ModelConfigurationError`
+  is raised at once; ``RippleMemory.add_conversation`` writes nothing.
+
+No turn vanishes silently. ``events`` is required (``{"unexpected": 1}`` is
+invalid output), but ``{"events": []}`` is a valid answer: nothing worth
+keeping. A turn with text that no event of a successful window cites is named
+in a warning and, with ``WriteConfig.rules_for_uncovered_turns`` (the default),
+stored as the rule-based unit(s) of :class:`~langchain_ripplemem.extraction.rules.RuleBasedExtractor`
+(``metadata["fallback"] == "uncovered_turn"``).
 
 Sync and async share everything but the model call: :meth:`LLMExtractor._attempts`
-is a generator that yields each request and receives the model's answer.
+is a generator that yields each request and receives the model's answer
+(:func:`~langchain_ripplemem.chat_models.structured_attempts`).
 
 Example:
-    >>> extractor = LLMExtractor("openai:gpt-4.1-mini")  # resolved on first use
-    >>> result = extractor.extract(window, ("demo",))  # doctest: +SKIP
-    >>> result.failed or result.units  # doctest: +SKIP
+    >>> extractor = LLMExtractor("openai:gpt-4.1-mini")  # resolved on first use, not here
+    >>> extractor.max_retries
+    2
+
+    ``extractor.extract(window, namespace)`` returns an ``ExtractionResult``: the
+    window's units, or ``failed`` with no units (``tests/unit_tests/test_chat_openai.py``
+    drives it against a local OpenAI-compatible server).
 
 """
 
@@ -23,13 +48,25 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Generator
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from langchain_ripplemem.chat_models import resolve_chat_model, usage_of
+from langchain_ripplemem.chat_models import (
+    InvalidOutput,
+    Request,
+    StructuredOutcome,
+    ainvoke_caught,
+    invoke_caught,
+    resolve_chat_model,
+    structured_attempts,
+)
+from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.drivers import adrive, drive
+from langchain_ripplemem.errors import ModelConfigurationError
 from langchain_ripplemem.extraction.base import ExtractionResult, Window
 from langchain_ripplemem.extraction.cues import normalise_cues
+from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.timeparse import parse_timestamp
 from langchain_ripplemem.schemas import (
     FailedWindow,
@@ -38,25 +75,21 @@ from langchain_ripplemem.schemas import (
     Provenance,
     Session,
     TimeInterval,
+    Turn,
     Usage,
 )
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-    from langchain_core.messages import BaseMessage
-    from langchain_core.runnables import Runnable, RunnableConfig
+    from langchain_core.runnables import Runnable
 
-    from langchain_ripplemem.prompts.extraction import ExtractedEvent
+    from langchain_ripplemem.prompts.extraction import ExtractedEvent, ExtractionOutput
 
 __all__ = ["LLMExtractor", "resolve_chat_model"]
 
-Request = tuple["list[BaseMessage]", "RunnableConfig"]
 _DATE_ONLY = re.compile(r"^\s*\d{4}-\d{2}-\d{2}\s*$")
 _HAS_OFFSET = re.compile(r"(?:[zZ]|[+-]\d{2}:?\d{2})\s*$")
-
-
-class _Invalid(Exception):
-    """An attempt's output broke a rule; the message is shown to the model on retry."""
+_FAILED_CALL = {"unreachable": "model unreachable", "rejected": "the model refused the request"}
 
 
 class LLMExtractor:
@@ -65,23 +98,29 @@ class LLMExtractor:
     Args:
         model: a LangChain chat model, or a ``"provider:model"`` string
             resolved on first use (see :func:`resolve_chat_model`).
-        max_retries: extra attempts after an invalid output (0 = one attempt).
+        config: ``llm_max_retries``, ``rules_for_uncovered_turns`` and the rule
+            fallback's ``max_turn_chars`` come from it (default ``WriteConfig()``).
+        max_retries: extra attempts after an invalid output (0 = one attempt);
+            overrides ``config.llm_max_retries``.
         temperature: used when resolving a string spec; None leaves the
             provider default. A model instance is used exactly as built.
 
     Example:
         >>> extractor = LLMExtractor("openai:gpt-4.1-mini", max_retries=1)
-        >>> extractor.max_retries
-        1
+        >>> extractor.max_retries, extractor.fallback is not None
+        (1, True)
 
     """
 
-    def __init__(self, model: BaseChatModel | str, *, max_retries: int = 2,
-                 temperature: float | None = 0.0) -> None:
+    def __init__(self, model: BaseChatModel | str, *, config: WriteConfig | None = None,
+                 max_retries: int | None = None, temperature: float | None = 0.0) -> None:
+        config = config or WriteConfig()
+        max_retries = config.llm_max_retries if max_retries is None else max_retries
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError(f"max_retries must be an integer >= 0, got {max_retries!r}")
         self.max_retries = max_retries
         self.temperature = temperature
+        self.fallback = RuleBasedExtractor(config) if config.rules_for_uncovered_turns else None
         self._spec = model
         self._model: BaseChatModel | None = None
         self._runnable: Runnable[Any, Any] | None = None
@@ -108,93 +147,93 @@ class LLMExtractor:
         return self._runnable
 
     def extract(self, window: Window, namespace: Namespace) -> ExtractionResult:
-        """Extract units from ``window`` (sync)."""
-        steps = self._attempts(window, namespace)
-        try:
-            request = next(steps)
-            while True:
-                messages, config = request
-                request = steps.send(self._structured().invoke(messages, config=config))
-        except StopIteration as done:
-            return done.value
+        """Extract units from ``window`` (sync).
+
+        Raises:
+            ModelConfigurationError: the model refuses requests with these settings (see the module docs).
+        """
+        return drive(self._attempts(window, namespace), invoke_caught(self._structured()))
 
     async def aextract(self, window: Window, namespace: Namespace) -> ExtractionResult:
         """Extract units from ``window`` (async)."""
-        steps = self._attempts(window, namespace)
-        call: Callable[..., Awaitable[Any]] = self._structured().ainvoke
-        try:
-            request = next(steps)
-            while True:
-                messages, config = request
-                request = steps.send(await call(messages, config=config))
-        except StopIteration as done:
-            return done.value
+        return await adrive(self._attempts(window, namespace), ainvoke_caught(self._structured()))
 
     def _attempts(self, window: Window, namespace: Namespace
                   ) -> Generator[Request, Any, ExtractionResult]:
         """The whole extraction except the model call: yield requests, receive answers."""
-        from langchain_core.messages import HumanMessage
-
         from langchain_ripplemem.prompts.extraction import (
             EXTRACTION_PROMPT,
+            ExtractionOutput,
             extraction_inputs,
             retry_note,
         )
 
         started = time.perf_counter()
-        usage = Usage()
-        if not any(t.text.strip() or (t.image_caption or "").strip() for _, t in window.items):
-            return ExtractionResult(warnings=[
-                f"conversation {window.conversation_id!r}, window {window.index}: no turn "
-                "has text; nothing to extract"])
-        prompt = EXTRACTION_PROMPT.format_messages(**extraction_inputs(window))
-        errors: list[str] = []
-        for attempt in range(1, self.max_retries + 2):
-            messages = prompt + ([HumanMessage(retry_note(errors[-1]))] if errors else [])
-            config: RunnableConfig = {
-                "run_name": "ripplemem_extract",
-                "metadata": {"conversation_id": window.conversation_id,
-                             "window": window.index, "attempt": attempt}}
-            response = yield messages, config
-            usage = usage.add(usage_of(response.get("raw") if isinstance(response, dict) else None))
-            try:
-                units = _units(response, window, namespace)
-            except _Invalid as exc:
-                errors.append(str(exc))
-                continue
-            usage.seconds["extract"] = time.perf_counter() - started
-            return ExtractionResult(units=units, usage=usage)
+        where = f"conversation {window.conversation_id!r}, window {window.index}"
+        if not any(_has_text(turn) for _, turn in window.items):
+            return ExtractionResult(warnings=[f"{where}: no turn has text; nothing to extract"])
+        outcome: StructuredOutcome = yield from structured_attempts(
+            ExtractionOutput, EXTRACTION_PROMPT.format_messages(**extraction_inputs(window)),
+            check=lambda parsed: _units(parsed, window, namespace), retries=self.max_retries,
+            retry_note=retry_note, run_name="ripplemem_extract",
+            metadata={"conversation_id": window.conversation_id, "window": window.index})
+        usage = outcome.usage
         usage.seconds["extract"] = time.perf_counter() - started
+        if outcome.failure is None:
+            return self._with_uncovered(window, namespace, outcome.value, usage, where)
+        if outcome.failure == "misconfigured":
+            raise ModelConfigurationError(
+                f"{where}: the chat model refuses requests with these settings ({outcome.errors[-1]}); "
+                "check the API key, the model name and the base URL") from outcome.exception
+        error = outcome.errors[-1]
+        if outcome.failure in _FAILED_CALL:
+            error = f"{_FAILED_CALL[outcome.failure]}: {error}"
         failed = FailedWindow(conversation_id=window.conversation_id, turn_ids=window.turn_ids,
-                              error=errors[-1], attempts=len(errors))
+                              error=error, attempts=len(outcome.errors))
         return ExtractionResult(failed=failed, usage=usage, warnings=[
-            f"conversation {window.conversation_id!r}, window {window.index}: attempt {i}: {e}"
-            for i, e in enumerate(errors, start=1)])
+            f"{where}: attempt {i}: {e}" for i, e in enumerate(outcome.errors, start=1)])
+
+    def _with_uncovered(self, window: Window, namespace: Namespace, units: list[MemoryUnit], usage: Usage,
+                        where: str) -> ExtractionResult:
+        """``units``, plus rule-based units (or a warning) for the turns with text that no unit cites."""
+        cited = {turn_id for unit in units for turn_id in unit.source.turn_ids}
+        uncovered: dict[str, tuple[Session, Turn]] = {}
+        for session, turn in window.items:
+            if turn.id not in cited and _has_text(turn):
+                uncovered.setdefault(turn.id, (session, turn))
+        if not uncovered:
+            return ExtractionResult(units=units, usage=usage)
+        if self.fallback is None:
+            return ExtractionResult(units=units, usage=usage, warnings=[
+                f"{where}: no extracted event cites turns {list(uncovered)}; they are not stored "
+                "(WriteConfig.rules_for_uncovered_turns is off)"])
+        rules = self.fallback.extract(Window(conversation_id=window.conversation_id, index=window.index,
+                                             items=tuple(uncovered.values())), namespace)
+        fallback = [u.model_copy(update={"metadata": {**u.metadata, "fallback": "uncovered_turn"}})
+                    for u in rules.units]
+        return ExtractionResult(units=units + fallback, usage=usage, warnings=[
+            f"{where}: no extracted event cites turns {list(uncovered)}; stored them as rule-based units",
+            *rules.warnings])
+
+
+def _has_text(turn: Turn) -> bool:
+    return bool(turn.text.strip() or (turn.image_caption or "").strip())
 
 
 # --------------------------------------------------------------------------- validation
 
 
-def _units(response: Any, window: Window, namespace: Namespace) -> list[MemoryUnit]:
-    """Validate one structured-output answer and turn it into units, or raise :class:`_Invalid`."""
-    from langchain_ripplemem.prompts.extraction import ExtractionOutput
-
-    if not isinstance(response, dict):
-        raise _Invalid(f"unexpected response type {type(response).__name__}")
-    if response.get("parsing_error") is not None:
-        raise _Invalid(f"output does not match the schema: {str(response['parsing_error'])[:300]}")
-    parsed = response.get("parsed")
-    if not isinstance(parsed, ExtractionOutput):
-        raise _Invalid("no structured output: answer by calling the ExtractionOutput tool")
+def _units(parsed: ExtractionOutput, window: Window, namespace: Namespace) -> list[MemoryUnit]:
+    """Check one parsed answer against the window and turn it into units, or raise :class:`InvalidOutput`."""
     position = {turn.id: i for i, (_, turn) in enumerate(window.items)}
     units: dict[str, MemoryUnit] = {}
     for i, event in enumerate(parsed.events):
         restatement = " ".join(event.restatement.split())
         if not restatement:
-            raise _Invalid(f"events[{i}].restatement is empty")
+            raise InvalidOutput(f"events[{i}].restatement is empty")
         unknown = [t for t in event.turn_ids if t not in position]
         if unknown or not event.turn_ids:
-            raise _Invalid(
+            raise InvalidOutput(
                 f"events[{i}].turn_ids {unknown or '[]'} cite no turn of this window; "
                 f"valid ids are {window.turn_ids[0]!r} to {window.turn_ids[-1]!r} as given")
         turn_ids = sorted(set(event.turn_ids), key=position.__getitem__)
@@ -229,7 +268,7 @@ def _interval(event: ExtractedEvent, index: int, session: Session) -> TimeInterv
         end = _when(event.time_start, f"events[{index}].time_start", tz, end=True)
     assert start is not None and end is not None
     if end < start:
-        raise _Invalid(f"events[{index}]: time_end {event.time_end!r} is before time_start "
+        raise InvalidOutput(f"events[{index}]: time_end {event.time_end!r} is before time_start "
                        f"{event.time_start!r}")
     return TimeInterval(start=start, end=end)
 
@@ -240,7 +279,7 @@ def _when(value: str | None, field: str, tz: Any, *, end: bool) -> datetime | No
     try:
         parsed = parse_timestamp(value)
     except ValueError as exc:
-        raise _Invalid(f"{field}: {exc}") from None
+        raise InvalidOutput(f"{field}: {exc}") from None
     if tz is not None and not _HAS_OFFSET.search(value):
         parsed = parsed.replace(tzinfo=tz)  # a naive time is in the session's zone
     if _DATE_ONLY.match(value) and end:

@@ -73,7 +73,9 @@ class ExtractedEvent(BaseModel):
 class ExtractionOutput(BaseModel):
     """All memories worth keeping from the transcript excerpt (possibly none)."""
 
-    events: list[ExtractedEvent] = Field(default_factory=list)
+    # Required: an answer without "events" ({"unexpected": 1}) is invalid output and retried,
+    # not read as "nothing to keep"; an explicit empty list is a valid answer.
+    events: list[ExtractedEvent] = Field(description="The memories; an empty list when the excerpt holds none.")
 
 
 _SYSTEM = """\

@@ -21,6 +21,7 @@ from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.scoring import time_similarity
 from langchain_ripplemem.recall.controller import support
 from langchain_ripplemem.recall.smoothing import in_context
+from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import Hit, MemoryUnit, QueryCues, RecalledMemory
 
 
@@ -115,21 +116,45 @@ def _speaker(unit: MemoryUnit) -> str | None:
 
 
 def format_evidence(memories: Sequence[RecalledMemory]) -> str:
-    """Numbered memories for an answer prompt: ``[n] | date | restatement``."""
-    lines = []
-    for n, memory in enumerate(memories, start=1):
-        when = memory.unit.time.start.date().isoformat() if memory.unit.time else "-"
-        lines.append(f"[{n}] | {when} | {memory.unit.restatement}")
-    return "\n".join(lines)
+    """Numbered memories for the answer prompt, one line each: ``[n] | date | restatement``.
+
+    ``n`` counts from 1 in rank order; the date is the start of the memory's time, ``-``
+    without one. Whitespace is collapsed, so a memory's text never starts a line of its own.
+    """
+    return "\n".join(memory_line(f"[{n}]", memory.unit) for n, memory in enumerate(memories, start=1))
+
+
+_CITATION = re.compile(r"\[\s*([0-9a-f]{32}|\d+(?:\s*,\s*\d+)*)\s*\]")
 
 
 def parse_citations(text: str, memories: Sequence[RecalledMemory]) -> list[str]:
-    """Unit ids of the ``[n]`` citations in an answer, in order of first mention."""
-    cited = []
-    for match in re.finditer(r"\[(\d+)\]", text):
-        n = int(match.group(1))
-        if 1 <= n <= len(memories):
-            uid = memories[n - 1].unit.id
-            if uid not in cited:
+    """Unit ids an answer cites, in order of first mention.
+
+    Reads what the answer prompt asks for, ``[n]`` for the n-th line of
+    :func:`format_evidence` (also ``[2, 5]``), and a memory's full id in brackets.
+    Numbers out of range and unknown ids are ignored.
+
+    Example:
+        >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance, RecalledMemory
+        >>> units = [MemoryUnit.create(namespace=("demo",), restatement=text,
+        ...                            source=Provenance(conversation_id="c", session_id="s", turn_ids=[t]))
+        ...          for text, t in [("Maya is allergic to shellfish.", "1"), ("Sam picked Harbor Grill.", "2")]]
+        >>> memories = [RecalledMemory(unit=u, score=1.0, alignment=1.0) for u in units]
+        >>> print(format_evidence(memories))
+        [1] | - | Maya is allergic to shellfish.
+        [2] | - | Sam picked Harbor Grill.
+        >>> parse_citations("Not Harbor Grill [2], she is allergic [1, 2] [7].", memories) == [
+        ...     units[1].id, units[0].id]
+        True
+
+    """
+    ids = {memory.unit.id for memory in memories}
+    cited: list[str] = []
+    for match in _CITATION.finditer(text):
+        for ref in match.group(1).split(","):
+            ref = ref.strip()
+            uid = (ref if ref in ids else None) if len(ref) == 32 else (
+                memories[int(ref) - 1].unit.id if 1 <= int(ref) <= len(memories) else None)
+            if uid is not None and uid not in cited:
                 cited.append(uid)
     return cited

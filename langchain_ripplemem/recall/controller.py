@@ -18,13 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_ripplemem.chat_models import acall_structured, call_structured, resolve_chat_model
+from langchain_ripplemem.chat_models import StructuredOutcome, acall_structured, call_structured, resolve_chat_model
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.lexical import content_words, lexical_token_set, stem
 from langchain_ripplemem.prompts.recall import CONTROLLER_PROMPT, ControllerPlan
 from langchain_ripplemem.recall.state import Plan
-from langchain_ripplemem.schemas import ExpansionTarget, Hit, QueryCues, Usage
+from langchain_ripplemem.rendering import memory_line
+from langchain_ripplemem.schemas import ExpansionTarget, Hit, QueryCues
 
 
 def support(hits: list[Hit], config: RecallConfig) -> float:
@@ -118,6 +119,14 @@ class HeuristicController:
                     anchors=anchors, target=target)
 
 
+_CONTROLLER_FAILURES = {  # StructuredOutcome.failure -> the start of the stop reason
+    "invalid_output": "controller output invalid after retries",
+    "unreachable": "controller model unreachable",
+    "misconfigured": "controller model refuses these settings",
+    "rejected": "controller request refused",
+}
+
+
 class LLMController:
     """A chat model decides (continue?, anchors, target, stop reason) with structured output.
 
@@ -143,12 +152,7 @@ class LLMController:
 
     def messages(self, inp: ControllerInput) -> Any:
         """The controller prompt for this round (memory text quoted as data)."""
-        lines = []
-        for uid in inp.evidence:
-            unit = inp.view.unit(uid)
-            if unit is not None:
-                when = unit.time.start.date().isoformat() if unit.time else "-"
-                lines.append(f"{uid} | {when} | {unit.restatement}")
+        lines = [memory_line(uid, unit) for uid in inp.evidence if (unit := inp.view.unit(uid)) is not None]
         return CONTROLLER_PROMPT.invoke({
             "query": inp.query, "evidence": "\n".join(lines), "round": inp.round + 1,
             "max_rounds": inp.config.max_rounds, "max_anchors": inp.config.max_anchors,
@@ -156,22 +160,24 @@ class LLMController:
 
     def decide(self, inp: ControllerInput) -> Plan:
         """One LLM call per round."""
-        outcome = call_structured(self.model, ControllerPlan, self.messages(inp), retries=self.max_retries)
-        return self._to_plan(inp, *outcome)
+        return self._to_plan(call_structured(self.model, ControllerPlan, self.messages(inp), retries=self.max_retries))
 
     async def adecide(self, inp: ControllerInput) -> Plan:
         """Async :meth:`decide`."""
-        outcome = await acall_structured(self.model, ControllerPlan, self.messages(inp),
-                                         retries=self.max_retries)
-        return self._to_plan(inp, *outcome)
+        return self._to_plan(await acall_structured(self.model, ControllerPlan, self.messages(inp),
+                                                    retries=self.max_retries))
 
-    def _to_plan(self, inp: ControllerInput, parsed: ControllerPlan | None, usage: Usage,
-                 errors: list[str]) -> Plan:
+    def _to_plan(self, outcome: StructuredOutcome) -> Plan:
+        parsed: ControllerPlan | None = outcome.value
         if parsed is None:
-            return Plan(should_continue=False, usage=usage,
-                        reason="controller output invalid after retries: " + "; ".join(errors[-2:]))
+            why = _CONTROLLER_FAILURES.get(outcome.failure or "", "controller failed")
+            plan = Plan(should_continue=False, usage=outcome.usage,
+                        reason=f"{why} ({len(outcome.errors)} calls): {outcome.errors[-1]}")
+            if outcome.unreachable:  # the recall's other LLM steps would fail alike: they fall back now
+                plan["model_down"] = outcome.errors[-1]
+            return plan
         reason = parsed.stop_reason or ("missing: " + parsed.target_restatement)
-        return Plan(should_continue=parsed.should_continue, reason=reason, llm_plan=parsed, usage=usage)
+        return Plan(should_continue=parsed.should_continue, reason=reason, llm_plan=parsed, usage=outcome.usage)
 
     def plan(self, inp: ControllerInput, decision: Plan) -> Plan:
         """Validate the anchors of the plan made in :meth:`decide`."""

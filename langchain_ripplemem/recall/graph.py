@@ -7,6 +7,7 @@ no valid anchor, or ``RecallConfig.max_rounds`` is spent. ``answer`` runs only
 with a chat model and when the input asks for it (``{"with_answer": True}``).
 
 Example:
+    >>> from langchain_core.messages import HumanMessage
     >>> from langchain_ripplemem import RippleMemory
     >>> from langchain_ripplemem.recall import RecallContext, build_recall_graph
     >>> memory = RippleMemory()

@@ -24,9 +24,16 @@ import numpy as np
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import get_runtime
 
-from langchain_ripplemem.chat_models import acall_structured, call_structured, resolve_chat_model, usage_of
+from langchain_ripplemem.chat_models import (
+    StructuredOutcome,
+    acall_structured,
+    call_structured,
+    resolve_chat_model,
+    usage_of,
+)
 from langchain_ripplemem.memory_graph.expansion import expand_channel
 from langchain_ripplemem.memory_graph.scoring import structural_score
+from langchain_ripplemem.model_errors import describe_error
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
 from langchain_ripplemem.recall.assembly import aligner, assemble_memories, format_evidence, parse_citations
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController
@@ -53,7 +60,8 @@ class RecallNodes:
         self.reader = reader
         self._llm_spec = llm
         self._llm: Any = None
-        self.controller: Any = LLMController(llm) if llm is not None else HeuristicController()
+        self._fallback = HeuristicController()
+        self.controller: Any = LLMController(llm) if llm is not None else self._fallback
 
     @property
     def llm(self) -> Any:
@@ -82,11 +90,17 @@ class RecallNodes:
         return ctx, QUERY_CUES_PROMPT.invoke({"query": query, "reference": ref.date().isoformat()})
 
     def _cues_update(self, state: RecallState, ctx: ResolvedContext, started: float,
-                     parsed: QueryCueOutput | None = None, llm_usage: Usage | None = None) -> dict[str, Any]:
+                     outcome: StructuredOutcome | None = None) -> dict[str, Any]:
         query = state["query"]
         view = self.reader.view(ctx.namespace)
+        parsed: QueryCueOutput | None = outcome.value if outcome is not None else None
         cues = cues_from_llm(query, parsed) if parsed is not None else \
             rule_based_cues(query, view, ctx.reference_time or ctx.as_of)
+        warnings, down = [], None
+        if outcome is not None and parsed is None:
+            why = outcome.errors[-1] if outcome.errors else str(outcome.failure)
+            warnings.append(f"query cues: the chat model failed ({why}); rule-based cues were used")
+            down = why if outcome.unreachable else None
         if ctx.config.speaker_bonus:
             cues = move_speakers(cues, speakers(view))
         vector = self.reader.embed_query(cues.query)
@@ -94,8 +108,8 @@ class RecallNodes:
         # expansion path and the assembly.
         hidden = sorted(hidden_ids(view, ctx.as_of))
         return {"cues": cues, "query_vector": vector.tolist(), "evidence": {}, "hidden": hidden, "anchors": [],
-                "round": 0, "last_added": -1, "rounds": [],
-                "usage": _timed(None, "extract_cues", started, llm_usage)}
+                "round": 0, "last_added": -1, "rounds": [], "warnings": warnings, "model_down": down,
+                "usage": _timed(None, "extract_cues", started, outcome.usage if outcome else None)}
 
     def extract_cues(self, state: RecallState) -> dict[str, Any]:
         """Semantic query, keywords, participants, locations and time of the question."""
@@ -103,8 +117,8 @@ class RecallNodes:
         ctx, messages = self._start(state)
         if messages is None:
             return self._cues_update(state, ctx, started)
-        parsed, usage, _ = call_structured(self.llm, QueryCueOutput, messages, retries=ctx.config.llm_max_retries)
-        return self._cues_update(state, ctx, started, parsed, usage)
+        outcome = call_structured(self.llm, QueryCueOutput, messages, retries=ctx.config.llm_max_retries)
+        return self._cues_update(state, ctx, started, outcome)
 
     async def aextract_cues(self, state: RecallState) -> dict[str, Any]:
         """Async :meth:`extract_cues`."""
@@ -112,9 +126,8 @@ class RecallNodes:
         ctx, messages = await asyncio.to_thread(self._start, state)
         if messages is None:
             return await asyncio.to_thread(self._cues_update, state, ctx, started)
-        parsed, usage, _ = await acall_structured(self.llm, QueryCueOutput, messages,
-                                                  retries=ctx.config.llm_max_retries)
-        return await asyncio.to_thread(self._cues_update, state, ctx, started, parsed, usage)
+        outcome = await acall_structured(self.llm, QueryCueOutput, messages, retries=ctx.config.llm_max_retries)
+        return await asyncio.to_thread(self._cues_update, state, ctx, started, outcome)
 
     # -- tri_view_recall -------------------------------------------------------------
     def tri_view_recall(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
@@ -152,20 +165,35 @@ class RecallNodes:
             return Plan(should_continue=False, reason="expansion added nothing")
         return None
 
+    def _controller(self, state: RecallState) -> Any:
+        """The LLM controller, or the heuristic one once the chat model was found unreachable."""
+        return self._fallback if state.get("model_down") else self.controller
+
     def _decision_update(self, state: RecallState, ctx: ResolvedContext, decision: Plan,
                          started: float, config: RunnableConfig) -> dict[str, Any]:
+        update: dict[str, Any] = {}
+        if decision.get("model_down") and not state.get("model_down"):
+            # Unreachable now: decide this round, and plan it, with the heuristic controller.
+            down = decision["model_down"]
+            usage = decision.get("usage")
+            decision = self._fallback.decide(self._controller_input(state, ctx))
+            decision["usage"] = usage or Usage()
+            update = {"model_down": down, "warnings": [
+                *state.get("warnings", []), f"controller: the chat model is unreachable ({down}); "
+                "the heuristic controller decided, and no further chat model call was made"]}
         rounds = list(state["rounds"])
         rounds[-1] = rounds[-1].model_copy(update={
             "sufficient": not decision["should_continue"], "reason": decision.get("reason", "")})
         with round_run(config, "check_sufficiency", state["round"], evidence=len(state["evidence"])) as out:
             out.update(should_continue=decision["should_continue"], reason=decision.get("reason", ""))
-        return {"plan": decision, "rounds": rounds,
+        return {**update, "plan": decision, "rounds": rounds,
                 "usage": _timed(state["usage"], "check_sufficiency", started, decision.get("usage"))}
 
     def check_sufficiency(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
         """Ask the controller whether the evidence suffices (budgets checked first)."""
         ctx, started = self._ctx(), time.perf_counter()
-        decision = self._budget_stop(state, ctx) or self.controller.decide(self._controller_input(state, ctx))
+        decision = self._budget_stop(state, ctx) or \
+            self._controller(state).decide(self._controller_input(state, ctx))
         return self._decision_update(state, ctx, decision, started, config)
 
     async def acheck_sufficiency(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
@@ -174,16 +202,16 @@ class RecallNodes:
         decision = self._budget_stop(state, ctx)
         if decision is None:
             inp = await asyncio.to_thread(self._controller_input, state, ctx)
-            adecide = getattr(self.controller, "adecide", None)
-            decision = await adecide(inp) if adecide else await asyncio.to_thread(self.controller.decide, inp)
+            adecide = getattr(self._controller(state), "adecide", None)
+            decision = await adecide(inp) if adecide else await asyncio.to_thread(self._fallback.decide, inp)
         assert decision is not None
-        return self._decision_update(state, ctx, decision, started, config)
+        return await asyncio.to_thread(self._decision_update, state, ctx, decision, started, config)
 
     # -- plan_expansion ----------------------------------------------------------------
     def plan_expansion(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
         """Anchors and the missing-support target for the next round."""
         ctx, started = self._ctx(), time.perf_counter()
-        plan = self.controller.plan(self._controller_input(state, ctx), state["plan"])
+        plan = self._controller(state).plan(self._controller_input(state, ctx), state["plan"])
         if not ctx.config.use_planning:
             # Ablation: expand around the same anchors but search for the query itself.
             cues = state["cues"]
@@ -230,7 +258,7 @@ class RecallNodes:
         }
         channels = [c for c, on in (("semantic", cfg.expand_semantic),
                                     ("structural", cfg.expand_structural)) if on]
-        next_round, added, paths = state["round"] + 1, [], {}
+        next_round, added, paths, kinds = state["round"] + 1, [], {}, {}
         exclude = set(evidence) | {uid for uid in graph if uid not in view.pos}
         for channel in channels:
             for hit in expand_channel(graph, anchors, channel, scorers[channel],  # type: ignore[arg-type]
@@ -238,12 +266,12 @@ class RecallNodes:
                                       tiebreak=scorers["semantic"]):
                 if hit.unit_id not in evidence:
                     added.append(hit.unit_id)
-                    paths[hit.unit_id] = hit.path
+                    paths[hit.unit_id], kinds[hit.unit_id] = hit.path, hit.channel
                 evidence.setdefault(hit.unit_id, []).append(Hit(
                     source="expansion", rank=hit.rank, score=hit.score, round=next_round,
                     channel=hit.channel, anchor=hit.anchor, path=hit.path, edge_weight=hit.strength))
         rounds = list(state["rounds"])
-        rounds[-1] = rounds[-1].model_copy(update={"expanded": added, "paths": paths})
+        rounds[-1] = rounds[-1].model_copy(update={"expanded": added, "paths": paths, "channels": kinds})
         with round_run(config, "expand", next_round, anchors=anchors) as out:
             out.update(expanded=added, count=len(added))
         return {"evidence": evidence, "round": next_round, "last_added": len(added), "rounds": rounds,
@@ -265,6 +293,7 @@ class RecallNodes:
         with round_run(config, "assemble", state["round"], evidence=len(state["evidence"])) as out:
             out.update(ids=[m.unit.id for m in memories], count=len(memories))
         result = RecallResult(query=state["query"], namespace=ctx.namespace, cues=state["cues"],
+                              warnings=list(state.get("warnings") or ()),
                               memories=memories, rounds=state["rounds"], usage=usage)
         return {"result": result, "usage": usage}
 
@@ -280,7 +309,7 @@ class RecallNodes:
         """A failed answer call keeps the recalled memories and says what went wrong."""
         result = state["result"]
         usage = _timed(result.usage, "answer", started, Usage(llm_calls=1))
-        warning = f"answer: the chat model call failed ({type(error).__name__}: {str(error)[:300]}); " \
+        warning = f"answer: the chat model call failed ({describe_error(error)}); " \
                   "the memories are returned without an answer"
         result = result.model_copy(update={"usage": usage, "warnings": [*result.warnings, warning]})
         return {"result": result, "answer": None, "usage": usage}
@@ -289,8 +318,18 @@ class RecallNodes:
         return ANSWER_PROMPT.invoke({"query": state["query"],
                                      "evidence": format_evidence(state["result"].memories)})
 
+    def _answer_skipped(self, state: RecallState) -> dict[str, Any] | None:
+        """No answer call when an earlier call of this recall found the model unreachable."""
+        if not state.get("model_down"):
+            return None
+        result = state["result"]
+        warning = f"answer: skipped, the chat model is unreachable ({state['model_down']})"
+        return {"result": result.model_copy(update={"warnings": [*result.warnings, warning]}), "answer": None}
+
     def answer(self, state: RecallState) -> dict[str, Any]:
         """Answer from the K memories, citing them (LLM only, when the input asks ``with_answer``)."""
+        if (skipped := self._answer_skipped(state)) is not None:
+            return skipped
         started = time.perf_counter()
         try:
             message = self.llm.invoke(self._answer_messages(state))
@@ -300,6 +339,8 @@ class RecallNodes:
 
     async def aanswer(self, state: RecallState) -> dict[str, Any]:
         """Async :meth:`answer`."""
+        if (skipped := self._answer_skipped(state)) is not None:
+            return skipped
         started = time.perf_counter()
         try:
             message = await self.llm.ainvoke(self._answer_messages(state))

@@ -95,6 +95,7 @@ class Plan(TypedDict, total=False):
     target: ExpansionTarget | None
     llm_plan: Any
     usage: Usage
+    model_down: str  # the chat model could not be reached: why
 
 
 class RecallState(TypedDict, total=False):
@@ -114,4 +115,5 @@ class RecallState(TypedDict, total=False):
     usage: Usage
     result: RecallResult
     answer: str | None
-    warnings: list[str]
+    model_down: str | None  # set once a chat model call found the model unreachable: no more LLM calls
+    warnings: list[str]  # fallbacks taken, copied into the result

@@ -31,8 +31,12 @@ interleave two writes of one namespace; writers of other namespaces do not
 wait.
 
 Example:
-    >>> lock = StoreLock("/tmp/ripplemem-doc").acquire()  # doctest: +SKIP
-    >>> lock.release()  # doctest: +SKIP
+    >>> import tempfile
+    >>> lock = StoreLock(tempfile.mkdtemp()).acquire()
+    >>> lock.locked, lock_holder(lock.directory)["pid"] == os.getpid()
+    (True, True)
+    >>> lock.release()
+
 """
 
 from __future__ import annotations

@@ -16,9 +16,13 @@ commit and before any new unit is written:
    labels instead of ids.
 3. **Validation.** A returned pair counts only when its ``new`` label is a new
    unit of the batch and its ``old`` label one of *that* unit's candidates;
-   others are dropped with a warning. Output that does not parse and model
-   errors are retried ``llm_max_retries`` times; a batch that still fails adds
-   nothing (a warning says so) and only the rules apply to it.
+   others are dropped with a warning. Output that does not parse or validate
+   is retried ``llm_max_retries`` times; a batch that still fails, or whose
+   call fails (unreachable model, refused request: not retried, the chat
+   model's own ``max_retries`` covers those), adds nothing (a warning says so)
+   and only the rules apply to it. A model that refuses these settings (bad
+   key, unknown model) raises :class:`~langchain_ripplemem.errors.ModelConfigurationError`
+   before anything is written.
 4. **Claims, not marks.** A pair becomes ``metadata["supersedes"][old_id] =
    attribute`` of the *new* unit, written with it. The marks on older units
    (``superseded_by``, ``valid_until``, ``superseded_attribute`` and
@@ -37,6 +41,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from langchain_ripplemem.chat_models import call_structured, resolve_chat_model
+from langchain_ripplemem.errors import ModelConfigurationError
 from langchain_ripplemem.marks import SUPERSEDES, is_suppressed, order_key
 from langchain_ripplemem.memory_graph.scoring import cue_set
 from langchain_ripplemem.schemas import MemoryUnit, Usage
@@ -156,12 +161,15 @@ class LLMSupersession:
             lines.append("NEW " + render_line(labels[new[i].id], _day(new[i]), new[i].restatement))
             lines += ["    candidate " + render_line(labels[c.id], _day(c), c.restatement) for c in candidates[i]]
         messages = SUPERSESSION_PROMPT.format_messages(memories="\n".join(lines))
-        parsed, usage, errors = call_structured(self.model, SupersessionOutput, messages,
-                                                retries=self.config.llm_max_retries)
-        first = new[batch[0]].id
+        outcome = call_structured(self.model, SupersessionOutput, messages, retries=self.config.llm_max_retries)
+        parsed, usage, first = outcome.value, outcome.usage, new[batch[0]].id
+        if outcome.failure == "misconfigured":  # raised before anything of the ingest is written
+            raise ModelConfigurationError(f"LLM supersession: the chat model refuses requests with these settings "
+                                          f"({outcome.errors[-1]})") from outcome.exception
         if parsed is None:
-            return [], usage, [f"LLM supersession of {len(batch)} new memories (from {first}) failed, only the "
-                               f"rules apply to them: {'; '.join(errors)}"]
+            return [], usage, [f"LLM supersession of {len(batch)} new memories (from {first}) failed "
+                               f"({outcome.failure}), only the rules apply to them: "
+                               + "; ".join(f"attempt {i}: {e}" for i, e in enumerate(outcome.errors, start=1))]
         by_label = {labels[new[i].id]: i for i in batch}
         found: list[tuple[int, str, str]] = []
         warnings: list[str] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,8 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem.lexical import lexical_tokens
 from langchain_ripplemem.schemas import Conversation
+
+from .openai_server import ScriptedOpenAIServer
 
 
 class BagOfWordsEmbeddings(Embeddings):
@@ -79,3 +82,10 @@ def make_conversation(cid: str = "c1") -> Conversation:
 @pytest.fixture
 def conversation() -> Conversation:
     return make_conversation()
+
+
+@pytest.fixture
+def openai_server() -> Iterator[ScriptedOpenAIServer]:
+    """A local OpenAI-compatible chat server answering from a script (see ``openai_server.py``)."""
+    with ScriptedOpenAIServer() as server:
+        yield server

@@ -3,7 +3,7 @@
 import json
 
 from langchain_ripplemem.cli import main
-from langchain_ripplemem.config import LOCOMO_TUNED
+from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.demo import load_sample, run_demo
 
 
@@ -44,7 +44,7 @@ def test_cli_ingest_then_recall_in_a_new_store(tmp_path, capsys):
     assert main(["recall", questions[0]["question"], "--persist", store, "--namespace", "demo/maya",
                  "--k", "3", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    tuned_k = LOCOMO_TUNED.semantic_k
+    tuned_k = RecallConfig().semantic_k
     assert len(result["memories"]) == 3 and len(result["rounds"][0]["first_hop"]["semantic"]) == tuned_k
     assert main(["recall", questions[0]["question"], "--persist", store, "--namespace", "demo/maya",
                  "--k", "3", "--json", "--preset", "paper"]) == 0

@@ -3,8 +3,12 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta, timezone
 
 import pytest
+from langchain_core.exceptions import ContextOverflowError, ModelAuthenticationError, ModelTimeoutError
 from langchain_core.messages import AIMessage
+from pydantic import ValidationError
 
+from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.errors import ModelConfigurationError
 from langchain_ripplemem.extraction.base import Extractor, Window
 from langchain_ripplemem.extraction.cues import (
     Aliases,
@@ -15,10 +19,12 @@ from langchain_ripplemem.extraction.cues import (
 from langchain_ripplemem.extraction.llm import LLMExtractor
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor, split_text
 from langchain_ripplemem.extraction.windows import make_windows
+from langchain_ripplemem.prompts.extraction import ExtractionOutput
 from langchain_ripplemem.schemas import Conversation, Session, Turn
 from tests.unit_tests.fakes import ScriptedChatModel
 
 NS = ("tests", "extraction")
+ONLY_LLM = WriteConfig(rules_for_uncovered_turns=False)  # no rule-based units for the turns no event cites
 S1_TIME = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)  # a Monday
 
 
@@ -253,7 +259,7 @@ def test_llm_happy_path(dinner: Conversation) -> None:
         event("Sam loves seafood.", ["D1:6"], participants=["Sam"], kind="preference"),
     ]}])
     window = window_of(dinner, index=3)
-    result = LLMExtractor(model).extract(window, NS)
+    result = LLMExtractor(model, config=ONLY_LLM).extract(window, NS)
     assert result.failed is None and len(result.units) == 2
     grill, seafood = result.units
     assert grill.participants == ["Priya", "Maya"]
@@ -276,7 +282,7 @@ def test_llm_rejects_turn_ids_outside_the_window_then_retries(dinner: Conversati
         {"events": [event(turn_ids=["D1:1", "D9:9"])]},
         {"events": [event()]},
     ])
-    result = LLMExtractor(model).extract(window_of(dinner, ["D1:1", "D1:2"]), NS)
+    result = LLMExtractor(model, config=ONLY_LLM).extract(window_of(dinner, ["D1:1", "D1:2"]), NS)
     assert result.failed is None and [u.source.turn_ids for u in result.units] == [["D1:1"]]
     assert result.usage.llm_calls == 2 and result.usage.input_tokens == 200
     retry = model.calls[1][-1]
@@ -339,7 +345,7 @@ def test_llm_dedupes_and_orders_turn_ids_and_records_sessions(dinner: Conversati
         event("Sam cooks paella after Maya's dinner.", ["D2:1", "D1:1", "D2:1"]),
         event("Sam cooks paella after Maya's dinner.", ["D1:1", "D2:1"]),
     ]}])
-    (unit,) = LLMExtractor(model).extract(window_of(dinner), NS).units
+    (unit,) = LLMExtractor(model, config=ONLY_LLM).extract(window_of(dinner), NS).units
     assert unit.source.turn_ids == ["D1:1", "D2:1"] and unit.source.session_id == "S1"
     assert unit.metadata["session_ids"] == "S1,S2"
 
@@ -352,24 +358,86 @@ def test_llm_transcript_is_quoted_data(dinner: Conversation) -> None:
     assert human.count("</transcript>") == 1 and "<system>" not in human
 
 
-def test_llm_model_errors_propagate(dinner: Conversation) -> None:
-    model = ScriptedChatModel(responses=[ConnectionError("provider down")])
-    with pytest.raises(ConnectionError, match="provider down"):
+@pytest.mark.parametrize(("error", "named"), [
+    (ConnectionError("provider down"), "model unreachable: ConnectionError: provider down"),
+    (ModelTimeoutError("read timed out"), "model unreachable: ModelTimeoutError: read timed out"),
+    (ContextOverflowError("window too long"), "the model refused the request: ContextOverflowError"),
+])
+def test_llm_a_failed_call_fails_its_window_at_once(dinner: Conversation, error: Exception, named: str) -> None:
+    model = ScriptedChatModel(responses=[error, {"events": [event()]}])
+    result = LLMExtractor(model, max_retries=2).extract(window_of(dinner), NS)
+    assert result.units == [] and result.failed is not None and result.failed.error.startswith(named)
+    assert result.failed.attempts == 1 and model.remaining == 1  # not retried: the client retries transport errors
+
+
+def test_llm_a_model_refusing_the_settings_raises(dinner: Conversation) -> None:
+    model = ScriptedChatModel(responses=[ModelAuthenticationError("Incorrect API key provided")])
+    with pytest.raises(ModelConfigurationError, match="window 0.*Incorrect API key.*check the API key") as info:
         LLMExtractor(model).extract(window_of(dinner), NS)
+    assert isinstance(info.value.__cause__, ModelAuthenticationError)
+
+
+def test_llm_a_validation_error_raised_by_the_call_is_a_failed_attempt(dinner: Conversation) -> None:
+    """ChatOpenAI's json_schema path parses inside the model call: its ValidationError is retried."""
+    try:
+        ExtractionOutput.model_validate_json('{"events": [{"restatement": "x"}]}')
+    except ValidationError as exc:
+        raised = exc
+    model = ScriptedChatModel(responses=[raised, {"events": [event()]}])
+    result = LLMExtractor(model, config=ONLY_LLM).extract(window_of(dinner), NS)
+    assert result.failed is None and len(result.units) == 1 and result.usage.llm_calls == 2
+    note = model.calls[1][-1].content
+    assert "events[0].kind: Field required" in note and "http" not in note
+
+
+def test_llm_events_are_required(dinner: Conversation) -> None:
+    model = ScriptedChatModel(responses=[{"unexpected": 1}])
+    result = LLMExtractor(model, max_retries=0).extract(window_of(dinner), NS)
+    assert result.units == [] and result.failed.error == "events: Field required"
+
+
+def test_llm_a_malformed_tool_call_says_what_was_wrong(dinner: Conversation) -> None:
+    bad = AIMessage(content="", invalid_tool_calls=[{"name": "ExtractionOutput", "args": '{"events": [',
+                                                     "id": "c1", "error": "not JSON", "type": "invalid_tool_call"}])
+    other = AIMessage(content="", tool_calls=[{"name": "Search", "args": {}, "id": "c2"}])
+    model = ScriptedChatModel(responses=[bad, other, "Here are the memories."])
+    result = LLMExtractor(model, max_retries=2).extract(window_of(dinner), NS)
+    first, second, third = (w.split(": ", 2)[-1] for w in result.warnings)
+    assert first.startswith("the ExtractionOutput call's arguments are not valid JSON: Expecting value")
+    assert second == "called 'Search' instead of answering with ExtractionOutput"
+    assert third == "answered with text instead of a ExtractionOutput object: 'Here are the memories.'"
+    assert not any("answer by calling" in w for w in result.warnings)
 
 
 def test_llm_empty_event_list_and_usage_from_raw_metadata(dinner: Conversation) -> None:
     raw = AIMessage(content="", tool_calls=[{"name": "ExtractionOutput", "args": {"events": []},
                                              "id": "c1"}],
                     usage_metadata={"input_tokens": 7, "output_tokens": 3, "total_tokens": 10})
-    result = LLMExtractor(ScriptedChatModel(responses=[raw])).extract(window_of(dinner), NS)
+    result = LLMExtractor(ScriptedChatModel(responses=[raw]), config=ONLY_LLM).extract(window_of(dinner), NS)
     assert result.units == [] and result.failed is None and result.usage.llm_calls == 1
     assert (result.usage.input_tokens, result.usage.output_tokens) == (7, 3)
+    # No turn vanishes silently: the warning names every turn with text ("D1:4" has none).
+    (warning,) = result.warnings
+    assert "['D1:1', 'D1:2', 'D1:3', 'D1:5', 'D1:6', 'D2:1', 'D2:2']" in warning and "not stored" in warning
+
+
+def test_llm_uncovered_turns_become_rule_units_by_default(dinner: Conversation) -> None:
+    window = window_of(dinner, ["D1:1", "D1:2", "D1:4", "D1:5"])
+    model = ScriptedChatModel(responses=[{"events": [event("Priya took Maya to Harbor Grill.", ["D1:1"])]}])
+    result = LLMExtractor(model).extract(window, NS)
+    llm, *rules = result.units
+    assert llm.metadata["extractor"] == "llm" and llm.source.turn_ids == ["D1:1"]
+    assert [u.source.turn_ids for u in rules] == [["D1:2"], ["D1:5"]]  # D1:4 has no text
+    assert all(u.metadata["extractor"] == "rules" and u.metadata["fallback"] == "uncovered_turn" for u in rules)
+    expected = RuleBasedExtractor().extract(window_of(dinner, ["D1:2", "D1:5"]), NS).units
+    assert [u.id for u in rules] == [u.id for u in expected]  # the same ids as the offline extractor's
+    assert result.warnings == ["conversation 'dinner', window 0: no extracted event cites turns ['D1:2', 'D1:5']; "
+                               "stored them as rule-based units"]
 
 
 async def test_llm_async_path_retries_like_sync(dinner: Conversation) -> None:
     model = ScriptedChatModel(responses=["garbage", {"events": [event()]}])
-    result = await LLMExtractor(model).aextract(window_of(dinner), NS)
+    result = await LLMExtractor(model, config=ONLY_LLM).aextract(window_of(dinner), NS)
     assert result.failed is None and len(result.units) == 1
     assert result.usage.llm_calls == 2 and len(model.calls) == 2
 

@@ -125,7 +125,7 @@ async def test_agent_remembers_recalls_and_answers(shared_memory, mode):
         AIMessage("", tool_calls=[{"name": "remember", "id": "t1",
                                    "args": {"content": "Maya is allergic to shellfish."}}]),
         AIMessage("", tool_calls=[{"name": "recall_memory", "id": "t2", "args": {"query": "Maya allergic"}}]),
-        lambda messages: f"From memory: {messages[-1].content.splitlines()[1].split(' | ')[1]}",
+        lambda messages: f"From memory: {messages[-1].content.splitlines()[1].split(' | ')[2]}",
     ])
     state = {"messages": [("user", "Remember that I'm allergic to shellfish, then tell me what I can't eat.")]}
     context = agent.AgentContext(user_id="maya", model=llm)

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage
 
 from langchain_ripplemem import served_memory
 from langchain_ripplemem.cli import main as cli_main
-from langchain_ripplemem.config import LOCOMO_TUNED, RecallConfig
+from langchain_ripplemem.config import PAPER, RecallConfig
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
 
@@ -28,7 +28,7 @@ def ids_and_scores(result) -> list[tuple[str, float]]:
 
 
 # -- item 1: an empty namespace ------------------------------------------------------------
-@pytest.mark.parametrize("config", [RecallConfig(), LOCOMO_TUNED, LOCOMO_TUNED.model_copy(update={"max_rounds": 3})])
+@pytest.mark.parametrize("config", [RecallConfig(), PAPER, RecallConfig(max_rounds=3)])
 def test_recall_on_an_empty_namespace_returns_an_empty_result_with_its_trace(bow, config):
     memory = RippleMemory(bow, recall_config=config)
     for result in (memory.recall("Where is Bob moving?", namespace=NS),
@@ -37,12 +37,19 @@ def test_recall_on_an_empty_namespace_returns_an_empty_result_with_its_trace(bow
         assert result.memories == [] and result.rounds and result.rounds[0].first_hop["semantic"] == []
 
 
-def test_cli_recall_on_a_fresh_store_with_the_recommended_settings(tmp_path, capsys):
-    code = cli_main(["recall", "Where is Bob moving?", "--persist", str(tmp_path / "mem"),
-                     "--namespace", "users/bob", "--json"])
+def test_cli_recall_on_an_empty_namespace_with_the_recommended_settings(tmp_path, capsys, conversation):
+    store = tmp_path / "mem"
+    path = tmp_path / "conversation.json"
+    path.write_text(conversation.model_dump_json())
+    assert cli_main(["ingest", str(path), "--persist", str(store), "--namespace", "users/maya", "--quiet"],
+                    memory_factory=lambda persist: RippleMemory(BagOfWordsEmbeddings(), persist_directory=persist)) == 0
+    capsys.readouterr()
+    code = cli_main(["recall", "Where is Bob moving?", "--persist", str(store), "--namespace", "users/bob", "--json"],
+                    memory_factory=lambda persist: RippleMemory(BagOfWordsEmbeddings(), persist_directory=persist))
     out = capsys.readouterr()
     assert code == 0, out.err
-    assert '"memories": []' in out.out
+    assert '"memories": []' in out.out and '"first_hop"' in out.out  # an empty result, with its trace
+    assert "holds no memories" in out.err and "users/maya" in out.err
 
 
 # -- item 3: the same preparation and the same effective config both ways ------------------

@@ -4,7 +4,7 @@ import pytest
 from langchain_core.tracers.context import collect_runs
 from langgraph.graph import END, START, StateGraph
 
-from langchain_ripplemem.config import LOCOMO, LONGMEMEVAL, RecallConfig, preset
+from langchain_ripplemem.config import PAPER, PAPER_LONG_HISTORY, RecallConfig, WriteConfig, preset
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall import NODE_NAMES, RecallContext, build_recall_graph
 from langchain_ripplemem.schemas import RecallResult
@@ -12,7 +12,7 @@ from langchain_ripplemem.schemas import RecallResult
 from .conftest import BagOfWordsEmbeddings, make_conversation
 
 NS = ("maya",)
-SMALL = RecallConfig(semantic_k=1, lexical_k=1, cue_k=0)
+SMALL = PAPER.model_copy(update={"semantic_k": 1, "lexical_k": 1, "cue_k": 0})
 # No memory says "say", so the heuristic controller always sees missing support.
 QUESTION = "What did Maya say she would think about?"
 
@@ -85,13 +85,17 @@ def test_ablations_change_what_expansion_does(memory):
     assert no_planning.rounds[1].target.restatement == QUESTION
 
 
-def test_presets():
-    assert (LOCOMO.semantic_k, LOCOMO.lexical_k, LOCOMO.cue_k) == (10, 5, 5)
-    assert (LONGMEMEVAL.semantic_k, LONGMEMEVAL.lexical_k, LONGMEMEVAL.cue_k) == (15, 8, 8)
-    write, recall = preset("LongMemEval")
-    assert (write.window_size, write.window_overlap) == (10, 0) and recall is LONGMEMEVAL
+def test_presets_are_named_by_purpose_and_the_default_is_the_recommended_one(bow):
+    assert (PAPER.semantic_k, PAPER.lexical_k, PAPER.cue_k) == (10, 5, 5)
+    assert (PAPER.context_weight, PAPER.speaker_bonus, PAPER.time_bonus, PAPER.alignment) == (0, 0, 0, "semantic")
+    write, recall = preset("paper-long-history")
+    assert (write.window_size, write.window_overlap) == (10, 0) and recall is PAPER_LONG_HISTORY
+    assert (recall.semantic_k, recall.lexical_k, recall.cue_k) == (15, 8, 8)
+    assert preset("Recommended") == (WriteConfig(), RecallConfig())
+    assert RippleMemory(bow).recall_config == RecallConfig() != PAPER  # RippleMemory() gets the recommended
+    assert RecallConfig().context_weight > 0 and RecallConfig().semantic_k > PAPER.semantic_k
     with pytest.raises(ValueError, match="unknown preset"):
-        preset("nope")
+        preset("locomo-tuned")
 
 
 async def test_async_path_matches_sync(memory):

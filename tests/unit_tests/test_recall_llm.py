@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.config import PAPER
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall import NODE_NAMES, build_recall_graph
@@ -13,7 +13,7 @@ from .conftest import BagOfWordsEmbeddings, make_conversation
 from .fakes import ScriptedChatModel
 
 NS = ("maya",)
-CONFIG = RecallConfig(semantic_k=2, lexical_k=1, cue_k=0, max_rounds=1)
+CONFIG = PAPER.model_copy(update={"semantic_k": 2, "lexical_k": 1, "cue_k": 0, "max_rounds": 1})
 CUES = {"semantic_query": "Maya's dinner plans and food restrictions", "keywords": ["dinner"],
         "participants": ["Maya"], "locations": [], "time_start": None, "time_end": None}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from langchain_ripplemem.config import RecallConfig, WriteConfig
+from langchain_ripplemem.config import PAPER, RecallConfig, WriteConfig
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.scoring import structural_score
@@ -16,6 +16,9 @@ from langchain_ripplemem.schemas import Conversation, MemoryUnit, Provenance, Qu
 from .conftest import BagOfWordsEmbeddings, make_conversation
 
 NS = ("ctx",)
+
+
+SMALL_PAPER = PAPER.model_copy(update={"semantic_k": 1, "lexical_k": 1, "cue_k": 0})
 
 
 def unit(uid: str, session: str, turn_index: int | None, participants=("Maya",), day: int = 1) -> MemoryUnit:
@@ -122,7 +125,7 @@ def recalled(memory: RippleMemory, query: str, config: RecallConfig, k: int) -> 
 
 
 def test_context_finds_the_answer_to_the_question_turn(talk):
-    base = RecallConfig(semantic_k=2, lexical_k=2, cue_k=0, max_rounds=0)
+    base = PAPER.model_copy(update={"semantic_k": 2, "lexical_k": 2, "cue_k": 0, "max_rounds": 0})
     query = "what do the kids like to do these days"
     assert "S1:2" not in recalled(talk, query, base, k=2)
     with_context = base.model_copy(update={"context_weight": 0.8})
@@ -130,7 +133,7 @@ def test_context_finds_the_answer_to_the_question_turn(talk):
 
 
 def test_speaker_bonus_prefers_what_the_named_person_said(talk):
-    base = RecallConfig(semantic_k=5, lexical_k=5, cue_k=5, max_rounds=0)
+    base = PAPER.model_copy(update={"semantic_k": 5, "lexical_k": 5, "cue_k": 5, "max_rounds": 0})
     question = "What kids do Maya like?"
     assert recalled(talk, question, base, k=1) == ["S2:1"]  # Sam's turn names Maya
     bonus = base.model_copy(update={"speaker_bonus": 1.0})
@@ -151,7 +154,7 @@ def test_heuristic_target_reuses_the_query_vector():
     memory = RippleMemory(embeddings)
     memory.add_conversation(make_conversation(), namespace=("maya",))
     question = "What did Maya say she would think about?"
-    result = memory.recall(question, namespace=("maya",), config=RecallConfig(semantic_k=1, lexical_k=1, cue_k=0))
+    result = memory.recall(question, namespace=("maya",), config=SMALL_PAPER)
     assert len(result.rounds) == 2 and result.rounds[1].target.restates_query
     assert embeddings.queries == [question]  # one encoder call: no second one for the target
 
