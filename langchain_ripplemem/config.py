@@ -50,8 +50,11 @@ class WriteConfig(BaseModel):
     beta_locations: float = Field(0.2, ge=0)
     beta_time: float = Field(0.3, ge=0)
     embed_batch_size: int = Field(64, ge=1)
+    # 900 characters of English are 200 to 230 MiniLM tokens: a chunk fits the encoder's
+    # 256-token window, so all of it is embedded (4000 were ~900 tokens, three quarters unseen).
     max_turn_chars: int = Field(
-        4000, ge=100, description="longer turns are split into chunks of this size (documented rule)"
+        900, ge=100, description="longer turns are split at sentences into chunks of at most this many "
+        "characters, sized to fit the default encoder's 256-token window (extraction/rules.py)",
     )
     llm_max_retries: int = Field(2, ge=0, description="extra attempts after invalid LLM output")
     rules_for_uncovered_turns: bool = Field(
@@ -151,7 +154,7 @@ class RecallConfig(BaseModel):
     )
     recency_half_life_days: float | None = Field(
         None, gt=0, description="when set, rho *= 0.5 ** (age_days / half_life), age from the namespace's "
-        "latest memory time (or as_of) to the memory's time end; None = no recency decay",
+        "latest statement (marks.stated_at, or as_of) to the memory's time end; None = no recency decay",
     )
 
 

@@ -40,12 +40,14 @@ MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2:onnx-int8"
 DIMENSION = 384
 # BERT's learned position table has 512 rows; longer inputs cannot be encoded.
 _MAX_POSITIONS = 512
+# Texts tokenised at a time: bounds the token lists held at once, whatever the input.
+_TOKENIZE_BLOCK = 1024
 
 # Process-wide caches, so that many short-lived instances (tests, tools, one per
 # store) share one session and one tokenizer instead of loading 23 MB each time.
 _LOCK = threading.Lock()
 _SESSIONS: dict[int | None, InferenceSession] = {}
-_TOKENIZERS: dict[int, Tokenizer] = {}
+_TOKENIZERS: dict[int | None, Tokenizer] = {}
 
 
 def _load_session(intra_op_num_threads: int | None) -> InferenceSession:
@@ -84,7 +86,8 @@ def _load_session(intra_op_num_threads: int | None) -> InferenceSession:
         return session
 
 
-def _load_tokenizer(max_length: int) -> Tokenizer:
+def _load_tokenizer(max_length: int | None) -> Tokenizer:
+    """The shipped tokenizer, cutting at ``max_length`` tokens (``None``: never)."""
     with _LOCK:
         tokenizer = _TOKENIZERS.get(max_length)
         if tokenizer is not None:
@@ -98,7 +101,10 @@ def _load_tokenizer(max_length: int) -> Tokenizer:
         # ourselves per batch (to its longest member) and cut at max_length,
         # the length the sentence-transformers model was configured for.
         tokenizer.no_padding()
-        tokenizer.enable_truncation(max_length=max_length)
+        if max_length is None:
+            tokenizer.no_truncation()
+        else:
+            tokenizer.enable_truncation(max_length=max_length)
         _TOKENIZERS[max_length] = tokenizer
         return tokenizer
 
@@ -122,13 +128,20 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
     Vectors are mean-pooled over real tokens and L2-normalised, so a dot
     product is a cosine similarity. Texts are sorted by token length inside a
     call and each batch is padded only to its longest member, then results are
-    returned in input order. Instances are thread-safe and cheap: the model is
+    returned in input order. A batch holds at most ``batch_size`` texts and at
+    most ``max_batch_tokens`` padded tokens (texts times longest text), so the
+    memory of a forward pass, which grows with batch x length (and with batch x
+    length squared in attention), is bounded by these settings and not by the
+    input: 64 texts of 256 tokens run as 32 passes of 2, not as one pass of 64
+    (which peaked above 1 GB). Instances are thread-safe and cheap: the model is
     loaded once per process on first use.
 
     Args:
-        batch_size: Texts per forward pass.
+        batch_size: At most this many texts per forward pass.
         max_length: Tokens kept per text (including ``[CLS]``/``[SEP]``);
             longer texts are truncated. At most 512.
+        max_batch_tokens: At most this many padded tokens per forward pass; a
+            text longer than this runs alone.
         intra_op_num_threads: onnxruntime threads per forward pass; ``None``
             keeps onnxruntime's default (one per physical core).
 
@@ -145,6 +158,10 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
     batch_size: int = Field(64, ge=1, description="texts per forward pass")
     max_length: int = Field(
         256, ge=2, le=_MAX_POSITIONS, description="tokens kept per text, special tokens included"
+    )
+    # Small passes are also the fastest on CPU (docs/benchmarks.md, "Long turns").
+    max_batch_tokens: int = Field(
+        512, ge=1, description="padded tokens (texts x longest text) per forward pass; bounds its memory"
     )
     intra_op_num_threads: int | None = Field(
         None, ge=1, description="onnxruntime intra-op threads; None = onnxruntime default"
@@ -187,14 +204,61 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
             return out
         tokenizer = _load_tokenizer(self.max_length)
         session = _load_session(self.intra_op_num_threads)
-        # Tokenise once (parallel, in Rust) and sort by real token count so that
-        # each batch holds texts of similar length and padding stays small.
-        ids = [encoding.ids for encoding in tokenizer.encode_batch(items)]
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            out[chunk] = self._forward(session, [ids[i] for i in chunk])
+        for first in range(0, len(items), _TOKENIZE_BLOCK):
+            # Tokenise a block at once (parallel, in Rust); batches group texts of
+            # similar length so that padding stays small.
+            block = items[first : first + _TOKENIZE_BLOCK]
+            ids = [encoding.ids for encoding in tokenizer.encode_batch(block)]
+            for batch in self.batches([len(row) for row in ids]):
+                out[[first + i for i in batch]] = self._forward(session, [ids[i] for i in batch])
         return out
+
+    def batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        """Group texts of these token lengths into forward passes.
+
+        Texts go shortest first; a pass takes the next text while it stays within
+        ``batch_size`` texts and ``max_batch_tokens`` padded tokens (texts times
+        its longest text). A text longer than ``max_batch_tokens`` runs alone.
+
+        Args:
+            lengths: token count of each text (after truncation to ``max_length``).
+
+        Returns:
+            Lists of indices into ``lengths``; each index appears once.
+
+        Example:
+            >>> MiniLMOnnxEmbeddings(max_batch_tokens=512).batches([256, 10, 256, 12, 256])
+            [[1, 3], [0, 2], [4]]
+
+        """
+        order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+        batches: list[list[int]] = []
+        current: list[int] = []
+        for i in order:  # ascending, so the text being added is the batch's longest
+            if current and (len(current) >= self.batch_size
+                            or (len(current) + 1) * lengths[i] > self.max_batch_tokens):
+                batches.append(current)
+                current = []
+            current.append(i)
+        if current:
+            batches.append(current)
+        return batches
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each text, special tokens included, before any truncation.
+
+        A text of more than ``max_length`` tokens is embedded from its first
+        ``max_length`` only: chunk long texts below that to embed all of them.
+
+        Example:
+            >>> MiniLMOnnxEmbeddings().count_tokens(["Maya is allergic to shellfish.", ""])
+            [9, 2]
+
+        """
+        items = _check_texts(texts)
+        tokenizer = _load_tokenizer(None)
+        return [len(encoding.ids) for first in range(0, len(items), _TOKENIZE_BLOCK)
+                for encoding in tokenizer.encode_batch(items[first : first + _TOKENIZE_BLOCK])]
 
     @staticmethod
     def _forward(session: InferenceSession, batch: list[list[int]]) -> np.ndarray:
@@ -290,14 +354,20 @@ def _unit_rows(vectors: np.ndarray) -> np.ndarray:
 
 
 def embed_texts(embeddings: Embeddings, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
-    """Embed documents as an ``(n, dim)`` float32 array of unit vectors, in batches."""
+    """Embed documents as an ``(n, dim)`` float32 array of unit vectors.
+
+    A model with ``embed_array`` gets every text in one call: it sorts them by
+    length and sizes its own forward passes (:meth:`MiniLMOnnxEmbeddings.batches`),
+    which packs better than slices taken in input order. Any other model gets
+    ``embed_documents`` calls of ``batch_size`` texts.
+    """
     if not texts:
         return np.zeros((0, 0), dtype=np.float32)
     fast = getattr(embeddings, "embed_array", None)
-    chunks = []
-    for start in range(0, len(texts), batch_size):
-        batch = list(texts[start : start + batch_size])
-        chunks.append(np.asarray(fast(batch) if fast else embeddings.embed_documents(batch), dtype=np.float32))
+    if fast is not None:
+        return _unit_rows(np.asarray(fast(list(texts)), dtype=np.float32))
+    chunks = [np.asarray(embeddings.embed_documents(list(texts[start : start + batch_size])), dtype=np.float32)
+              for start in range(0, len(texts), batch_size)]
     return _unit_rows(np.vstack(chunks))
 
 

@@ -32,7 +32,7 @@ from langchain_ripplemem.schemas import MemoryUnit, aware
 
 __all__ = [
     "MARKS", "SUPERSEDED_ATTRIBUTE", "SUPERSEDED_BY", "SUPERSEDED_VIA", "SUPERSEDES", "SUPPRESSED", "VALID_UNTIL",
-    "claims", "is_suppressed", "order_key", "order_time", "with_suppression",
+    "claims", "is_suppressed", "order_key", "order_time", "stated_at", "with_suppression",
 ]
 
 SUPPRESSED = "suppressed"
@@ -53,6 +53,21 @@ def is_suppressed(unit: MemoryUnit) -> bool:
 def order_time(unit: MemoryUnit) -> datetime:
     """When a unit's statement holds from: its time start, else when it was stored."""
     return unit.time.start if unit.time is not None else aware(unit.created_at)
+
+
+def stated_at(unit: MemoryUnit) -> datetime:
+    """When the statement was made: its session's time, else the time it mentions, else when it was stored.
+
+    A plan said in February for April was *stated* in February: ``as_of`` and the
+    reference time of relative query times go by this, not by the time it mentions.
+    """
+    said = unit.metadata.get("session_time")
+    if isinstance(said, str):
+        try:
+            return aware(datetime.fromisoformat(said))
+        except ValueError:
+            pass
+    return order_time(unit)
 
 
 def order_key(unit: MemoryUnit) -> tuple[datetime, int, str]:

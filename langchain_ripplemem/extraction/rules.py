@@ -25,10 +25,14 @@ Cues, all canonicalised through :mod:`langchain_ripplemem.extraction.cues`:
 * kind: "preference" (love, hate, prefer, favourite, enjoy, "I like"), else
   "plan" (will, going to, plan to, next week, ...), else "event".
 
-Turns longer than ``max_turn_chars`` are split at sentence boundaries into
-chunks of at most that many characters (a single longer sentence is cut at
-the last space before the limit); each chunk becomes its own unit with the
-same turn id, and the image caption goes with the first chunk.
+Turns longer than ``max_turn_chars`` (default 900) are split at sentence
+boundaries into chunks of at most that many characters (a single longer
+sentence is cut at the last space before the limit); each chunk becomes its
+own unit with the same turn id, and the image caption goes with the first
+chunk. 900 characters of English prose or dialogue are 200 to 230 tokens, so a
+chunk fits the default encoder's 256-token window and all of it is embedded;
+text denser in tokens (numbers, code) may still be cut at the window's end.
+The work is linear in the turn's length.
 
 Example:
     >>> from datetime import datetime
@@ -134,22 +138,32 @@ def split_text(text: str, limit: int) -> list[str]:
     if len(text) <= limit:
         return [text]
     chunks: list[str] = []
-    current = ""
-    for sentence in (s for s in _SENTENCES.split(text) if s.strip()):
-        while len(sentence) > limit:  # one sentence longer than the limit: cut at a space
-            cut = sentence.rfind(" ", 0, limit + 1)
-            cut = cut if cut > 0 else limit
-            if current:
-                chunks.append(current)
-                current = ""
-            chunks.append(sentence[:cut].strip())
-            sentence = sentence[cut:].strip()
-        if current and len(current) + 1 + len(sentence) > limit:
-            chunks.append(current)
-            current = ""
-        current = f"{current} {sentence}" if current else sentence
-    if current:
-        chunks.append(current)
+    parts: list[str] = []  # the sentences of the chunk being filled
+    size = 0  # its length, with one space between sentences
+    # Positions, not repeated slicing: linear in the text, however long a sentence is.
+    for sentence in _SENTENCES.split(text):
+        sentence = sentence.strip()
+        start = 0
+        while len(sentence) - start > limit:  # one sentence longer than the limit: cut at a space
+            cut = sentence.rfind(" ", start, start + limit + 1)
+            cut = cut if cut > start else start + limit
+            if parts:
+                chunks.append(" ".join(parts))
+                parts, size = [], 0
+            chunks.append(sentence[start:cut].strip())
+            start = cut
+            while start < len(sentence) and sentence[start].isspace():
+                start += 1
+        piece = sentence[start:]
+        if not piece:
+            continue
+        if parts and size + 1 + len(piece) > limit:
+            chunks.append(" ".join(parts))
+            parts, size = [], 0
+        size += len(piece) + (1 if parts else 0)
+        parts.append(piece)
+    if parts:
+        chunks.append(" ".join(parts))
     return [c for c in chunks if c]
 
 
@@ -343,14 +357,16 @@ def _candidate(masked: str, start: int, words: list[str]) -> _Candidate:
     possessive, words[-1] = stripped != words[-1], stripped
     phrase = " ".join(w for w in words if w)
     lower = phrase.lower()
-    before = masked[:start].rstrip()
-    prev = before[-24:].lower()
+    end = start  # masked[:end] is masked[:start].rstrip(), without copying a long prefix
+    while end > 0 and masked[end - 1].isspace():
+        end -= 1
+    prev = masked[max(0, end - 24) : end].lower()
     last_word = prev.rsplit(" ", 1)[-1] if prev else ""
     return _Candidate(
         phrase=phrase, lower=lower,
         place=lower in KNOWN_PLACES or (len(words) > 1 and words[-1].lower() in PLACE_WORDS),
         after_prep=not possessive and (last_word in _STRONG_PREP or bool(_MOVE.search(prev))),
-        at_start=not before or before[-1] in _SENTENCE_BREAK,
+        at_start=end == 0 or masked[end - 1] in _SENTENCE_BREAK,
         odd=len(words) > 3 or any(len(w) > 1 and w.rstrip("s").isupper() for w in words),
     )
 

@@ -16,13 +16,18 @@ Conventions (all in the reference's timezone; an interval is closed):
   "a few days ago" is the span from 6 to 2 days back (weeks/months alike).
 * "last Friday" is the most recent Friday strictly before the reference day;
   "next Friday" the first one strictly after it; "on Friday" is read as past
-  (most recent before) unless its sentence has a future marker (will, 'll,
-  going to, gonna, plan to, next, tomorrow), then as the next one.
+  (most recent before) unless its clause is in the future tense (will, 'll,
+  gonna, plan to, "I'm seeing her on Friday", "the party is on Friday", ...),
+  then as the next one.
 * "last May" is the most recent May that ended before the reference month;
   "next May" the first May starting after it; "this May" the reference year's
-  May; "in May" is the most recent May on or before the reference month, or
-  (future sentence) the first May on or after it. Lower-case "may" counts only
-  with a year or after last/next/this, because it is usually the verb.
+  May. "in May" follows the tense of its clause
+  (:func:`~langchain_ripplemem.extraction.tense.tense_at`): the first May on or
+  after the reference month in a future clause ("I'm moving in May", "My
+  wedding is in May"), the most recent May on or before it in a past one ("I
+  moved in May"), and with no tense signal ("Berlin in May") the nearer of
+  the two: ahead when at most five months away, else back. Lower-case "may"
+  counts only with a year or after last/next/this, because it is usually the verb.
 * explicit dates ("May 7, 2023", "7 May 2023", "2023-05-07") are that day;
   "May 2023" that month; "in 2022" that year.
 * a month and day without a year ("May 7") is *not* grounded: the year would
@@ -44,6 +49,7 @@ import re
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 
+from langchain_ripplemem.extraction.tense import tense_at
 from langchain_ripplemem.schemas import TimeInterval, aware
 
 __all__ = ["day_interval", "ground_time", "parse_timestamp"]
@@ -72,10 +78,9 @@ _NUM_RE = (r"(?P<num>\d{1,3}|a couple(?: of)?|couple of|an?|one|two|three|four|f
            r"seven|eight|nine|ten|eleven|twelve)")
 _UNIT_RE = r"(?P<unit>day|week|month|year)s?"
 _WEEKDAY_RE = r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+# "in April" with no tense is the nearer April: ahead when it is at most this many months away.
+_AHEAD_MONTHS = 5
 
-_FUTURE = re.compile(r"\b(?:will|won't|going to|gonna|plan(?:s|ning)? to|next|tomorrow|"
-                     r"upcoming)\b|['\u2019]ll\b", re.I)
-_SENTENCE_END = re.compile(r"[.!?\n]")
 
 
 # --------------------------------------------------------------------------- intervals
@@ -122,14 +127,6 @@ def _week_span(d: date, tz: tzinfo | None) -> TimeInterval:
 def _weekend_span(d: date, tz: tzinfo | None) -> TimeInterval:
     saturday = d - timedelta(days=d.weekday()) + timedelta(days=5)
     return _span(saturday, saturday + timedelta(days=1), tz)
-
-
-def _is_future(text: str, start: int, end: int) -> bool:
-    """True when the sentence around ``text[start:end]`` speaks about the future."""
-    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
-    right_match = _SENTENCE_END.search(text, end)
-    right = right_match.start() if right_match else len(text)
-    return _FUTURE.search(text, left, right) is not None
 
 
 # --------------------------------------------------------------------------- rules
@@ -234,7 +231,8 @@ def _weekday(m: re.Match[str], ref: datetime, text: str) -> TimeInterval:
     target = _WEEKDAYS[m["weekday"].lower()]
     which = (m["which"] or "on").lower()
     today = ref.date()
-    forward = which == "next" or (which in ("on", "this") and _is_future(text, m.start(), m.end()))
+    forward = which == "next" or (
+        which in ("on", "this") and tense_at(text, m.start(), m.end()) == "future")
     if forward:
         d = today + timedelta(days=(target - today.weekday() - 1) % 7 + 1)
     else:
@@ -252,7 +250,9 @@ def _named_month(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | N
     elif which == "next":
         year += 1 if month <= current else 0
     elif which == "in":
-        if _is_future(text, m.start(), m.end()):
+        tense = tense_at(text, m.start(), m.end())
+        # No tense signal: the nearer occurrence (up to five months ahead, else back).
+        if tense == "future" or (tense is None and 0 < (month - current) % 12 <= _AHEAD_MONTHS):
             year += 1 if month < current else 0
         else:
             year -= 1 if month > current else 0

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.lexical import content_words, words
+from langchain_ripplemem.marks import stated_at
 from langchain_ripplemem.prompts.recall import QueryCueOutput
 from langchain_ripplemem.recall.smoothing import per_view
 from langchain_ripplemem.schemas import QueryCues, TimeInterval
@@ -24,13 +25,17 @@ _MAX_NGRAM = 4
 
 
 def reference_time(view: NamespaceView) -> datetime:
-    """The latest time any memory of the namespace mentions (else now)."""
-    latest = per_view(view, "latest_time", _latest_time)
+    """"Now" for relative query times: when the namespace's latest statement was made (else now).
+
+    The time a statement was made, not the time it mentions: after "I'm moving to Berlin
+    in April" said in February, "What happens in March?" means the coming March.
+    """
+    latest = per_view(view, "latest_statement", _latest_statement)
     return latest if latest is not None else datetime.now(timezone.utc)
 
 
-def _latest_time(view: NamespaceView, n: int) -> datetime | None:
-    return max((u.time.end for u in view.units[:n] if u.time is not None), default=None)
+def _latest_statement(view: NamespaceView, n: int) -> datetime | None:
+    return max((stated_at(u) for u in view.units[:n]), default=None)
 
 
 def _known(view: NamespaceView, field: str, query_words: list[str]) -> list[str]:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from datetime import date, datetime, time, timezone
 from typing import TYPE_CHECKING, Any
 
-from langchain_ripplemem.marks import VALID_UNTIL
+from langchain_ripplemem.marks import VALID_UNTIL, stated_at
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, aware
 
 if TYPE_CHECKING:
@@ -49,10 +49,10 @@ def coerce_as_of(value: Any) -> datetime | None:
 
 
 def hidden_ids(view: NamespaceView, as_of: datetime | None = None) -> set[str]:
-    """Units recall must not see: suppressed ones, and with ``as_of`` those that start after it."""
+    """Units recall must not see: suppressed ones, and with ``as_of`` those stated after it (``marks.stated_at``)."""
     hidden = set(view.suppressed)
     if as_of is not None:
-        hidden |= {u.id for u in view.units if u.time is not None and u.time.start > as_of}
+        hidden |= {u.id for u in view.units if stated_at(u) > as_of}
     return hidden
 
 

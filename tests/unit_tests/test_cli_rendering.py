@@ -66,14 +66,14 @@ def test_recall_and_list_escape_stored_and_asked_text(lisbon, capsys):
 
 def test_recall_cuts_a_long_query_and_long_memories_and_says_so(lisbon, capsys):
     longest = max((u.restatement for u in units_of(lisbon, ("users", "maya"))), key=len)
-    assert len(longest) > 3000
+    assert len(longest) > 3 * DISPLAY_CHARS  # a long turn's chunk (WriteConfig.max_turn_chars)
     question = "Where did Maya move? " * 5000  # 105 kB
     argv = ("recall", question, "--persist", lisbon, "--namespace", "users/maya")
     code, out, _ = cli(capsys, *argv)
     assert code == 0
     assert out.splitlines()[0] == f"Q: {question[:DISPLAY_CHARS]}… [+{len(question) - DISPLAY_CHARS} chars]"
     assert out.rstrip().endswith(CUT_NOTE)
-    assert len(out) < 20_000  # the query (also in the trace's target) and the 4 kB memory are cut everywhere
+    assert len(out) < 20_000  # the query (also in the trace's target) and the long memory are cut everywhere
     assert f"{longest[:DISPLAY_CHARS]}… [+{len(longest) - DISPLAY_CHARS} chars]" in out
 
     code, full, _ = cli(capsys, *argv, "--full")

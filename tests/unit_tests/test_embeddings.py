@@ -7,10 +7,13 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from langchain_tests.integration_tests import EmbeddingsIntegrationTests
 from langchain_tests.unit_tests import EmbeddingsUnitTests
 from pydantic import ValidationError
 
+from langchain_ripplemem import embeddings as embeddings_module
 from langchain_ripplemem.embeddings import DIMENSION, MODEL_ID, MiniLMOnnxEmbeddings
 
 
@@ -162,6 +165,7 @@ async def test_async_rejects_bad_input(emb: MiniLMOnnxEmbeddings) -> None:
         ({"batch_size": 0}, "batch_size"),
         ({"max_length": 1}, "max_length"),
         ({"max_length": 513}, "max_length"),
+        ({"max_batch_tokens": 0}, "max_batch_tokens"),
         ({"intra_op_num_threads": 0}, "intra_op_num_threads"),
         ({"model": "other"}, "model"),
     ],
@@ -200,3 +204,97 @@ def test_concurrent_threads_agree(emb: MiniLMOnnxEmbeddings) -> None:
     assert len(results) == 4
     for got in results:
         np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+# --------------------------------------------------------------------------- bounded forward passes
+
+
+class RecordingSession:
+    """The real onnxruntime session, noting the shape of every batch it is given."""
+
+    def __init__(self, inner: object, shapes: list[tuple[int, int]]) -> None:
+        self.inner, self.shapes = inner, shapes
+
+    def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        self.shapes.append(feeds["input_ids"].shape)
+        return self.inner.run(names, feeds)  # type: ignore[attr-defined,no-any-return]
+
+
+@pytest.fixture
+def batch_shapes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    shapes: list[tuple[int, int]] = []
+    real = embeddings_module._load_session
+    monkeypatch.setattr(embeddings_module, "_load_session",
+                        lambda threads: RecordingSession(real(threads), shapes))
+    return shapes
+
+
+LONG = "Maya told Sam about the ferry to Lisbon, the grilled sardines and the rain. " * 20
+
+
+def test_forward_passes_are_bounded_whatever_the_input(batch_shapes: list[tuple[int, int]]) -> None:
+    # Issue 12, item 15: 64 long texts ran as one 64 x 256 pass (above 1 GB of activations).
+    # A small window and budget keep the test fast; the defaults follow the same rule.
+    emb = MiniLMOnnxEmbeddings(max_length=64, max_batch_tokens=160)
+    biggest = []
+    for n_long in (2, 40):
+        batch_shapes.clear()
+        vectors = emb.embed_array([LONG] * n_long + ["hi", "ok then", ""])
+        assert vectors.shape == (n_long + 3, DIMENSION)
+        assert sum(rows for rows, _ in batch_shapes) == n_long + 3
+        for rows, width in batch_shapes:
+            assert width <= emb.max_length and rows <= emb.batch_size
+            assert rows * width <= emb.max_batch_tokens
+        biggest.append(max(rows * width for rows, width in batch_shapes))
+    assert len(set(biggest)) == 1  # the largest pass does not grow with the input
+
+
+def test_budgeted_batches_give_the_same_vectors(emb: MiniLMOnnxEmbeddings) -> None:
+    texts = [LONG, "Maya is allergic to shellfish.", LONG[:700], "hi"]
+    roomy = MiniLMOnnxEmbeddings(max_batch_tokens=100_000).embed_array(texts)
+    np.testing.assert_allclose(emb.embed_array(texts), roomy, atol=1e-4)
+
+
+@given(st.lists(st.integers(min_value=2, max_value=512), max_size=80),
+       st.integers(min_value=1, max_value=70), st.integers(min_value=1, max_value=4096))
+def test_batches_take_every_text_once_within_the_limits(lengths: list[int], batch_size: int,
+                                                       budget: int) -> None:
+    emb = MiniLMOnnxEmbeddings(batch_size=batch_size, max_batch_tokens=budget, max_length=512)
+    batches = emb.batches(lengths)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    for batch in batches:
+        assert 1 <= len(batch) <= batch_size
+        assert len(batch) == 1 or len(batch) * max(lengths[i] for i in batch) <= budget
+
+
+def test_count_tokens_counts_past_the_window(emb: MiniLMOnnxEmbeddings) -> None:
+    short, long = emb.count_tokens(["Maya is allergic to shellfish.", LONG])
+    assert short == 9  # [CLS] maya is all ##ergic to shell ##fish . [SEP]
+    assert long > emb.max_length
+
+
+def test_a_long_turn_is_ingested_in_chunks_the_encoder_reads_whole(
+        batch_shapes: list[tuple[int, int]]) -> None:
+    # Issue 12, item 15, through the facade with its defaults: the turn is cut into chunks that
+    # fit the encoder's window (nothing truncated), and no forward pass exceeds the token budget.
+    import json
+    from importlib import resources
+
+    from langchain_ripplemem import RippleMemory
+
+    sample = json.loads(resources.files("langchain_ripplemem").joinpath(
+        "data/sample_conversation.json").read_text(encoding="utf-8"))
+    text = " ".join(t["text"] for s in sample["sessions"] for t in s["turns"])  # 8 kB of dialogue
+    memory = RippleMemory()
+    try:
+        memory.add_conversation({"id": "long", "sessions": [{"id": "S1", "time": "2026-02-14T10:00:00Z", "turns": [
+            {"id": "t1", "speaker": "Maya", "text": text}]}]})
+        emb = memory.embeddings
+        assert isinstance(emb, MiniLMOnnxEmbeddings)
+        units = sorted(memory.index.view(memory.default_namespace).units, key=lambda u: u.metadata["chunk"])
+        assert len(units) > 1
+        assert " ".join(u.restatement.removeprefix("Maya: ") for u in units) == " ".join(text.split())
+        assert max(emb.count_tokens([u.restatement for u in units])) <= emb.max_length
+        assert batch_shapes and all(rows * width <= emb.max_batch_tokens for rows, width in batch_shapes)
+    finally:
+        memory.close()

@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+import json
 from datetime import date, datetime, timedelta, timezone
+from importlib import resources
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from langchain_core.exceptions import ContextOverflowError, ModelAuthenticationError, ModelTimeoutError
 from langchain_core.messages import AIMessage
 from pydantic import ValidationError
@@ -218,6 +222,35 @@ def test_split_text_cuts_overlong_sentences_at_spaces() -> None:
     assert split_text("short", 10) == ["short"] and split_text("aaaa bbbb cccc dddd", 9) == [
         "aaaa bbbb", "cccc dddd"]
     assert split_text("x" * 25, 10) == ["x" * 10, "x" * 10, "x" * 5]
+
+
+@given(st.lists(st.sampled_from(["a", "bb ", "Cc. ", "dddddddddddd", " ", "!\n", "\t", "Ee ff? "]),
+                max_size=80).map("".join),
+       st.integers(min_value=1, max_value=40))
+def test_split_text_keeps_every_character_within_the_limit(text: str, limit: int) -> None:
+    chunks = split_text(text.strip(), limit)
+    if len(text.strip()) > limit:
+        assert all(0 < len(c) <= limit for c in chunks)
+    assert "".join("".join(chunks).split()) == "".join(text.split())  # all of it, in order
+
+
+def test_split_text_of_one_huge_sentence() -> None:
+    text = " ".join(f"word{i}" for i in range(100_000))  # 689 kB, no sentence break
+    chunks = split_text(text, 900)
+    assert max(len(c) for c in chunks) <= 900 and " ".join(chunks) == text
+
+
+def test_default_chunks_fit_the_default_encoder_window() -> None:
+    # Issue 12, item 15: 4000-character chunks were ~900 tokens and the encoder reads 256.
+    from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
+
+    sample = json.loads(resources.files("langchain_ripplemem").joinpath(
+        "data/sample_conversation.json").read_text(encoding="utf-8"))
+    text = " ".join(t["text"] for s in sample["sessions"] for t in s["turns"])  # 8 kB of dialogue
+    units = RuleBasedExtractor().extract(window_of(conv_of(("S1", S1_TIME, [("big", "Maya", text)]))), NS).units
+    encoder = MiniLMOnnxEmbeddings()
+    assert len(units) > 1
+    assert max(encoder.count_tokens([u.restatement for u in units])) <= encoder.max_length
 
 
 def test_rule_ids_are_stable_across_windows_and_instances(dinner: Conversation) -> None:

@@ -13,6 +13,7 @@ import pytest
 from langgraph.store.base import PutOp
 
 from langchain_ripplemem.config import RecallConfig, WriteConfig
+from langchain_ripplemem.marks import stated_at
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
@@ -432,10 +433,10 @@ def test_recency_decay_is_off_by_default_and_halves_per_half_life(memory):
     flat = {m.unit.id: m for m in memory.recall(QUERY, namespace=MAYA).memories}
     decayed = {m.unit.id: m.score for m in memory.recall(
         QUERY, namespace=MAYA, config=RecallConfig(recency_half_life_days=7.0)).memories}
-    reference = max(m.unit.time.end for m in flat.values())  # the latest memory is the newest here
+    reference = max(stated_at(u) for u in memory.list_units(MAYA))  # "now": the latest statement
     assert set(decayed) == set(flat)
     for uid, m in flat.items():
-        age = (reference - m.unit.time.end) / timedelta(days=1)
+        age = max(0.0, (reference - m.unit.time.end) / timedelta(days=1))  # a day not over yet is age 0
         assert decayed[uid] == pytest.approx(m.score * 0.5 ** (age / 7.0))
     shellfish = unit_id(memory, "allergic to shellfish")  # 7 weeks before the latest memory
     assert decayed[shellfish] < flat[shellfish].score / 2 ** 6
@@ -465,3 +466,19 @@ async def test_prompt_injection_is_stored_and_returned_as_data(bow):
     prompt = ANSWER_PROMPT.invoke({"query": "What is Maya allergic to?",
                                    "evidence": format_evidence(result.memories)}).to_string()
     assert attack in prompt.split("<<<")[-1].split(">>>")[0]  # inside the quoted-data block
+
+
+def test_plans_count_from_when_they_were_said(bow):
+    """A plan said in February for April: visible as of February, and "March" in a query is the coming March."""
+    memory = RippleMemory(bow)
+    memory.add_conversation(Conversation.model_validate({"id": "plans", "sessions": [
+        {"id": "S1", "time": "2026-02-14T10:00:00+00:00", "turns": [
+            {"id": "S1:1", "speaker": "Maya", "text": "I am moving to Berlin in April."},
+            {"id": "S1:2", "speaker": "Maya", "text": "My sister's wedding is in March."}]}]}), namespace=MAYA)
+    berlin = next(u for u in memory.list_units(MAYA) if "Berlin" in u.restatement)
+    assert berlin.time is not None and berlin.time.start.date().isoformat() == "2026-04-01"
+    said = memory.recall("Where is Maya moving?", namespace=MAYA, as_of="2026-02-20")
+    assert berlin.id in {m.unit.id for m in said.memories}  # said on 02-14, so known on 02-20
+    assert memory.recall("Where is Maya moving?", namespace=MAYA, as_of="2026-02-13").memories == []
+    cues = memory.recall("What happens in March?", namespace=MAYA).cues
+    assert cues is not None and cues.time is not None and cues.time.start.date().isoformat() == "2026-03-01"

@@ -158,3 +158,128 @@ def test_parse_timestamp_errors_name_the_value(value: object) -> None:
     with pytest.raises(ValueError) as info:
         parse_timestamp(value)  # type: ignore[arg-type]
     assert repr(value) in str(info.value)
+
+
+# --------------------------------------------------------------------------- tense of "in <Month>"
+
+# Saturday 14 February 2026 (issue 12, item 8).
+FEB = datetime(2026, 2, 14, 10, 0, tzinfo=timezone.utc)
+
+
+def month_of(text: str, ref: datetime = FEB) -> list[tuple[str, str]]:
+    return [(p, i.start.strftime("%Y-%m")) for p, i in ground_time(text, ref)
+            if i.start.day == 1 and (i.end - i.start).days >= 27]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # future: the next occurrence (on or after the session month)
+        ("I am moving to Berlin in April.", "2026-04"),
+        ("I'm moving to Berlin in April.", "2026-04"),
+        ("I\u2019m moving to Berlin in April.", "2026-04"),
+        ("My wedding is in March.", "2026-03"),
+        ("Her birthday's in January.", "2027-01"),
+        ("I will fly to Rome in April.", "2026-04"),
+        ("We'll fly to Rome in January.", "2027-01"),
+        ("We're going to Lisbon in January.", "2027-01"),
+        ("I plan to visit Tokyo in November.", "2026-11"),
+        ("We're getting married in June.", "2026-06"),
+        ("I can't wait to see you in May!", "2026-05"),
+        ("I'm so excited to start my new job in March.", "2026-03"),
+        ("I'm so excited, my trip is finally in May!", "2026-05"),
+        ("In April I'll be in Berlin.", "2026-04"),
+        ("I'm taking a guided tour in April.", "2026-04"),
+        ("Maybe we could meet up, I'm visiting my parents in October.", "2026-10"),
+        # negations and questions keep their tense
+        ("I'm not moving in April after all.", "2026-04"),
+        ("I won't travel in January.", "2027-01"),
+        ("Are you moving in April?", "2026-04"),
+        ("Is your sister coming in December?", "2026-12"),
+        ("What is Maya doing in April?", "2026-04"),
+        ("Did you move in April?", "2025-04"),
+        ("Didn't you go to Oslo in December?", "2025-12"),
+        ("Where were you in March?", "2025-03"),
+        # past: the previous occurrence (on or before the session month)
+        ("I moved to Berlin in April.", "2025-04"),
+        ("I didn't go in March.", "2025-03"),
+        ("We went to Rome in December.", "2025-12"),
+        ("My wedding was in March.", "2025-03"),
+        ("I was moving flats in April.", "2025-04"),
+        ("Back in March we adopted a cat.", "2025-03"),
+        ("I started a new job in January.", "2026-01"),
+        ("I was supposed to fly to Rome in April.", "2025-04"),
+        ("I should have booked the flight in March.", "2025-03"),
+        ("We got married in June, it was lovely.", "2025-06"),
+        ("I'm so glad we met in May.", "2025-05"),
+        ("I'm excited because I finished the course in November.", "2025-11"),
+        # the session month is this month either way
+        ("I'm moving in February.", "2026-02"),
+        ("I moved in February.", "2026-02"),
+        ("Berlin in February.", "2026-02"),
+        # politeness is not past: "I was wondering" leaves the month tenseless (nearer April)
+        ("I was wondering if you're free in April?", "2026-04"),
+        # no tense signal: the nearer occurrence, ahead up to five months
+        ("Berlin in April.", "2026-04"),
+        ("Rome in July?", "2026-07"),
+        ("Rome in August?", "2025-08"),
+        ("Snow in October.", "2025-10"),
+    ],
+)
+def test_in_month_follows_the_tense_of_its_clause(text: str, expected: str) -> None:
+    assert [m for _, m in month_of(text)] == [expected]
+
+
+def test_each_month_takes_its_own_clause() -> None:
+    text = "I moved to Rome in May and I am moving to Berlin in April."
+    assert month_of(text) == [("in May", "2025-05"), ("in April", "2026-04")]
+    text = "We went to Rome in December and will go to Paris in March."
+    assert month_of(text) == [("in December", "2025-12"), ("in March", "2026-03")]
+
+
+@pytest.mark.parametrize(
+    ("ref", "text", "expected"),
+    [
+        (datetime(2025, 12, 20, tzinfo=timezone.utc), "I'm moving to Oslo in January.", "2026-01"),
+        (datetime(2025, 12, 20, tzinfo=timezone.utc), "I moved to Oslo in January.", "2025-01"),
+        (datetime(2025, 12, 20, tzinfo=timezone.utc), "I'll visit in December.", "2025-12"),
+        (datetime(2025, 12, 20, tzinfo=timezone.utc), "We met in December.", "2025-12"),
+        (datetime(2025, 12, 20, tzinfo=timezone.utc), "Oslo in January?", "2026-01"),
+        (datetime(2026, 1, 5, tzinfo=timezone.utc), "We went skiing in December.", "2025-12"),
+        (datetime(2026, 1, 5, tzinfo=timezone.utc), "I'll go skiing in December.", "2026-12"),
+        (datetime(2026, 1, 5, tzinfo=timezone.utc), "Skiing in December?", "2025-12"),
+        (datetime(2026, 1, 5, tzinfo=timezone.utc), "My birthday is in January.", "2026-01"),
+    ],
+)
+def test_in_month_across_year_boundaries(ref: datetime, text: str, expected: str) -> None:
+    assert [m for _, m in month_of(text, ref)] == [expected]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm seeing her on Friday.", d(2, 20, 2026)),
+        ("The party is on Friday.", d(2, 20, 2026)),
+        ("We met on Friday.", d(2, 13, 2026)),
+        ("I took a break at 10:30 am on Monday.", d(2, 9, 2026)),  # "am" of the clock is no verb
+        ("It was supposed to rain on Monday, so I packed boots.", d(2, 9, 2026)),
+    ],
+)
+def test_on_weekday_follows_the_tense_of_its_clause(text: str, expected: date) -> None:
+    (_, start, _), = days(text, FEB)
+    assert start == expected
+
+
+def test_rule_units_date_plans_in_the_coming_month() -> None:
+    from langchain_ripplemem.extraction.base import Window
+    from langchain_ripplemem.extraction.rules import RuleBasedExtractor
+    from langchain_ripplemem.schemas import Session, Turn
+
+    texts = ["I am moving to Berlin in April.", "My wedding is in March.",
+             "I will fly to Rome in April.", "I moved to Lisbon in April."]
+    session = Session(id="S1", time=FEB, turns=[
+        Turn(id=f"t{i}", speaker="Maya", text=t) for i, t in enumerate(texts)])
+    window = Window(conversation_id="c1", index=0, items=tuple((session, t) for t in session.turns))
+    units = RuleBasedExtractor().extract(window, ("maya",)).units
+    assert [u.time.start.date() for u in units if u.time] == [
+        d(4, 1, 2026), d(3, 1, 2026), d(4, 1, 2026), d(4, 1, 2025)]
