@@ -2,7 +2,7 @@
 PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 
-.PHONY: install test lint format typecheck bench bench-ingest demo
+.PHONY: install test lint format typecheck bench bench-linked bench-observations bench-ingest demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -28,6 +28,16 @@ demo:
 bench:
 	ripplemem bench locomo $(LOCOMO) --out results/locomo.json --plot docs/locomo_recall.png
 	ripplemem bench report results/locomo.json --md docs/benchmarks_tables.md
+
+# The linked-evidence suite injected into LoCoMo conversations (offline, ~5 min with the vector cache).
+bench-linked:
+	ripplemem bench linked --haystack $(LOCOMO) --out results/linked.json --md docs/linked_tables.md \
+		--embedding-cache /tmp/ripplemem-linked-vectors.npz
+
+# LoCoMo with its recorded LLM observations as memory units.
+bench-observations:
+	ripplemem bench locomo $(LOCOMO) --units observations --out results/locomo_observations.json
+	ripplemem bench report results/locomo_observations.json --md docs/locomo_observations_tables.md
 
 # Write-path throughput vs the embedding model alone.
 bench-ingest:

@@ -1,4 +1,4 @@
-"""Benchmarks: LoCoMo / LongMemEval loaders, metrics, systems, runner, report.
+"""Benchmarks: LoCoMo / LongMemEval loaders, the linked-evidence suite, metrics, systems, runner, report.
 
 Everything here is offline by default: the systems read one shared memory per
 conversation and are scored on turn (and session) provenance. Heavy imports
@@ -7,7 +7,11 @@ conversation and are scored on turn (and session) provenance. Heavy imports
 
 from __future__ import annotations
 
+from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
 from langchain_ripplemem.bench.cli import bench_main
+from langchain_ripplemem.bench.haystack import Haystack, inject, locomo_haystacks, sample_haystacks
+from langchain_ripplemem.bench.linked import run_linked
+from langchain_ripplemem.bench.linked_cases import DOMAINS, LinkedCase, load_linked_cases
 from langchain_ripplemem.bench.loaders import (
     LOCOMO_CATEGORIES,
     LOCOMO_HELDOUT,
@@ -33,14 +37,16 @@ from langchain_ripplemem.bench.metrics import (
     sessions_covered_at_k,
     turns_covered_at_k,
 )
+from langchain_ripplemem.bench.observations import ObservationExtractor, load_locomo_observations
 from langchain_ripplemem.bench.report import (
     load_results,
     plot,
     results_markdown,
     write_markdown,
 )
-from langchain_ripplemem.bench.runner import default_memory_factory, run_benchmark
+from langchain_ripplemem.bench.runner import FreshMemories, default_memory_factory, run_benchmark
 from langchain_ripplemem.bench.systems import (
+    LINKED_SYSTEMS,
     SYSTEM_FACTORIES,
     SYSTEM_NAMES,
     Retrieved,
@@ -50,6 +56,8 @@ from langchain_ripplemem.bench.systems import (
 )
 
 __all__ = [
+    "DOMAINS",
+    "LINKED_SYSTEMS",
     "LOCOMO_CATEGORIES",
     "LOCOMO_HELDOUT",
     "LOCOMO_TUNE",
@@ -58,6 +66,11 @@ __all__ = [
     "SYSTEM_NAMES",
     "BenchConversation",
     "BenchQuestion",
+    "CachedEmbeddings",
+    "FreshMemories",
+    "Haystack",
+    "LinkedCase",
+    "ObservationExtractor",
     "Retrieved",
     "System",
     "answer_f1",
@@ -67,10 +80,14 @@ __all__ = [
     "covered_sessions",
     "covered_turns",
     "default_memory_factory",
+    "inject",
     "latency_stats",
+    "load_linked_cases",
     "load_locomo",
+    "load_locomo_observations",
     "load_longmemeval",
     "load_results",
+    "locomo_haystacks",
     "make_system",
     "normalise_evidence",
     "normalize_answer",
@@ -80,6 +97,8 @@ __all__ = [
     "reciprocal_rank_fusion",
     "results_markdown",
     "run_benchmark",
+    "run_linked",
+    "sample_haystacks",
     "session_recall",
     "sessions_covered_at_k",
     "turns_covered_at_k",

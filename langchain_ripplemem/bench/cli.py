@@ -5,12 +5,20 @@ Usage::
     ripplemem bench locomo PATH [--systems a,b] [--k 5,10,30] [--out results.json]
                                [--plot results.png] [--limit N] [--questions N]
     ripplemem bench longmemeval PATH ...
+    ripplemem bench linked [--haystack locomo10.json] [--split tune|heldout|all] [--suite FILE]
+                           [--out results/linked.json] [--md docs/linked_tables.md]
     ripplemem bench report RESULTS.json... --md docs/benchmarks_tables.md [--plot out.png]
 
 ``--limit`` keeps the first N conversations (LongMemEval: records),
 ``--questions`` the first N questions of each. Without ``--out`` the results
 JSON goes to stdout. ``--answer-model provider:model`` adds answer F1,
 BLEU-1 and an LLM judge (needs the provider's package and credentials).
+
+``locomo --units observations`` builds the memories from LoCoMo's recorded
+observations instead of raw turns (:mod:`langchain_ripplemem.bench.observations`).
+``linked`` injects the linked-evidence suite into LoCoMo conversations
+(``--haystack``), or into the shipped sample conversation without one; there
+``--limit`` keeps the first N cases.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from langchain_ripplemem.bench.systems import SYSTEM_NAMES
+from langchain_ripplemem.bench.systems import LINKED_SYSTEMS, SYSTEM_NAMES
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,6 +55,23 @@ def build_parser() -> argparse.ArgumentParser:
         run.add_argument("--judge-model", help="judge chat model (default: the answer model)")
         run.add_argument("--answer-systems", help="comma-separated systems to answer for")
         run.add_argument("--answer-k", type=int, help="memories shown to the answer model")
+        if name == "locomo":
+            run.add_argument("--units", choices=("turns", "observations"), default="turns",
+                             help="memory units: one per turn (default) or LoCoMo's observations "
+                                  "plus turns no observation covers")
+    linked = sub.add_parser("linked", help="run the linked-evidence suite injected into long dialogue")
+    linked.add_argument("--haystack", help="LoCoMo JSON file whose conversations are the haystacks "
+                                           "(default: the shipped sample conversation, repeated)")
+    linked.add_argument("--suite", help="suite JSON file (default: the shipped linked_cases.json)")
+    linked.add_argument("--split", choices=("tune", "heldout", "all"), default="all")
+    linked.add_argument("--systems", default=",".join(LINKED_SYSTEMS),
+                        help=f"comma-separated systems (default: {','.join(LINKED_SYSTEMS)})")
+    linked.add_argument("--k", default="5,10,30", help="comma-separated cut-offs (default 5,10,30)")
+    linked.add_argument("--out", help="write the results JSON here (default: stdout)")
+    linked.add_argument("--md", help="also write the markdown tables here")
+    linked.add_argument("--limit", type=int, help="only the first N cases")
+    linked.add_argument("--embedding-cache", help=".npz file keeping document vectors between runs")
+    linked.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     report = sub.add_parser("report", help="regenerate markdown tables from results files")
     report.add_argument("results", nargs="+", help="results JSON files")
     report.add_argument("--md", help="write the tables here (default: stdout)")
@@ -61,6 +86,8 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "report":
             return _report(args)
+        if args.command == "linked":
+            return _linked(args)
         return _run(args)
     except (ValueError, ImportError) as exc:
         print(f"ripplemem bench: error: {exc}", file=sys.stderr)
@@ -69,16 +96,18 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from langchain_ripplemem.bench.loaders import load_locomo, load_longmemeval
-    from langchain_ripplemem.bench.report import plot, results_markdown
+    from langchain_ripplemem.bench.report import plot
     from langchain_ripplemem.bench.runner import run_benchmark
 
-    systems = _csv(args.systems)
-    unknown = [s for s in systems if s not in SYSTEM_NAMES]
-    if unknown:
-        raise ValueError(f"unknown systems {unknown}; choose from {', '.join(SYSTEM_NAMES)}")
+    systems = _systems(args.systems)
     ks = _ints(args.k, "--k")
     loader = load_locomo if args.command == "locomo" else load_longmemeval
     conversations = loader(args.path, limit=args.limit)
+    memory_factory, units = None, getattr(args, "units", "turns")
+    if units == "observations":
+        from langchain_ripplemem.bench.observations import observation_memories
+
+        memory_factory = observation_memories(args.path)
     answer_model = _chat_model(args.answer_model) if args.answer_model else None
     judge_model = _chat_model(args.judge_model) if args.judge_model else None
     results = run_benchmark(
@@ -93,7 +122,43 @@ def _run(args: argparse.Namespace) -> int:
         answer_systems=_csv(args.answer_systems) if args.answer_systems else None,
         answer_k=args.answer_k,
         dataset_path=args.path,
+        memory_factory=memory_factory,
     )
+    if memory_factory is not None:
+        extractor = memory_factory.extractor
+        results["memory_units"] = extractor.describe()
+        results["memory_units"]["evidence_turns_covered"] = extractor.evidence_coverage(conversations)
+    _emit(results, args)
+    if args.plot:
+        print(f"wrote {plot(results, args.plot)}", file=sys.stderr)
+    return 0
+
+
+def _linked(args: argparse.Namespace) -> int:
+    from langchain_ripplemem.bench.haystack import locomo_haystacks, sample_haystacks
+    from langchain_ripplemem.bench.linked import run_linked
+    from langchain_ripplemem.bench.linked_cases import load_linked_cases
+
+    systems = _systems(args.systems)
+    ks = _ints(args.k, "--k")
+    cases = load_linked_cases(args.suite, split=args.split)
+    if args.limit is not None:
+        if args.limit < 1:
+            raise ValueError(f"--limit must be >= 1, got {args.limit}")
+        cases = cases[: args.limit]
+    haystacks = locomo_haystacks(args.haystack) if args.haystack else sample_haystacks()
+    results = run_linked(
+        cases, haystacks, systems, ks, progress=not args.no_progress, embedding_cache=args.embedding_cache,
+        haystack_path=args.haystack, suite_path=args.suite, split=args.split,
+    )
+    _emit(results, args)
+    return 0
+
+
+def _emit(results: dict[str, Any], args: argparse.Namespace) -> None:
+    """Write the results JSON (``--out``, else stdout) and the markdown tables (``--md``)."""
+    from langchain_ripplemem.bench.report import results_markdown
+
     text = json.dumps(results, indent=2, ensure_ascii=False)
     if args.out:
         _write(args.out, text + "\n")
@@ -102,9 +167,7 @@ def _run(args: argparse.Namespace) -> int:
         print(text)
     if args.md:
         _write(args.md, results_markdown(results, source=Path(args.out or "").name) + "\n")
-    if args.plot:
-        print(f"wrote {plot(results, args.plot)}", file=sys.stderr)
-    return 0
+        print(f"wrote {args.md}", file=sys.stderr)
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -140,6 +203,14 @@ def _chat_model(spec: str) -> Any:
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(model=model, temperature=0)
+
+
+def _systems(value: str) -> list[str]:
+    systems = _csv(value)
+    unknown = [s for s in systems if s not in SYSTEM_NAMES]
+    if unknown:
+        raise ValueError(f"unknown systems {unknown}; choose from {', '.join(SYSTEM_NAMES)}")
+    return systems
 
 
 def _csv(value: str) -> list[str]:

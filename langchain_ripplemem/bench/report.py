@@ -76,6 +76,8 @@ def results_markdown(results: Mapping[str, Any], source: str = "") -> str:
     out.append(_split_table(results, systems, ks, overall))
     if results.get("answer"):
         out.append(_answer_table(results, systems, cats))
+    out.append(_bridge_table(results, systems, ks))
+    out.append(_case_table(results, systems))
     out.append(_unresolved(results))
     return "\n".join(part for part in out if part)
 
@@ -138,6 +140,18 @@ def _meta(results: Mapping[str, Any]) -> str:
     ]
     if sha:
         items.append(f"dataset sha256: `{sha[:16]}...`")
+    suite = results.get("suite")
+    if suite:
+        items.append(f"suite: `{suite.get('path')}` (sha256 `{str(suite.get('sha256'))[:16]}...`), "
+                     f"split {suite.get('split')}, {suite.get('n_cases')} cases")
+        items.append(f"haystack: {results.get('haystack')}")
+    units = results.get("memory_units")
+    if units:
+        covered = units.get("evidence_turns_covered")
+        items.append(f"memory units: {units.get('kind')} ({units.get('observations')} observations covering "
+                     f"{units.get('turns_covered')} turns, {units.get('multi_turn_observations')} of them several "
+                     f"turns; other turns as raw-turn units; observations cover {_pct(covered)} % of the "
+                     "questions' evidence turns)")
     if results.get("question_limit"):
         items.append(f"question limit per conversation: {results['question_limit']}")
     return "- " + "\n- ".join(items) + "\n"
@@ -257,6 +271,52 @@ def _answer_table(results: Mapping[str, Any], systems: list[str], cats: list[str
         f"top-{answer.get('k')} memories"
     )
     return f"{title}\n\n" + _table(head, rows)
+
+
+def _bridge_table(results: Mapping[str, Any], systems: list[str], ks: list[int]) -> str:
+    """Linked suite: the share of anchor turns and of bridged turns each system ranks in its top k."""
+    cases = results.get("cases")
+    per_system = results.get("questions")
+    if not cases or not per_system:
+        return ""
+    bridged = {case["id"]: set(case.get("bridged", [])) for case in cases}
+    rows = []
+    for name in systems:
+        found = [(tid in bridged[r["_id"]], rank) for r in per_system.get(name, [])
+                 for tid, rank in r.get("_evidence_ranks", {}).items()]
+        row = [name]
+        for k in ks:
+            for is_bridged in (False, True):
+                group = [rank for b, rank in found if b == is_bridged]
+                hits = sum(rank is not None and rank <= k for rank in group)
+                row.append(_pct(hits / len(group) if group else None))
+        rows.append(row)
+    head = ["system"] + [f"{kind}@{k}" for k in ks for kind in ("anchors", "bridged")]
+    counts = [sum(len(c["evidence"]) - len(c.get("bridged", [])) for c in cases),
+              sum(len(c.get("bridged", [])) for c in cases)]
+    note = (f"Share (%) of the {counts[0]} anchor turns (they share words with the question) and of the "
+            f"{counts[1]} bridged turns (they share none) in each system's top k.\n\n")
+    return "### Anchors and bridged turns found\n\n" + note + _table(head, rows)
+
+
+def _case_table(results: Mapping[str, Any], systems: list[str]) -> str:
+    """Per case (linked suite): each evidence turn's rank per system, anchor first."""
+    cases = results.get("cases")
+    per_system = results.get("questions")
+    if not cases or not per_system:
+        return ""
+    ranks = {name: {r["_id"]: r.get("_evidence_ranks", {}) for r in per_system.get(name, [])} for name in systems}
+    rows = []
+    for case in cases:
+        cues = ", ".join(f"{b['cue']} ({b['kind']})" for b in case.get("bridges", []))
+        row = [case["id"], case["domain"], case["split"], cues]
+        for name in systems:
+            found = ranks[name].get(case["id"], {})
+            row.append(" / ".join("-" if found.get(t) is None else str(found[t]) for t in case["evidence"]))
+        rows.append(row)
+    note = (f"Rank of each evidence turn in the system's top {max(results['k'])}, in case order (anchors "
+            "first, then the turns reached through a bridge); - = not retrieved.\n\n")
+    return "### Evidence ranks per case\n\n" + note + _table(["case", "domain", "split", "bridges"] + systems, rows)
 
 
 def _unresolved(results: Mapping[str, Any]) -> str:

@@ -32,7 +32,8 @@ def category_groups(dataset: str, records: Sequence[Record]) -> Groups:
 
     LoCoMo: the four answerable categories, ``overall_1_4`` (them pooled) and
     ``adversarial`` (category 5) separately. LongMemEval: each question type
-    (answerable questions), ``overall`` and ``abstention`` separately.
+    (answerable questions), ``overall`` and ``abstention`` separately. Linked
+    suite: each domain and ``overall``.
 
     Raises:
         ValueError: for an unknown dataset.
@@ -53,7 +54,13 @@ def category_groups(dataset: str, records: Sequence[Record]) -> Groups:
         groups["overall"] = lambda r: bool(r["_answerable"])
         groups["abstention"] = lambda r: not r["_answerable"]
         return groups
-    raise ValueError(f"unknown dataset {dataset!r}; expected 'locomo' or 'longmemeval'")
+    if dataset == "linked":
+        from langchain_ripplemem.bench.linked_cases import DOMAINS
+
+        groups = {domain: _is_category(domain) for domain in DOMAINS}
+        groups["overall"] = lambda r: True
+        return groups
+    raise ValueError(f"unknown dataset {dataset!r}; expected 'locomo', 'longmemeval' or 'linked'")
 
 
 def system_summary(

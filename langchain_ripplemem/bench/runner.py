@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_ripplemem.bench import answering, results
@@ -53,10 +54,38 @@ from langchain_ripplemem.bench.systems import (
 from langchain_ripplemem.config import RecallConfig, preset
 
 DEFAULT_KS = (5, 10, 30)
-DATASETS = ("locomo", "longmemeval")
+DATASETS = ("locomo", "longmemeval", "linked")
 #: The paper's preset for each dataset: its write settings, and the ``ripplemem_paper`` row.
-PAPER_PRESETS = {"locomo": "paper", "longmemeval": "paper-long-history"}
+#: The linked suite's haystacks are LoCoMo-style dialogue.
+PAPER_PRESETS = {"locomo": "paper", "longmemeval": "paper-long-history", "linked": "paper"}
 MemoryFactory = Callable[[], Any]
+
+
+@dataclass
+class FreshMemories:
+    """A factory of fresh in-memory ``RippleMemory`` objects with the paper's preset for the dataset.
+
+    The runner owns what it makes: it deletes each conversation's namespace once
+    scored. ``extractor`` (e.g. LoCoMo's observations) and ``embeddings`` (e.g. a
+    cache) replace the defaults; one encoder serves every memory, since loading
+    the model per conversation would cost more than the build itself on LongMemEval.
+    """
+
+    dataset: str
+    extractor: Any = None
+    embeddings: Any = None
+
+    def __call__(self) -> Any:
+        """A new, empty in-memory ``RippleMemory``."""
+        from langchain_ripplemem.memory import RippleMemory
+
+        if self.embeddings is None:
+            from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
+
+            self.embeddings = MiniLMOnnxEmbeddings()
+        write_config, recall_config = preset(PAPER_PRESETS[self.dataset])
+        return RippleMemory(self.embeddings, write_config=write_config, recall_config=recall_config,
+                            extractor=self.extractor)
 
 
 def default_memory_factory(dataset: str) -> MemoryFactory:
@@ -65,23 +94,7 @@ def default_memory_factory(dataset: str) -> MemoryFactory:
     The memory's own ``recall_config`` is the paper's (the ``ripplemem_paper`` row);
     the ``ripplemem`` row and its ablations run the recommended ``RecallConfig()``.
     """
-    write_config, recall_config = preset(PAPER_PRESETS[dataset])
-    shared: dict[str, Any] = {}
-
-    def factory() -> Any:
-        from langchain_ripplemem.memory import RippleMemory
-
-        if "embeddings" not in shared:
-            # One encoder for all conversations: loading the model per
-            # conversation would cost more than the build itself on LongMemEval.
-            from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
-
-            shared["embeddings"] = MiniLMOnnxEmbeddings()
-        return RippleMemory(
-            shared["embeddings"], write_config=write_config, recall_config=recall_config
-        )
-
-    return factory
+    return FreshMemories(dataset)
 
 
 def run_benchmark(
@@ -101,16 +114,18 @@ def run_benchmark(
     answer_k: int | None = None,
     dataset_path: str | None = None,
     keep_questions: bool = False,
+    warmup: str | None = None,
 ) -> dict[str, Any]:
     """Benchmark ``systems`` on ``conversations`` and return the results dict.
 
     Args:
-        dataset: ``"locomo"`` or ``"longmemeval"`` (decides categories and levels).
+        dataset: ``"locomo"``, ``"longmemeval"`` or ``"linked"`` (decides categories and levels).
         conversations: from :func:`load_locomo` / :func:`load_longmemeval`.
         systems: system names (see :data:`SYSTEM_NAMES`).
         ks: cut-offs to score; retrieval runs once at ``max(ks)``.
         memory_factory: no-argument callable returning a fresh memory; called
-            once per conversation. Default: ``RippleMemory`` with the preset.
+            once per conversation. Default: ``RippleMemory`` with the preset
+            (:class:`FreshMemories`, whose namespaces the runner deletes when done).
         progress: show a tqdm bar over conversations.
         limit: score at most this many questions per conversation (quick runs).
         recall_config: base config of the recall systems (default: the recommended ``RecallConfig()``).
@@ -122,6 +137,9 @@ def run_benchmark(
         answer_k: memories shown to the answer model (default: ``max(ks)``).
         dataset_path: the dataset file, hashed into the results.
         keep_questions: also return per-question records under ``"questions"``.
+        warmup: a query every system asks once per conversation before the
+            timed questions (untimed, unscored), so that a memory asked few
+            questions is timed warm, as a long-lived memory would be.
 
     Raises:
         ValueError: on an unknown dataset, an empty system list, or bad ks.
@@ -141,6 +159,7 @@ def run_benchmark(
     kmax = max(ks)
     base_config = recall_config or RecallConfig()
     factory = memory_factory or default_memory_factory(dataset)
+    owned = memory_factory is None or isinstance(memory_factory, FreshMemories)
     answering_on = answer_model is not None
     judge = judge_model if judge_model is not None else answer_model
     to_answer = set(answer_systems if answer_systems is not None else systems)
@@ -174,6 +193,9 @@ def run_benchmark(
         for name, system in built.items():
             described.setdefault(name, describe_system(system))
         questions = bench_conv.questions[:limit] if limit else bench_conv.questions
+        if warmup:
+            for system in built.values():
+                system.retrieve(warmup, namespace, kmax)
         _set_postfix(bar, bench_conv.id, f"{len(questions)} questions")
         for question in questions:
             if question.unresolved:
@@ -202,7 +224,7 @@ def run_benchmark(
             "units": getattr(report, "units", None),
             "turns": len(bench_conv.conversation.turns()),
         })
-        _close(memory, namespace, owned=memory_factory is None)
+        _close(memory, namespace, owned=owned)
 
     total_build = sum(row["build_seconds"] for row in conv_rows)
     out: dict[str, Any] = {
@@ -236,11 +258,12 @@ def run_benchmark(
             "systems": described,
         },
         "context_token_rule": "ceil(whitespace tokens * 1.3) per restatement, summed over top-k",
+        "warmup_query": warmup,
         "unresolved_evidence": unresolved,
         "n_unresolved_evidence": sum(len(row["unresolved"]) for row in unresolved),
         "no_evidence_questions": [r["_id"] for r in first if not r["n_evaluated"]],
         "conversations": conv_rows,
-        "splits": _split_definition(dataset),
+        "splits": _split_definition(dataset, conv_rows),
         "answer": answering.answer_settings(answer_model, judge, sorted(to_answer), a_k)
         if answering_on else None,
     })
@@ -256,14 +279,21 @@ def question_record(
 
     Recall is ``None`` (left out of the means) when the question has no
     resolved evidence; ``n_evaluated`` counts the questions that have some.
+    ``_evidence_ranks`` gives each evidence turn's first 1-based rank in the
+    list (``None``: not retrieved), for per-question reports.
     """
     units = got.units
+    first_rank: dict[str, int] = {}
+    for rank, unit in enumerate(units, start=1):
+        for turn_id in unit.source.turn_ids:
+            first_rank.setdefault(turn_id, rank)
     record: dict[str, Any] = {
         "_id": question.id,
         "_category": question.category,
         "_category_name": question.category_name,
         "_answerable": question.answerable,
         "_split": split,
+        "_evidence_ranks": {turn_id: first_rank.get(turn_id) for turn_id in question.evidence},
         "n_evaluated": 1 if question.evidence else 0,
         "llm_calls": got.llm_calls,
         "tokens": got.tokens,
@@ -298,10 +328,14 @@ def _rounded(value: Any, digits: int = 6) -> Any:
     return value
 
 
-def _split_definition(dataset: str) -> dict[str, list[str]]:
+def _split_definition(dataset: str, conv_rows: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
     if dataset == "locomo":
         return {"tune": list(LOCOMO_TUNE), "heldout": list(LOCOMO_HELDOUT)}
-    return {}
+    splits: dict[str, list[str]] = {}
+    for row in conv_rows:
+        if row["split"]:
+            splits.setdefault(row["split"], []).append(row["id"])
+    return splits
 
 
 def _unresolved_row(conv: BenchConversation, question: BenchQuestion) -> dict[str, Any]:

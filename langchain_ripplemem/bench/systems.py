@@ -27,6 +27,9 @@ RECALL_SYSTEMS = ("ripplemem", "ripplemem_paper", "no_expansion", "no_structural
                   "no_context", "no_cue_bonus")
 BASELINES = ("bm25", "dense", "hybrid_rrf")
 SYSTEM_NAMES: tuple[str, ...] = RECALL_SYSTEMS + BASELINES
+# What the linked-evidence suite compares by default: recollection, the two ablations that
+# remove the graph's part, and the baselines.
+LINKED_SYSTEMS: tuple[str, ...] = ("ripplemem", "no_expansion", "no_structural", "dense", "bm25", "hybrid_rrf")
 
 # Ablations change one knob of the recall config each (METHOD.md, "Ablations").
 _ABLATIONS: dict[str, dict[str, Any]] = {

@@ -1,0 +1,122 @@
+"""Run the linked-evidence suite: every case injected into a long haystack, every system in one run.
+
+Each case goes into its own copy of a haystack (:func:`~.haystack.inject`),
+which the runner ingests into its own namespace, so cases never share a memory.
+The systems are the LoCoMo benchmark's (:mod:`~.systems`): the recall systems
+start from the recommended ``RecallConfig()``, and the memories are written with
+the paper's LoCoMo settings (the haystacks are LoCoMo-style dialogue). Results have the LoCoMo
+results' shape with domains as categories and ``tune``/``heldout`` splits, plus
+per-case records (``questions``: each evidence turn's rank per system) and the
+injected ``cases``.
+
+``ripplemem bench linked --haystack locomo10.json --out results/linked.json`` runs it
+(:func:`run_linked`); without ``--haystack`` the cases go into the shipped sample.
+
+Example:
+    >>> from langchain_ripplemem.bench.haystack import sample_haystacks
+    >>> from langchain_ripplemem.bench.linked_cases import load_linked_cases
+    >>> injected = linked_conversations(load_linked_cases(split="heldout")[:2], sample_haystacks())
+    >>> [(bench.id, bench.split, len(bench.questions[0].evidence)) for bench in injected]
+    [('food-03@sample-x3', 'heldout', 3), ('food-06@sample-x3', 'heldout', 3)]
+
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
+from langchain_ripplemem.bench.haystack import Haystack, assign_haystacks, inject
+from langchain_ripplemem.bench.linked_cases import DEFAULT_SUITE, LinkedCase
+from langchain_ripplemem.bench.loaders import BenchConversation
+from langchain_ripplemem.bench.results import file_sha256
+from langchain_ripplemem.bench.runner import DEFAULT_KS, FreshMemories, MemoryFactory, run_benchmark
+from langchain_ripplemem.bench.systems import LINKED_SYSTEMS, System, make_system
+from langchain_ripplemem.config import RecallConfig
+
+__all__ = ["WARMUP_QUERY", "linked_conversations", "run_linked"]
+
+# Each injected memory answers one question; this untimed query first builds its
+# per-namespace views, so latency compares systems on a warm memory.
+WARMUP_QUERY = "What have we talked about lately?"
+
+
+def linked_conversations(cases: Sequence[LinkedCase], haystacks: Sequence[Haystack]) -> list[BenchConversation]:
+    """One injected conversation per case (haystacks assigned by :func:`~.haystack.assign_haystacks`)."""
+    return [inject(case, hay) for case, hay in zip(cases, assign_haystacks(cases, haystacks), strict=True)]
+
+
+def run_linked(
+    cases: Sequence[LinkedCase],
+    haystacks: Sequence[Haystack],
+    systems: Sequence[str] = LINKED_SYSTEMS,
+    ks: Sequence[int] = DEFAULT_KS,
+    *,
+    memory_factory: MemoryFactory | None = None,
+    recall_config: RecallConfig | None = None,
+    system_factory: Callable[[str, Any, RecallConfig | None], System] = make_system,
+    progress: bool = True,
+    embedding_cache: str | Path | None = None,
+    haystack_path: str | Path | None = None,
+    suite_path: str | Path | None = None,
+    split: str = "all",
+) -> dict[str, Any]:
+    """Benchmark ``systems`` on the injected ``cases`` and return the results dict.
+
+    Args:
+        cases: from :func:`~.linked_cases.load_linked_cases`.
+        haystacks: from :func:`~.haystack.locomo_haystacks` or :func:`~.haystack.sample_haystacks`.
+        systems: system names (default :data:`LINKED_SYSTEMS`).
+        ks: cut-offs; retrieval runs once at ``max(ks)``.
+        memory_factory: fresh memories (default: :class:`~.runner.FreshMemories` with the
+            offline encoder behind a :class:`~.cached_embeddings.CachedEmbeddings`).
+        recall_config: base config of the recall systems (default: the runner's).
+        system_factory: ``(name, memory, recall_config) -> System``; tests swap it.
+        progress: show a progress bar over cases.
+        embedding_cache: an ``.npz`` file keeping document vectors between runs (default
+            memories only).
+        haystack_path: the haystack file, hashed into the results (``None``: the shipped sample).
+        suite_path: the suite file, hashed into the results (``None``: the shipped suite).
+        split: the split the cases were taken from, recorded in the results.
+
+    Raises:
+        ValueError: on no cases, or the runner's own argument errors.
+
+    """
+    if not cases:
+        raise ValueError("cases is empty: the split or --limit left no case to run")
+    conversations = linked_conversations(cases, haystacks)
+    cache = None
+    if memory_factory is None:
+        cache = CachedEmbeddings(path=embedding_cache)
+        memory_factory = FreshMemories("linked", embeddings=cache)
+    results = run_benchmark(
+        "linked", conversations, systems, ks, memory_factory=memory_factory, progress=progress,
+        recall_config=recall_config, system_factory=system_factory,
+        dataset_path=str(haystack_path) if haystack_path is not None else None,
+        keep_questions=True, warmup=WARMUP_QUERY,
+    )
+    if cache is not None:
+        cache.save()
+    suite = Path(suite_path) if suite_path is not None else DEFAULT_SUITE
+    results["suite"] = {
+        "path": str(suite_path) if suite_path is not None else "langchain_ripplemem/bench/data/linked_cases.json",
+        "sha256": file_sha256(suite), "split": split, "n_cases": len(cases),
+    }
+    source = "conversations of the dataset file" if haystack_path is not None else \
+        "the shipped sample conversation, repeated"
+    results["haystack"] = f"{len(haystacks)} {source}: {', '.join(h.id for h in haystacks)}"
+    results["cases"] = [_case_row(case, bench) for case, bench in zip(cases, conversations, strict=True)]
+    return results
+
+
+def _case_row(case: LinkedCase, bench: BenchConversation) -> dict[str, Any]:
+    question = bench.questions[0]
+    return {
+        "id": case.id, "domain": case.domain, "split": case.split, "question": question.question,
+        "evidence": question.evidence, **question.extra,
+        "bridges": list({(t.bridge.cue, t.bridge.kind): {"cue": t.bridge.cue, "kind": t.bridge.kind}
+                         for t in case.evidence if t.bridge is not None}.values()),
+    }
