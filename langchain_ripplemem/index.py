@@ -7,8 +7,9 @@ write names its namespace, so one namespace never sees another's memories.
 For speed each namespace gets an in-memory :class:`NamespaceView`, loaded from
 the unit backend on first use and updated on every write: an exact cosine matrix (a few
 thousand 384-d vectors is one small matrix product, faster and exact compared
-with a filtered HNSW query), a BM25 index (bm25s, rebuilt lazily after writes)
-and inverted cue indexes (participant, location, day bucket).
+with a filtered HNSW query), a BM25 index (:class:`~langchain_ripplemem.bm25.BM25Index`:
+bm25s's scores, extended with the units a write added, never rebuilt) and
+inverted cue indexes (participant, location, day bucket).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-import bm25s
 import numpy as np
 
+from langchain_ripplemem.bm25 import BM25Index, top_k
+from langchain_ripplemem.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_UNIT, CacheBounds, LRUCache
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.extraction.identifying import Cues, identifying_cues, rarity
 from langchain_ripplemem.lexical import lexical_tokens
@@ -29,6 +31,8 @@ from langchain_ripplemem.memory_graph.scoring import HasCues, cue_overlap, cue_s
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, Namespace, namespace_key
 from langchain_ripplemem.storage.base import UnitBackend
 
+# Queries whose cosines a view keeps (NamespaceView.cosines): one recall's query and target.
+_COSINES_KEPT = 4
 # Interval cues longer than this are bucketed by their first and last days only,
 # so "in 2022" does not fan out into 365 postings per unit.
 _MAX_DAY_BUCKETS = 62
@@ -80,19 +84,29 @@ class NamespaceView:
             "days": defaultdict(list),
         }
         self.postings["cues"] = defaultdict(list)  # identifying cue key -> rows
-        self._bm25: tuple[bm25s.BM25, int] | None = None
+        self._bm25 = BM25Index()  # covers the first len(self._bm25) rows; extended on use
+        self._bm25_lock = threading.Lock()
+        # (query vector bytes, rows) -> cosines: one recall asks several times for the same query.
+        self._cosines: dict[tuple[bytes, int], np.ndarray] = {}
+        self._cosines_lock = threading.Lock()
         # Per row, for the vectorised cue view: distinct participants and locations,
         # the time interval in days since the epoch (NaN: none), the identifying keys.
         self._row_cues: list[tuple[int, int, float, float]] = []
         self.keys: list[list[str]] = []  # names then topic words, per row
         self.names: dict[str, int] = {}  # key -> first row holding it as a name: names weigh fully everywhere
         self._arrays: dict[object, tuple[int, np.ndarray]] = {}
+        self.max_seq = -1  # the largest metadata["seq"] of the units here (ingest numbers after it)
         self.suppressed: set[str] = set()  # ids a user correction hides from recall (lifecycle.py)
         # older id -> ids of units that claim to supersede it (an LLM's claims, lifecycle.py)
         self.claimed_by: dict[str, list[str]] = defaultdict(list)
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def nbytes(self) -> int:
+        """Estimated memory held: the vector matrix (as allocated) and a measured amount per unit."""
+        return VIEW_BYTES_FIXED + int(self._matrix.nbytes) + VIEW_BYTES_PER_UNIT * len(self.ids)
 
     @property
     def matrix(self) -> np.ndarray:
@@ -123,6 +137,7 @@ class NamespaceView:
             # Readers run without a lock: publish the unit before its id and
             # position, so any id a reader sees already has its unit and vector.
             self.units.append(unit)
+            self.max_seq = max(self.max_seq, _seq(unit))
             self.ids.append(unit.id)
             self.pos[unit.id] = i
             for field, value in cue_keys(unit):
@@ -142,6 +157,7 @@ class NamespaceView:
                 unit.restatement, unit.participants, unit.locations, unit.time):
             raise ValueError(f"unit {unit.id}: only metadata can change in place")
         self.units[i] = unit
+        self.max_seq = max(self.max_seq, _seq(unit))
         before, after = old.metadata.get("supersedes") or {}, unit.metadata.get("supersedes") or {}
         for gone in set(before) - set(after):
             self.claimed_by[gone].remove(unit.id)
@@ -162,6 +178,8 @@ class NamespaceView:
         rows = [i for i, uid in enumerate(self.ids) if uid not in gone]
         view = NamespaceView(self.namespace, self._matrix.shape[1])
         view.add([self.units[i] for i in rows], self.matrix[rows])
+        if len(self._bm25):  # in use: carry the postings over rather than re-tokenise every unit
+            view._bm25 = self._lexical_index().subset(rows)
         return view
 
     def unit(self, unit_id: str) -> MemoryUnit | None:
@@ -175,40 +193,53 @@ class NamespaceView:
 
     # -- the three views ----------------------------------------------------------
     def cosines(self, query: np.ndarray) -> np.ndarray:
-        """Cosine of every unit (row order) with a unit query vector; empty for an empty view."""
-        if not self.ids:
+        """Cosine of every unit (row order) with a unit query vector (read-only; the last few queries' are kept).
+
+        Tri-view recall, assembly and expansion ask for the same query's scores: one
+        pass over the matrix serves them all, with the values a fresh product gives.
+        """
+        query = np.asarray(query, dtype=np.float32)
+        matrix = self.matrix
+        if len(matrix) == 0:  # no vectors yet, nor their width
             return np.zeros(0, dtype=np.float32)
-        return self.matrix @ np.asarray(query, dtype=np.float32)
+        key = (query.tobytes(), len(matrix))
+        scores = self._cosines.get(key)
+        if scores is None:
+            scores = matrix @ query
+            scores.flags.writeable = False
+            with self._cosines_lock:
+                while len(self._cosines) >= _COSINES_KEPT:
+                    self._cosines.pop(next(iter(self._cosines)))
+                self._cosines[key] = scores
+        return scores
 
     def semantic(self, query: np.ndarray, k: int, upto: int | None = None) -> list[tuple[str, float]]:
         """Exact cosine top-k (vectors are L2-normalised), optionally among the first ``upto`` rows."""
-        matrix = self.matrix if upto is None else self.matrix[:upto]
-        if k <= 0 or len(matrix) == 0:
+        if upto is None:
+            scores = self.cosines(query)
+        else:
+            scores = self.matrix[:upto] @ np.asarray(query, dtype=np.float32)
+        if k <= 0 or len(scores) == 0:
             return []
-        scores = matrix @ np.asarray(query, dtype=np.float32)
         top = _top_indices(scores, k)
         return [(self.ids[i], float(scores[i])) for i in top]
 
     def lexical(self, query: str, k: int) -> list[tuple[str, float]]:
-        """BM25 top-k over restatements (index rebuilt lazily after writes)."""
+        """BM25 top-k over restatements, ranked as ``bm25s`` ranks them."""
         tokens = lexical_tokens(query)
         if k <= 0 or not tokens or not self.ids:
             return []
-        retriever, size = self._lexical_index()
-        k = min(k, size)
-        docs, scores = retriever.retrieve([tokens], k=k, show_progress=False, n_threads=1)
-        return [
-            (self.ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0
-        ]
+        rows, scores = top_k(self._lexical_index().scores(tokens), k)
+        return [(self.ids[int(d)], float(s)) for d, s in zip(rows, scores, strict=True) if s > 0]
 
     def lexical_scores(self, query: str) -> np.ndarray:
         """BM25 score of every unit (row order) for ``query``; zeros when it has no terms."""
         tokens = lexical_tokens(query)
         if not tokens or not self.ids:
             return np.zeros(len(self.ids), dtype=np.float32)
-        scores = np.asarray(self._lexical_index()[0].get_scores(tokens), dtype=np.float32)
-        # A writer may append units after the BM25 index was built: they score 0
-        # until the next rebuild rather than falling off the end of the array.
+        scores = self._lexical_index().scores(tokens)
+        # A writer may append units after the BM25 index was extended: they score 0
+        # until the next call rather than falling off the end of the array.
         n = len(self.ids)
         if len(scores) < n:
             scores = np.concatenate([scores, np.zeros(n - len(scores), dtype=np.float32)])
@@ -345,18 +376,20 @@ class NamespaceView:
             weight += np.where(has, cfg.beta_time, 0.0)
         return np.divide(total, weight, out=np.zeros(len(rows)), where=weight > 0)
 
-    def _lexical_index(self) -> tuple[bm25s.BM25, int]:
-        """The BM25 index and how many units (the first rows) it covers."""
+    def _lexical_index(self) -> BM25Index:
+        """The BM25 index, extended with the units added since its last use (only those are tokenised)."""
         index = self._bm25
-        if index is None or index[1] != len(self.ids):
-            retriever = bm25s.BM25()
-            units = self.units[: len(self.ids)]  # a snapshot: writers may append meanwhile
-            # bm25s wants a non-empty token list per document.
-            corpus = [lexical_tokens(u.restatement) or ["_"] for u in units]
-            retriever.index(corpus, show_progress=False)
-            # One tuple, swapped atomically: readers never pair an index with another's size.
-            index = self._bm25 = (retriever, len(units))
+        if len(index) < len(self.ids):
+            with self._bm25_lock:
+                n = len(self.ids)  # units are published before ids: units[:n] are all there
+                # A placeholder token for a unit without terms, as the bm25s index had.
+                index.extend(lexical_tokens(u.restatement) or ["_"] for u in self.units[len(index) : n])
         return index
+
+
+def _seq(unit: MemoryUnit) -> int:
+    seq = unit.metadata.get("seq", -1)
+    return seq if isinstance(seq, int) else -1
 
 
 def _top_indices(scores: np.ndarray, k: int) -> list[int]:
@@ -376,9 +409,12 @@ class UnitIndex:
         backend: where units and vectors are stored.
     """
 
-    def __init__(self, backend: UnitBackend) -> None:
+    def __init__(self, backend: UnitBackend, bounds: CacheBounds | None = None) -> None:
         self.backend = backend
-        self._views: dict[str, NamespaceView] = {}
+        bounds = bounds or CacheBounds()
+        # The least recently used views leave past the bounds; their next use reloads them.
+        self._views: LRUCache[NamespaceView] = LRUCache(bounds.max_namespaces, bounds.view_bytes,
+                                                        lambda view: view.nbytes)
         self._lock = threading.RLock()
         # Per namespace since the last take_written(): (ids written, ids deleted); None = a drop.
         self._written: dict[str, tuple[set[str], set[str]] | None] = {}
@@ -391,12 +427,12 @@ class UnitIndex:
             if view is None:
                 view = NamespaceView(namespace)
                 self._load(view, None)
-                self._views[key] = view
+                self._views.put(key, view)
             return view
 
     def cached(self, namespace: Namespace) -> NamespaceView | None:
         """The namespace's view if it is loaded (no backend read)."""
-        return self._views.get(namespace_key(namespace))
+        return self._views.peek(namespace_key(namespace))
 
     def catch_up(self, namespace: Namespace, ids: set[str], removed: Iterable[str] = ()) -> None:
         """Bring a cached view up to date with units another writer deleted, added or rewrote.
@@ -407,11 +443,12 @@ class UnitIndex:
         """
         key = namespace_key(namespace)
         with self._lock:
-            view = self._views.get(key)
+            view = self._views.peek(key)
             if view is None:
                 return
             if any(uid in view.pos for uid in removed):
-                view = self._views[key] = view.without(removed)
+                view = view.without(removed)
+                self._views.put(key, view)
             if ids:
                 self._load(view, sorted(ids))
 
@@ -472,7 +509,7 @@ class UnitIndex:
     def invalidate(self, namespace: Namespace) -> None:
         """Forget the cached view of a namespace; the next use reloads it."""
         with self._lock:
-            self._views.pop(namespace_key(namespace), None)
+            self._views.pop(namespace_key(namespace))
 
     def get(self, namespace: Namespace, ids: Iterable[str]) -> list[MemoryUnit]:
         """Units by id, in the order asked, skipping unknown ids."""
@@ -487,7 +524,7 @@ class UnitIndex:
             present = [i for i in dict.fromkeys(ids) if i in view.pos]
             if present:
                 self.backend.delete(namespace, present)
-                self._views[key] = view.without(present)
+                self._views.put(key, view.without(present))
                 self._note(namespace, (), present)
         return present
 
@@ -496,7 +533,7 @@ class UnitIndex:
         with self._lock:
             n = len(self.view(namespace))
             self.backend.drop(namespace)
-            self._views.pop(namespace_key(namespace), None)
+            self._views.pop(namespace_key(namespace))
             self._note(namespace, None)
         return n
 

@@ -15,6 +15,7 @@ use by each memory object) links them with the edges a clean run would have made
 from __future__ import annotations
 
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,7 +65,7 @@ def numbered(view: NamespaceView, new: list[MemoryUnit], extra: dict[str, Any] |
     ``seq`` orders units on reload. After deletes the row count is below the
     largest seq, so numbering continues after the largest and never reuses one.
     """
-    first = 1 + max((u.metadata.get("seq", -1) for u in view.units), default=-1)
+    first = 1 + view.max_seq  # kept up to date by the view: no scan of its units
     return [u.model_copy(update={"metadata": {**u.metadata, **(extra or {}), "seq": first + i}})
             for i, u in enumerate(new)]
 
@@ -98,6 +99,11 @@ class WritePath:
     edge_backend: EdgeBackend
     sync: NamespaceSync
     superseder: LLMSupersession | None = None
+    # The view each namespace's crash recovery last checked. Only a view loaded whole from
+    # storage can hold units a crashed writer stored unlinked: what catch-up adds was logged
+    # by its writer after linking, so a grown view needs no second look at every id.
+    _checked: weakref.WeakValueDictionary[Namespace, NamespaceView] = field(
+        default_factory=weakref.WeakValueDictionary, init=False, repr=False)
 
     def commit(self, ns: Namespace, results: list[ExtractionResult], report: IngestReport,
                 unit_metadata: dict[str, Any] | None = None) -> IngestReport:
@@ -153,7 +159,7 @@ class WritePath:
 
     def ensure_linked(self, ns: Namespace) -> None:
         """Link units an interrupted ingest stored but did not link (crash recovery)."""
-        if ns in self.sync.resumed:
+        if ns in self.sync.resumed or self._checked.get(ns) is self.index.view(ns):
             return
         if self._unlinked(ns):  # the lock only when there is work: reads never wait for writers
             with self.sync.writing(ns):
@@ -162,6 +168,7 @@ class WritePath:
                     _, touched = self.link(ns, missing)
                     self.sync.written(ns, edges=touched)
         self.sync.resumed.add(ns)
+        self._checked[ns] = self.index.view(ns)
 
     def _unlinked(self, ns: Namespace) -> list[int]:
         view, linked = self.index.view(ns), self.edge_backend.linked_ids(ns)

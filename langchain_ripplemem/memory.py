@@ -27,6 +27,7 @@ import networkx as nx
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langchain_ripplemem.cache_bounds import CacheBounds
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.embeddings import embed_query
 from langchain_ripplemem.errors import InvalidConversationError
@@ -92,6 +93,8 @@ class RippleMemory:
         recall_config: recollection budgets and weights (default ``RecallConfig()``,
             the recommended settings; ``config.PAPER`` is METHOD.md's).
         namespace: default namespace for calls that do not pass one.
+        cache_bounds: how many namespaces, and how many bytes, of views and graphs stay
+            in memory (least recently used out first; default ``CacheBounds()``).
 
     Raises:
         ValueError: naming the arguments that cannot go together.
@@ -113,6 +116,7 @@ class RippleMemory:
         write_config: WriteConfig | None = None,
         recall_config: RecallConfig | None = None,
         namespace: Namespace | str = ("default",),
+        cache_bounds: CacheBounds | None = None,
     ) -> None:
         if client is not None and persist_directory is not None:
             raise ValueError("pass either client or persist_directory, not both")
@@ -147,8 +151,8 @@ class RippleMemory:
             self.unit_backend.close()
             raise
         self.edge_backend, self.namespace_log = edge_backend, namespace_log
-        self.index = UnitIndex(self.unit_backend)
-        self.graphs = GraphCache(self.edge_backend)
+        self.index = UnitIndex(self.unit_backend, cache_bounds)
+        self.graphs = GraphCache(self.edge_backend, cache_bounds)
         self.extractor = extractor or self._default_extractor()
         self._sync = NamespaceSync(self.namespace_log, self.index, self.graphs)
         self._write = WritePath(self.embeddings, self.write_config, self.index, self.graphs, self.edge_backend,

@@ -18,6 +18,9 @@ temporary directory and stopped at the end.
 
     python scripts/soak.py --writers 2 --readers 2 --ops 30 --out results/soak.json
 
+``--postgres DSN`` (or ``local``: a throwaway cluster) keeps edges, the namespace log
+and writer locks in PostgreSQL (``storage/postgres.py``): the shared deployment.
+
 ``--embedded DIR`` points every process at one embedded ``persist_directory``
 instead: the unsupported setup, kept to reproduce why it is refused, e.g.
 ``--embedded /tmp/x --writers 2 --readers 1 --ops 150 --turns 10 --delete-every 0``.
@@ -96,6 +99,12 @@ def make_memory(cfg: dict[str, Any]) -> Any:
         return RippleMemory(embeddings, persist_directory=cfg["embedded"], collection_name=cfg["collection"])
     client = chromadb.HttpClient(host=cfg["host"], port=cfg["port"],
                                  settings=Settings(anonymized_telemetry=False))
+    if cfg.get("postgres"):  # the shared deployment: edges, log and writer locks in PostgreSQL
+        from langchain_ripplemem.storage.postgres import PostgresGraph
+
+        graph = PostgresGraph(cfg["postgres"])
+        return RippleMemory(embeddings, client=client, collection_name=cfg["collection"],
+                            edge_backend=graph, namespace_log=graph)
     return RippleMemory(embeddings, client=client, collection_name=cfg["collection"],
                         graph_path=cfg["graph_path"])
 
@@ -214,12 +223,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedded", default=None, metavar="DIR",
                         help="UNSUPPORTED, for reproducing: all processes open this embedded persist_directory "
                              "instead of a server (expect StoreLockedError once the lock is wired)")
+    parser.add_argument("--postgres", default=None, metavar="DSN",
+                        help='edges, namespace log and writer locks in PostgreSQL at DSN ("local": start a '
+                             "throwaway cluster, as the tests do) instead of an SQLite file")
     parser.add_argument("--traceback", action="store_true", help="print each error's traceback")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="ripplemem-soak-"))
-    server = None
+    server = postgres = None
+    if args.postgres == "local":
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from tests.integration_tests.postgres import start_postgres
+
+        postgres = start_postgres()
+        args.postgres = postgres.dsn
     if args.embedded:
         host, port = "", 0
     elif args.host is None:
@@ -231,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
            "graph_path": args.graph_path or str(work / "graph.sqlite3"), "ops": args.ops,
            "turns": args.turns, "delete_every": args.delete_every, "k": args.k, "shared": args.shared,
            "embeddings": args.embeddings, "writers": args.writers, "traceback": args.traceback,
-           "embedded": args.embedded}
+           "embedded": args.embedded, "postgres": args.postgres}
     try:
         ctx = mp.get_context("spawn")
         start = ctx.Barrier(args.writers + args.readers + 1)
@@ -272,16 +290,19 @@ def main(argv: list[str] | None = None) -> int:
         lost = sum(len(expected[ns] - found[ns]) for ns in expected)
         resurrected = sum(len(deleted[ns] & found[ns]) for ns in expected)
         unexpected = sum(len(found[ns] - expected[ns] - deleted[ns]) for ns in expected)
+        dangling = None
         try:
             report = check_store(memory)
             integrity_ok, integrity = report.ok, report.summary()
+            dangling = sum(len(item.dangling_edges) for item in report.namespaces)
         except Exception as err:  # noqa: BLE001
             integrity_ok, integrity = False, f"check_store failed: {type(err).__name__}: {err}"
         recall_ms = [x for r in readers for x in r["latency_ms"]]
         write_ms = [x for w in writers for x in w["latency_ms"]]
         n_write, n_read = sum(w["ops"] for w in writers), sum(r["ops"] for r in readers)
         summary = {
-            "config": {k: v for k, v in cfg.items() if k not in ("graph_path",)} | {"readers": args.readers},
+            "config": {k: v for k, v in cfg.items() if k not in ("graph_path", "postgres")}
+            | {"readers": args.readers, "edges": "postgres" if cfg["postgres"] else "sqlite"},
             "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
             "wall_seconds": round(wall, 2),
             "ops": n_write + n_read, "ops_per_s": round((n_write + n_read) / wall, 2),
@@ -293,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
             "found_units": sum(len(found[ns] & expected[ns]) for ns in expected),
             "lost_units": lost, "resurrected_units": resurrected, "unexpected_units": unexpected,
             "cross_namespace_leaks": sum(r["leaks"] for r in readers),
+            "dangling_edges": dangling,
             "empty_recalls": sum(r["empty"] for r in readers),
             "recall_ms_p50": _pct(recall_ms, 50), "recall_ms_p95": _pct(recall_ms, 95),
             "write_ms_p50": _pct(write_ms, 50), "write_ms_p95": _pct(write_ms, 95),
@@ -308,6 +330,10 @@ def main(argv: list[str] | None = None) -> int:
                 server.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 os.killpg(server.pid, signal.SIGKILL)
+        if postgres is not None:
+            from tests.integration_tests.postgres import stop_postgres
+
+            stop_postgres(postgres)
         shutil.rmtree(work, ignore_errors=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(summary, indent=2) + "\n")

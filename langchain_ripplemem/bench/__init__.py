@@ -44,7 +44,7 @@ from langchain_ripplemem.bench.report import (
     results_markdown,
     write_markdown,
 )
-from langchain_ripplemem.bench.runner import FreshMemories, base_recall_config, default_memory_factory, run_benchmark
+from langchain_ripplemem.bench.runner import FreshMemories, default_memory_factory, run_benchmark
 from langchain_ripplemem.bench.systems import (
     LINKED_SYSTEMS,
     SYSTEM_FACTORIES,
@@ -74,7 +74,6 @@ __all__ = [
     "Retrieved",
     "System",
     "answer_f1",
-    "base_recall_config",
     "bench_main",
     "bleu1",
     "context_tokens",

@@ -10,13 +10,15 @@ Usage::
     ripplemem bench report RESULTS.json... --md docs/benchmarks_tables.md [--plot out.png]
 
 ``--limit`` keeps the first N conversations (LongMemEval: records),
-``--questions`` the first N questions of each. ``locomo --units observations``
-builds the memory from LoCoMo's recorded observations instead of raw turns
-(:mod:`langchain_ripplemem.bench.observations`). ``linked`` injects the
-linked-evidence suite into LoCoMo conversations (``--haystack``), or into the
-shipped sample conversation without one; ``--limit`` keeps its first N cases.
-Without ``--out`` the results JSON goes to stdout. ``--answer-model provider:model`` adds answer F1,
+``--questions`` the first N questions of each. Without ``--out`` the results
+JSON goes to stdout. ``--answer-model provider:model`` adds answer F1,
 BLEU-1 and an LLM judge (needs the provider's package and credentials).
+
+``locomo --units observations`` builds the memories from LoCoMo's recorded
+observations instead of raw turns (:mod:`langchain_ripplemem.bench.observations`).
+``linked`` injects the linked-evidence suite into LoCoMo conversations
+(``--haystack``), or into the shipped sample conversation without one; there
+``--limit`` keeps the first N cases.
 """
 
 from __future__ import annotations

@@ -2,18 +2,22 @@
 
 Each case goes into its own copy of a haystack (:func:`~.haystack.inject`),
 which the runner ingests into its own namespace, so cases never share a memory.
-The systems are the LoCoMo benchmark's (:mod:`~.systems`), with the recall
-systems on :func:`~.runner.base_recall_config` of ``"linked"`` (the LoCoMo
-preset: the haystacks are LoCoMo-style dialogue). Results have the LoCoMo
+The systems are the LoCoMo benchmark's (:mod:`~.systems`): the recall systems
+start from the recommended ``RecallConfig()``, and the memories are written with
+the paper's LoCoMo settings (the haystacks are LoCoMo-style dialogue). Results have the LoCoMo
 results' shape with domains as categories and ``tune``/``heldout`` splits, plus
 per-case records (``questions``: each evidence turn's rank per system) and the
 injected ``cases``.
 
+``ripplemem bench linked --haystack locomo10.json --out results/linked.json`` runs it
+(:func:`run_linked`); without ``--haystack`` the cases go into the shipped sample.
+
 Example:
     >>> from langchain_ripplemem.bench.haystack import sample_haystacks
     >>> from langchain_ripplemem.bench.linked_cases import load_linked_cases
-    >>> results = run_linked(load_linked_cases(), sample_haystacks())  # doctest: +SKIP
-    >>> results["systems"]["ripplemem"]["by_category"]["overall"]["recall_all@10"]  # doctest: +SKIP
+    >>> injected = linked_conversations(load_linked_cases(split="heldout")[:2], sample_haystacks())
+    >>> [(bench.id, bench.split, len(bench.questions[0].evidence)) for bench in injected]
+    [('food-03@sample-x3', 'heldout', 3), ('food-06@sample-x3', 'heldout', 3)]
 
 """
 
@@ -66,8 +70,8 @@ def run_linked(
         haystacks: from :func:`~.haystack.locomo_haystacks` or :func:`~.haystack.sample_haystacks`.
         systems: system names (default :data:`LINKED_SYSTEMS`).
         ks: cut-offs; retrieval runs once at ``max(ks)``.
-        memory_factory: fresh memories (default: the LoCoMo preset with the offline
-            encoder behind a :class:`~.cached_embeddings.CachedEmbeddings`).
+        memory_factory: fresh memories (default: :class:`~.runner.FreshMemories` with the
+            offline encoder behind a :class:`~.cached_embeddings.CachedEmbeddings`).
         recall_config: base config of the recall systems (default: the runner's).
         system_factory: ``(name, memory, recall_config) -> System``; tests swap it.
         progress: show a progress bar over cases.

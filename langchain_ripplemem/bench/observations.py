@@ -13,10 +13,25 @@ maps a unit back to every turn of its provenance, so an observation drawn from
 two turns covers both.
 
 Example:
-    >>> from langchain_ripplemem.bench.observations import observation_memories
-    >>> factory = observation_memories("locomo10.json")  # doctest: +SKIP
-    >>> factory.extractor.describe()["observations"]  # doctest: +SKIP
-    2541
+    >>> import json, pathlib, tempfile
+    >>> record = {"sample_id": "conv-x", "qa": [], "conversation": {
+    ...     "speaker_a": "Maya", "speaker_b": "Sam", "session_1_date_time": "10:00 am on 3 March, 2023",
+    ...     "session_1": [{"speaker": "Maya", "dia_id": "D1:1", "text": "I took a pottery class."},
+    ...                   {"speaker": "Sam", "dia_id": "D1:2", "text": "Where?"},
+    ...                   {"speaker": "Maya", "dia_id": "D1:3", "text": "In Lisbon, with Priya."}]},
+    ...     "observation": {"session_1_observation": {"Maya": [
+    ...         ["Maya took a pottery class in Lisbon with Priya.", ["D1:1", "D1:3"]]]}}}
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "locomo.json"
+    >>> _ = path.write_text(json.dumps([record]))
+    >>> observations = load_locomo_observations(path)
+    >>> from langchain_ripplemem.adapters import conversation_from_locomo
+    >>> from langchain_ripplemem.extraction.windows import make_windows
+    >>> window = make_windows(conversation_from_locomo(record), size=40)[0]
+    >>> units = ObservationExtractor(observations).extract(window, ("demo",)).units
+    >>> [(u.restatement, u.source.turn_ids) for u in units]
+    [('Maya took a pottery class in Lisbon with Priya.', ['D1:1', 'D1:3']), ('Sam: Where?', ['D1:2'])]
+    >>> units[0].participants, units[0].locations
+    (['Maya', 'Priya'], ['Lisbon'])
 
 """
 
@@ -30,8 +45,8 @@ from typing import Any
 
 from langchain_ripplemem.bench.loaders import BenchConversation, read_json
 from langchain_ripplemem.bench.metrics import normalise_evidence
-from langchain_ripplemem.bench.runner import FreshMemories
-from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.bench.runner import PAPER_PRESETS, FreshMemories
+from langchain_ripplemem.config import WriteConfig, preset
 from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, Provenance, Session, Turn, Usage
 
@@ -192,6 +207,6 @@ class ObservationExtractor:
 
 def observation_memories(path: str | Path) -> FreshMemories:
     """Fresh LoCoMo memories whose units come from the file's observations (see :class:`ObservationExtractor`)."""
-    config = WriteConfig()
+    config = preset(PAPER_PRESETS["locomo"])[0]  # the write settings FreshMemories("locomo") uses
     return FreshMemories("locomo", extractor=ObservationExtractor(load_locomo_observations(path), config=config))
 

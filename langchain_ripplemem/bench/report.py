@@ -147,9 +147,11 @@ def _meta(results: Mapping[str, Any]) -> str:
         items.append(f"haystack: {results.get('haystack')}")
     units = results.get("memory_units")
     if units:
+        covered = units.get("evidence_turns_covered")
         items.append(f"memory units: {units.get('kind')} ({units.get('observations')} observations covering "
                      f"{units.get('turns_covered')} turns, {units.get('multi_turn_observations')} of them several "
-                     f"turns; other turns as raw-turn units)")
+                     f"turns; other turns as raw-turn units; observations cover {_pct(covered)} % of the "
+                     "questions' evidence turns)")
     if results.get("question_limit"):
         items.append(f"question limit per conversation: {results['question_limit']}")
     return "- " + "\n- ".join(items) + "\n"

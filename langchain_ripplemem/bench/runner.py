@@ -55,26 +55,15 @@ from langchain_ripplemem.config import RecallConfig, WriteConfig, preset
 
 DEFAULT_KS = (5, 10, 30)
 DATASETS = ("locomo", "longmemeval", "linked")
-#: The paper's preset for each dataset: the ``ripplemem_paper`` row's recall settings.
-#: The linked suite's haystacks are LoCoMo dialogue.
+#: The paper's preset for each dataset: its write settings, and the ``ripplemem_paper`` row.
+#: The linked suite's haystacks are LoCoMo-style dialogue.
 PAPER_PRESETS = {"locomo": "paper", "longmemeval": "paper-long-history", "linked": "paper"}
 MemoryFactory = Callable[[], Any]
 
 
-def base_recall_config(dataset: str) -> RecallConfig:
-    """The recall config the recall systems start from: the recommended ``RecallConfig()``.
-
-    The one place that picks it, so every benchmark of a dataset measures the same
-    recommended settings.
-    """
-    if dataset not in PAPER_PRESETS:
-        raise ValueError(f"unknown dataset {dataset!r}; choose one of {list(PAPER_PRESETS)}")
-    return RecallConfig()
-
-
 @dataclass
 class FreshMemories:
-    """A factory of fresh in-memory ``RippleMemory`` objects with the dataset's preset.
+    """A factory of fresh in-memory ``RippleMemory`` objects with the paper's preset for the dataset.
 
     The runner owns what it makes: it deletes each conversation's namespace once
     scored. ``extractor`` (e.g. LoCoMo's observations) and ``embeddings`` (e.g. a
@@ -104,7 +93,11 @@ class FreshMemories:
 
 
 def default_memory_factory(dataset: str) -> MemoryFactory:
-    """A factory of fresh in-memory ``RippleMemory`` objects for the dataset (:class:`FreshMemories`)."""
+    """A factory of fresh in-memory ``RippleMemory`` objects with the paper's preset for the dataset.
+
+    The memory's own ``recall_config`` is the paper's (the ``ripplemem_paper`` row);
+    the ``ripplemem`` row and its ablations run the recommended ``RecallConfig()``.
+    """
     return FreshMemories(dataset)
 
 
@@ -130,7 +123,7 @@ def run_benchmark(
     """Benchmark ``systems`` on ``conversations`` and return the results dict.
 
     Args:
-        dataset: ``"locomo"`` or ``"longmemeval"`` (decides categories and levels).
+        dataset: ``"locomo"``, ``"longmemeval"`` or ``"linked"`` (decides categories and levels).
         conversations: from :func:`load_locomo` / :func:`load_longmemeval`.
         systems: system names (see :data:`SYSTEM_NAMES`).
         ks: cut-offs to score; retrieval runs once at ``max(ks)``.
@@ -139,7 +132,7 @@ def run_benchmark(
             (:class:`FreshMemories`, whose namespaces the runner deletes when done).
         progress: show a tqdm bar over conversations.
         limit: score at most this many questions per conversation (quick runs).
-        recall_config: base config of the recall systems (default: :func:`base_recall_config`).
+        recall_config: base config of the recall systems (default: the recommended ``RecallConfig()``).
         system_factory: ``(name, memory, recall_config) -> System``; tests swap it.
         answer_model: optional chat model (``.invoke(messages)``); when given,
             answers are generated and scored (F1, BLEU-1, judge).
@@ -168,7 +161,7 @@ def run_benchmark(
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
     kmax = max(ks)
-    base_config = recall_config or base_recall_config(dataset)
+    base_config = recall_config or RecallConfig()
     factory = memory_factory or default_memory_factory(dataset)
     owned = memory_factory is None or isinstance(memory_factory, FreshMemories)
     answering_on = answer_model is not None

@@ -28,10 +28,16 @@ from collections.abc import Iterable
 
 import networkx as nx
 
+from langchain_ripplemem.cache_bounds import GRAPH_BYTES_FIXED, GRAPH_BYTES_PER_NODE, CacheBounds, LRUCache
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_key
 from langchain_ripplemem.storage.base import EdgeBackend
 
 __all__ = ["GraphCache"]
+
+
+def _graph_bytes(graph: nx.Graph) -> int:
+    """Estimated memory of a NetworkX graph, from its node count (asked on every use: O(1))."""
+    return GRAPH_BYTES_FIXED + GRAPH_BYTES_PER_NODE * graph.number_of_nodes()
 
 
 def _put(graph: nx.Graph, edge: Edge) -> None:
@@ -48,9 +54,11 @@ class GraphCache:
         backend: where the edges are stored.
     """
 
-    def __init__(self, backend: EdgeBackend) -> None:
+    def __init__(self, backend: EdgeBackend, bounds: CacheBounds | None = None) -> None:
         self.backend = backend
-        self._graphs: dict[str, nx.Graph] = {}
+        bounds = bounds or CacheBounds()
+        # The least recently used graphs leave past the bounds; their next use reloads them.
+        self._graphs: LRUCache[nx.Graph] = LRUCache(bounds.max_namespaces, bounds.graph_bytes, _graph_bytes)
         self._lock = threading.RLock()
 
     def graph(self, namespace: Namespace) -> nx.Graph:
@@ -62,12 +70,12 @@ class GraphCache:
                 graph = nx.Graph()
                 for edge in self.backend.edges(namespace):
                     _put(graph, edge)
-                self._graphs[key] = graph
+                self._graphs.put(key, graph)
             return graph
 
     def cached(self, namespace: Namespace) -> bool:
         """Whether the namespace's graph is loaded."""
-        return namespace_key(namespace) in self._graphs
+        return self._graphs.peek(namespace_key(namespace)) is not None
 
     def add(self, namespace: Namespace, edges: Iterable[Edge]) -> None:
         """Mirror edges the backend just stored."""
@@ -79,7 +87,7 @@ class GraphCache:
     def remove(self, namespace: Namespace, unit_ids: Iterable[str]) -> None:
         """Drop units (and their edges) from a loaded graph."""
         with self._lock:
-            graph = self._graphs.get(namespace_key(namespace))
+            graph = self._graphs.peek(namespace_key(namespace))
             if graph is not None:
                 graph.remove_nodes_from(list(unit_ids))
 
@@ -89,7 +97,7 @@ class GraphCache:
         A namespace whose graph is not loaded is left alone: its first use loads it whole.
         """
         with self._lock:
-            graph = self._graphs.get(namespace_key(namespace))
+            graph = self._graphs.peek(namespace_key(namespace))
             if graph is None:
                 return
             graph.remove_nodes_from(list(removed))
@@ -100,7 +108,7 @@ class GraphCache:
     def invalidate(self, namespace: Namespace) -> None:
         """Forget a namespace's graph; the next use reloads it."""
         with self._lock:
-            self._graphs.pop(namespace_key(namespace), None)
+            self._graphs.pop(namespace_key(namespace))
 
     def edges(self, namespace: Namespace) -> list[Edge]:
         """Every edge of a namespace, sorted, one per type (``src < dst``)."""

@@ -12,7 +12,7 @@ path, then the stronger path (the product of its edge weights).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -46,6 +46,28 @@ class ExpansionHit:
     strength: float = 1.0
 
 
+@dataclass(frozen=True)
+class Unreachable:
+    """Ids expansion must not return: those ``taken`` already, and those not among the view's first ``limit`` rows.
+
+    A unit a writer adds while the walk runs has no row in the scores taken before
+    it, so it counts as absent. Asked only about the nodes a walk reaches: the cost
+    follows the anchors' neighbourhoods, not the size of the graph.
+
+    Example:
+        >>> excluded = Unreachable(taken={"a"}, rows={"a": 0, "b": 1, "late": 2}, limit=2)
+        >>> [uid in excluded for uid in ("a", "b", "late", "gone")]
+        [True, False, True, True]
+    """
+
+    taken: Container[str]
+    rows: Mapping[str, int]
+    limit: int
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self.taken or self.rows.get(uid, self.limit) >= self.limit  # type: ignore[call-overload]
+
+
 _WALK_ATTEMPTS = 5
 
 
@@ -53,7 +75,7 @@ EdgeStrength = Callable[[str, str], float]
 
 
 def reachable(
-    graph: nx.Graph, anchors: Iterable[str], channel: EdgeType, hops: int, exclude: set[str],
+    graph: nx.Graph, anchors: Iterable[str], channel: EdgeType, hops: int, exclude: Container[str],
     strength: EdgeStrength | None = None,
 ) -> dict[str, Reached]:
     """Units within ``hops`` of any anchor over ``channel`` edges, with their best path.
@@ -74,7 +96,7 @@ def reachable(
 
 
 def _walk(
-    graph: nx.Graph, anchors: list[str], channel: EdgeType, hops: int, exclude: set[str],
+    graph: nx.Graph, anchors: list[str], channel: EdgeType, hops: int, exclude: Container[str],
     strength: EdgeStrength | None = None,
 ) -> dict[str, Reached]:
     best: dict[str, Reached] = {}
@@ -112,7 +134,7 @@ def expand_channel(
     *,
     hops: int,
     top_n: int,
-    exclude: set[str],
+    exclude: Container[str],
     tiebreak: Callable[[list[str]], list[float]] | None = None,
     path_floor: float | None = None,
     strength: EdgeStrength | None = None,

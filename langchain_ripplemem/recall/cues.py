@@ -30,12 +30,15 @@ def reference_time(view: NamespaceView) -> datetime:
     The time a statement was made, not the time it mentions: after "I'm moving to Berlin
     in April" said in February, "What happens in March?" means the coming March.
     """
-    latest = per_view(view, "latest_statement", _latest_statement)
+    latest = per_view(view, "latest_statement", lambda v, n: _latest_statement(v, 0, n, None),
+                      lambda v, known, before, n: _latest_statement(v, before, n, known))  # only a write's units
     return latest if latest is not None else datetime.now(timezone.utc)
 
 
-def _latest_statement(view: NamespaceView, n: int) -> datetime | None:
-    return max((stated_at(u) for u in view.units[:n]), default=None)
+def _latest_statement(view: NamespaceView, start: int, stop: int, known: datetime | None) -> datetime | None:
+    """The latest statement time among rows ``start..stop-1`` and ``known``."""
+    times = [stated_at(u) for u in view.units[start:stop]]
+    return max([*times, known] if known is not None else times, default=None)
 
 
 def _known(view: NamespaceView, field: str, query_words: list[str]) -> list[str]:

@@ -33,7 +33,7 @@ from langchain_ripplemem.chat_models import (
     usage_of,
 )
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.memory_graph.expansion import expand_channel
+from langchain_ripplemem.memory_graph.expansion import Unreachable, expand_channel
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.model_errors import describe_error
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
@@ -243,6 +243,7 @@ class RecallNodes:
         if target is None:  # controllers always pair anchors with a target; routing needs anchors
             raise RuntimeError("expand: the plan has anchors but no missing-support target")
         view = self.reader.view(ctx.namespace)
+        rows_now = len(view)  # the scores below cover at least these rows
         graph = self.reader.graph(ctx.namespace)
         if state.get("hidden"):
             # Hidden memories are neither results nor bridges: no path runs through them.
@@ -270,11 +271,12 @@ class RecallNodes:
         channels = [c for c, on in (("semantic", cfg.expand_semantic),
                                     ("structural", cfg.expand_structural)) if on]
         next_round, added, paths, kinds = state["round"] + 1, [], {}, {}
-        absent = {uid for uid in graph if uid not in view.pos}
-        # With bridging, the structural channel also ranks evidence it reaches: a first-hop
-        # memory that shares the anchors' rare cues gains path support (recall/assembly.py).
-        excluded = {"semantic": set(evidence) | absent,
-                    "structural": absent if cfg.bridge_weight else set(evidence) | absent}
+        # Asked per node a walk reaches, not built over the whole graph. With bridging, the
+        # structural channel also ranks evidence it reaches: a first-hop memory that shares
+        # the anchors' rare cues gains path support (recall/assembly.py).
+        excluded = {"semantic": Unreachable(taken=set(evidence), rows=view.pos, limit=rows_now),
+                    "structural": Unreachable(taken=set() if cfg.bridge_weight else set(evidence),
+                                              rows=view.pos, limit=rows_now)}
         for channel in channels:
             for hit in expand_channel(graph, anchors, channel, scorers[channel],  # type: ignore[arg-type]
                                       strength=self._strength(view, cfg, state["round"])

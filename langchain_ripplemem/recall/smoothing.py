@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections import defaultdict
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -45,20 +46,31 @@ _cache: weakref.WeakKeyDictionary[NamespaceView, dict[str, tuple[int, Any]]] = w
 _lock = threading.Lock()
 
 
-def per_view(view: NamespaceView, name: str, build: Callable[[NamespaceView, int], _T]) -> _T:
-    """``build(view, n)`` over the first ``n`` units, cached until the view grows.
+def per_view(view: NamespaceView, name: str, build: Callable[[NamespaceView, int], _T],
+             grow: Callable[[NamespaceView, _T, int, int], _T] | None = None) -> _T:
+    """``build(view, n)`` over the first ``n`` units, cached; when the view grows, ``grow`` catches it up.
 
     Views only grow (deletes and rewrites replace the whole view), so the unit
-    count is a sufficient cache key. Two threads may both build; either result is right.
+    count is a sufficient cache key. ``grow(view, value, before, n)`` turns the value
+    for the first ``before`` units into the one for ``n`` looking only at the new
+    rows (under a lock: it may reuse ``value``'s parts; readers of the old value
+    must not see it change). Without ``grow``, a grown view is built again. Two
+    threads may both build; either result is right.
     """
     n = len(view.ids)
     with _lock:
         hit = _cache.get(view, {}).get(name)
-    if hit is not None and hit[0] == n:
-        return hit[1]
+        if hit is not None and hit[0] == n:
+            return hit[1]
+        if hit is not None and grow is not None and hit[0] < n:
+            value = grow(view, hit[1], hit[0], n)
+            _cache[view][name] = (n, value)
+            return value
     value = build(view, n)
     with _lock:
-        _cache.setdefault(view, {})[name] = (n, value)
+        cached = _cache.setdefault(view, {})
+        if name not in cached or cached[name][0] < n:  # a reader behind a writer never rolls the cache back
+            cached[name] = (n, value)
     return value
 
 
@@ -71,27 +83,49 @@ def _order_key(unit: MemoryUnit, row: int) -> tuple[int, int, int]:
 
 def neighbour_rows(view: NamespaceView) -> np.ndarray:
     """``(n, 2)`` rows of each unit's previous and next unit in its session (``-1``: none)."""
-    return per_view(view, "neighbours", _neighbour_rows)
+    return per_view(view, "neighbours", _sessions, _more_sessions).neighbours
 
 
 def speakers(view: NamespaceView) -> frozenset[str]:
     """Lower-cased speakers the namespace's units record (rule-based units do)."""
-    return per_view(view, "speakers", lambda v, n: frozenset(
-        s.lower() for u in v.units[:n] if isinstance(s := u.metadata.get("speaker"), str) and s))
+    return per_view(view, "speakers", lambda v, n: _speakers(v, 0, n),
+                    lambda v, known, before, n: known | _speakers(v, before, n))
 
 
-def _neighbour_rows(view: NamespaceView, n: int) -> np.ndarray:
-    sessions: dict[tuple[str, str], list[int]] = defaultdict(list)
-    units = view.units[:n]
-    for row, unit in enumerate(units):
-        sessions[(unit.source.conversation_id, unit.source.session_id)].append(row)
+def _speakers(view: NamespaceView, start: int, stop: int) -> frozenset[str]:
+    return frozenset(s.lower() for u in view.units[start:stop] if isinstance(s := u.metadata.get("speaker"), str) and s)
+
+
+@dataclass(frozen=True)
+class _Sessions:
+    """Each session's rows in turn order (with their order keys), and the neighbour array they give."""
+
+    keys: dict[tuple[str, str], list[tuple[int, int, int]]]
+    rows: dict[tuple[str, str], list[int]]
+    neighbours: np.ndarray
+
+
+def _sessions(view: NamespaceView, n: int) -> _Sessions:
+    return _more_sessions(view, _Sessions({}, {}, np.full((0, 2), _NONE, dtype=np.int64)), 0, n)
+
+
+def _more_sessions(view: NamespaceView, known: _Sessions, before: int, n: int) -> _Sessions:
+    """Insert rows ``before..n-1`` into their sessions; a new neighbour array (readers keep the old one)."""
     neighbours = np.full((n, 2), _NONE, dtype=np.int64)
-    for rows in sessions.values():
-        rows.sort(key=lambda r: _order_key(units[r], r))
-        for before, after in zip(rows, rows[1:], strict=False):
-            neighbours[after, 0] = before
-            neighbours[before, 1] = after
-    return neighbours
+    neighbours[:before] = known.neighbours[:before]
+    for row in range(before, n):
+        unit = view.units[row]
+        session = (unit.source.conversation_id, unit.source.session_id)
+        keys, rows = known.keys.setdefault(session, []), known.rows.setdefault(session, [])
+        key = _order_key(unit, row)
+        at = bisect_left(keys, key)  # keys are distinct: the row is part of the key
+        keys.insert(at, key)
+        rows.insert(at, row)
+        if at > 0:
+            neighbours[row, 0], neighbours[rows[at - 1], 1] = rows[at - 1], row
+        if at + 1 < len(rows):
+            neighbours[row, 1], neighbours[rows[at + 1], 0] = rows[at + 1], row
+    return _Sessions(known.keys, known.rows, neighbours)
 
 
 def best_away(scores: np.ndarray, neighbours: np.ndarray, distance: int) -> np.ndarray:
@@ -122,7 +156,10 @@ def in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float]
     """:func:`smooth` with the view's session neighbours (no work when every weight is 0)."""
     if not any(weights):
         return scores
-    return smooth(scores, neighbour_rows(view)[: len(scores)], weights)
+    m, neighbours = len(scores), neighbour_rows(view)
+    if len(neighbours) > m:  # the view grew after the scores were taken: rows past them are no neighbours
+        neighbours = np.where(neighbours[:m] < m, neighbours[:m], _NONE)
+    return smooth(scores, neighbours, weights)
 
 
 def top_in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], k: int,
@@ -147,5 +184,18 @@ def top_in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[fl
     rows = np.flatnonzero(eligible)
     if k <= 0 or len(rows) == 0:
         return []
-    order = rows[np.lexsort((rows, -contextual[rows]))][:k]
-    return [(view.ids[i], float(contextual[i])) for i in order]
+    return [(view.ids[i], float(contextual[i])) for i in best_first(rows, contextual[rows], k)]
+
+
+def best_first(rows: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` rows of highest value, best first, ties by row: a full lexsort's first ``k``, sorting ~``k``.
+
+    Example:
+        >>> best_first(np.array([0, 1, 2, 3]), np.array([0.5, 2.0, 0.5, 0.1]), 2).tolist()
+        [1, 0]
+    """
+    if len(rows) > k:
+        kth = np.partition(values, len(values) - k)[len(values) - k]  # the k-th highest value
+        keep = values >= kth  # with every row tied with it: ties are broken by row below
+        rows, values = rows[keep], values[keep]
+    return rows[np.lexsort((rows, -values))][:k]

@@ -1,8 +1,9 @@
-"""A real local Chroma server (``chroma run``) for the integration tests.
+"""Real local services for the integration tests: a Chroma server (``chroma run``) and PostgreSQL.
 
-The server is started once per session on a free port with telemetry off, and
-is waited for (bounded) until its heartbeat answers; tests are skipped with the
+The Chroma server is started once per session on a free port with telemetry off,
+and is waited for (bounded) until its heartbeat answers; tests are skipped with the
 reason, and the server log's tail, if it cannot start. It is terminated at the end.
+PostgreSQL is a throwaway cluster of its own (``postgres.py``), skipped likewise.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from .postgres import PostgresServer, start_postgres, stop_postgres
 
 STARTUP_TIMEOUT = 60.0  # hang guard for a slow machine, not a performance threshold
 
@@ -118,3 +121,16 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaSe
 def collection_name() -> str:
     """A fresh collection per test: tests on one server never see each other's units."""
     return f"it-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A running throwaway PostgreSQL cluster for the whole session (skips, with the reason, if it cannot start)."""
+    try:
+        server = start_postgres()
+    except (RuntimeError, OSError, subprocess.SubprocessError) as err:
+        pytest.skip(f"cannot start a local PostgreSQL server: {err}")
+    try:
+        yield server
+    finally:
+        stop_postgres(server)

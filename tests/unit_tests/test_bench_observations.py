@@ -142,7 +142,7 @@ def test_cli_locomo_with_observation_units(locomo_file, tmp_path, monkeypatch):
     assert res["memory_units"]["kind"] == "observations" and res["memory_units"]["observations"] == 3
     assert res["memory_units"]["multi_turn_observations"] == 1
     assert res["memory_units"]["evidence_turns_covered"] == 1.0  # D1:1, D1:3 and D2:1 all have observations
-    assert "memory units: observations" in (tmp_path / "t.md").read_text(encoding="utf-8")
+    assert "cover 100.0 % of the questions' evidence turns" in (tmp_path / "t.md").read_text(encoding="utf-8")
 
 
 def test_load_rejects_a_sample_without_observations(tmp_path):

@@ -1,0 +1,134 @@
+"""Incremental BM25 whose scores are bit-identical to ``bm25s.BM25`` built over the same documents.
+
+``bm25s`` precomputes one score per (document, term) and must be rebuilt from
+scratch when a document arrives, because the collection size ``N`` and the mean
+length ``l_avg`` change every precomputed score. This index keeps what does
+not change, per term the rows and term frequencies that contain it and per row
+its length, and computes a query's scores from the postings of the query's
+terms only. A write appends postings; nothing is re-tokenised or re-indexed.
+
+Scores follow ``bm25s`` 0.3's default ("lucene") operation by operation, in
+the same floating-point types, so they are equal bit for bit (a property test
+checks that against ``bm25s`` itself):
+
+    idf(t)    = float32(log(1 + (N - df + 0.5) / (df + 0.5)))
+    s(d, t)   = float32(idf(t) * tf / (k1 * ((1 - b) + b * len(d) / l_avg) + tf))
+    score(d)  = sum over the query's terms, in query order and with repeats, in float32
+
+Example:
+    >>> index = BM25Index()
+    >>> index.extend([["maya", "allergi"], ["sam", "oyster"], ["maya", "hike"]])
+    >>> [round(float(s), 4) for s in index.scores(["maya", "hike"])]
+    [0.188, 0.0, 0.5803]
+    >>> index.extend([["hike", "portland"]])
+    >>> int(index.scores(["portland"]).argmax()), len(index)
+    (3, 4)
+
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+__all__ = ["BM25Index", "top_k"]
+
+K1, B = 1.5, 0.75  # bm25s.BM25() defaults
+# bm25s adds a numpy float64 scalar to a float32 array: NumPy 2 keeps float64 (NEP 50),
+# NumPy 1 computed in float32. The denominator is cast to what this NumPy does.
+_SCALAR_PLUS_F32 = (np.float64(1.0) + np.ones(1, dtype=np.float32)).dtype
+
+
+class BM25Index:
+    """Postings ``term -> (rows, term frequencies)`` and row lengths of a growing document list.
+
+    Documents are token lists (an empty one should be given a placeholder token, as
+    ``bm25s`` needs one). Rows are appended in order; :meth:`subset` makes the index of
+    a subset of rows (a delete) without re-tokenising. Thread-safe: one lock guards
+    appends and scoring, which only reads the postings of the query's terms.
+    """
+
+    def __init__(self) -> None:
+        self._rows: dict[str, array[int]] = {}
+        self._tfs: dict[str, array[float]] = {}
+        self._lengths: array[int] = array("q")
+        self._total = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._lengths)
+
+    def extend(self, documents: Iterable[Sequence[str]]) -> None:
+        """Append documents (token lists) as the next rows."""
+        with self._lock:
+            row = len(self._lengths)
+            for tokens in documents:
+                for term, tf in Counter(tokens).items():
+                    rows = self._rows.get(term)
+                    if rows is None:
+                        rows = self._rows[term] = array("q")
+                        self._tfs[term] = array("f")
+                    rows.append(row)
+                    self._tfs[term].append(tf)
+                self._lengths.append(len(tokens))
+                self._total += len(tokens)
+                row += 1
+
+    def scores(self, query: Sequence[str]) -> np.ndarray:
+        """``float32`` BM25 score of every row for the query's tokens (0 for rows without any)."""
+        with self._lock:
+            n = len(self._lengths)
+            out = np.zeros(n, dtype=np.float32)
+            if n == 0:
+                return out
+            l_avg = np.float64(self._total) / n  # == np.mean(lengths), as bm25s computes it
+            lengths = np.frombuffer(self._lengths, dtype=np.int64)
+            contributions: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+            for term in query:
+                if term not in self._rows:
+                    continue
+                if term not in contributions:
+                    contributions[term] = self._term_scores(term, n, lengths, l_avg)
+                rows, values = contributions[term]
+                out[rows] += values  # rows are distinct within a term, as in bm25s's np.add.at
+            return out
+
+    def _term_scores(self, term: str, n: int, lengths: np.ndarray, l_avg: np.float64) -> tuple[np.ndarray, np.ndarray]:
+        rows = np.frombuffer(self._rows[term], dtype=np.int64)
+        tf = np.frombuffer(self._tfs[term], dtype=np.float32)
+        df = len(rows)
+        idf = np.float32(math.log(1 + (n - df + 0.5) / (df + 0.5)))
+        norm = (K1 * ((1 - B) + B * lengths[rows] / l_avg)).astype(_SCALAR_PLUS_F32)
+        values = (idf * (tf / (norm + tf))).astype(np.float32)
+        return rows.copy(), values
+
+    def subset(self, keep: Sequence[int]) -> BM25Index:
+        """The index of rows ``keep`` (increasing), renumbered ``0..len(keep)-1``: a delete, no re-tokenising."""
+        keep_rows = np.asarray(keep, dtype=np.int64)
+        out = BM25Index()
+        with self._lock:
+            renumber = np.full(len(self._lengths), -1, dtype=np.int64)
+            renumber[keep_rows] = np.arange(len(keep_rows))
+            for term, rows in self._rows.items():
+                new_rows = renumber[np.frombuffer(rows, dtype=np.int64)]
+                kept = new_rows >= 0
+                if kept.any():
+                    out._rows[term] = array("q", new_rows[kept].tobytes())
+                    out._tfs[term] = array("f", np.frombuffer(self._tfs[term], dtype=np.float32)[kept].tobytes())
+            lengths = np.frombuffer(self._lengths, dtype=np.int64)[keep_rows]
+        out._lengths = array("q", lengths.tobytes())
+        out._total = int(lengths.sum())
+        return out
+
+
+def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, scores)`` of the ``k`` best, best first, selected exactly as ``bm25s.BM25.retrieve`` does."""
+    from bm25s.selection import topk
+
+    values, rows = topk(scores, k=min(k, len(scores)), backend="auto", sorted=True)
+    return np.asarray(rows), np.asarray(values)

@@ -1,0 +1,151 @@
+"""Bounds on the per-namespace state one memory object keeps in memory, least recently used out first.
+
+A memory object caches, per namespace it has served, a unit view (matrix, BM25
+and cue indexes, the units) and a NetworkX graph. With many users that grows
+without end, so both caches hold at most :attr:`CacheBounds.max_namespaces`
+namespaces and an estimated :attr:`CacheBounds.max_bytes` (half for views,
+half for graphs: a view and a graph of the same namespace weigh about the
+same, ~5 KB per memory each with 384-d vectors and ~7 edges per memory).
+Past a bound the least recently used namespace leaves; its next use loads it
+again from storage. The namespace in use is never evicted,
+even alone above the byte bound.
+
+Example:
+    >>> cache = LRUCache(max_items=2, max_bytes=100, size=len)
+    >>> cache.put("a", "xx"); cache.put("b", "yy"); _ = cache.get("a"); cache.put("c", "zz")
+    >>> sorted(cache.keys())  # "b" was the least recently used
+    ['a', 'c']
+    >>> cache.put("d", "x" * 500)  # over the byte bound: everything else leaves
+    >>> sorted(cache.keys())
+    ['d']
+
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+__all__ = [
+    "GRAPH_BYTES_FIXED", "GRAPH_BYTES_PER_NODE", "VIEW_BYTES_FIXED", "VIEW_BYTES_PER_UNIT",
+    "CacheBounds", "LRUCache",
+]
+
+V = TypeVar("V")
+_GIB = 1024**3
+# Measured with tracemalloc on synthetic dialogue (scripts/scale_dialogue.py): Python-side
+# bytes per memory of a loaded view (unit object, ids, cue postings, BM25 postings, context
+# caches; the vector matrix is counted exactly), and per node of a NetworkX graph;
+# plus what an empty view or graph holds.
+VIEW_BYTES_PER_UNIT = 4000
+VIEW_BYTES_FIXED = 8000
+# ~650 bytes per edge, ~7 edges per memory: counted per node, since NetworkX counts edges
+# by walking every node and sizes are asked on every use.
+GRAPH_BYTES_PER_NODE = 4800
+GRAPH_BYTES_FIXED = 2000
+
+
+@dataclass(frozen=True)
+class CacheBounds:
+    """How many namespaces, and how many bytes (estimated), a memory object keeps cached.
+
+    Args:
+        max_namespaces: namespaces whose view (and graph) stay loaded.
+        max_bytes: estimated bytes of the loaded views and graphs together.
+
+    Raises:
+        ValueError: naming ``max_namespaces`` or ``max_bytes`` when below 1.
+    """
+
+    max_namespaces: int = 1000
+    max_bytes: int = 2 * _GIB
+
+    def __post_init__(self) -> None:
+        for name in ("max_namespaces", "max_bytes"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+    @property
+    def view_bytes(self) -> int:
+        """The share of :attr:`max_bytes` for unit views."""
+        return self.max_bytes // 2
+
+    @property
+    def graph_bytes(self) -> int:
+        """The share of :attr:`max_bytes` for graphs."""
+        return self.max_bytes - self.view_bytes
+
+
+class LRUCache(Generic[V]):
+    """Values by key, the least recently used evicted past ``max_items`` or ``max_bytes``.
+
+    ``size(value)`` estimates a value's bytes; it is asked again whenever the value is
+    used, since cached namespaces grow. Thread-safe.
+    """
+
+    def __init__(self, max_items: int, max_bytes: int, size: Callable[[V], int]) -> None:
+        self.max_items, self.max_bytes, self._size = max_items, max_bytes, size
+        self._items: OrderedDict[str, V] = OrderedDict()
+        self._bytes: dict[str, int] = {}
+        self._total = 0  # sum of self._bytes
+        self._lock = threading.RLock()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def keys(self) -> list[str]:
+        """The cached keys, least recently used first."""
+        with self._lock:
+            return list(self._items)
+
+    @property
+    def nbytes(self) -> int:
+        """The estimated bytes of every cached value (as of its last use)."""
+        return self._total
+
+    def peek(self, key: str) -> V | None:
+        """The value, without counting as a use."""
+        return self._items.get(key)
+
+    def get(self, key: str) -> V | None:
+        """The value (now the most recently used), or ``None``."""
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+                self._resize(key, value)
+                self._evict(keep=key)
+            return value
+
+    def put(self, key: str, value: V) -> None:
+        """Cache ``value`` as the most recently used, evicting past the bounds."""
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            self._resize(key, value)
+            self._evict(keep=key)
+
+    def pop(self, key: str) -> V | None:
+        """Forget ``key``; its value, if it was cached."""
+        with self._lock:
+            self._total -= self._bytes.pop(key, 0)
+            return self._items.pop(key, None)
+
+    def _resize(self, key: str, value: V) -> None:
+        size = self._size(value)
+        self._total += size - self._bytes.get(key, 0)
+        self._bytes[key] = size
+
+    def _evict(self, keep: str) -> None:
+        while len(self._items) > 1 and (len(self._items) > self.max_items or self._total > self.max_bytes):
+            oldest = next(iter(self._items))
+            if oldest == keep:  # never the value in use
+                self._items.move_to_end(oldest)
+                oldest = next(iter(self._items))
+                if oldest == keep:
+                    return
+            self.pop(oldest)

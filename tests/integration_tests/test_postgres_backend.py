@@ -1,0 +1,174 @@
+"""The shared deployment: a Chroma server for units, PostgreSQL for edges, the log and writer locks.
+
+Writers run as separate processes in separate working directories, as on separate
+hosts: they share nothing but the two servers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from langchain_ripplemem.integrity import check_store
+from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.schemas import Edge
+
+from ..unit_tests.conftest import BagOfWordsEmbeddings
+
+pytestmark = pytest.mark.integration
+psycopg = pytest.importorskip("psycopg")
+from langchain_ripplemem.storage.postgres import PostgresGraph  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT = 120  # hang guard for subprocesses on a slow machine, not a performance threshold
+
+
+@pytest.fixture
+def dsn(postgres_server) -> str:
+    """A fresh database per test on the session's cluster."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_server.dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return postgres_server.dsn.rsplit("/", 1)[0] + f"/{name}"
+
+
+def test_edges_log_and_locks_keep_namespaces_apart(dsn):
+    with PostgresGraph(dsn) as graph:
+        a, b = ("users", "a"), ("users", "b")
+        graph.add(a, [Edge(src="y", dst="x", type="semantic", weight=0.9),
+                      Edge(src="x", dst="z", type="structural", weight=0.7)], linked=["x", "y"])
+        graph.add(b, [Edge(src="x", dst="q", type="semantic", weight=0.5)], linked=["x"])
+        assert sorted((e.src, e.dst, e.type) for e in graph.edges(a)) == [("x", "y", "semantic"),
+                                                                          ("x", "z", "structural")]
+        assert [(e.src, e.dst) for e in graph.edges(a, ["z"])] == [("x", "z")]
+        assert graph.linked_ids(a) == {"x", "y"} and graph.namespaces() == [a, b]
+        assert graph.remove_units(a, ["x"]) == 2 and graph.edges(a) == [] and graph.linked_ids(a) == {"y"}
+        assert len(graph.edges(b)) == 1  # the same id elsewhere is untouched
+        graph.drop(b)
+        assert graph.edges(b) == [] and graph.namespaces() == [a]
+
+        assert graph.version(a) == 0
+        assert graph.record(a, ["u1"], edges=["u1"]) == 1 and graph.record(a, ["u2"], removed=["u0"]) == 2
+        assert graph.changes(a, 0, 2) == ({"u1", "u2"}, {"u1"}, {"u0"})
+        graph.record(a, None)  # a drop: caches reload
+        assert graph.changes(a, 1, 3) is None and graph.version(a) == 3 and graph.version(b) == 0
+        with graph.writer(a), graph.writer(a):  # re-entrant in one thread
+            assert graph.version(a) == 3
+    graph.close()  # a second close does nothing
+
+
+def test_another_processs_write_reaches_a_cache_through_notify(dsn):
+    with PostgresGraph(dsn) as reader, PostgresGraph(dsn) as writer:
+        ns = ("users", "n")
+        assert reader.version(ns) == 0  # known from now on: later reads wait for NOTIFY
+        writer.record(ns, ["u1"])
+        deadline = time.monotonic() + WAIT
+        while reader.version(ns) == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert reader.version(ns) == 1
+
+
+WRITER = """
+import json, sys
+sys.path.insert(0, {root!r})
+import chromadb
+from chromadb.config import Settings
+from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.storage.postgres import PostgresGraph
+from tests.unit_tests.conftest import BagOfWordsEmbeddings
+from tests.unit_tests.test_crash_safety import many_turns
+
+graph = PostgresGraph({dsn!r})
+client = chromadb.HttpClient(host={host!r}, port={port}, settings=Settings(anonymized_telemetry=False))
+memory = RippleMemory(BagOfWordsEmbeddings(), client=client, collection_name={collection!r},
+                      edge_backend=graph, namespace_log=graph)
+for i in range({batches}):
+    for ns in ({own!r}, ("shared",)):
+        report = memory.add_conversation(many_turns({name!r} + f"-{{i}}", {turns}), namespace=ns)
+        print(json.dumps([list(ns), report.unit_ids]), flush=True)
+memory.close()
+"""
+
+
+def _writer(tmp_path, name, dsn, server, collection, batches, turns=6):
+    cwd = tmp_path / name  # its own working directory, as on its own host
+    cwd.mkdir()
+    script = WRITER.format(root=str(ROOT), dsn=dsn, host=server.host, port=server.port, collection=collection,
+                           batches=batches, own=("own", name), turns=turns, name=name)
+    return subprocess.Popen([sys.executable, "-c", script], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _memory(dsn, server, collection):
+    graph = PostgresGraph(dsn)
+    return RippleMemory(BagOfWordsEmbeddings(), client=server.client(), collection_name=collection,
+                        edge_backend=graph, namespace_log=graph)
+
+
+def _committed(stdout: str) -> dict[tuple[str, ...], set[str]]:
+    out: dict[tuple[str, ...], set[str]] = {}
+    for line in stdout.splitlines():
+        ns, ids = json.loads(line)
+        out.setdefault(tuple(ns), set()).update(ids)
+    return out
+
+
+def test_writers_on_separate_hosts_lose_nothing_and_match_a_single_process_replay(
+        tmp_path, dsn, chroma_server, collection_name):
+    names = ["w1", "w2", "w3"]
+    procs = [_writer(tmp_path, n, dsn, chroma_server, collection_name, batches=3) for n in names]
+    outs = [p.communicate(timeout=WAIT * 3) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [err[-2000:] for _, err in outs]
+    expected: dict[tuple[str, ...], set[str]] = {}
+    for out, _ in outs:
+        for ns, ids in _committed(out).items():
+            expected.setdefault(ns, set()).update(ids)
+
+    memory = _memory(dsn, chroma_server, collection_name)
+    for ns, ids in expected.items():
+        assert {u.id for u in memory.list_units(ns, include_suppressed=True)} == ids  # no lost, no extra
+    report = check_store(memory)
+    assert report.ok, report.summary()  # no dangling or cross-namespace edges, nothing unlinked
+    for name in names:
+        got = memory.recall("What happened on turn 3?", namespace=("own", name), k=5)
+        assert {m.unit.namespace for m in got.memories} == {("own", name)}
+
+    # The same writes in one process, on an embedded store: the same edges per writer's namespace.
+    replay = RippleMemory(BagOfWordsEmbeddings())
+    from ..unit_tests.test_crash_safety import many_turns
+
+    for name in names:
+        for i in range(3):
+            replay.add_conversation(many_turns(f"{name}-{i}", 6), namespace=("own", name))
+        assert memory.edges(("own", name)) == replay.edges(("own", name))
+    memory.close()
+
+
+def test_a_writer_killed_mid_batch_loses_nothing_committed_and_leaves_nothing_half_written(
+        tmp_path, dsn, chroma_server, collection_name):
+    proc = _writer(tmp_path, "doomed", dsn, chroma_server, collection_name, batches=200, turns=30)
+    lines: list[str] = []
+    assert proc.stdout is not None
+    while len(lines) < 3:  # a few writes committed, the next one under way
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read()[-2000:] if proc.stderr else "writer ended early"
+        lines.append(line)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=WAIT)
+    committed = _committed("".join(lines))
+
+    memory = _memory(dsn, chroma_server, collection_name)
+    for ns, ids in committed.items():
+        assert ids <= {u.id for u in memory.list_units(ns, include_suppressed=True)}
+    report = check_store(memory, relink=True)  # crash recovery links what the killed batch stored
+    assert report.ok, report.summary()
+    assert not any(item.dangling_edges or item.unlinked_units for item in report.namespaces)
+    memory.close()

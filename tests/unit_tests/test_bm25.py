@@ -1,0 +1,117 @@
+"""The incremental BM25 index scores and ranks exactly as a bm25s index rebuilt over the same units."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import bm25s
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from langchain_ripplemem import index as index_module
+from langchain_ripplemem.bm25 import BM25Index, top_k
+from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.lexical import lexical_tokens
+from langchain_ripplemem.schemas import MemoryUnit, Provenance
+
+TERMS = [f"t{i}" for i in range(25)]
+documents = st.lists(st.lists(st.sampled_from(TERMS), min_size=1, max_size=12), min_size=1, max_size=60)
+queries = st.lists(st.sampled_from([*TERMS, "absent"]), min_size=1, max_size=8)
+
+
+def _bm25s(docs: list[list[str]]) -> bm25s.BM25:
+    retriever = bm25s.BM25()
+    retriever.index(docs, show_progress=False)
+    return retriever
+
+
+@settings(max_examples=150, deadline=None)
+@given(docs=documents, cuts=st.lists(st.integers(0, 60), max_size=4), query=queries, k=st.integers(1, 60))
+def test_scores_and_rankings_equal_bm25s_after_any_growth(docs, cuts, query, k):
+    index, start = BM25Index(), 0
+    for cut in sorted({min(c, len(docs)) for c in cuts}) + [len(docs)]:
+        index.extend(docs[start:cut])
+        start = cut
+    reference = _bm25s(docs)
+    scores = index.scores(query)
+    assert scores.dtype == np.float32
+    assert np.array_equal(scores, reference.get_scores(query))  # bit for bit, not approximately
+    k = min(k, len(docs))
+    rows, values = top_k(scores, k)
+    expected_rows, expected_values = reference.retrieve([query], k=k, show_progress=False, n_threads=1)
+    assert rows.tolist() == expected_rows[0].tolist()
+    assert np.array_equal(values, expected_values[0])
+
+
+@settings(max_examples=80, deadline=None)
+@given(docs=documents, data=st.data(), query=queries)
+def test_subset_equals_bm25s_over_the_kept_documents(docs, data, query):
+    keep = sorted(data.draw(st.sets(st.integers(0, len(docs) - 1), min_size=1)))
+    index = BM25Index()
+    index.extend(docs)
+    subset = index.subset(keep)
+    assert len(subset) == len(keep)
+    assert np.array_equal(subset.scores(query), _bm25s([docs[i] for i in keep]).get_scores(query))
+
+
+def test_an_empty_index_scores_nothing():
+    assert BM25Index().scores(["t1"]).shape == (0,)
+
+
+def _unit(i: int, text: str) -> MemoryUnit:
+    return MemoryUnit(id=f"u{i}", namespace=("n",), restatement=text, kind="event",
+                      created_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
+                      source=Provenance(conversation_id="c", session_id="s", turn_ids=[str(i)]))
+
+
+TEXTS = ["Maya: I am allergic to shellfish.", "Sam: The oysters in Portland are great!", "Maya: ok.",
+         "Sam: Hiking near Portland last week with Priya.", "Maya: shellfish again, shellfish everywhere",
+         "Priya: the hike was long", "Sam: yes"]
+
+
+def _view(texts: list[str]) -> NamespaceView:
+    view = NamespaceView(("n",))
+    view.add([_unit(i, t) for i, t in enumerate(texts)], np.eye(len(texts), 4, dtype=np.float32))
+    return view
+
+
+@pytest.mark.parametrize("query", ["shellfish Portland", "hike hiking", "nothing matches", "Maya"])
+def test_a_grown_view_scores_as_bm25s_rebuilt_over_its_units(query):
+    view = _view(TEXTS[:3])
+    view.lexical_scores(query)  # builds the index over the first three
+    view.add([_unit(i, t) for i, t in enumerate(TEXTS) if i >= 3], np.eye(4, 4, dtype=np.float32))
+    corpus = [lexical_tokens(t) or ["_"] for t in TEXTS]  # the placeholder bm25s needed for "ok.", "yes"
+    tokens = lexical_tokens(query)
+    expected = _bm25s(corpus).get_scores(tokens) if tokens else np.zeros(len(TEXTS), dtype=np.float32)
+    assert np.array_equal(view.lexical_scores(query), expected)
+    ranked = view.lexical(query, 3)
+    assert [s for _, s in ranked] == sorted((s for _, s in ranked), reverse=True)
+    assert all(s > 0 for _, s in ranked)
+
+
+def test_a_delete_keeps_the_scores_of_the_units_left():
+    view = _view(TEXTS)
+    view.lexical_scores("shellfish")
+    smaller = view.without(["u1", "u4"])
+    left = [t for i, t in enumerate(TEXTS) if i not in (1, 4)]
+    assert np.array_equal(smaller.lexical_scores("shellfish Portland hike"),
+                          _bm25s([lexical_tokens(t) or ["_"] for t in left]).get_scores(
+                              lexical_tokens("shellfish Portland hike")))
+
+
+def test_a_write_tokenises_only_the_new_units(monkeypatch):
+    view = _view(TEXTS[:5])
+    view.lexical_scores("shellfish")
+    seen: list[str] = []
+
+    def counting(text: str) -> list[str]:
+        seen.append(text)
+        return lexical_tokens(text)
+
+    monkeypatch.setattr(index_module, "lexical_tokens", counting)
+    view.add([_unit(5, TEXTS[5]), _unit(6, TEXTS[6])], np.eye(2, 4, dtype=np.float32))
+    view.lexical_scores("hike")
+    view.lexical("hike", 2)
+    assert sorted(seen) == sorted([TEXTS[5], TEXTS[6], "hike", "hike"])

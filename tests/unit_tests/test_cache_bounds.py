@@ -1,0 +1,71 @@
+"""Per-namespace caches are bounded (count and bytes) and evicted least recently used (issue 16, item 3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from langchain_ripplemem.cache_bounds import CacheBounds, LRUCache
+from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.schemas import namespace_key
+
+from .conftest import BagOfWordsEmbeddings
+
+
+def test_the_least_recently_used_leave_past_the_count():
+    cache: LRUCache[str] = LRUCache(max_items=3, max_bytes=10**6, size=len)
+    for key in "abcd":
+        cache.put(key, key)
+        if key == "c":
+            assert cache.get("a") == "a"  # "a" is now more recent than "b"
+    assert cache.keys() == ["c", "a", "d"]
+    assert cache.get("b") is None
+
+
+def test_values_are_re_sized_when_used_and_the_one_in_use_stays():
+    grows: list[int] = [10]
+    cache: LRUCache[list[int]] = LRUCache(max_items=10, max_bytes=25, size=lambda v: v[0])
+    cache.put("a", [10])
+    cache.put("b", grows)
+    grows[0] = 100  # a namespace that grew past the byte bound by itself
+    assert cache.get("b") is grows
+    assert cache.keys() == ["b"] and cache.nbytes == 100
+    assert cache.pop("b") is grows and cache.nbytes == 0 and len(cache) == 0
+
+
+@pytest.mark.parametrize(("field", "value"), [("max_namespaces", 0), ("max_bytes", -1), ("max_namespaces", 2.5)])
+def test_bounds_must_be_positive_integers(field, value):
+    with pytest.raises(ValueError, match=field):
+        CacheBounds(**{field: value})
+
+
+def _say(memory: RippleMemory, i: int) -> None:
+    memory.add_conversation({"id": f"c{i}", "sessions": [{"id": "S1", "time": "2026-03-02T19:00:00+00:00", "turns": [
+        {"id": "S1:1", "speaker": "Maya", "text": f"My locker code is {1000 + i}, topic number {i}."},
+        {"id": "S1:2", "speaker": "Sam", "text": "Noted, I will keep it secret."}]}]}, namespace=("users", f"u{i}"))
+
+
+def test_a_memory_keeps_at_most_its_bound_and_reloads_what_left(tmp_path):
+    memory = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path,
+                          cache_bounds=CacheBounds(max_namespaces=3))
+    for i in range(6):
+        _say(memory, i)
+    for i in range(6):
+        got = memory.recall("What is the locker code?", namespace=("users", f"u{i}"), k=2)
+        assert f"{1000 + i}" in got.memories[0].unit.restatement  # evicted or not, its own memories only
+        assert {m.unit.namespace for m in got.memories} == {("users", f"u{i}")}
+        assert len(memory.index._views) <= 3 and len(memory.graphs._graphs) <= 3
+    assert memory.index._views.keys()[-1] == namespace_key(("users", "u5"))
+
+    memory.add_conversation({"id": "late", "sessions": [{"id": "S9", "turns": [
+        {"id": "S9:1", "speaker": "Maya", "text": "New locker code 4242 for the gym."}]}]}, namespace=("users", "u0"))
+    top = memory.recall("locker code for the gym", namespace=("users", "u0"), k=1).memories[0]
+    assert "4242" in top.unit.restatement
+
+
+def test_a_byte_bound_keeps_only_the_namespace_in_use():
+    memory = RippleMemory(BagOfWordsEmbeddings(), cache_bounds=CacheBounds(max_bytes=1))
+    for i in range(3):
+        _say(memory, i)
+    memory.recall("locker code", namespace=("users", "u1"))
+    assert memory.index._views.keys() == memory.graphs._graphs.keys() == [namespace_key(("users", "u1"))]
+    assert memory.stats(("users", "u2")).units == 2  # reloaded from storage on use
