@@ -21,17 +21,27 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from langchain_ripplemem.cli_support import (
+    EXPECTED_ERRORS,
+    CommandError,
+    MemoryFactory,
+    add_full_option,
+    add_json_option,
+    add_store_options,
+    default_memory,
+    emit,
+    emit_json,
+    has_store,
+    namespace_counts,
+    open_store,
+    require_namespace,
+    warn,
+)
 from langchain_ripplemem.config import PRESETS, preset
-from langchain_ripplemem.errors import RippleMemError
 
 if TYPE_CHECKING:
-    from langchain_ripplemem.memory import RippleMemory
+    pass
 
-MemoryFactory = Callable[[str], "RippleMemory"]  # persist directory -> an open memory
-
-DEFAULT_PERSIST = ".ripplemem"
-DEFAULT_NAMESPACE = "default"
-CHROMA_FILENAME = "chroma.sqlite3"  # what chromadb.PersistentClient writes in its directory
 EXIT_ERROR, EXIT_DECLINED, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 1, 130, 141  # 141 = 128 + SIGPIPE, as a shell shows
 
 DESCRIPTION = "RippleMem long-term memory from the command line: store conversations, recollect, inspect, forget."
@@ -40,129 +50,6 @@ namespaces: labels separated by '/': --namespace users/maya is ("users", "maya")
 exit status: 0 done; 1 `check` found problems or `forget` was declined; 2 error (bad input, no store,
 store in use by another process); 130 interrupted; 141 output closed early (e.g. `| head`).
 `ripplemem COMMAND --help` describes a command."""
-
-
-class CommandError(Exception):
-    """An expected failure of a command; printed as ``error: <message>`` with exit status 2."""
-
-
-EXPECTED_ERRORS = (CommandError, RippleMemError, ValueError, OSError)
-
-
-# -- output ------------------------------------------------------------------------
-def emit(text: str) -> None:
-    """Print a human-readable report (control and bidi characters escaped)."""
-    from langchain_ripplemem.rendering import terminal_text
-
-    print(terminal_text(text, multiline=True))
-
-
-def emit_json(data: Any) -> None:
-    """Print ``data`` as JSON (unsafe characters written as JSON escapes: the same value)."""
-    from langchain_ripplemem.rendering import json_text
-
-    print(json_text(data))
-
-
-def warn(text: str) -> None:
-    """Print a message to stderr (escaped like every other output)."""
-    from langchain_ripplemem.rendering import terminal_text
-
-    print(terminal_text(text, multiline=True), file=sys.stderr)
-
-
-# -- shared options ----------------------------------------------------------------
-def _namespace(text: str) -> tuple[str, ...]:
-    from langchain_ripplemem.schemas import validate_namespace
-
-    try:
-        return validate_namespace(text, argument="namespace")
-    except ValueError as err:  # argparse shows only "invalid value" for a ValueError: give the reason
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-class _NamespaceOption(argparse.Action):
-    """Store the namespace and remember that it was given (some commands act on the store when it is not)."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        setattr(namespace, self.dest, values)
-        namespace.namespace_given = True
-
-
-def add_store_options(parser: argparse.ArgumentParser, *, namespace_help: str | None = None,
-                      namespace: bool = True) -> None:
-    """``--persist`` and (unless ``namespace=False``) ``--namespace``: the options every store command shares."""
-    parser.add_argument("--persist", metavar="DIR", default=DEFAULT_PERSIST,
-                        help="store directory (default: %(default)s)")
-    if namespace:
-        parser.add_argument("--namespace", metavar="NS", type=_namespace, default=DEFAULT_NAMESPACE,
-                            action=_NamespaceOption,
-                            help=namespace_help or "namespace, labels separated by '/', e.g. users/maya "
-                            "(default: %(default)s)")
-        parser.set_defaults(namespace_given=False)
-
-
-def add_json_option(parser: argparse.ArgumentParser, what: str) -> None:
-    """``--json``: print ``what`` as JSON instead of text."""
-    parser.add_argument("--json", action="store_true", help=f"print {what} as JSON")
-
-
-def add_full_option(parser: argparse.ArgumentParser) -> None:
-    """``--full``: do not cut long texts."""
-    parser.add_argument("--full", action="store_true",
-                        help="print long texts whole (by default they are cut, with a note saying so)")
-
-
-# -- opening a store ---------------------------------------------------------------
-def _default_memory(persist: str) -> RippleMemory:
-    from langchain_ripplemem.memory import RippleMemory
-
-    return RippleMemory(persist_directory=persist)
-
-
-def has_store(directory: str | Path) -> bool:
-    """Whether ``directory`` holds a RippleMem store (Chroma's file or the edge file), so opening it creates nothing."""
-    from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME
-
-    return any((Path(directory) / name).is_file() for name in (CHROMA_FILENAME, GRAPH_FILENAME))
-
-
-def open_store(args: argparse.Namespace, *, create: bool = False) -> RippleMemory:
-    """The memory at ``--persist``; unless ``create``, an error naming the path when no store is there."""
-    if not create and not has_store(args.persist):
-        what = "the directory does not exist" if not Path(args.persist).exists() else "nothing RippleMem wrote"
-        raise CommandError(f"no store at {args.persist!r} ({what}): create one with "
-                           f"`ripplemem ingest FILE --persist {args.persist}`, or pass --persist DIR")
-    return args.memory_factory(args.persist)  # type: ignore[no-any-return]
-
-
-def namespace_counts(memory: RippleMemory) -> dict[tuple[str, ...], tuple[int, int]]:
-    """``{namespace: (units, suppressed units)}`` of every namespace that holds units."""
-    from langchain_ripplemem import marks
-
-    counts = {}
-    for ns in sorted(memory.namespaces()):
-        units = memory.list_units(ns, include_suppressed=True)
-        counts[ns] = (len(units), sum(1 for u in units if marks.is_suppressed(u)))
-    return counts
-
-
-def require_namespace(memory: RippleMemory, args: argparse.Namespace, *, strict: bool = True) -> None:
-    """An error (a note when not ``strict``) naming the store's namespaces when ``--namespace`` holds no units.
-
-    ``recall`` is not strict: an empty namespace answers with an empty result and its trace.
-    """
-    from langchain_ripplemem.schemas import format_namespace
-
-    held = memory.namespaces()
-    if args.namespace not in held:
-        names = ", ".join(sorted(format_namespace(ns) for ns in held)) or "none"
-        message = (f"namespace {format_namespace(args.namespace)!r} holds no memories in {args.persist!r} "
-                   f"(its namespaces: {names})")
-        if strict:
-            raise CommandError(message)
-        warn(f"note: {message}")
 
 
 # -- commands ----------------------------------------------------------------------
@@ -484,7 +371,7 @@ def main(argv: Sequence[str] | None = None, *, memory_factory: MemoryFactory | N
 
             return bench_main(argv[1:])
         args = build_parser().parse_args(argv)
-        args.memory_factory = memory_factory or _default_memory
+        args.memory_factory = memory_factory or default_memory
         if getattr(args, "persist", None):
             args.persist = str(Path(args.persist))
         status = int(args.func(args))

@@ -25,7 +25,7 @@ from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.embeddings import embed_texts
 from langchain_ripplemem.errors import InvalidNamespaceError
 from langchain_ripplemem.extraction.base import ExtractionResult
-from langchain_ripplemem.index import NamespaceView, UnitIndex
+from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.namespace_sync import NamespaceSync
@@ -33,6 +33,7 @@ from langchain_ripplemem.schemas import Edge, IngestReport, MemoryUnit, Namespac
 from langchain_ripplemem.storage.base import EdgeBackend
 from langchain_ripplemem.supersession.llm import LLMSupersession
 from langchain_ripplemem.supersession.rules import refresh_supersession
+from langchain_ripplemem.unit_index import UnitIndex
 
 __all__ = ["Snapshot", "WritePath", "collect_units", "numbered"]
 

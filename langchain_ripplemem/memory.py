@@ -33,7 +33,7 @@ from langchain_ripplemem.embeddings import embed_query
 from langchain_ripplemem.errors import InvalidConversationError
 from langchain_ripplemem.extraction.base import Extractor, Window
 from langchain_ripplemem.extraction.windows import with_progress
-from langchain_ripplemem.index import NamespaceView, UnitIndex
+from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.ingest import WritePath
 from langchain_ripplemem.marks import SUPERSEDED_BY, is_suppressed, with_suppression
 from langchain_ripplemem.memory_graph.cache import GraphCache
@@ -54,6 +54,7 @@ from langchain_ripplemem.storage.chroma import DEFAULT_COLLECTION, ChromaUnitBac
 from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME, open_sqlite_graph
 from langchain_ripplemem.supersession.llm import llm_supersession
 from langchain_ripplemem.supersession.rules import refresh_supersession
+from langchain_ripplemem.unit_index import UnitIndex
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

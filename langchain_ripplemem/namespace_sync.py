@@ -21,10 +21,10 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from langchain_ripplemem.index import UnitIndex
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.schemas import Namespace
 from langchain_ripplemem.storage.base import NamespaceLog
+from langchain_ripplemem.unit_index import UnitIndex
 
 __all__ = ["NamespaceSync"]
 

@@ -52,7 +52,8 @@ from langchain_ripplemem.marks import (
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
 
 if TYPE_CHECKING:
-    from langchain_ripplemem.index import NamespaceView, UnitIndex
+    from langchain_ripplemem.index import NamespaceView
+    from langchain_ripplemem.unit_index import UnitIndex
 
 __all__ = ["ATTRIBUTES", "GROUP_POOL", "Fact", "fact_keys", "facts", "refresh_supersession", "same_value"]
 
