@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from langchain_ripplemem.blas import product
 from langchain_ripplemem.bm25 import BM25Index, top_k
 from langchain_ripplemem.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_UNIT, CacheBounds, LRUCache
 from langchain_ripplemem.config import WriteConfig
@@ -181,7 +182,7 @@ class NamespaceView:
         key = (query.tobytes(), len(matrix))
         scores = self._cosines.get(key)
         if scores is None:
-            scores = matrix @ query
+            scores = product(matrix, query)
             scores.flags.writeable = False
             with self._cosines_lock:
                 while len(self._cosines) >= _COSINES_KEPT:
@@ -194,7 +195,7 @@ class NamespaceView:
         if upto is None:
             scores = self.cosines(query)
         else:
-            scores = self.matrix[:upto] @ np.asarray(query, dtype=np.float32)
+            scores = product(self.matrix[:upto], np.asarray(query, dtype=np.float32))
         if k <= 0 or len(scores) == 0:
             return []
         top = _top_indices(scores, k)
