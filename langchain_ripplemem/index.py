@@ -22,7 +22,13 @@ import numpy as np
 
 from langchain_ripplemem.blas import product
 from langchain_ripplemem.bm25 import BM25Index, top_k
-from langchain_ripplemem.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_UNIT, CacheBounds, LRUCache
+from langchain_ripplemem.cache_bounds import (
+    VIEW_BYTES_FIXED,
+    VIEW_BYTES_PER_CHAR,
+    VIEW_BYTES_PER_UNIT,
+    CacheBounds,
+    LRUCache,
+)
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.lexical import lexical_tokens
 from langchain_ripplemem.memory_graph.scoring import HasCues, cue_set, structural_score
@@ -77,6 +83,7 @@ class NamespaceView:
         self._signature_row: list[int] = []
         self._signatures: dict[tuple[object, ...], int] = {}
         self.max_seq = -1  # the largest metadata["seq"] of the units here (ingest numbers after it)
+        self._unit_bytes = 0  # estimated memory of the units and what is derived from them (nbytes)
         self.suppressed: set[str] = set()  # ids a user correction hides from recall (lifecycle.py)
         # older id -> ids of units that claim to supersede it (an LLM's claims, lifecycle.py)
         self.claimed_by: dict[str, list[str]] = defaultdict(list)
@@ -86,8 +93,8 @@ class NamespaceView:
 
     @property
     def nbytes(self) -> int:
-        """Estimated memory held: the vector matrix (as allocated) and a measured amount per unit."""
-        return VIEW_BYTES_FIXED + int(self._matrix.nbytes) + VIEW_BYTES_PER_UNIT * len(self.ids)
+        """Estimated memory held: the vector matrix (as allocated) and measured amounts per unit and character."""
+        return VIEW_BYTES_FIXED + int(self._matrix.nbytes) + self._unit_bytes
 
     @property
     def matrix(self) -> np.ndarray:
@@ -116,6 +123,7 @@ class NamespaceView:
             # Readers run without a lock: publish the unit before its id and
             # position, so any id a reader sees already has its unit and vector.
             self.units.append(unit)
+            self._unit_bytes += VIEW_BYTES_PER_UNIT + VIEW_BYTES_PER_CHAR * len(unit.restatement)
             self.max_seq = max(self.max_seq, _seq(unit))
             self.ids.append(unit.id)
             self.pos[unit.id] = i
