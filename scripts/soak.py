@@ -199,6 +199,17 @@ def reader(i: int, cfg: dict[str, Any], start: Any, results: Any) -> None:
     results.put(out)
 
 
+def _commit() -> str:
+    """The commit of the package this run imported (``+dirty`` when its tree has changes)."""
+    import langchain_ripplemem
+
+    root = Path(langchain_ripplemem.__file__).resolve().parents[1]
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True)
+    return (head.stdout.strip() or "unknown") + ("+dirty" if dirty.stdout.strip() else "")
+
+
 def start_server(path: Path) -> tuple[subprocess.Popen[bytes], int]:
     import chromadb
 
@@ -320,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         summary = {
             "config": {k: v for k, v in cfg.items() if k not in ("graph_path", "postgres", "profile")}
             | {"readers": args.readers, "edges": "postgres" if cfg["postgres"] else "sqlite"},
-            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+            "commit": _commit(), "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
             "wall_seconds": round(wall, 2),
             "ops": n_write + n_read, "ops_per_s": round((n_write + n_read) / wall, 2),
             "write_ops": n_write, "write_ops_per_s": round(n_write / wall, 2),
