@@ -3,15 +3,23 @@
 Each writer does ``--ops`` operations on its own namespace (``soak/w<i>``, or
 one shared namespace with ``--shared``): an ``add_conversation`` of a small new
 conversation, and every ``--delete-every``-th operation a ``delete`` of one
-unit it wrote earlier. Each reader does ``--ops`` recalls on random writer
-namespaces. All processes start together. At the end a fresh memory (as a new
-process would open it) compares what the writers expect with what the store
-holds and runs ``check_store``.
+unit it wrote earlier. Each reader recalls on random writer namespaces, one
+recall every ``--read-pause`` seconds, for as long as any writer is writing
+(fast writes must not leave the readers with an empty store); then once more
+per namespace, with the writers done. All processes start together. At the end
+a fresh memory (as a new process would open it) compares what the writers
+expect with what the store holds and runs ``check_store``.
 
 Reported (and written to ``--out`` as JSON): operations/s (all, writes, reads),
 errors, lost units (expected but missing or unreadable; must be 0), resurrected units
 (deleted but present), cross-namespace leaks seen by readers, recall latency
-p50/p95, write latency p50/p95, the integrity summary.
+p50/p95, write latency p50/p95, CPU seconds, the integrity summary, and
+staleness: before each recall a reader notes how many units the writers had
+already committed to that namespace (shared counters the writers bump after each
+operation returns); after it, how many its own view held. The shortfall is how
+far behind the reader's cached view was (catch-up follows PostgreSQL
+notifications or the SQLite change log); the final recalls, after every writer
+finished, must show none.
 
 Without ``--host``/``--port`` a local server is started (``chroma run``) in a
 temporary directory and stopped at the end.
@@ -117,7 +125,7 @@ def _pct(values: list[float], q: float) -> float | None:
     return round(float(np.percentile(values, q)), 2) if values else None
 
 
-def writer(i: int, cfg: dict[str, Any], start: Any, results: Any) -> None:
+def writer(i: int, cfg: dict[str, Any], start: Any, results: Any, shared: Any) -> None:
     out: dict[str, Any] = {"role": "writer", "index": i, "ops": 0, "errors": [], "written": [],
                            "deleted": [], "latency_ms": []}
     try:
@@ -126,7 +134,7 @@ def writer(i: int, cfg: dict[str, Any], start: Any, results: Any) -> None:
         rng = random.Random(1000 + i)
         profiler = _profiler(cfg)
         start.wait()
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.process_time()
         for op in range(cfg["ops"]):
             t0 = time.perf_counter()
             kind = "add"
@@ -148,12 +156,16 @@ def writer(i: int, cfg: dict[str, Any], start: Any, results: Any) -> None:
                     traceback.print_exc()
             out["latency_ms"].append((time.perf_counter() - t0) * 1000)
             out["ops"] += 1
-        out["seconds"] = time.perf_counter() - began
+            shared.committed[i] = len(out["written"]) - len(out["deleted"])  # units alive in the store
+        out["seconds"], out["cpu_seconds"] = time.perf_counter() - began, time.process_time() - cpu
         if profiler is not None:
             profiler.disable()
             profiler.dump_stats(str(Path(cfg["profile"]) / f"writer{i}.prof"))
     except Exception:  # noqa: BLE001
         out["errors"].append(traceback.format_exc()[-1500:])
+    finally:
+        with shared.writing.get_lock():
+            shared.writing.value -= 1
     results.put(out)
 
 
@@ -169,31 +181,49 @@ def _profiler(cfg: dict[str, Any]) -> Any:
     return profiler
 
 
-def reader(i: int, cfg: dict[str, Any], start: Any, results: Any) -> None:
+def _committed(cfg: dict[str, Any], shared: Any, ns: tuple[str, ...]) -> int:
+    """Units the writers of ``ns`` have committed and not deleted, as of their last finished operation."""
+    return sum(shared.committed[w] for w in range(cfg["writers"]) if writer_namespace(cfg, w) == ns)
+
+
+def reader(i: int, cfg: dict[str, Any], start: Any, results: Any, shared: Any) -> None:
     out: dict[str, Any] = {"role": "reader", "index": i, "ops": 0, "errors": [], "leaks": 0,
-                           "latency_ms": [], "empty": 0}
+                           "latency_ms": [], "empty": 0, "lag": [], "final": {}}
     try:
         memory = make_memory(cfg)
         rng = random.Random(2000 + i)
         namespaces = sorted({writer_namespace(cfg, w) for w in range(cfg["writers"])})
-        start.wait()
-        began = time.perf_counter()
-        for _ in range(cfg["ops"]):
-            ns = rng.choice(namespaces)
+
+        def recall(ns: tuple[str, ...]) -> tuple[int, int] | None:
+            """One recall; (units committed before it, units in this process's view after it)."""
+            committed = _committed(cfg, shared, ns)
             t0 = time.perf_counter()
             try:
                 result = memory.recall(rng.choice(QUERIES), namespace=ns, k=cfg["k"])
-                out["latency_ms"].append((time.perf_counter() - t0) * 1000)
-                out["leaks"] += sum(1 for m in result.memories if m.unit.namespace != ns)
-                out["empty"] += not result.memories
             except Exception as err:  # noqa: BLE001
                 out["errors"].append(f"reader {i} recall: {type(err).__name__}: {err}"[:500])
                 if cfg["traceback"]:
                     traceback.print_exc()
-            out["ops"] += 1
-        out["seconds"] = time.perf_counter() - began
-        # How far behind this process's cached views are (views load once per process).
-        out["view_units"] = {"/".join(ns): len(memory.list_units(ns)) for ns in namespaces}
+                return None
+            finally:
+                out["ops"] += 1
+            out["latency_ms"].append((time.perf_counter() - t0) * 1000)
+            out["leaks"] += sum(1 for m in result.memories if m.unit.namespace != ns)
+            out["empty"] += committed > 0 and not result.memories
+            view = memory.index.cached(ns)  # the view the recall used, without a catch-up of its own
+            return committed, len(view.units) if view is not None else 0
+
+        start.wait()
+        began, cpu = time.perf_counter(), time.process_time()
+        while shared.writing.value > 0:
+            seen = recall(rng.choice(namespaces))
+            if seen is not None:
+                out["lag"].append(max(0, seen[0] - seen[1]))
+            time.sleep(cfg["read_pause"])
+        out["seconds"], out["cpu_seconds"] = time.perf_counter() - began, time.process_time() - cpu
+        for ns in namespaces:  # every writer is done: a view that still lags is stale for good
+            seen = recall(ns)
+            out["final"]["/".join(ns)] = {"committed": seen[0], "view": seen[1]} if seen else None
     except Exception:  # noqa: BLE001
         out["errors"].append(traceback.format_exc()[-1500:])
     results.put(out)
@@ -238,7 +268,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--writers", type=int, default=2)
     parser.add_argument("--readers", type=int, default=2)
-    parser.add_argument("--ops", type=int, default=30, help="operations per process")
+    parser.add_argument("--ops", type=int, default=30, help="operations per writer")
+    parser.add_argument("--read-pause", type=float, default=0.05,
+                        help="seconds a reader waits between recalls (readers read while any writer writes)")
     parser.add_argument("--turns", type=int, default=6, help="turns per written conversation")
     parser.add_argument("--delete-every", type=int, default=5, help="every n-th write op is a delete (0: never)")
     parser.add_argument("--k", type=int, default=10, help="memories per recall")
@@ -277,13 +309,15 @@ def main(argv: list[str] | None = None) -> int:
            "graph_path": args.graph_path or str(work / "graph.sqlite3"), "ops": args.ops,
            "turns": args.turns, "delete_every": args.delete_every, "k": args.k, "shared": args.shared,
            "embeddings": args.embeddings, "writers": args.writers, "traceback": args.traceback,
-           "embedded": args.embedded, "postgres": args.postgres, "profile": args.profile}
+           "embedded": args.embedded, "postgres": args.postgres, "profile": args.profile,
+           "read_pause": args.read_pause}
     try:
         ctx = mp.get_context("spawn")
         start = ctx.Barrier(args.writers + args.readers + 1)
         results = ctx.Queue()
-        procs = [ctx.Process(target=writer, args=(i, cfg, start, results)) for i in range(args.writers)]
-        procs += [ctx.Process(target=reader, args=(i, cfg, start, results)) for i in range(args.readers)]
+        shared = argparse.Namespace(committed=ctx.Array("i", args.writers), writing=ctx.Value("i", args.writers))
+        procs = [ctx.Process(target=writer, args=(i, cfg, start, results, shared)) for i in range(args.writers)]
+        procs += [ctx.Process(target=reader, args=(i, cfg, start, results, shared)) for i in range(args.readers)]
         for p in procs:
             p.start()
         start.wait(timeout=300)
@@ -327,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
             integrity_ok, integrity = False, f"check_store failed: {type(err).__name__}: {err}"
         recall_ms = [x for r in readers for x in r["latency_ms"]]
         write_ms = [x for w in writers for x in w["latency_ms"]]
+        lag = [x for r in readers for x in r["lag"]]
         n_write, n_read = sum(w["ops"] for w in writers), sum(r["ops"] for r in readers)
         summary = {
             "config": {k: v for k, v in cfg.items() if k not in ("graph_path", "postgres", "profile")}
@@ -343,10 +378,20 @@ def main(argv: list[str] | None = None) -> int:
             "lost_units": lost, "resurrected_units": resurrected, "unexpected_units": unexpected,
             "cross_namespace_leaks": sum(r["leaks"] for r in readers),
             "dangling_edges": dangling,
+            # recalls that found nothing although the writers had already committed units there
             "empty_recalls": sum(r["empty"] for r in readers),
+            "stale_recalls": sum(1 for r in readers for x in r["lag"] if x > 0),
+            "staleness_units_p50": _pct(lag, 50), "staleness_units_p95": _pct(lag, 95),
+            "staleness_units_max": max(lag, default=None),
             "recall_ms_p50": _pct(recall_ms, 50), "recall_ms_p95": _pct(recall_ms, 95),
             "write_ms_p50": _pct(write_ms, 50), "write_ms_p95": _pct(write_ms, 95),
-            "reader_view_units": [r.get("view_units") for r in readers],
+            # CPU seconds of the writer and reader processes (steadier than wall time on a shared machine)
+            "writer_cpu_s": round(sum(w.get("cpu_seconds", 0.0) for w in writers), 2),
+            "reader_cpu_s": round(sum(r.get("cpu_seconds", 0.0) for r in readers), 2),
+            # each reader's last recall per namespace, after every writer finished: view must equal committed
+            "reader_final_views": [r["final"] for r in readers],
+            "final_stale_views": sum(1 for r in readers for v in r["final"].values()
+                                     if v is None or v["view"] != v["committed"]),
             "final_units": {"/".join(ns): len(ids) for ns, ids in found.items()},
             "store_errors": store_errors,
             "integrity_ok": integrity_ok, "integrity": integrity,
@@ -368,7 +413,8 @@ def main(argv: list[str] | None = None) -> int:
     shown = {k: v for k, v in summary.items() if k not in ("integrity", "config", "machine")}
     print(json.dumps(shown, indent=2))
     print(summary["integrity"])
-    bad = summary["errors"] or lost or resurrected or summary["cross_namespace_leaks"] or not integrity_ok
+    bad = (summary["errors"] or lost or resurrected or summary["cross_namespace_leaks"] or not integrity_ok
+           or summary["final_stale_views"])
     return 1 if bad else 0
 
 
