@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="ripplemem-soak-"))
     server = postgres = None
     if args.postgres == "local":
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        sys.path.append(str(Path(__file__).resolve().parents[1]))  # after PYTHONPATH: a run may import another tree
         from tests.integration_tests.postgres import start_postgres
 
         postgres = start_postgres()
