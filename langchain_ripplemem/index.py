@@ -296,9 +296,14 @@ class NamespaceView:
         """The rarity-weighted overlap of two units' identifying cues, with today's rarities.
 
         What a cue edge between them weighs if it were made now
-        (:func:`~langchain_ripplemem.memory_graph.scoring.cue_overlap`).
+        (:func:`~langchain_ripplemem.memory_graph.scoring.cue_overlap`). An edge to a unit
+        this view does not hold weighs 0: a graph read after another writer committed can
+        hold its new edges before the view holds its new units (the next catch-up brings them).
         """
-        shared = set(self.keys[self.pos[a]]) & set(self.keys[self.pos[b]])
+        row_a, row_b = self.pos.get(a), self.pos.get(b)
+        if row_a is None or row_b is None:
+            return 0.0
+        shared = set(self.keys[row_a]) & set(self.keys[row_b])
         return cue_overlap(self.rarity(k, topic_weight=topic_weight) for k in shared)
 
     def key_overlap(self, keys: Iterable[str], n: int | None = None, topic_weight: float = 1.0) -> np.ndarray:

@@ -235,7 +235,8 @@ def _commit() -> str:
 
     root = Path(langchain_ripplemem.__file__).resolve().parents[1]
     head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", ".",
+                            ":!results"],  # a previous run's results file is not the code
                            capture_output=True, text=True)
     return (head.stdout.strip() or "unknown") + ("+dirty" if dirty.stdout.strip() else "")
 

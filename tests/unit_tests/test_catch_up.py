@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from langchain_ripplemem.config import PAPER_WRITE
+from langchain_ripplemem.config import PAPER, PAPER_WRITE
 from langchain_ripplemem.integrity import check_store
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import Conversation, Edge, namespace_key
@@ -174,3 +174,16 @@ def test_an_edge_file_from_before_deletes_were_logged_opens_and_catches_up(tmp_p
     assert log.changes(("x",), 0, 1) == ({"u1"}, set(), set())
     log.record(("x",), (), (), removed=["u1"])
     assert log.changes(("x",), 1, 2) == (set(), set(), {"u1"})
+
+
+def test_recall_walks_past_edges_to_units_the_view_does_not_hold_yet(pair):
+    # A graph loaded (or caught up) a moment after the view can hold another writer's
+    # new edges before the view holds their new units; the soak's readers hit it.
+    a, b = pair
+    ids = [u.id for u in b.list_units(NS)]
+    b.graphs.add(NS, [Edge(src=uid, dst="f" * 32, type="structural", weight=1.0) for uid in ids])
+    # One anchor, never sufficient: expansion walks its cue edges, weighed by their cues (bridging).
+    config = PAPER.model_copy(update={"semantic_k": 1, "lexical_k": 1, "cue_k": 0, "max_anchors": 1,
+                                      "sufficiency_similarity": 1.01, "bridge_weight": 1.0})
+    result = b.recall("Who walks Toby every morning?", namespace=NS, config=config)
+    assert result.memories and "f" * 32 not in {m.unit.id for m in result.memories}
