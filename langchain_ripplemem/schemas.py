@@ -45,13 +45,12 @@ class TimeInterval(BaseModel):
     start: datetime
     end: datetime
 
-    @field_validator("start", "end")
-    @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        return aware(value)
-
     @model_validator(mode="after")
-    def _ordered(self) -> TimeInterval:
+    def _aware_and_ordered(self) -> TimeInterval:
+        # One Python validator per interval rather than one per field: a cold open validates every unit's time.
+        if self.start.tzinfo is None or self.end.tzinfo is None:
+            object.__setattr__(self, "start", aware(self.start))  # frozen: set once, while validating
+            object.__setattr__(self, "end", aware(self.end))
         if self.end < self.start:
             raise ValueError(f"time interval end {self.end} is before start {self.start}")
         return self

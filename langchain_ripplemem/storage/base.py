@@ -26,7 +26,10 @@ import numpy as np
 
 from langchain_ripplemem.schemas import Edge, MemoryUnit, Namespace
 
-__all__ = ["Changes", "EdgeBackend", "NamespaceLog", "StoredRecord", "UnitBackend"]
+__all__ = ["Changes", "EdgeBackend", "EdgeRow", "NamespaceLog", "StoredRecord", "UnitBackend"]
+
+# One stored edge as ``(src, dst, type, weight)``: what :meth:`EdgeBackend.edge_rows` returns.
+EdgeRow = tuple[str, str, str, float]
 
 
 class StoredRecord(NamedTuple):
@@ -90,6 +93,10 @@ class EdgeBackend(Protocol):
 
     def edges(self, namespace: Namespace, unit_ids: Iterable[str] | None = None) -> list[Edge]:
         """Every edge of the namespace, or only those touching ``unit_ids``."""
+        ...
+
+    def edge_rows(self, namespace: Namespace, unit_ids: Iterable[str] | None = None) -> list[EdgeRow]:
+        """:meth:`edges` as ``(src, dst, type, weight)`` tuples: what a cold open reads, without a model per edge."""
         ...
 
     def add(self, namespace: Namespace, edges: Iterable[Edge], linked: Iterable[str] = ()) -> None:

@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_from_key, namespace_key
-from langchain_ripplemem.storage.base import Changes
+from langchain_ripplemem.storage.base import Changes, EdgeRow
 
 __all__ = ["CHANNEL", "CHANGES_KEPT", "PostgresGraph"]
 
@@ -135,6 +135,10 @@ class PostgresGraph:
     # -- the edge backend ----------------------------------------------------------------
     def edges(self, namespace: Namespace, unit_ids: Iterable[str] | None = None) -> list[Edge]:
         """Every edge of the namespace, or only those touching ``unit_ids``."""
+        return [Edge(src=s, dst=d, type=t, weight=w) for s, d, t, w in self.edge_rows(namespace, unit_ids)]
+
+    def edge_rows(self, namespace: Namespace, unit_ids: Iterable[str] | None = None) -> list[EdgeRow]:
+        """:meth:`edges` as ``(src, dst, type, weight)`` tuples."""
         key = namespace_key(namespace)
         with self._pool.connection() as conn:
             if unit_ids is None:
@@ -145,7 +149,7 @@ class PostgresGraph:
                 rows = conn.execute(
                     "SELECT src, dst, type, weight FROM ripplemem_edges "
                     "WHERE ns = %s AND (src = ANY(%s) OR dst = ANY(%s))", (key, ids, ids)).fetchall()
-        return [Edge(src=s, dst=d, type=t, weight=w) for s, d, t, w in rows]
+        return [(s, d, t, w) for s, d, t, w in rows]
 
     def add(self, namespace: Namespace, edges: Iterable[Edge], linked: Iterable[str] = ()) -> None:
         """Insert edges and mark units linked, in one transaction (one statement: one round trip)."""

@@ -40,7 +40,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_from_key, namespace_key
-from langchain_ripplemem.storage.base import Changes
+from langchain_ripplemem.storage.base import Changes, EdgeRow
 from langchain_ripplemem.storage.locks import namespace_writer
 
 __all__ = ["CHANGES_KEPT", "GRAPH_FILENAME", "SQLiteEdgeBackend", "SQLiteNamespaceLog", "open_sqlite_graph"]
@@ -121,6 +121,10 @@ class SQLiteEdgeBackend:
 
     def edges(self, namespace: Namespace, unit_ids: Iterable[str] | None = None) -> list[Edge]:
         """Every edge of the namespace, or only those touching ``unit_ids``."""
+        return [Edge(src=s, dst=d, type=t, weight=w) for s, d, t, w in self.edge_rows(namespace, unit_ids)]
+
+    def edge_rows(self, namespace: Namespace, unit_ids: Iterable[str] | None = None) -> list[EdgeRow]:
+        """:meth:`edges` as ``(src, dst, type, weight)`` tuples."""
         key = namespace_key(namespace)
         with self._db.lock:
             if unit_ids is None:
@@ -134,8 +138,7 @@ class SQLiteEdgeBackend:
                     rows += self._db.conn.execute(
                         f"SELECT src, dst, type, weight FROM edges WHERE ns = ? AND (src IN ({marks}) "
                         f"OR dst IN ({marks}))", (key, *chunk, *chunk)).fetchall()
-        unique = dict.fromkeys(rows)  # an edge between two listed ids comes back twice
-        return [Edge(src=s, dst=d, type=t, weight=w) for s, d, t, w in unique]
+        return list(dict.fromkeys(rows))  # an edge between two listed ids comes back twice
 
     def add(self, namespace: Namespace, edges: Iterable[Edge], linked: Iterable[str] = ()) -> None:
         """Insert edges and mark units linked, in one transaction."""

@@ -187,3 +187,19 @@ def test_recall_walks_past_edges_to_units_the_view_does_not_hold_yet(pair):
                                       "sufficiency_similarity": 1.01, "bridge_weight": 1.0})
     result = b.recall("Who walks Toby every morning?", namespace=NS, config=config)
     assert result.memories and "f" * 32 not in {m.unit.id for m in result.memories}
+
+
+def test_a_reopened_store_recalls_what_the_warm_one_did(tmp_path):
+    warm = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path, write_config=PAPER_WRITE)
+    texts = [f"{who} took {pet} to the {place} on {day}." for who, pet, place, day in zip(
+        ["Maya", "Sam", "Priya", "Jonas"] * 5, ["Toby", "Rex", "Luna", "Milo", "Bella"] * 4,
+        ["dog park", "beach", "vet", "lake"] * 5, ["Monday", "Friday"] * 10, strict=True)]
+    warm.add_conversation(turns("c1", texts), namespace=NS)
+    queries = ["Who took Luna to the vet?", "Where did Rex go on Friday?", "What did Maya do?"]
+    before = [[(m.unit.id, round(m.score, 9)) for m in warm.recall(q, namespace=NS).memories] for q in queries]
+    edges = graph_edges(warm)
+    warm.close()
+    cold = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path, write_config=PAPER_WRITE)
+    after = [[(m.unit.id, round(m.score, 9)) for m in cold.recall(q, namespace=NS).memories] for q in queries]
+    assert after == before and all(before)
+    assert graph_edges(cold) == edges and edges

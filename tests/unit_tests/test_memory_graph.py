@@ -135,3 +135,24 @@ def test_walk_restarts_when_a_writer_grows_the_graph_underneath():
     graph.add_edge("a", "c", types={"semantic": 0.8})
     got = reachable(graph, ["a"], "semantic", hops=1, exclude=set())
     assert GrowsOnce.grown and set(got) == {"b", "c", "late"}
+
+
+def test_a_graph_loaded_whole_equals_the_one_mirrored_edge_by_edge(tmp_path):
+    rng = np.random.default_rng(7)
+    names = [f"n{i:02d}" for i in range(30)]
+    edges = [Edge(src=str(a), dst=str(b), type=str(t), weight=float(w)) for a, b, t, w in zip(
+        rng.choice(names, 200), rng.choice(names, 200), rng.choice(["semantic", "structural"], 200),
+        rng.random(200), strict=True) if a != b]
+    store = SQLiteEdgeBackend(tmp_path / "g.sqlite3")
+    mirrored = GraphCache(store)
+    mirrored.graph(NS)  # loaded while empty, then kept in step edge by edge
+    for edge in edges:
+        store.add(NS, [edge])
+        mirrored.add(NS, [edge])
+    loaded = GraphCache(SQLiteEdgeBackend(tmp_path / "g.sqlite3")).graph(NS)  # a cold open: one pass over rows
+    expected = mirrored.graph(NS)
+    as_dict = lambda g: {frozenset((a, b)): d["types"] for a, b, d in g.edges(data=True)}  # noqa: E731
+    assert as_dict(loaded) == as_dict(expected) and len(as_dict(loaded)) > 50
+    assert any(len(types) == 2 for types in as_dict(loaded).values())  # pairs with both types merge
+    assert GraphCache(store).count(NS) == mirrored.count(NS)
+    assert sorted(store.edge_rows(NS)) == sorted((e.src, e.dst, e.type, e.weight) for e in store.edges(NS))
