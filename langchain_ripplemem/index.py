@@ -280,17 +280,18 @@ class NamespaceView:
         rows = self.postings[field].get(value)  # type: ignore[call-overload]
         if not rows:
             return _NO_ROWS
+        n = len(rows)
         cached = self._arrays.get((field, value))
-        if cached is None or cached[0] != len(rows):
-            cached = self._arrays[(field, value)] = (len(rows), np.asarray(rows, dtype=np.int64))
-        return cached[1]
+        if cached is None or cached[0] < n:
+            cached = self._arrays[(field, value)] = _extended(cached, rows, n, np.int64)
+        return cached[1][:n]
 
     def _row_cue_array(self) -> np.ndarray:
         n = len(self.ids)
         cached = self._arrays.get("rows")
-        if cached is None or cached[0] != n:
-            cached = self._arrays["rows"] = (n, np.asarray(self._row_cues[:n], dtype=np.float64).reshape(n, 4))
-        return cached[1]
+        if cached is None or cached[0] < n:
+            cached = self._arrays["rows"] = _extended(cached, self._row_cues, n, np.float64, width=4)
+        return cached[1][:n]
 
     def pair_overlap(self, a: str, b: str, topic_weight: float = 1.0) -> float:
         """The rarity-weighted overlap of two units' identifying cues, with today's rarities.
@@ -393,6 +394,26 @@ class NamespaceView:
                 # A placeholder token for a unit without terms, as the bm25s index had.
                 index.extend(lexical_tokens(u.restatement) or ["_"] for u in self.units[len(index) : n])
         return index
+
+
+def _extended(cached: tuple[int, np.ndarray] | None, items: Sequence[object], n: int, dtype: type,
+              width: int | None = None) -> tuple[int, np.ndarray]:
+    """``(n, buffer)``: ``items[:n]`` in the first ``n`` rows of a buffer with room to grow.
+
+    Only the items past ``cached``'s count are converted (the lists only grow), so a
+    recall right after a write does not convert a namespace's rows again. Rows
+    already filled are never written again: a reader holding the older pair still
+    reads what it read.
+    """
+    filled, buffer = cached if cached is not None else (0, None)
+    tail = () if width is None else (width,)
+    if buffer is None or len(buffer) < n:
+        grown = np.empty((max(n, 2 * filled, 16), *tail), dtype=dtype)
+        if buffer is not None:
+            grown[:filled] = buffer[:filled]
+        buffer = grown
+    buffer[filled:n] = np.asarray(items[filled:n], dtype=dtype).reshape(n - filled, *tail)
+    return n, buffer
 
 
 def _seq(unit: MemoryUnit) -> int:

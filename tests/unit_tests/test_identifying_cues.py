@@ -205,3 +205,20 @@ def test_bridged_scores_carry_a_chain_round_by_round():
     assert scores["c"] == pytest.approx(1.6 * 0.5 * 0.5)  # from b's score after round 1
     assert scores["d"] == 0.2  # only cue (structural) edges bridge
     assert bridged_scores({"b": [hop1]}, {"a": 2.0, "b": 0.1}, PAPER)["b"] == 0.1  # the paper's rho
+
+
+def test_a_view_grown_between_queries_ranks_as_one_built_at_once():
+    # The cue view's arrays are extended with the rows a write adds, not rebuilt (a recall right after a write).
+    whole = random_view()
+    grown = NamespaceView(NS)
+    config, keys = WriteConfig(), ["w1", "w7", "w30"]
+    queries = [QueryCues(query="q", participants=["priya"]), QueryCues(query="q", locations=["lisbon"]),
+               QueryCues(query="q", participants=["maya", "lee"], time=whole.units[5].time)]
+
+    def ranked(view: NamespaceView) -> list[list[tuple[str, float]]]:
+        return [view.cues(cues, 30, config, view.matrix[0], keys=keys, key_weight=0.7) for cues in queries]
+
+    for start, stop in ((0, 1), (1, 7), (7, 40), (40, 41), (41, len(whole))):
+        grown.add(whole.units[start:stop], whole.matrix[start:stop])
+        ranked(grown)  # caches the arrays at this size
+    assert ranked(grown) == ranked(whole) and any(ranked(whole))
