@@ -29,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from langchain_ripplemem import heap
+
 __all__ = [
     "GRAPH_BYTES_FIXED", "GRAPH_BYTES_PER_EDGE", "GRAPH_BYTES_PER_NODE", "RESIDENT_PER_BYTE", "VIEW_BYTES_FIXED",
     "VIEW_BYTES_PER_CHAR", "VIEW_BYTES_PER_UNIT", "CacheBounds", "LRUCache",
@@ -160,4 +162,5 @@ class LRUCache(Generic[V]):
                 oldest = next(iter(self._items))
                 if oldest == keep:
                     return
+            heap.freed(self._bytes.get(oldest, 0))  # resident memory falls only if freed pages go back
             self.pop(oldest)
