@@ -30,8 +30,16 @@ Conventions (all in the reference's timezone; an interval is closed):
   counts only with a year or after last/next/this, because it is usually the verb.
 * explicit dates ("May 7, 2023", "7 May 2023", "2023-05-07") are that day;
   "May 2023" that month; "in 2022" that year.
-* a month and day without a year ("May 7") is *not* grounded: the year would
-  be a guess.
+* a month and day without a year ("May 7", "the 7th of May") takes its year
+  from a weekday when it has one ("Thursday, April 2nd": the year near the
+  reference whose 2 April is a Thursday; none, no grounding), else from the
+  tense of its own clause as "in May" does (the sentence's other verbs often
+  date something else: "Details came in: Denver, June 8th to 14th").
+  "on the 17th" is in the month of a date named before it in the text ("June
+  10th and back on the 17th"), else the month the tense points to.
+* ranges are one interval, first day to last: "June 8th to 14th", "June 8-14",
+  "10-17 June", "between June 8 and 14", "from the 10th to the 17th" (at most
+  two months: "pages 1 to 300 of June" is no date).
 
 Example:
     >>> from datetime import datetime, timezone
@@ -80,6 +88,18 @@ _UNIT_RE = r"(?P<unit>day|week|month|year)s?"
 _WEEKDAY_RE = r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 # "in April" with no tense is the nearer April: ahead when it is at most this many months away.
 _AHEAD_MONTHS = 5
+# A range longer than this is not a date range ("June 8 to 14" is; "1 to 300" is not).
+_MAX_RANGE_DAYS = 62
+_DAY2_RE = r"(?P<day2>[0-3]?\d)(?:st|nd|rd|th)?"
+_MONTH2_RE = _MONTH_RE.replace("?P<month>", "?P<month2>")
+_ANY_MONTH = _MONTH_RE.replace("?P<month>", "?:")
+_DATE_AFTER_WEEKDAY = rf",? (?:the )?(?:{_ANY_MONTH} \d|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_ANY_MONTH})"
+_TO = r" ?(?:-|\u2013|to|through|till|until) ?"
+# No year after it: "May 7, 2023" and "June 8-14" are other rules' phrases.
+_NO_YEAR = r"(?!,? ?\d|\d| ?(?:-|\u2013|to|through|till|until) ?(?:the )?\d)"
+_MONTH_DAY = re.compile(rf"\b{_MONTH_RE} {_DAY_RE}\b", re.IGNORECASE)
+# What may follow "on the 17th" when it is a date ("on the 4th floor" is not).
+_AFTER_ORDINAL = r"(?=\s*(?:$|[^\w\s]|(?:and|but|so|at|in|for|with|when|after|before|because|then|to)\b))"
 
 
 
@@ -259,6 +279,90 @@ def _named_month(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | N
     return _month_span(year, month, ref.tzinfo)
 
 
+
+def _months_apart(a: date, b: date) -> int:
+    return (b.year - a.year) * 12 + b.month - a.month
+
+
+def _pick_year(candidates: list[date], today: date, tense: str | None) -> date | None:
+    """The occurrence a date without a year means: by tense, else the nearer (as for "in April")."""
+    ahead = min((d for d in candidates if d >= today), default=None)
+    back = max((d for d in candidates if d <= today), default=None)
+    if tense == "future":
+        return ahead
+    if tense == "past":
+        return back
+    if ahead is not None and (back is None or _months_apart(today, ahead) <= _AHEAD_MONTHS):
+        return ahead
+    return back
+
+
+def _day_of_month(month: int, day: int, ref: datetime, text: str, span: tuple[int, int],
+                  weekday: str | None = None) -> date | None:
+    """``month``/``day`` without a year, resolved against the reference.
+
+    With a weekday ("Thursday, April 2nd") the year whose date falls on it, if one of the
+    reference's year and its neighbours does; else the tense of the phrase's own clause.
+    """
+    today = ref.date()
+    candidates = [d for year in (today.year - 1, today.year, today.year + 1)
+                  if (d := _safe_date(year, month, day)) is not None]
+    if weekday is not None:
+        on_day = [d for d in candidates if d.weekday() == _WEEKDAYS[weekday.lower()]]
+        return min(on_day, key=lambda d: abs((d - today).days)) if on_day else None
+    return _pick_year(candidates, today, tense_at(text, *span, clause_only=True))
+
+
+def _ordinal_day(day: int, ref: datetime, text: str, span: tuple[int, int]) -> date | None:
+    """"on the 17th": in the month of a date the text named before it, else by tense around the reference."""
+    earlier = [m for m in _MONTH_DAY.finditer(text, 0, span[0])]
+    if earlier:
+        last = earlier[-1]
+        first = _day_of_month(_MONTHS[last["month"].lower()], int(last["day"]), ref, text, last.span())
+        if first is None:
+            return None
+        year, month = (first.year, first.month) if day >= first.day else _shift_month(first.year, first.month, 1)
+        return _safe_date(year, month, day)
+    today = ref.date()
+    candidates = [d for delta in (-2, -1, 0, 1, 2)
+                  if (d := _safe_date(*_shift_month(today.year, today.month, delta), day)) is not None]
+    return _pick_year(candidates, today, tense_at(text, *span, clause_only=True))
+
+
+def _month_day(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | None:
+    if m["month"] == "may":
+        return None  # lower-case "may 3" is rarely the month
+    d = _day_of_month(_MONTHS[m["month"].lower()], int(m["day"]), ref, text, m.span(), m["weekday"])
+    return _span(d, d, ref.tzinfo) if d else None
+
+
+def _on_ordinal(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | None:
+    d = _ordinal_day(int(m["day"]), ref, text, m.span())
+    return _span(d, d, ref.tzinfo) if d else None
+
+
+def _date_range(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | None:
+    """"June 8th to 14th", "10-17 June", "from the 10th to the 17th": first day to last day."""
+    day, last_day = int(m["day"]), int(m["day2"])
+    month = m.groupdict().get("month")
+    if month is None:  # "from the 10th to the 17th"
+        first = _ordinal_day(day, ref, text, m.span())
+    elif m.groupdict().get("year"):
+        first = _safe_date(int(m["year"]), _MONTHS[month.lower()], day)
+    else:
+        first = _day_of_month(_MONTHS[month.lower()], day, ref, text, m.span())
+    if first is None:
+        return None
+    second_month = m.groupdict().get("month2")
+    year, last_month = first.year, _MONTHS[second_month.lower()] if second_month else first.month
+    if last_month < first.month:
+        year += 1
+    last = _safe_date(year, last_month, last_day)
+    if last is None or last < first or (last - first).days > _MAX_RANGE_DAYS:
+        return None
+    return _span(first, last, ref.tzinfo)
+
+
 _I = re.IGNORECASE
 _RULES: list[tuple[re.Pattern[str], Rule]] = [
     (re.compile(rf"\b{_MONTH_ABBR_RE}\.? {_DAY_RE},? {_YEAR_RE}\b", _I), _explicit_day),
@@ -275,7 +379,18 @@ _RULES: list[tuple[re.Pattern[str], Rule]] = [
                 rf"(?P<unit>day|week|month|year)s\b", _I), _past_n),
     (re.compile(r"\b(?P<which>last|past|previous|this|next|coming) "
                 r"(?P<period>weekend|week|month|year)\b", _I), _relative_period),
-    (re.compile(rf"\b(?P<which>last|next|this|on)? ?{_WEEKDAY_RE}\b", _I), _weekday),
+    # A weekday before a date is the date's ("on Thursday, April 2nd"): the date rule reads both.
+    (re.compile(rf"\b(?P<which>last|next|this|on)? ?{_WEEKDAY_RE}\b(?!{_DATE_AFTER_WEEKDAY})", _I), _weekday),
+    # Dates without a year: the year from the weekday, else from the tense (see the module docs).
+    (re.compile(rf"\b(?:{_WEEKDAY_RE},? )?(?:the )?{_MONTH_RE} {_DAY_RE}\b{_NO_YEAR}", _I), _month_day),
+    (re.compile(rf"\b(?:{_WEEKDAY_RE},? )?(?:the )?{_DAY_RE} (?:of )?{_MONTH_RE}\b{_NO_YEAR}", _I), _month_day),
+    (re.compile(rf"\bon the (?P<day>[0-3]?\d)(?:st|nd|rd|th)\b{_AFTER_ORDINAL}", _I), _on_ordinal),
+    (re.compile(rf"\b{_MONTH_RE} {_DAY_RE}{_TO}(?:{_MONTH2_RE} )?{_DAY2_RE}\b(?:,? {_YEAR_RE}\b)?", _I),
+     _date_range),
+    (re.compile(rf"\bbetween {_MONTH_RE} {_DAY_RE} and (?:{_MONTH2_RE} )?{_DAY2_RE}\b", _I), _date_range),
+    (re.compile(rf"\b{_DAY_RE}{_TO}{_DAY2_RE} (?:of )?{_MONTH_RE}\b(?:,? {_YEAR_RE}\b)?", _I), _date_range),
+    (re.compile(r"\bfrom the (?P<day>[0-3]?\d)(?:st|nd|rd|th)? (?:to|till|until|through) "
+                r"the (?P<day2>[0-3]?\d)(?:st|nd|rd|th)?\b", _I), _date_range),
     # The look-ahead leaves "in May 7, 2023" / "in May 2023" to the explicit rules above.
     (re.compile(rf"\b(?P<which>last|next|this|in) {_MONTH_RE}\b(?!\.?,? ?\d)", _I),
      _named_month),
@@ -286,7 +401,7 @@ _RULES: list[tuple[re.Pattern[str], Rule]] = [
 # is much cheaper than running every rule (the write path grounds every turn).
 _TRIGGER = re.compile(
     r"\b(?:yesterday|today|tonight|tomorrow|night|ago|days?|weeks?|weekends?|months?|years?|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|(?:19|20)\d\d|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|(?:19|20)\d\d|\d{1,2}(?:st|nd|rd|th)|"
     + _MONTH_ABBR_RE.replace("?P<month>", "?:") + r")\b")  # run on lower-cased text: faster
 
 
@@ -315,7 +430,7 @@ def ground_time(text: str, reference: datetime) -> list[tuple[str, TimeInterval]
     found: list[tuple[int, int, str, TimeInterval]] = []
     for pattern, rule in _RULES:
         for match in pattern.finditer(text):
-            if "weekday" in pattern.groupindex and not match["which"]:
+            if "which" in pattern.groupindex and "weekday" in pattern.groupindex and not match["which"]:
                 continue  # a bare weekday ("Friday's game") is too vague to anchor
             interval = rule(match, reference, text)
             if interval is not None:
