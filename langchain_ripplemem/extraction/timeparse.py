@@ -37,6 +37,9 @@ Conventions (all in the reference's timezone; an interval is closed):
   date something else: "Details came in: Denver, June 8th to 14th").
   "on the 17th" is in the month of a date named before it in the text ("June
   10th and back on the 17th"), else the month the tense points to.
+* a period before or after a grounded time is moved from it ("the week before
+  August 3, 2023", "the Sunday before October 25, 2022":
+  :mod:`~langchain_ripplemem.extraction.relative_time`).
 * ranges are one interval, first day to last: "June 8th to 14th", "June 8-14",
   "10-17 June", "between June 8 and 14", "from the 10th to the 17th" (at most
   two months: "pages 1 to 300 of June" is no date).
@@ -55,8 +58,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import date, datetime, time, timedelta, timezone, tzinfo
+from datetime import date, datetime, time, timedelta, timezone
 
+from langchain_ripplemem.extraction.intervals import (
+    day_interval,
+    day_start,
+    month_span,
+    safe_date,
+    shift_month,
+    span,
+    week_span,
+    weekend_span,
+)
+from langchain_ripplemem.extraction.relative_time import relative_times, shift
 from langchain_ripplemem.extraction.tense import tense_at
 from langchain_ripplemem.schemas import TimeInterval, aware
 
@@ -102,83 +116,29 @@ _MONTH_DAY = re.compile(rf"\b{_MONTH_RE} {_DAY_RE}\b", re.IGNORECASE)
 _AFTER_ORDINAL = r"(?=\s*(?:$|[^\w\s]|(?:and|but|so|at|in|for|with|when|after|before|because|then|to)\b))"
 
 
-
-# --------------------------------------------------------------------------- intervals
-
-
-def _start(d: date, tz: tzinfo | None) -> datetime:
-    return datetime.combine(d, time.min, tzinfo=tz)
-
-
-def _span(first: date, last: date, tz: tzinfo | None) -> TimeInterval:
-    """Closed interval from the start of ``first`` to the end of ``last``."""
-    end = _start(last + timedelta(days=1), tz) - timedelta(microseconds=1)
-    return TimeInterval(start=_start(first, tz), end=end)
-
-
-def day_interval(when: datetime) -> TimeInterval:
-    """The whole calendar day of ``when`` in its own timezone (naive is taken as UTC).
-
-    Example:
-        >>> from datetime import datetime
-        >>> day_interval(datetime(2023, 5, 8, 13, 56)).end.isoformat()
-        '2023-05-08T23:59:59.999999+00:00'
-
-    """
-    when = aware(when)
-    return _span(when.date(), when.date(), when.tzinfo)
-
-
-def _month_span(year: int, month: int, tz: tzinfo | None) -> TimeInterval:
-    last = (date(year + month // 12, month % 12 + 1, 1)) - timedelta(days=1)
-    return _span(date(year, month, 1), last, tz)
-
-
-def _shift_month(year: int, month: int, delta: int) -> tuple[int, int]:
-    index = year * 12 + (month - 1) + delta
-    return index // 12, index % 12 + 1
-
-
-def _week_span(d: date, tz: tzinfo | None) -> TimeInterval:
-    monday = d - timedelta(days=d.weekday())
-    return _span(monday, monday + timedelta(days=6), tz)
-
-
-def _weekend_span(d: date, tz: tzinfo | None) -> TimeInterval:
-    saturday = d - timedelta(days=d.weekday()) + timedelta(days=5)
-    return _span(saturday, saturday + timedelta(days=1), tz)
-
-
 # --------------------------------------------------------------------------- rules
 
 # A rule gets (match, reference, full text) and returns an interval or None (= don't guess).
 Rule = Callable[[re.Match[str], datetime, str], TimeInterval | None]
 
 
-def _safe_date(year: int, month: int, day: int) -> date | None:
-    try:
-        return date(year, month, day)
-    except ValueError:
-        return None
-
-
 def _explicit_day(m: re.Match[str], ref: datetime, _: str) -> TimeInterval | None:
-    d = _safe_date(int(m["year"]), _MONTHS[m["month"].lower()], int(m["day"]))
-    return _span(d, d, ref.tzinfo) if d else None
+    d = safe_date(int(m["year"]), _MONTHS[m["month"].lower()], int(m["day"]))
+    return span(d, d, ref.tzinfo) if d else None
 
 
 def _iso_day(m: re.Match[str], ref: datetime, _: str) -> TimeInterval | None:
-    d = _safe_date(int(m["year"]), int(m["mon"]), int(m["day"]))
-    return _span(d, d, ref.tzinfo) if d else None
+    d = safe_date(int(m["year"]), int(m["mon"]), int(m["day"]))
+    return span(d, d, ref.tzinfo) if d else None
 
 
 def _month_year(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
-    return _month_span(int(m["year"]), _MONTHS[m["month"].lower()], ref.tzinfo)
+    return month_span(int(m["year"]), _MONTHS[m["month"].lower()], ref.tzinfo)
 
 
 def _year(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
     year = int(m["year"])
-    return _span(date(year, 1, 1), date(year, 12, 31), ref.tzinfo)
+    return span(date(year, 1, 1), date(year, 12, 31), ref.tzinfo)
 
 
 def _relative_day(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
@@ -186,11 +146,11 @@ def _relative_day(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
     tz, today = ref.tzinfo, ref.date()
     if word == "tonight":
         return TimeInterval(start=datetime.combine(today, time(18), tzinfo=tz),
-                            end=_span(today, today, tz).end)
+                            end=span(today, today, tz).end)
     offset = {"yesterday": -1, "last night": -1, "the day before yesterday": -2,
               "tomorrow": 1, "the day after tomorrow": 2}.get(word, 0)
     d = today + timedelta(days=offset)
-    return _span(d, d, tz)
+    return span(d, d, tz)
 
 
 def _relative_period(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
@@ -198,13 +158,13 @@ def _relative_period(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
     step = {"last": -1, "past": -1, "previous": -1, "this": 0, "next": 1, "coming": 1}[which]
     tz, today = ref.tzinfo, ref.date()
     if period == "week":
-        return _week_span(today + timedelta(weeks=step), tz)
+        return week_span(today + timedelta(weeks=step), tz)
     if period == "weekend":
-        return _weekend_span(today + timedelta(weeks=step), tz)
+        return weekend_span(today + timedelta(weeks=step), tz)
     if period == "month":
-        return _month_span(*_shift_month(today.year, today.month, step), tz)
+        return month_span(*shift_month(today.year, today.month, step), tz)
     year = today.year + step
-    return _span(date(year, 1, 1), date(year, 12, 31), tz)
+    return span(date(year, 1, 1), date(year, 12, 31), tz)
 
 
 def _count(m: re.Match[str]) -> int:
@@ -217,12 +177,12 @@ def _unit_back(unit: str, n: int, ref: datetime) -> TimeInterval:
     tz, today = ref.tzinfo, ref.date()
     if unit == "day":
         d = today + timedelta(days=n)
-        return _span(d, d, tz)
+        return span(d, d, tz)
     if unit == "week":
-        return _week_span(today + timedelta(weeks=n), tz)
+        return week_span(today + timedelta(weeks=n), tz)
     if unit == "month":
-        return _month_span(*_shift_month(today.year, today.month, n), tz)
-    return _span(date(today.year + n, 1, 1), date(today.year + n, 12, 31), tz)
+        return month_span(*shift_month(today.year, today.month, n), tz)
+    return span(date(today.year + n, 1, 1), date(today.year + n, 12, 31), tz)
 
 
 def _ago(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
@@ -244,7 +204,7 @@ def _past_n(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
     unit = m["unit"].lower()
     n = 6 if m["num"] is None else _count(m)  # "few" = at most six, as for "a few days ago"
     days = {"day": 1, "week": 7, "month": 31, "year": 366}[unit] * n
-    return TimeInterval(start=_start(ref.date() - timedelta(days=days), ref.tzinfo), end=ref)
+    return TimeInterval(start=day_start(ref.date() - timedelta(days=days), ref.tzinfo), end=ref)
 
 
 def _weekday(m: re.Match[str], ref: datetime, text: str) -> TimeInterval:
@@ -257,7 +217,7 @@ def _weekday(m: re.Match[str], ref: datetime, text: str) -> TimeInterval:
         d = today + timedelta(days=(target - today.weekday() - 1) % 7 + 1)
     else:
         d = today - timedelta(days=(today.weekday() - target - 1) % 7 + 1)
-    return _span(d, d, ref.tzinfo)
+    return span(d, d, ref.tzinfo)
 
 
 def _named_month(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | None:
@@ -276,8 +236,7 @@ def _named_month(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | N
             year += 1 if month < current else 0
         else:
             year -= 1 if month > current else 0
-    return _month_span(year, month, ref.tzinfo)
-
+    return month_span(year, month, ref.tzinfo)
 
 
 def _months_apart(a: date, b: date) -> int:
@@ -306,7 +265,7 @@ def _day_of_month(month: int, day: int, ref: datetime, text: str, span: tuple[in
     """
     today = ref.date()
     candidates = [d for year in (today.year - 1, today.year, today.year + 1)
-                  if (d := _safe_date(year, month, day)) is not None]
+                  if (d := safe_date(year, month, day)) is not None]
     if weekday is not None:
         on_day = [d for d in candidates if d.weekday() == _WEEKDAYS[weekday.lower()]]
         return min(on_day, key=lambda d: abs((d - today).days)) if on_day else None
@@ -321,11 +280,11 @@ def _ordinal_day(day: int, ref: datetime, text: str, span: tuple[int, int]) -> d
         first = _day_of_month(_MONTHS[last["month"].lower()], int(last["day"]), ref, text, last.span())
         if first is None:
             return None
-        year, month = (first.year, first.month) if day >= first.day else _shift_month(first.year, first.month, 1)
-        return _safe_date(year, month, day)
+        year, month = (first.year, first.month) if day >= first.day else shift_month(first.year, first.month, 1)
+        return safe_date(year, month, day)
     today = ref.date()
     candidates = [d for delta in (-2, -1, 0, 1, 2)
-                  if (d := _safe_date(*_shift_month(today.year, today.month, delta), day)) is not None]
+                  if (d := safe_date(*shift_month(today.year, today.month, delta), day)) is not None]
     return _pick_year(candidates, today, tense_at(text, *span, clause_only=True))
 
 
@@ -333,12 +292,12 @@ def _month_day(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | Non
     if m["month"] == "may":
         return None  # lower-case "may 3" is rarely the month
     d = _day_of_month(_MONTHS[m["month"].lower()], int(m["day"]), ref, text, m.span(), m["weekday"])
-    return _span(d, d, ref.tzinfo) if d else None
+    return span(d, d, ref.tzinfo) if d else None
 
 
 def _on_ordinal(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | None:
     d = _ordinal_day(int(m["day"]), ref, text, m.span())
-    return _span(d, d, ref.tzinfo) if d else None
+    return span(d, d, ref.tzinfo) if d else None
 
 
 def _date_range(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | None:
@@ -348,7 +307,7 @@ def _date_range(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | No
     if month is None:  # "from the 10th to the 17th"
         first = _ordinal_day(day, ref, text, m.span())
     elif m.groupdict().get("year"):
-        first = _safe_date(int(m["year"]), _MONTHS[month.lower()], day)
+        first = safe_date(int(m["year"]), _MONTHS[month.lower()], day)
     else:
         first = _day_of_month(_MONTHS[month.lower()], day, ref, text, m.span())
     if first is None:
@@ -357,10 +316,10 @@ def _date_range(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | No
     year, last_month = first.year, _MONTHS[second_month.lower()] if second_month else first.month
     if last_month < first.month:
         year += 1
-    last = _safe_date(year, last_month, last_day)
+    last = safe_date(year, last_month, last_day)
     if last is None or last < first or (last - first).days > _MAX_RANGE_DAYS:
         return None
-    return _span(first, last, ref.tzinfo)
+    return span(first, last, ref.tzinfo)
 
 
 _I = re.IGNORECASE
@@ -435,6 +394,10 @@ def ground_time(text: str, reference: datetime) -> list[tuple[str, TimeInterval]
             interval = rule(match, reference, text)
             if interval is not None:
                 found.append((match.start(), match.end(), match.group(0).strip(), interval))
+    # "the week before August 3, 2023": the grounded date, moved.
+    relative = {rel.end: rel for rel in relative_times(text)}
+    found += [(rel.start, end, text[rel.start:end].strip(), shift(interval, rel))
+              for start, end, _, interval in found if (rel := relative.get(start)) is not None]
     found.sort(key=lambda f: (f[0], -(f[1] - f[0])))
     result: list[tuple[str, TimeInterval]] = []
     taken_until = -1
