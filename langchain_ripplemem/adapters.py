@@ -28,6 +28,7 @@ import hashlib
 import json
 import re
 import uuid
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -191,7 +192,8 @@ def conversation_from_longmemeval(record: Mapping[str, Any]) -> Conversation:
     (``"2023/05/20 (Sat) 02:21"``) and ``haystack_sessions``; a turn's speaker
     is its ``role``, its id ``f"{session_id}:{i}"``, and ``has_answer`` is
     kept as an extra field of the turn. ``question_date`` is kept on the
-    conversation.
+    conversation. A session id listed again (LongMemEval-S lists one filler
+    session twice, at two dates) is kept as its own session, ``"<id>#2"``.
 
     Raises:
         InvalidConversationError: naming the missing or bad field.
@@ -206,8 +208,10 @@ def conversation_from_longmemeval(record: Mapping[str, Any]) -> Conversation:
         raise InvalidConversationError(
             f"{where}: haystack_session_ids, haystack_dates and haystack_sessions differ in "
             f"length ({len(ids)}, {len(dates)}, {len(bodies)})")
-    sessions = []
-    for s, (sid, stamp, body) in enumerate(zip(ids, dates, bodies, strict=True)):
+    sessions, seen = [], Counter[str]()
+    for s, (raw_sid, stamp, body) in enumerate(zip(ids, dates, bodies, strict=True)):
+        seen[str(raw_sid)] += 1
+        sid = str(raw_sid) if seen[str(raw_sid)] == 1 else f"{raw_sid}#{seen[str(raw_sid)]}"
         when = _timestamp(stamp, f"{where}: haystack_dates[{s}]")
         if not isinstance(body, list):
             raise InvalidConversationError(f"{where}: haystack_sessions[{s}] must be a list")
@@ -218,7 +222,7 @@ def conversation_from_longmemeval(record: Mapping[str, Any]) -> Conversation:
             extra = {"has_answer": turn["has_answer"]} if "has_answer" in turn else {}
             turns.append(_turn(path, id=f"{sid}:{i}", speaker=turn["role"],
                                text=turn["content"], **extra))
-        sessions.append(Session(id=str(sid), time=when, turns=turns))
+        sessions.append(Session(id=sid, time=when, turns=turns))
     extra = {"question_date": record["question_date"]} if "question_date" in record else {}
     return _checked(Conversation(id=str(qid), sessions=sessions, **extra), where)
 

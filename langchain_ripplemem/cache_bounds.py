@@ -3,12 +3,12 @@
 A memory object caches, per namespace it has served, a unit view (matrix, BM25
 and cue indexes, the units) and a NetworkX graph. With many users that grows
 without end, so both caches hold at most :attr:`CacheBounds.max_namespaces`
-namespaces and an estimated :attr:`CacheBounds.max_bytes` (half for views,
-half for graphs: a view and a graph of the same namespace weigh about the
-same, ~5 KB per memory each with 384-d vectors and ~7 edges per memory).
-Past a bound the least recently used namespace leaves; its next use loads it
-again from storage. The namespace in use is never evicted,
-even alone above the byte bound.
+namespaces and :attr:`CacheBounds.max_bytes` of resident memory, estimated
+from what each holds (half for views, half for graphs: a view and a graph of
+the same namespace weigh about the same, ~5 KB per memory each with 384-d
+vectors and ~7 edges per memory). Past a bound the least recently used
+namespace leaves; its next use loads it again from storage. The namespace in
+use is never evicted, even alone above the byte bound.
 
 Example:
     >>> cache = LRUCache(max_items=2, max_bytes=100, size=len)
@@ -30,22 +30,29 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 __all__ = [
-    "GRAPH_BYTES_FIXED", "GRAPH_BYTES_PER_NODE", "VIEW_BYTES_FIXED", "VIEW_BYTES_PER_UNIT",
-    "CacheBounds", "LRUCache",
+    "GRAPH_BYTES_FIXED", "GRAPH_BYTES_PER_EDGE", "GRAPH_BYTES_PER_NODE", "RESIDENT_PER_BYTE", "VIEW_BYTES_FIXED",
+    "VIEW_BYTES_PER_CHAR", "VIEW_BYTES_PER_UNIT", "CacheBounds", "LRUCache",
 ]
 
 V = TypeVar("V")
 _GIB = 1024**3
-# Measured with tracemalloc on synthetic dialogue (scripts/scale_dialogue.py): Python-side
-# bytes per memory of a loaded view (unit object, ids, cue postings, BM25 postings, context
-# caches; the vector matrix is counted exactly), and per node of a NetworkX graph;
-# plus what an empty view or graph holds.
-VIEW_BYTES_PER_UNIT = 4000
-VIEW_BYTES_FIXED = 8000
-# ~650 bytes per edge, ~7 edges per memory: counted per node, since NetworkX counts edges
-# by walking every node and sizes are asked on every use.
-GRAPH_BYTES_PER_NODE = 4800
-GRAPH_BYTES_FIXED = 2000
+# What a cached namespace holds, measured with tracemalloc as the bytes freed when it leaves
+# (tests/unit_tests/test_cache_bounds.py checks the estimates against that on real views and
+# graphs). A view: the vector matrix exactly, plus per memory its unit object, id, cue and
+# BM25 postings and context caches (a base amount and an amount per character of its text),
+# plus what an empty view holds. A graph: per node and per edge (NetworkX's adjacency dicts
+# and the edge's types mapping), the edges counted as they are added.
+VIEW_BYTES_FIXED = 30_000
+VIEW_BYTES_PER_UNIT = 3_800
+VIEW_BYTES_PER_CHAR = 2
+GRAPH_BYTES_FIXED = 2_000
+GRAPH_BYTES_PER_NODE = 220
+GRAPH_BYTES_PER_EDGE = 610
+# Resident memory per estimated byte. Python's allocator keeps the blocks of evicted namespaces in
+# its arenas for reuse, so caches that churn hold more RSS than their live objects: RSS grew 1.27x
+# to 1.34x the estimates as 2,000 namespaces x 50 memories passed through 64 MiB and 256 MiB bounds
+# (docs/scale.md). max_bytes bounds resident memory, so the estimates are held to max_bytes / this.
+RESIDENT_PER_BYTE = 1.4
 
 
 @dataclass(frozen=True)
@@ -70,14 +77,19 @@ class CacheBounds:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
     @property
+    def estimated_bytes(self) -> int:
+        """The estimated bytes of views and graphs that take :attr:`max_bytes` of resident memory."""
+        return int(self.max_bytes / RESIDENT_PER_BYTE)
+
+    @property
     def view_bytes(self) -> int:
-        """The share of :attr:`max_bytes` for unit views."""
-        return self.max_bytes // 2
+        """The share of :attr:`estimated_bytes` for unit views."""
+        return self.estimated_bytes // 2
 
     @property
     def graph_bytes(self) -> int:
-        """The share of :attr:`max_bytes` for graphs."""
-        return self.max_bytes - self.view_bytes
+        """The share of :attr:`estimated_bytes` for graphs."""
+        return self.estimated_bytes - self.view_bytes
 
 
 class LRUCache(Generic[V]):

@@ -238,7 +238,7 @@ Subparsers = Any  # argparse's _SubParsersAction (private type)
 def add_demo(sub: Subparsers) -> None:
     """The ``demo`` subcommand."""
     demo = sub.add_parser("demo", help="offline demo: plain top-k vs recollection on a sample conversation")
-    demo.add_argument("--k", type=int, default=10, help="memories returned per system (default: %(default)s)")
+    demo.add_argument("-k", "--k", type=int, default=10, help="memories returned per system (default: %(default)s)")
     demo.add_argument("--html", metavar="DIR", default=None,
                       help="also write a picture of each recollection to DIR (one HTML page per question)")
     demo.set_defaults(func=cmd_demo)
@@ -258,7 +258,7 @@ def add_recall(sub: Subparsers) -> None:
     recall = sub.add_parser("recall", help="recollect memories for a question")
     recall.add_argument("question")
     add_store_options(recall)
-    recall.add_argument("--k", type=int, default=None, help="memories returned (default: the preset's, 30)")
+    recall.add_argument("-k", "--k", type=int, default=None, help="memories returned (default: the preset's, 30)")
     add_json_option(recall, "the whole RecallResult")
     add_full_option(recall)
     recall.add_argument("--html", metavar="FILE", default=None,
@@ -344,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in SUBCOMMANDS:
         add(sub)
-    sub.add_parser("bench", help="benchmarks: ripplemem bench {locomo,longmemeval,report} ...", add_help=False)
+    sub.add_parser("bench", help="benchmarks: ripplemem bench {locomo,longmemeval,linked,report} ...", add_help=False)
     return parser
 
 

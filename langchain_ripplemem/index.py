@@ -23,8 +23,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from langchain_ripplemem.blas import product
 from langchain_ripplemem.bm25 import BM25Index, top_k
-from langchain_ripplemem.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_UNIT
+from langchain_ripplemem.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_CHAR, VIEW_BYTES_PER_UNIT
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.extraction.identifying import Cues, identifying_cues, rarity
 from langchain_ripplemem.lexical import lexical_tokens
@@ -96,6 +97,7 @@ class NamespaceView:
         self.names: dict[str, int] = {}  # key -> first row holding it as a name: names weigh fully everywhere
         self._arrays: dict[object, tuple[int, np.ndarray]] = {}
         self.max_seq = -1  # the largest metadata["seq"] of the units here (ingest numbers after it)
+        self._unit_bytes = 0  # estimated memory of the units and what is derived from them (nbytes)
         self.suppressed: set[str] = set()  # ids a user correction hides from recall (lifecycle.py)
         # older id -> ids of units that claim to supersede it (an LLM's claims, lifecycle.py)
         self.claimed_by: dict[str, list[str]] = defaultdict(list)
@@ -105,8 +107,8 @@ class NamespaceView:
 
     @property
     def nbytes(self) -> int:
-        """Estimated memory held: the vector matrix (as allocated) and a measured amount per unit."""
-        return VIEW_BYTES_FIXED + int(self._matrix.nbytes) + VIEW_BYTES_PER_UNIT * len(self.ids)
+        """Estimated memory held: the vector matrix (as allocated) and measured amounts per unit and character."""
+        return VIEW_BYTES_FIXED + int(self._matrix.nbytes) + self._unit_bytes
 
     @property
     def matrix(self) -> np.ndarray:
@@ -138,6 +140,7 @@ class NamespaceView:
             # position, so any id a reader sees already has its unit and vector.
             self.units.append(unit)
             self.max_seq = max(self.max_seq, _seq(unit))
+            self._unit_bytes += VIEW_BYTES_PER_UNIT + VIEW_BYTES_PER_CHAR * len(unit.restatement)
             self.ids.append(unit.id)
             self.pos[unit.id] = i
             for field, value in cue_keys(unit):
@@ -205,7 +208,7 @@ class NamespaceView:
         key = (query.tobytes(), len(matrix))
         scores = self._cosines.get(key)
         if scores is None:
-            scores = matrix @ query
+            scores = product(matrix, query)
             scores.flags.writeable = False
             with self._cosines_lock:
                 while len(self._cosines) >= _COSINES_KEPT:
@@ -218,7 +221,7 @@ class NamespaceView:
         if upto is None:
             scores = self.cosines(query)
         else:
-            scores = self.matrix[:upto] @ np.asarray(query, dtype=np.float32)
+            scores = product(self.matrix[:upto], np.asarray(query, dtype=np.float32))
         if k <= 0 or len(scores) == 0:
             return []
         top = _top_indices(scores, k)

@@ -150,13 +150,18 @@ class WritePath:
         return report
 
     def link(self, ns: Namespace, rows: list[int]) -> tuple[list[Edge], list[str]]:
-        """Link the units at ``rows``; returns the edges and every id that gained one or a linked mark."""
+        """Link the units at ``rows``; returns the edges and the linked ids, which every new edge touches.
+
+        The log names only the linked ids as having gained edges: another process's
+        cache then re-reads the edges of the new units, not every edge of each old
+        unit they link to (hubs have hundreds).
+        """
         view = self.index.view(ns)
         edges = link_rows(view, rows, self.config)
         linked = [view.ids[r] for r in rows]
         self.edge_backend.add(ns, edges, linked=linked)
         self.graphs.add(ns, edges)
-        return edges, [*linked, *(end for e in edges for end in (e.src, e.dst))]
+        return edges, linked
 
     def ensure_linked(self, ns: Namespace) -> None:
         """Link units an interrupted ingest stored but did not link (crash recovery)."""

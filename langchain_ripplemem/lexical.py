@@ -62,7 +62,9 @@ def lexical_tokens(text: str) -> list[str]:
     return [stem(w) for w in content_words(text)]
 
 
-@lru_cache(maxsize=100_000)
+# Its working set is one recall's memories (a few hundred at most); with many namespaces a larger
+# cache only keeps evicted namespaces' texts alive outside the cache bounds (cache_bounds.py).
+@lru_cache(maxsize=256)
 def lexical_token_set(text: str) -> frozenset[str]:
     """The set of :func:`lexical_tokens` (cached: recall asks it of the same memories each round)."""
     return frozenset(lexical_tokens(text))

@@ -25,10 +25,13 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import io
 import logging
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -432,4 +435,29 @@ def serve(memory: RippleMemory, *, namespace: Namespace | str, http: bool = Fals
               f"http://127.0.0.1:{port}{server.settings.streamable_http_path}", file=sys.stderr, flush=True)
     # bm25s sets its own logger to DEBUG; under the SDK's root handler that floods stderr.
     logging.getLogger("bm25s").setLevel(logging.WARNING)
-    server.run("streamable-http" if http else "stdio")
+    if http:
+        server.run("streamable-http")
+        return
+    with _own_stdio():
+        server.run("stdio")
+
+
+@contextlib.contextmanager
+def _own_stdio() -> Iterator[None]:
+    """Let the SDK's stdio transport read and write duplicates of the process's stdin and stdout.
+
+    The transport wraps ``sys.stdin.buffer``/``sys.stdout.buffer`` in text wrappers that
+    close them when the session ends, which would leave the process without a stdout
+    for whatever runs after the client leaves.
+    """
+    saved = sys.stdin, sys.stdout
+    sys.stdout.flush()
+    sys.stdin = io.TextIOWrapper(os.fdopen(os.dup(saved[0].fileno()), "rb"), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(os.fdopen(os.dup(saved[1].fileno()), "wb"), encoding="utf-8")
+    try:
+        yield
+    finally:
+        for stream in (sys.stdin, sys.stdout):
+            with contextlib.suppress(OSError, ValueError):  # already closed by the transport
+                stream.close()
+        sys.stdin, sys.stdout = saved

@@ -23,7 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from langchain_ripplemem.schemas import MemoryUnit, RecalledMemory, RecallResult, aware
+from langchain_ripplemem.marks import stated_at
+from langchain_ripplemem.schemas import MemoryUnit, RecalledMemory, RecallResult
 
 __all__ = ["COLUMN_WIDTH", "NODE_RADIUS", "ROW_HEIGHT", "Column", "Layout", "Link", "Node", "layout_recall",
            "ways_found"]
@@ -116,16 +117,6 @@ def ways_found(memory: RecalledMemory) -> tuple[str, ...]:
     return tuple(w for w in order if w in found)
 
 
-def _session_time(unit: MemoryUnit) -> datetime | None:
-    stamp = unit.metadata.get("session_time")
-    if isinstance(stamp, str):
-        try:
-            return aware(datetime.fromisoformat(stamp))
-        except ValueError:
-            pass
-    return unit.time.start if unit.time is not None else None
-
-
 def _turn_order(unit: MemoryUnit | None, uid: str) -> tuple[int, str]:
     if unit is None:
         return (1 << 30, uid)
@@ -173,7 +164,7 @@ def layout_recall(result: RecallResult, units: Mapping[str, MemoryUnit] | None =
     for uid, unit in placed.items():
         key = (unit.source.conversation_id, unit.source.session_id) if unit is not None else BRIDGE_COLUMN
         sessions.setdefault(key, []).append(uid)
-        when = _session_time(unit) if unit is not None else None
+        when = stated_at(unit) if unit is not None else None
         if when is not None and (times.get(key) is None or when < times[key]):  # type: ignore[operator]
             times[key] = when
         times.setdefault(key, None)

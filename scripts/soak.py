@@ -124,6 +124,7 @@ def writer(i: int, cfg: dict[str, Any], start: Any, results: Any) -> None:
         memory = make_memory(cfg)
         ns = writer_namespace(cfg, i)
         rng = random.Random(1000 + i)
+        profiler = _profiler(cfg)
         start.wait()
         began = time.perf_counter()
         for op in range(cfg["ops"]):
@@ -148,9 +149,24 @@ def writer(i: int, cfg: dict[str, Any], start: Any, results: Any) -> None:
             out["latency_ms"].append((time.perf_counter() - t0) * 1000)
             out["ops"] += 1
         out["seconds"] = time.perf_counter() - began
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(str(Path(cfg["profile"]) / f"writer{i}.prof"))
     except Exception:  # noqa: BLE001
         out["errors"].append(traceback.format_exc()[-1500:])
     results.put(out)
+
+
+def _profiler(cfg: dict[str, Any]) -> Any:
+    """A running cProfile when ``--profile DIR`` was given (one file per writer)."""
+    if not cfg.get("profile"):
+        return None
+    import cProfile
+
+    Path(cfg["profile"]).mkdir(parents=True, exist_ok=True)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    return profiler
 
 
 def reader(i: int, cfg: dict[str, Any], start: Any, results: Any) -> None:
@@ -181,6 +197,17 @@ def reader(i: int, cfg: dict[str, Any], start: Any, results: Any) -> None:
     except Exception:  # noqa: BLE001
         out["errors"].append(traceback.format_exc()[-1500:])
     results.put(out)
+
+
+def _commit() -> str:
+    """The commit of the package this run imported (``+dirty`` when its tree has changes)."""
+    import langchain_ripplemem
+
+    root = Path(langchain_ripplemem.__file__).resolve().parents[1]
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True)
+    return (head.stdout.strip() or "unknown") + ("+dirty" if dirty.stdout.strip() else "")
 
 
 def start_server(path: Path) -> tuple[subprocess.Popen[bytes], int]:
@@ -227,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
                         help='edges, namespace log and writer locks in PostgreSQL at DSN ("local": start a '
                              "throwaway cluster, as the tests do) instead of an SQLite file")
     parser.add_argument("--traceback", action="store_true", help="print each error's traceback")
+    parser.add_argument("--profile", default=None, metavar="DIR", help="write each writer's cProfile stats here")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
 
@@ -249,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
            "graph_path": args.graph_path or str(work / "graph.sqlite3"), "ops": args.ops,
            "turns": args.turns, "delete_every": args.delete_every, "k": args.k, "shared": args.shared,
            "embeddings": args.embeddings, "writers": args.writers, "traceback": args.traceback,
-           "embedded": args.embedded, "postgres": args.postgres}
+           "embedded": args.embedded, "postgres": args.postgres, "profile": args.profile}
     try:
         ctx = mp.get_context("spawn")
         start = ctx.Barrier(args.writers + args.readers + 1)
@@ -301,9 +329,9 @@ def main(argv: list[str] | None = None) -> int:
         write_ms = [x for w in writers for x in w["latency_ms"]]
         n_write, n_read = sum(w["ops"] for w in writers), sum(r["ops"] for r in readers)
         summary = {
-            "config": {k: v for k, v in cfg.items() if k not in ("graph_path", "postgres")}
+            "config": {k: v for k, v in cfg.items() if k not in ("graph_path", "postgres", "profile")}
             | {"readers": args.readers, "edges": "postgres" if cfg["postgres"] else "sqlite"},
-            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+            "commit": _commit(), "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
             "wall_seconds": round(wall, 2),
             "ops": n_write + n_read, "ops_per_s": round((n_write + n_read) / wall, 2),
             "write_ops": n_write, "write_ops_per_s": round(n_write / wall, 2),

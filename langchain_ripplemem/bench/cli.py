@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         run.add_argument("--judge-model", help="judge chat model (default: the answer model)")
         run.add_argument("--answer-systems", help="comma-separated systems to answer for")
         run.add_argument("--answer-k", type=int, help="memories shown to the answer model")
+        run.add_argument("--embedding-cache", help=".npz file keeping document vectors between runs")
         if name == "locomo":
             run.add_argument("--units", choices=("turns", "observations"), default="turns",
                              help="memory units: one per turn (default) or LoCoMo's observations "
@@ -95,19 +96,24 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
     from langchain_ripplemem.bench.loaders import load_locomo, load_longmemeval
     from langchain_ripplemem.bench.report import plot
-    from langchain_ripplemem.bench.runner import run_benchmark
+    from langchain_ripplemem.bench.runner import FreshMemories, run_benchmark
 
     systems = _systems(args.systems)
     ks = _ints(args.k, "--k")
     loader = load_locomo if args.command == "locomo" else load_longmemeval
     conversations = loader(args.path, limit=args.limit)
-    memory_factory, units = None, getattr(args, "units", "turns")
-    if units == "observations":
+    memory_factory: FreshMemories | None = None
+    if getattr(args, "units", "turns") == "observations":
         from langchain_ripplemem.bench.observations import observation_memories
 
         memory_factory = observation_memories(args.path)
+    cache = CachedEmbeddings(path=args.embedding_cache) if args.embedding_cache else None
+    if cache is not None:
+        memory_factory = memory_factory or FreshMemories(args.command)
+        memory_factory.embeddings = cache
     answer_model = _chat_model(args.answer_model) if args.answer_model else None
     judge_model = _chat_model(args.judge_model) if args.judge_model else None
     results = run_benchmark(
@@ -124,8 +130,10 @@ def _run(args: argparse.Namespace) -> int:
         dataset_path=args.path,
         memory_factory=memory_factory,
     )
-    if memory_factory is not None:
-        extractor = memory_factory.extractor
+    if cache is not None:
+        cache.save()
+    extractor = memory_factory.extractor if memory_factory is not None else None
+    if extractor is not None:
         results["memory_units"] = extractor.describe()
         results["memory_units"]["evidence_turns_covered"] = extractor.evidence_coverage(conversations)
     _emit(results, args)

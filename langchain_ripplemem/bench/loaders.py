@@ -261,10 +261,14 @@ def _session_map(raw_ids: list[Any], conv: Conversation) -> dict[str, str]:
     """Raw haystack session id -> id of the converted session.
 
     The adapter keeps sessions in file order; when the counts agree we map by
-    position, which stays right even if the adapter renames sessions.
+    position, which stays right even if the adapter renames sessions. An id
+    listed twice maps to its first session (the adapter renames the repeat).
     """
     if len(raw_ids) == len(conv.sessions):
-        return {str(raw): session.id for raw, session in zip(raw_ids, conv.sessions, strict=True)}
+        mapping: dict[str, str] = {}
+        for raw, session in zip(raw_ids, conv.sessions, strict=True):
+            mapping.setdefault(str(raw), session.id)
+        return mapping
     return {str(raw): str(raw) for raw in raw_ids}
 
 

@@ -28,16 +28,27 @@ from collections.abc import Iterable
 
 import networkx as nx
 
-from langchain_ripplemem.cache_bounds import GRAPH_BYTES_FIXED, GRAPH_BYTES_PER_NODE, CacheBounds, LRUCache
+from langchain_ripplemem.cache_bounds import (
+    GRAPH_BYTES_FIXED,
+    GRAPH_BYTES_PER_EDGE,
+    GRAPH_BYTES_PER_NODE,
+    CacheBounds,
+    LRUCache,
+)
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_key
 from langchain_ripplemem.storage.base import EdgeBackend
 
 __all__ = ["GraphCache"]
 
 
+# graph.graph[_EDGES]: the graph's edge count, kept as edges arrive (NetworkX counts by walking every node).
+_EDGES = "ripplemem_edges"
+
+
 def _graph_bytes(graph: nx.Graph) -> int:
-    """Estimated memory of a NetworkX graph, from its node count (asked on every use: O(1))."""
-    return GRAPH_BYTES_FIXED + GRAPH_BYTES_PER_NODE * graph.number_of_nodes()
+    """Estimated memory of a NetworkX graph, from its node and edge counts (asked on every use: O(1))."""
+    return (GRAPH_BYTES_FIXED + GRAPH_BYTES_PER_NODE * graph.number_of_nodes()
+            + GRAPH_BYTES_PER_EDGE * graph.graph.get(_EDGES, 0))
 
 
 def _put(graph: nx.Graph, edge: Edge) -> None:
@@ -45,6 +56,12 @@ def _put(graph: nx.Graph, edge: Edge) -> None:
         graph.edges[edge.src, edge.dst]["types"][edge.type] = edge.weight
     else:
         graph.add_edge(edge.src, edge.dst, types={edge.type: edge.weight})
+        graph.graph[_EDGES] = graph.graph.get(_EDGES, 0) + 1
+
+
+def _remove(graph: nx.Graph, unit_ids: Iterable[str]) -> None:
+    graph.remove_nodes_from(list(unit_ids))
+    graph.graph[_EDGES] = graph.number_of_edges()  # deletes are rare: count again
 
 
 class GraphCache:
@@ -89,7 +106,7 @@ class GraphCache:
         with self._lock:
             graph = self._graphs.peek(namespace_key(namespace))
             if graph is not None:
-                graph.remove_nodes_from(list(unit_ids))
+                _remove(graph, unit_ids)
 
     def catch_up(self, namespace: Namespace, unit_ids: set[str], removed: Iterable[str] = ()) -> None:
         """Drop ``removed`` from a loaded graph, then add the stored edges touching ``unit_ids``.
@@ -100,7 +117,8 @@ class GraphCache:
             graph = self._graphs.peek(namespace_key(namespace))
             if graph is None:
                 return
-            graph.remove_nodes_from(list(removed))
+            if removed := list(removed):
+                _remove(graph, removed)
             if unit_ids:
                 for edge in self.backend.edges(namespace, unit_ids):
                     _put(graph, edge)

@@ -26,6 +26,7 @@ from bisect import bisect_left
 
 import numpy as np
 
+from langchain_ripplemem.blas import product
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.scoring import structural_score
@@ -42,7 +43,7 @@ def link_rows(view: NamespaceView, rows: list[int], config: WriteConfig) -> list
     for block_start in range(0, len(rows), _BLOCK):
         block = rows[block_start : block_start + _BLOCK]
         upto = max(block) + 1
-        sims = matrix[block] @ matrix[:upto].T
+        sims = product(matrix[block], matrix[:upto].T)
         for offset, row in enumerate(block):
             edges.extend(_link_one(view, row, sims[offset, :row], config))
     return edges

@@ -61,6 +61,31 @@ CREATE TABLE IF NOT EXISTS ripplemem_ns_changes (
     PRIMARY KEY (ns, version)
 );
 """
+# A write's edges and linked marks, and a logged version, are one statement each: one
+# transaction and one round trip (a writer holds its namespace's lock meanwhile).
+_ADD = """
+WITH edge_rows AS (
+    INSERT INTO ripplemem_edges (ns, src, dst, type, weight)
+    SELECT %(ns)s, * FROM unnest(%(src)s::text[], %(dst)s::text[], %(type)s::text[], %(weight)s::float8[])
+    ON CONFLICT (ns, src, dst, type) DO UPDATE SET weight = EXCLUDED.weight
+)
+INSERT INTO ripplemem_linked (ns, unit_id) SELECT %(ns)s, unnest(%(linked)s::text[]) ON CONFLICT DO NOTHING
+"""
+# Bump the version, log its change row, prune rows older than CHANGES_KEPT versions, notify at commit.
+_RECORD = """
+WITH bumped AS (
+    INSERT INTO ripplemem_ns_version (ns, version) VALUES (%(ns)s, 1) ON CONFLICT (ns)
+    DO UPDATE SET version = ripplemem_ns_version.version + 1 RETURNING version
+), logged AS (
+    INSERT INTO ripplemem_ns_changes (ns, version, units, edges, removed)
+    SELECT %(ns)s, version, %(units)s::jsonb, %(edges)s::jsonb, %(removed)s::jsonb FROM bumped
+    ON CONFLICT (ns, version) DO UPDATE SET units = EXCLUDED.units, edges = EXCLUDED.edges,
+        removed = EXCLUDED.removed
+), pruned AS (
+    DELETE FROM ripplemem_ns_changes WHERE ns = %(ns)s AND version <= (SELECT version FROM bumped) - %(kept)s
+)
+SELECT version, pg_notify(%(channel)s, json_build_array(%(ns)s::text, version)::text) FROM bumped
+"""
 _SCHEMA_LOCK = 0x7269_7070_6C65  # one advisory key: processes creating the tables take turns
 
 
@@ -123,14 +148,13 @@ class PostgresGraph:
         return [Edge(src=s, dst=d, type=t, weight=w) for s, d, t, w in rows]
 
     def add(self, namespace: Namespace, edges: Iterable[Edge], linked: Iterable[str] = ()) -> None:
-        """Insert edges and mark units linked, in one transaction."""
-        key = namespace_key(namespace)
-        rows = [(key, *_ordered(e.src, e.dst), e.type, float(e.weight)) for e in edges]
-        with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            cur.executemany("INSERT INTO ripplemem_edges (ns, src, dst, type, weight) VALUES (%s, %s, %s, %s, %s) "
-                            "ON CONFLICT (ns, src, dst, type) DO UPDATE SET weight = EXCLUDED.weight", rows)
-            cur.executemany("INSERT INTO ripplemem_linked (ns, unit_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                            [(key, uid) for uid in linked])
+        """Insert edges and mark units linked, in one transaction (one statement: one round trip)."""
+        # One row per (src, dst, type), the last weight winning: a statement may not update a row twice.
+        rows = {(*_ordered(e.src, e.dst), e.type): float(e.weight) for e in edges}
+        with self._pool.connection() as conn:
+            conn.execute(_ADD, {"ns": namespace_key(namespace), "src": [k[0] for k in rows],
+                                "dst": [k[1] for k in rows], "type": [k[2] for k in rows],
+                                "weight": list(rows.values()), "linked": list(dict.fromkeys(linked))})
 
     def remove_units(self, namespace: Namespace, unit_ids: Iterable[str]) -> int:
         """Delete units' edges and linked marks; returns edges removed."""
@@ -177,22 +201,14 @@ class PostgresGraph:
 
     def record(self, namespace: Namespace, units: Iterable[str] | None, edges: Iterable[str] = (),
                removed: Iterable[str] = ()) -> int:
-        """Log a write and notify every listener; returns the new version."""
+        """Log a write and notify every listener; returns the new version (one statement: one round trip)."""
         key = namespace_key(namespace)
-        with self._pool.connection() as conn, conn.transaction():
-            bumped = conn.execute(
-                "INSERT INTO ripplemem_ns_version (ns, version) VALUES (%s, 1) ON CONFLICT (ns) "
-                "DO UPDATE SET version = ripplemem_ns_version.version + 1 RETURNING version", (key,)).fetchone()
-            version = int(bumped[0]) if bumped else 0  # RETURNING always gives the row
-            conn.execute(
-                "INSERT INTO ripplemem_ns_changes (ns, version, units, edges, removed) VALUES (%s, %s, %s, %s, %s) "
-                "ON CONFLICT (ns, version) DO UPDATE SET units = EXCLUDED.units, edges = EXCLUDED.edges, "
-                "removed = EXCLUDED.removed",
-                (key, version, None if units is None else json.dumps(sorted(set(units))),
-                 json.dumps(sorted(set(edges))), json.dumps(sorted(set(removed)))))
-            conn.execute("DELETE FROM ripplemem_ns_changes WHERE ns = %s AND version <= %s",
-                         (key, version - CHANGES_KEPT))
-            conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, json.dumps([key, version])))
+        with self._pool.connection() as conn:
+            row = conn.execute(_RECORD, {
+                "ns": key, "kept": CHANGES_KEPT, "channel": CHANNEL,
+                "units": None if units is None else json.dumps(sorted(set(units))),
+                "edges": json.dumps(sorted(set(edges))), "removed": json.dumps(sorted(set(removed)))}).fetchone()
+        version = int(row[0]) if row else 0  # the statement always returns the bumped row
         self._learn(key, version)
         return version
 

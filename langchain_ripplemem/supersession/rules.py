@@ -132,7 +132,8 @@ def facts(unit: MemoryUnit) -> list[Fact]:
     return list(_facts(unit.restatement, tuple(unit.participants)))
 
 
-@lru_cache(maxsize=50_000)
+# Its working set is one write's groups; more would keep evicted namespaces' texts alive (cache_bounds.py).
+@lru_cache(maxsize=4096)
 def _facts(restatement: str, participants: tuple[str, ...]) -> tuple[Fact, ...]:
     text = restatement.replace("\u2019", "'")
     people = {p.strip().lower() for p in participants if p.strip()}

@@ -76,6 +76,15 @@ async def test_stdio_remember_recall_forget(tmp_path):
     check_transcript(out)
 
 
+def test_stdio_client_leaving_ends_the_server_quietly(tmp_path):
+    # The SDK closes the streams it wrapped when the session ends; the process's own stdout must stay
+    # open, or the CLI's exit reports "error: I/O operation on closed file." and exits 2.
+    done = subprocess.run(server_command("--persist", str(tmp_path / "store"), "--namespace", "users/maya"),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, env=server_env(),
+                          timeout=STARTUP_TIMEOUT)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+
+
 def wait_for_port(port: int, process: subprocess.Popen, log: Path) -> None:
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while time.monotonic() < deadline:

@@ -54,6 +54,12 @@ def test_edges_log_and_locks_keep_namespaces_apart(dsn):
         assert len(graph.edges(b)) == 1  # the same id elsewhere is untouched
         graph.drop(b)
         assert graph.edges(b) == [] and graph.namespaces() == [a]
+        # One batch naming an edge twice (either direction): the last weight wins, as with SQLite.
+        graph.add(b, [Edge(src="p", dst="q", type="semantic", weight=0.5),
+                      Edge(src="q", dst="p", type="semantic", weight=0.6)], linked=["p", "p"])
+        assert [(e.src, e.dst, e.weight) for e in graph.edges(b)] == [("p", "q", 0.6)]
+        assert graph.linked_ids(b) == {"p"}
+        graph.drop(b)
 
         assert graph.version(a) == 0
         assert graph.record(a, ["u1"], edges=["u1"]) == 1 and graph.record(a, ["u2"], removed=["u0"]) == 2

@@ -159,6 +159,15 @@ def test_longmemeval_record() -> None:
     assert conv.question_date == "2023/06/01 (Thu) 10:00"  # type: ignore[attr-defined]
 
 
+def test_longmemeval_session_listed_twice_is_kept_as_two_sessions() -> None:
+    # LongMemEval-S lists one filler session twice, at two dates: it must load, not fail on turn ids.
+    record = {**LONGMEMEVAL, "haystack_session_ids": ["s-a", "s-a"]}
+    conv = conversation_from_longmemeval(record)
+    assert [s.id for s in conv.sessions] == ["s-a", "s-a#2"]
+    assert [t.id for t in conv.sessions[1].turns] == ["s-a#2:0"]
+    assert conv.sessions[1].time == datetime(2023, 5, 21, 18, 5, tzinfo=UTC)
+
+
 def test_longmemeval_errors_name_the_field() -> None:
     bad = {**LONGMEMEVAL, "haystack_dates": ["2023/05/20 (Sat) 02:21", "yesterday-ish"]}
     with pytest.raises(InvalidConversationError, match=r"haystack_dates\[1\].*'yesterday-ish'"):

@@ -117,3 +117,17 @@ def test_real_adapters_if_available():
     lme = load_longmemeval(LONGMEMEVAL_TINY, adapter=adapters.conversation_from_longmemeval)
     assert lme[1].questions[0].evidence_sessions == ["answer_m1", "answer_m2"]
     assert len(lme[1].questions[0].evidence) == 2
+
+
+def test_longmemeval_session_listed_twice_loads_with_the_real_adapter(tmp_path):
+    # As in LongMemEval-S: the same session at two dates. Evidence stays on the first listing.
+    records = json.loads(LONGMEMEVAL_TINY.read_text(encoding="utf-8"))
+    record = records[0]
+    at = record["haystack_session_ids"].index("answer_s1")
+    for key in ("haystack_session_ids", "haystack_dates", "haystack_sessions"):
+        record[key] = [*record[key], record[key][at]]
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps([record]), encoding="utf-8")
+    (conv,) = load_longmemeval(path)
+    assert [s.id for s in conv.conversation.sessions][-2:] == ["answer_s1", "answer_s1#2"]
+    assert conv.questions[0].evidence == ["answer_s1:0"] and conv.questions[0].evidence_sessions == ["answer_s1"]

@@ -69,3 +69,85 @@ def test_a_byte_bound_keeps_only_the_namespace_in_use():
     memory.recall("locker code", namespace=("users", "u1"))
     assert memory.index._views.keys() == memory.graphs._graphs.keys() == [namespace_key(("users", "u1"))]
     assert memory.stats(("users", "u2")).units == 2  # reloaded from storage on use
+
+
+WORDS = ("puppy park leash shoes morning walk pottery class Lisbon Berlin violin lessons marathon training "
+         "garden tomatoes allergy shellfish birthday dinner concert tickets camping trip chess club").split()
+
+
+def _dialogue(memory: RippleMemory, ns: tuple[str, ...], sessions: int, turns: int, seed: int) -> None:
+    """Two speakers, texts of 4 to 60 words (the estimates count characters too)."""
+    import random
+
+    rng = random.Random(seed)
+    for s in range(sessions):
+        memory.add_conversation({"id": f"c{s}", "sessions": [{
+            "id": f"S{s}", "time": f"2026-03-{1 + s % 28:02d}T19:00:00+00:00", "turns": [
+                {"id": f"S{s}:{t}", "speaker": ("Maya", "Sam")[t % 2],
+                 "text": " ".join(rng.choice(WORDS) for _ in range(rng.choice((4, 12, 60)))) + "."}
+                for t in range(turns)]}]}, namespace=ns)
+
+
+def _freed(drop) -> int:  # noqa: ANN001 - a callable that lets go of the cached value
+    """Bytes tracemalloc sees freed when ``drop()`` lets the value go."""
+    import gc
+    import tracemalloc
+
+    gc.collect()
+    before = tracemalloc.get_traced_memory()[0]
+    drop()
+    gc.collect()
+    return before - tracemalloc.get_traced_memory()[0]
+
+
+def test_the_estimates_match_what_a_namespace_frees_when_it_leaves():
+    import tracemalloc
+
+    from langchain_ripplemem.memory_graph.cache import _graph_bytes
+
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    ns = ("users", "maya")
+    _dialogue(memory, ns, sessions=12, turns=20, seed=1)
+    tracemalloc.start()
+    try:
+        memory.index.invalidate(ns)
+        memory.graphs.invalidate(ns)
+        for query in ("Who went to the park?", "What about the violin lessons in Lisbon?"):
+            memory.recall(query, namespace=ns)  # derived caches (BM25, context, cosines) built too
+        view, graph = memory.index.cached(ns), memory.graphs._graphs.peek(namespace_key(ns))
+        assert view is not None and graph is not None and graph.number_of_edges() > 0
+        estimates = {"view": view.nbytes, "graph": _graph_bytes(graph)}
+        del view, graph
+        measured = {"view": _freed(lambda: memory.index.invalidate(ns)),
+                    "graph": _freed(lambda: memory.graphs.invalidate(ns))}
+    finally:
+        tracemalloc.stop()
+    for what, estimate in estimates.items():
+        # Never well under (the bound would not hold); not far over (it would waste the bound).
+        assert 0.9 <= estimate / measured[what] <= 1.5, (what, estimate, measured[what])
+
+
+@pytest.mark.slow
+def test_memory_held_across_many_namespaces_stays_within_the_bound():
+    import tracemalloc
+
+    bound = 3 * 2**20
+    memory = RippleMemory(BagOfWordsEmbeddings(), cache_bounds=CacheBounds(max_bytes=bound))
+    spaces = [("users", f"u{i}") for i in range(120)]
+    for i, ns in enumerate(spaces):
+        _dialogue(memory, ns, sessions=1, turns=24, seed=i)
+    memory.recall("warm-up", namespace=spaces[0])
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for ns in spaces:  # every namespace once: more than the bound holds
+            memory.recall("Who went to the park with the puppy?", namespace=ns)
+        import gc
+
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert len(memory.index._views) < len(spaces)  # the bound was what limited it
+    # Live objects stay under the resident bound: views, graphs and every cache the recalls filled.
+    assert grown <= bound, grown

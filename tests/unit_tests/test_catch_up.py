@@ -60,6 +60,25 @@ def test_added_units_and_their_edges_arrive_without_a_reload(pair):
     assert check_store(b).ok
 
 
+def test_catching_up_reads_the_edges_of_the_new_units_only(pair, monkeypatch):
+    a, b = pair
+    old = {u.id for u in a.list_units(NS)}
+    asked: list[set[str]] = []
+    edges = b.edge_backend.edges
+
+    def recording(namespace, unit_ids=None):
+        asked.append(set(unit_ids) if unit_ids is not None else {"<all>"})
+        return edges(namespace, unit_ids)
+
+    monkeypatch.setattr(b.edge_backend, "edges", recording)
+    report = a.add_conversation(turns("c2", ["Toby chewed my shoes at the dog park.", "Sam walks Toby too."]),
+                                namespace=NS)
+    assert any(e.dst in old for e in a.edges(NS) if e.src in report.unit_ids or e.dst in report.unit_ids)
+    b.prepare(NS)  # catch up, as a recall does first
+    assert graph_edges(b) == graph_edges(a)  # every new edge arrived...
+    assert asked == [set(report.unit_ids)]  # ...by asking for the new units' edges, not the old units' ones
+
+
 def test_a_suppression_elsewhere_hides_the_memory_here(pair):
     a, b = pair
     view = cached_view(b)

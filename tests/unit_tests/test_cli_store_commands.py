@@ -224,3 +224,14 @@ def test_forget_a_namespace_in_a_real_process(store):
         assert answered.returncode == 0, answered.stderr
         assert "Continue? [y/N]" in answered.stderr and answered.stdout.startswith(f"forgot {maya} units")
         assert units_of(store, MAYA) == []
+
+
+def test_recall_takes_k_as_dash_k_too(store, capsys):
+    # `-k 3` is what people type (pytest, grep); it was "unrecognized arguments".
+    code, short, err = cli(capsys, "recall", "Where did Maya go?", "--persist", store, "--namespace", "users/maya",
+                           "-k", "1", "--json")
+    assert code == 0, err
+    code, long, err = cli(capsys, "recall", "Where did Maya go?", "--persist", store, "--namespace", "users/maya",
+                          "--k", "1", "--json")
+    assert code == 0, err
+    assert len(json.loads(short)["memories"]) == 1 and json.loads(short)["memories"] == json.loads(long)["memories"]
