@@ -134,20 +134,29 @@ class HeuristicController:
         missing support is likeliest to hang ("I booked Harbor Grill" for "Sam's
         dinner pick"), even when the first hop ranks it below memories that only
         repeat the question's words.
+
+        Only the first ``max_anchors`` are used, and only they are exact: a potential
+        is at most 1, so the potential of a memory whose score could not reach them
+        even times ``1 + anchor_bridge_weight`` is not computed (0).
         """
-        cfg = inp.config
+        cfg, weight = inp.config, inp.config.anchor_bridge_weight
         query_cues = set(inp.cues.participants) | set(inp.cues.locations)
-        known = set(inp.view.known_keys(inp.query, speakers(inp.view))) if cfg.anchor_bridge_weight else set()
-        ranked = []
+        base: dict[str, float] = {}
         for uid in inp.evidence:
             if inp.graph_degree.get(uid, 0) <= 0:
                 continue
             unit = inp.view.unit(uid)
             touches = bool(unit and query_cues & {v.lower() for v in unit.participants + unit.locations})
-            potential = bridge_potential(inp.view, uid, known) if cfg.anchor_bridge_weight else 0.0
-            score = (support(inp.evidence[uid], cfg) + (0.05 if touches else 0.0)) \
-                * (1.0 + cfg.anchor_bridge_weight * potential)
-            ranked.append((uid, score, potential))
+            base[uid] = support(inp.evidence[uid], cfg) + (0.05 if touches else 0.0)
+        order = sorted(base, key=lambda uid: (-base[uid], uid))
+        if not weight:
+            return [(uid, base[uid], 0.0) for uid in order]
+        bar = base[order[cfg.max_anchors - 1]] if len(order) >= cfg.max_anchors else 0.0
+        known = set(inp.view.known_keys(inp.query, speakers(inp.view)))
+        ranked = []
+        for uid in order:
+            potential = bridge_potential(inp.view, uid, known) if base[uid] * (1.0 + weight) >= bar else 0.0
+            ranked.append((uid, base[uid] * (1.0 + weight * potential), potential))
         return sorted(ranked, key=lambda t: (-t[1], t[0]))
 
     def event_time(self, inp: ControllerInput) -> tuple[str, TimeInterval] | None:
