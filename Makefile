@@ -1,8 +1,9 @@
 # Developer shortcuts. CI runs .ci/run, which uses the README's commands.
 PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
+LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev60.json
 
-.PHONY: install test lint format typecheck bench bench-linked bench-observations bench-ingest demo
+.PHONY: install test lint format typecheck bench bench-linked bench-observations bench-longmemeval bench-ingest demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -38,6 +39,11 @@ bench-linked:
 bench-observations:
 	ripplemem bench locomo $(LOCOMO) --units observations --out results/locomo_observations.json
 	ripplemem bench report results/locomo_observations.json --md docs/locomo_observations_tables.md
+
+# LongMemEval-S, the 60-question development split (offline; ~45 min the first time, ~5 min with the vector cache).
+bench-longmemeval:
+	ripplemem bench longmemeval $(LONGMEMEVAL) --out results/longmemeval.json --md docs/longmemeval_tables.md \
+		--embedding-cache /tmp/ripplemem-longmemeval-vectors.npz
 
 # Write-path throughput vs the embedding model alone.
 bench-ingest:

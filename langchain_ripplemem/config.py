@@ -119,11 +119,13 @@ class RecallConfig(BaseModel):
     * the heuristic controller stops early only on a very strong first hop;
     * bridging (issue 13, tuned on the linked suite's tune split and the LoCoMo
       tuning split): the cue view also scores the query's identifying cues by
-      rarity (``cue_key_weight``); the heuristic target carries the anchors' rarest
-      shared names (``target_cues``); a memory reached over cue edges inherits
-      ``bridge_weight`` x its anchor's rho x path strength (``bridge_floor``: what it
-      keeps without target overlap); a second round expands from what the first
-      bridged to (a name, then a topic word), with a 20-wide structural channel.
+      rarity (``cue_key_weight``); anchors are weighed up by the rarest name they
+      share with other memories (``anchor_bridge_weight``); the heuristic target
+      carries the anchors' rarest shared names (``target_cues``); a memory reached
+      over cue or time edges from an anchor inherits up to just below the anchor's rho
+      (``bridge_weight``, ``bridge_floor``: what it keeps without target overlap); a
+      second round expands from what the first bridged to (a name, then a topic
+      word), with a 20-wide structural channel.
 
     :data:`PAPER` is METHOD.md's settings.
     """
@@ -178,9 +180,16 @@ class RecallConfig(BaseModel):
         "cues, and the structural channel scores candidates by rarity-weighted overlap with them (0 = the paper's "
         "s_str against the target's participants, places and time)",
     )
+    anchor_bridge_weight: float = Field(
+        0.3, ge=0.0, description="heuristic controller: an anchor candidate's support is multiplied by 1 + this x its "
+        "bridge potential (the rarity of its rarest name that other memories hold, recall/bridging.py), and the "
+        "controller does not stop while a likely anchor has such a name (0 = anchors by support only)",
+    )
     bridge_weight: float = Field(
-        1.2, ge=0.0, description="assembly: a memory reached over a structural edge scores at least bridge_weight "
-        "x rho(anchor) x its target overlap x path strength (recall/assembly.py); 0 = the paper's rho",
+        1.2, ge=0.0, description="assembly: a memory reached over cue or time edges from an anchor scores at least "
+        "rho(anchor) x min(0.999, bridge_weight x path strength x (bridge_floor + (1 - bridge_floor) x t)) "
+        "with t the target overlap (recall/assembly.py); also turns on time bridges and event-relative times "
+        "(recall/bridging.py); 0 = the paper's rho",
     )
     bridge_top: int = Field(
         0, ge=0, description="per expansion round, at most this many memories are lifted by bridged scores "
@@ -217,7 +226,7 @@ def context_weights(config: RecallConfig) -> tuple[float, float]:
 PAPER = RecallConfig(
     semantic_k=10, lexical_k=5, cue_k=5, max_rounds=1, per_channel=5, sufficiency_similarity=0.55,
     alignment="semantic", context_weight=0.0, context_weight_2=0.0, speaker_bonus=0.0, time_bonus=0.0,
-    cue_key_weight=0.0, target_cues=0, bridge_weight=0.0,
+    cue_key_weight=0.0, target_cues=0, bridge_weight=0.0, anchor_bridge_weight=0.0,
 )
 #: METHOD.md's write phase exactly: structural edges from s_str over participants, places and time.
 PAPER_WRITE = WriteConfig(structural_edges="paper")

@@ -42,7 +42,8 @@ from typing import NamedTuple
 
 from langchain_ripplemem.lexical import STOPWORDS, stem
 
-__all__ = ["GENERIC_WORDS", "MONTHS", "Cues", "cue_key", "entity_phrases", "identifying_cues", "rarity", "topic_words"]
+__all__ = ["GENERIC_WORDS", "MONTHS", "MONTH_KEYS", "Cues", "cue_key", "entity_phrases", "identifying_cues", "rarity",
+           "topic_words"]
 
 # "may" and "march" are also a verb and a modal: they stay generic.
 MONTHS = frozenset("january february april june july august september october november december".split())
@@ -107,6 +108,10 @@ def cue_key(phrase: str) -> str:
         if word:
             out.append(stem(word))
     return " ".join(out)
+
+
+#: The cue keys of month names: time cues, which date what a memory plans or recalls.
+MONTH_KEYS = frozenset(cue_key(month) for month in MONTHS)
 
 
 def entity_phrases(text: str, speakers: Iterable[str] = ()) -> list[str]:

@@ -120,13 +120,16 @@ def _markers(sentence: str) -> list[tuple[int, Tense]]:
     return found
 
 
-def tense_at(text: str, start: int, end: int) -> Tense | None:
+def tense_at(text: str, start: int, end: int, *, clause_only: bool = False) -> Tense | None:
     """The tense of the sentence governing ``text[start:end]`` (see the module docs).
 
     Args:
         text: the whole text (a turn or a query).
         start: where the time phrase starts in ``text``.
         end: where it ends.
+        clause_only: read the phrase's own predicate and clause only, not the rest of the
+            sentence ("Details came in: Denver, June 8th to 14th" says nothing about when
+            the conference is).
 
     Returns:
         ``"future"``, ``"past"``, or ``None`` when the sentence gives no signal.
@@ -152,7 +155,8 @@ def tense_at(text: str, start: int, end: int) -> Tense | None:
     clause_start = max((m.end() for m in _CLAUSE_BREAK.finditer(sentence, 0, start)), default=0)
     clause_match = _CLAUSE_BREAK.search(sentence, end)
     clause_end = clause_match.start() if clause_match else len(sentence)
-    for low, high in ((clause_start, clause_end), (0, len(sentence))):
+    scopes = [(clause_start, clause_end)] if clause_only else [(clause_start, clause_end), (0, len(sentence))]
+    for low, high in scopes:
         before = [tense for at, tense in markers if low <= at < start]
         if before:
             return before[-1]

@@ -30,8 +30,19 @@ Conventions (all in the reference's timezone; an interval is closed):
   counts only with a year or after last/next/this, because it is usually the verb.
 * explicit dates ("May 7, 2023", "7 May 2023", "2023-05-07") are that day;
   "May 2023" that month; "in 2022" that year.
-* a month and day without a year ("May 7") is *not* grounded: the year would
-  be a guess.
+* a month and day without a year ("May 7", "the 7th of May") takes its year
+  from a weekday when it has one ("Thursday, April 2nd": the year near the
+  reference whose 2 April is a Thursday; none, no grounding), else from the
+  tense of its own clause as "in May" does (the sentence's other verbs often
+  date something else: "Details came in: Denver, June 8th to 14th").
+  "on the 17th" is in the month of a date named before it in the text ("June
+  10th and back on the 17th"), else the month the tense points to.
+* a period before or after a grounded time is moved from it ("the week before
+  August 3, 2023", "the Sunday before October 25, 2022":
+  :mod:`~langchain_ripplemem.extraction.relative_time`).
+* ranges are one interval, first day to last: "June 8th to 14th", "June 8-14",
+  "10-17 June", "between June 8 and 14", "from the 10th to the 17th" (at most
+  two months: "pages 1 to 300 of June" is no date).
 
 Example:
     >>> from datetime import datetime, timezone
@@ -47,8 +58,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import date, datetime, time, timedelta, timezone, tzinfo
+from datetime import date, datetime, time, timedelta, timezone
 
+from langchain_ripplemem.extraction.intervals import (
+    day_interval,
+    day_start,
+    month_span,
+    safe_date,
+    shift_month,
+    span,
+    week_span,
+    weekend_span,
+)
+from langchain_ripplemem.extraction.relative_time import relative_times, shift
 from langchain_ripplemem.extraction.tense import tense_at
 from langchain_ripplemem.schemas import TimeInterval, aware
 
@@ -80,53 +102,18 @@ _UNIT_RE = r"(?P<unit>day|week|month|year)s?"
 _WEEKDAY_RE = r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 # "in April" with no tense is the nearer April: ahead when it is at most this many months away.
 _AHEAD_MONTHS = 5
-
-
-
-# --------------------------------------------------------------------------- intervals
-
-
-def _start(d: date, tz: tzinfo | None) -> datetime:
-    return datetime.combine(d, time.min, tzinfo=tz)
-
-
-def _span(first: date, last: date, tz: tzinfo | None) -> TimeInterval:
-    """Closed interval from the start of ``first`` to the end of ``last``."""
-    end = _start(last + timedelta(days=1), tz) - timedelta(microseconds=1)
-    return TimeInterval(start=_start(first, tz), end=end)
-
-
-def day_interval(when: datetime) -> TimeInterval:
-    """The whole calendar day of ``when`` in its own timezone (naive is taken as UTC).
-
-    Example:
-        >>> from datetime import datetime
-        >>> day_interval(datetime(2023, 5, 8, 13, 56)).end.isoformat()
-        '2023-05-08T23:59:59.999999+00:00'
-
-    """
-    when = aware(when)
-    return _span(when.date(), when.date(), when.tzinfo)
-
-
-def _month_span(year: int, month: int, tz: tzinfo | None) -> TimeInterval:
-    last = (date(year + month // 12, month % 12 + 1, 1)) - timedelta(days=1)
-    return _span(date(year, month, 1), last, tz)
-
-
-def _shift_month(year: int, month: int, delta: int) -> tuple[int, int]:
-    index = year * 12 + (month - 1) + delta
-    return index // 12, index % 12 + 1
-
-
-def _week_span(d: date, tz: tzinfo | None) -> TimeInterval:
-    monday = d - timedelta(days=d.weekday())
-    return _span(monday, monday + timedelta(days=6), tz)
-
-
-def _weekend_span(d: date, tz: tzinfo | None) -> TimeInterval:
-    saturday = d - timedelta(days=d.weekday()) + timedelta(days=5)
-    return _span(saturday, saturday + timedelta(days=1), tz)
+# A range longer than this is not a date range ("June 8 to 14" is; "1 to 300" is not).
+_MAX_RANGE_DAYS = 62
+_DAY2_RE = r"(?P<day2>[0-3]?\d)(?:st|nd|rd|th)?"
+_MONTH2_RE = _MONTH_RE.replace("?P<month>", "?P<month2>")
+_ANY_MONTH = _MONTH_RE.replace("?P<month>", "?:")
+_DATE_AFTER_WEEKDAY = rf",? (?:the )?(?:{_ANY_MONTH} \d|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_ANY_MONTH})"
+_TO = r" ?(?:-|\u2013|to|through|till|until) ?"
+# No year after it: "May 7, 2023" and "June 8-14" are other rules' phrases.
+_NO_YEAR = r"(?!,? ?\d|\d| ?(?:-|\u2013|to|through|till|until) ?(?:the )?\d)"
+_MONTH_DAY = re.compile(rf"\b{_MONTH_RE} {_DAY_RE}\b", re.IGNORECASE)
+# What may follow "on the 17th" when it is a date ("on the 4th floor" is not).
+_AFTER_ORDINAL = r"(?=\s*(?:$|[^\w\s]|(?:and|but|so|at|in|for|with|when|after|before|because|then|to)\b))"
 
 
 # --------------------------------------------------------------------------- rules
@@ -135,30 +122,23 @@ def _weekend_span(d: date, tz: tzinfo | None) -> TimeInterval:
 Rule = Callable[[re.Match[str], datetime, str], TimeInterval | None]
 
 
-def _safe_date(year: int, month: int, day: int) -> date | None:
-    try:
-        return date(year, month, day)
-    except ValueError:
-        return None
-
-
 def _explicit_day(m: re.Match[str], ref: datetime, _: str) -> TimeInterval | None:
-    d = _safe_date(int(m["year"]), _MONTHS[m["month"].lower()], int(m["day"]))
-    return _span(d, d, ref.tzinfo) if d else None
+    d = safe_date(int(m["year"]), _MONTHS[m["month"].lower()], int(m["day"]))
+    return span(d, d, ref.tzinfo) if d else None
 
 
 def _iso_day(m: re.Match[str], ref: datetime, _: str) -> TimeInterval | None:
-    d = _safe_date(int(m["year"]), int(m["mon"]), int(m["day"]))
-    return _span(d, d, ref.tzinfo) if d else None
+    d = safe_date(int(m["year"]), int(m["mon"]), int(m["day"]))
+    return span(d, d, ref.tzinfo) if d else None
 
 
 def _month_year(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
-    return _month_span(int(m["year"]), _MONTHS[m["month"].lower()], ref.tzinfo)
+    return month_span(int(m["year"]), _MONTHS[m["month"].lower()], ref.tzinfo)
 
 
 def _year(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
     year = int(m["year"])
-    return _span(date(year, 1, 1), date(year, 12, 31), ref.tzinfo)
+    return span(date(year, 1, 1), date(year, 12, 31), ref.tzinfo)
 
 
 def _relative_day(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
@@ -166,11 +146,11 @@ def _relative_day(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
     tz, today = ref.tzinfo, ref.date()
     if word == "tonight":
         return TimeInterval(start=datetime.combine(today, time(18), tzinfo=tz),
-                            end=_span(today, today, tz).end)
+                            end=span(today, today, tz).end)
     offset = {"yesterday": -1, "last night": -1, "the day before yesterday": -2,
               "tomorrow": 1, "the day after tomorrow": 2}.get(word, 0)
     d = today + timedelta(days=offset)
-    return _span(d, d, tz)
+    return span(d, d, tz)
 
 
 def _relative_period(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
@@ -178,13 +158,13 @@ def _relative_period(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
     step = {"last": -1, "past": -1, "previous": -1, "this": 0, "next": 1, "coming": 1}[which]
     tz, today = ref.tzinfo, ref.date()
     if period == "week":
-        return _week_span(today + timedelta(weeks=step), tz)
+        return week_span(today + timedelta(weeks=step), tz)
     if period == "weekend":
-        return _weekend_span(today + timedelta(weeks=step), tz)
+        return weekend_span(today + timedelta(weeks=step), tz)
     if period == "month":
-        return _month_span(*_shift_month(today.year, today.month, step), tz)
+        return month_span(*shift_month(today.year, today.month, step), tz)
     year = today.year + step
-    return _span(date(year, 1, 1), date(year, 12, 31), tz)
+    return span(date(year, 1, 1), date(year, 12, 31), tz)
 
 
 def _count(m: re.Match[str]) -> int:
@@ -197,12 +177,12 @@ def _unit_back(unit: str, n: int, ref: datetime) -> TimeInterval:
     tz, today = ref.tzinfo, ref.date()
     if unit == "day":
         d = today + timedelta(days=n)
-        return _span(d, d, tz)
+        return span(d, d, tz)
     if unit == "week":
-        return _week_span(today + timedelta(weeks=n), tz)
+        return week_span(today + timedelta(weeks=n), tz)
     if unit == "month":
-        return _month_span(*_shift_month(today.year, today.month, n), tz)
-    return _span(date(today.year + n, 1, 1), date(today.year + n, 12, 31), tz)
+        return month_span(*shift_month(today.year, today.month, n), tz)
+    return span(date(today.year + n, 1, 1), date(today.year + n, 12, 31), tz)
 
 
 def _ago(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
@@ -224,7 +204,7 @@ def _past_n(m: re.Match[str], ref: datetime, _: str) -> TimeInterval:
     unit = m["unit"].lower()
     n = 6 if m["num"] is None else _count(m)  # "few" = at most six, as for "a few days ago"
     days = {"day": 1, "week": 7, "month": 31, "year": 366}[unit] * n
-    return TimeInterval(start=_start(ref.date() - timedelta(days=days), ref.tzinfo), end=ref)
+    return TimeInterval(start=day_start(ref.date() - timedelta(days=days), ref.tzinfo), end=ref)
 
 
 def _weekday(m: re.Match[str], ref: datetime, text: str) -> TimeInterval:
@@ -237,7 +217,7 @@ def _weekday(m: re.Match[str], ref: datetime, text: str) -> TimeInterval:
         d = today + timedelta(days=(target - today.weekday() - 1) % 7 + 1)
     else:
         d = today - timedelta(days=(today.weekday() - target - 1) % 7 + 1)
-    return _span(d, d, ref.tzinfo)
+    return span(d, d, ref.tzinfo)
 
 
 def _named_month(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | None:
@@ -256,7 +236,90 @@ def _named_month(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | N
             year += 1 if month < current else 0
         else:
             year -= 1 if month > current else 0
-    return _month_span(year, month, ref.tzinfo)
+    return month_span(year, month, ref.tzinfo)
+
+
+def _months_apart(a: date, b: date) -> int:
+    return (b.year - a.year) * 12 + b.month - a.month
+
+
+def _pick_year(candidates: list[date], today: date, tense: str | None) -> date | None:
+    """The occurrence a date without a year means: by tense, else the nearer (as for "in April")."""
+    ahead = min((d for d in candidates if d >= today), default=None)
+    back = max((d for d in candidates if d <= today), default=None)
+    if tense == "future":
+        return ahead
+    if tense == "past":
+        return back
+    if ahead is not None and (back is None or _months_apart(today, ahead) <= _AHEAD_MONTHS):
+        return ahead
+    return back
+
+
+def _day_of_month(month: int, day: int, ref: datetime, text: str, span: tuple[int, int],
+                  weekday: str | None = None) -> date | None:
+    """``month``/``day`` without a year, resolved against the reference.
+
+    With a weekday ("Thursday, April 2nd") the year whose date falls on it, if one of the
+    reference's year and its neighbours does; else the tense of the phrase's own clause.
+    """
+    today = ref.date()
+    candidates = [d for year in (today.year - 1, today.year, today.year + 1)
+                  if (d := safe_date(year, month, day)) is not None]
+    if weekday is not None:
+        on_day = [d for d in candidates if d.weekday() == _WEEKDAYS[weekday.lower()]]
+        return min(on_day, key=lambda d: abs((d - today).days)) if on_day else None
+    return _pick_year(candidates, today, tense_at(text, *span, clause_only=True))
+
+
+def _ordinal_day(day: int, ref: datetime, text: str, span: tuple[int, int]) -> date | None:
+    """"on the 17th": in the month of a date the text named before it, else by tense around the reference."""
+    earlier = [m for m in _MONTH_DAY.finditer(text, 0, span[0])]
+    if earlier:
+        last = earlier[-1]
+        first = _day_of_month(_MONTHS[last["month"].lower()], int(last["day"]), ref, text, last.span())
+        if first is None:
+            return None
+        year, month = (first.year, first.month) if day >= first.day else shift_month(first.year, first.month, 1)
+        return safe_date(year, month, day)
+    today = ref.date()
+    candidates = [d for delta in (-2, -1, 0, 1, 2)
+                  if (d := safe_date(*shift_month(today.year, today.month, delta), day)) is not None]
+    return _pick_year(candidates, today, tense_at(text, *span, clause_only=True))
+
+
+def _month_day(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | None:
+    if m["month"] == "may":
+        return None  # lower-case "may 3" is rarely the month
+    d = _day_of_month(_MONTHS[m["month"].lower()], int(m["day"]), ref, text, m.span(), m["weekday"])
+    return span(d, d, ref.tzinfo) if d else None
+
+
+def _on_ordinal(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | None:
+    d = _ordinal_day(int(m["day"]), ref, text, m.span())
+    return span(d, d, ref.tzinfo) if d else None
+
+
+def _date_range(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | None:
+    """"June 8th to 14th", "10-17 June", "from the 10th to the 17th": first day to last day."""
+    day, last_day = int(m["day"]), int(m["day2"])
+    month = m.groupdict().get("month")
+    if month is None:  # "from the 10th to the 17th"
+        first = _ordinal_day(day, ref, text, m.span())
+    elif m.groupdict().get("year"):
+        first = safe_date(int(m["year"]), _MONTHS[month.lower()], day)
+    else:
+        first = _day_of_month(_MONTHS[month.lower()], day, ref, text, m.span())
+    if first is None:
+        return None
+    second_month = m.groupdict().get("month2")
+    year, last_month = first.year, _MONTHS[second_month.lower()] if second_month else first.month
+    if last_month < first.month:
+        year += 1
+    last = safe_date(year, last_month, last_day)
+    if last is None or last < first or (last - first).days > _MAX_RANGE_DAYS:
+        return None
+    return span(first, last, ref.tzinfo)
 
 
 _I = re.IGNORECASE
@@ -275,7 +338,18 @@ _RULES: list[tuple[re.Pattern[str], Rule]] = [
                 rf"(?P<unit>day|week|month|year)s\b", _I), _past_n),
     (re.compile(r"\b(?P<which>last|past|previous|this|next|coming) "
                 r"(?P<period>weekend|week|month|year)\b", _I), _relative_period),
-    (re.compile(rf"\b(?P<which>last|next|this|on)? ?{_WEEKDAY_RE}\b", _I), _weekday),
+    # A weekday before a date is the date's ("on Thursday, April 2nd"): the date rule reads both.
+    (re.compile(rf"\b(?P<which>last|next|this|on)? ?{_WEEKDAY_RE}\b(?!{_DATE_AFTER_WEEKDAY})", _I), _weekday),
+    # Dates without a year: the year from the weekday, else from the tense (see the module docs).
+    (re.compile(rf"\b(?:{_WEEKDAY_RE},? )?(?:the )?{_MONTH_RE} {_DAY_RE}\b{_NO_YEAR}", _I), _month_day),
+    (re.compile(rf"\b(?:{_WEEKDAY_RE},? )?(?:the )?{_DAY_RE} (?:of )?{_MONTH_RE}\b{_NO_YEAR}", _I), _month_day),
+    (re.compile(rf"\bon the (?P<day>[0-3]?\d)(?:st|nd|rd|th)\b{_AFTER_ORDINAL}", _I), _on_ordinal),
+    (re.compile(rf"\b{_MONTH_RE} {_DAY_RE}{_TO}(?:{_MONTH2_RE} )?{_DAY2_RE}\b(?:,? {_YEAR_RE}\b)?", _I),
+     _date_range),
+    (re.compile(rf"\bbetween {_MONTH_RE} {_DAY_RE} and (?:{_MONTH2_RE} )?{_DAY2_RE}\b", _I), _date_range),
+    (re.compile(rf"\b{_DAY_RE}{_TO}{_DAY2_RE} (?:of )?{_MONTH_RE}\b(?:,? {_YEAR_RE}\b)?", _I), _date_range),
+    (re.compile(r"\bfrom the (?P<day>[0-3]?\d)(?:st|nd|rd|th)? (?:to|till|until|through) "
+                r"the (?P<day2>[0-3]?\d)(?:st|nd|rd|th)?\b", _I), _date_range),
     # The look-ahead leaves "in May 7, 2023" / "in May 2023" to the explicit rules above.
     (re.compile(rf"\b(?P<which>last|next|this|in) {_MONTH_RE}\b(?!\.?,? ?\d)", _I),
      _named_month),
@@ -286,7 +360,7 @@ _RULES: list[tuple[re.Pattern[str], Rule]] = [
 # is much cheaper than running every rule (the write path grounds every turn).
 _TRIGGER = re.compile(
     r"\b(?:yesterday|today|tonight|tomorrow|night|ago|days?|weeks?|weekends?|months?|years?|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|(?:19|20)\d\d|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|(?:19|20)\d\d|\d{1,2}(?:st|nd|rd|th)|"
     + _MONTH_ABBR_RE.replace("?P<month>", "?:") + r")\b")  # run on lower-cased text: faster
 
 
@@ -315,11 +389,15 @@ def ground_time(text: str, reference: datetime) -> list[tuple[str, TimeInterval]
     found: list[tuple[int, int, str, TimeInterval]] = []
     for pattern, rule in _RULES:
         for match in pattern.finditer(text):
-            if "weekday" in pattern.groupindex and not match["which"]:
+            if "which" in pattern.groupindex and "weekday" in pattern.groupindex and not match["which"]:
                 continue  # a bare weekday ("Friday's game") is too vague to anchor
             interval = rule(match, reference, text)
             if interval is not None:
                 found.append((match.start(), match.end(), match.group(0).strip(), interval))
+    # "the week before August 3, 2023": the grounded date, moved.
+    relative = {rel.end: rel for rel in relative_times(text)}
+    found += [(rel.start, end, text[rel.start:end].strip(), shift(interval, rel))
+              for start, end, _, interval in found if (rel := relative.get(start)) is not None]
     found.sort(key=lambda f: (f[0], -(f[1] - f[0])))
     result: list[tuple[str, TimeInterval]] = []
     taken_until = -1

@@ -27,6 +27,9 @@ from langchain_ripplemem.recall.smoothing import in_context
 from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import Hit, MemoryUnit, QueryCues, RecalledMemory
 
+#: The most a memory inherits of its anchor's rho: a lifted memory ranks just below its anchor.
+BELOW_ANCHOR = 0.999
+
 
 def _minmax(values: np.ndarray) -> np.ndarray:
     low, high = float(values.min()), float(values.max())
@@ -130,27 +133,33 @@ def bridged_scores(evidence: dict[str, list[Hit]], direct: dict[str, float],
 
 
 def bridged(hits: list[Hit], direct: dict[str, float], config: RecallConfig) -> float:
-    """The score a memory inherits from the anchor it was reached from over structural edges.
+    """The score a memory inherits from the anchor it was reached from over cue (or time) edges.
 
-    ``bridge_weight x rho(anchor) x path strength x (f + (1 - f) x target overlap)``
-    with ``f = bridge_floor``, the best over the memory's structural expansion
-    hits. Path strength is the product
-    of the cue edges' weights (rarity-weighted overlaps), so a memory that shares a
-    rare name with a well-ranked anchor ranks near that anchor even when it shares
-    no word with the query; sharing the target's cues (the query's and the anchors'
-    rarest) lifts it further. 0 with ``bridge_weight = 0`` (the paper's rho).
+    ``rho(anchor) x min(BELOW_ANCHOR, bridge_weight x strength x (f + (1 - f) x target overlap))``
+    with ``f = bridge_floor``, the best over the memory's structural expansion hits.
+    Strength is the product over the path's edges of the rarity of the rarest cue
+    each edge's ends share (:func:`~langchain_ripplemem.recall.bridging.bridge_strength`),
+    so a memory that shares a rare name with a well-ranked anchor ranks near that
+    anchor even when it shares no word with the query; sharing the target's cues
+    (the query's and the anchors' rarest) lifts it further. It never ranks above its
+    anchor: what it knows about the question, it knows through the anchor. 0 with
+    ``bridge_weight = 0`` (the paper's rho).
 
     Example:
         >>> from langchain_ripplemem.config import RecallConfig
-        >>> hit = Hit(source="expansion", rank=0, score=0.9, channel="structural", anchor="a", edge_weight=0.8)
+        >>> hit = Hit(source="expansion", rank=0, score=0.9, channel="structural", anchor="a", path=["a", "m"],
+        ...           edge_weight=0.8)
         >>> round(bridged([hit], {"a": 2.0}, RecallConfig(bridge_weight=0.75, bridge_floor=0.5)), 3)
         1.14
+        >>> round(bridged([hit], {"a": 2.0}, RecallConfig(bridge_weight=2.0, bridge_floor=0.5)), 3)  # below its anchor
+        1.998
 
     """
     if not config.bridge_weight:
         return 0.0
     floor = config.bridge_floor
-    return max((config.bridge_weight * direct[h.anchor] * (h.edge_weight or 0.0) * (floor + (1.0 - floor) * h.score)
+    return max((direct[h.anchor] * min(BELOW_ANCHOR, config.bridge_weight * (h.edge_weight or 0.0)
+                                       * (floor + (1.0 - floor) * h.score))
                 for h in hits if h.source == "expansion" and h.channel == "structural" and h.anchor in direct),
                default=0.0)
 

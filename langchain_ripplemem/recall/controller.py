@@ -23,13 +23,18 @@ from typing import Any
 
 from langchain_ripplemem.chat_models import StructuredOutcome, acall_structured, call_structured, resolve_chat_model
 from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.extraction.relative_time import relative_times, shift
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.lexical import content_words, lexical_token_set, stem
 from langchain_ripplemem.prompts.recall import CONTROLLER_PROMPT, ControllerPlan
+from langchain_ripplemem.recall.bridging import bridge_potential, mentioned_time
 from langchain_ripplemem.recall.smoothing import speakers
 from langchain_ripplemem.recall.state import Plan
 from langchain_ripplemem.rendering import memory_line
-from langchain_ripplemem.schemas import ExpansionTarget, Hit, QueryCues
+from langchain_ripplemem.schemas import ExpansionTarget, Hit, QueryCues, TimeInterval
+
+# A name at least this rare says what the missing support is about (a speaker's name says nothing).
+_TARGET_MIN_RARITY = 0.5
 
 
 def support(hits: list[Hit], config: RecallConfig) -> float:
@@ -87,11 +92,14 @@ class HeuristicController:
         used = {h.anchor for h in hits}
         last = max((h.round for h in hits), default=0)
         best: dict[str, float] = {}
+        floor = inp.config.bridge_floor
         for uid in in_graph:
             for h in inp.evidence[uid]:
-                if h.source == "expansion" and h.channel == "structural" and h.round == last and uid not in used:
-                    floor = inp.config.bridge_floor
-                    score = (h.edge_weight or 0.0) * (floor + (1.0 - floor) * h.score)
+                if h.source == "expansion" and h.channel == "structural" and h.round == last and uid not in used \
+                        and h.anchor in inp.evidence:
+                    # What the memory inherits from the anchor that reached it (as assembly lifts it).
+                    score = support(inp.evidence[h.anchor], inp.config) * (h.edge_weight or 0.0) \
+                        * (floor + (1.0 - floor) * h.score)
                     best[uid] = max(best.get(uid, 0.0), score)
         return sorted(best, key=lambda uid: (-best[uid], uid))[: inp.config.max_anchors]
 
@@ -113,33 +121,97 @@ class HeuristicController:
             # Only cues some other memory shares can bridge: a cue of one memory alone is left out.
             ranked = sorted(((view.rarity(k), k) for k in view.keys[row] if k not in keys and k in view.names
                              and len(view.postings["cues"].get(k, ())) > 1), key=lambda t: -t[0])
-            keys += [k for w, k in ranked[: inp.config.target_cues] if w >= 0.5]
+            keys += [k for w, k in ranked[: inp.config.target_cues] if w >= _TARGET_MIN_RARITY]
         return keys
 
+    def candidates(self, inp: ControllerInput) -> list[tuple[str, float, float]]:
+        """Evidence with graph edges as ``(id, anchor score, bridge potential)``, best anchor first.
+
+        The anchor score is provenance support, plus 0.05 when the memory shares a
+        participant or place with the query, times ``1 + anchor_bridge_weight x
+        potential``: a memory naming a rare thing other memories also hold
+        (:func:`~langchain_ripplemem.recall.bridging.bridge_potential`) is where the
+        missing support is likeliest to hang ("I booked Harbor Grill" for "Sam's
+        dinner pick"), even when the first hop ranks it below memories that only
+        repeat the question's words.
+
+        Only the first ``max_anchors`` are used, and only they are exact: a potential
+        is at most 1, so the potential of a memory whose score could not reach them
+        even times ``1 + anchor_bridge_weight`` is not computed (0).
+        """
+        cfg, weight = inp.config, inp.config.anchor_bridge_weight
+        query_cues = set(inp.cues.participants) | set(inp.cues.locations)
+        base: dict[str, float] = {}
+        for uid in inp.evidence:
+            if inp.graph_degree.get(uid, 0) <= 0:
+                continue
+            unit = inp.view.unit(uid)
+            touches = bool(unit and query_cues & {v.lower() for v in unit.participants + unit.locations})
+            base[uid] = support(inp.evidence[uid], cfg) + (0.05 if touches else 0.0)
+        order = sorted(base, key=lambda uid: (-base[uid], uid))
+        if not weight:
+            return [(uid, base[uid], 0.0) for uid in order]
+        bar = base[order[cfg.max_anchors - 1]] if len(order) >= cfg.max_anchors else 0.0
+        known = set(inp.view.known_keys(inp.query, speakers(inp.view)))
+        ranked = []
+        for uid in order:
+            potential = bridge_potential(inp.view, uid, known) if base[uid] * (1.0 + weight) >= bar else 0.0
+            ranked.append((uid, base[uid] * (1.0 + weight * potential), potential))
+        return sorted(ranked, key=lambda t: (-t[1], t[0]))
+
+    def event_time(self, inp: ControllerInput) -> tuple[str, TimeInterval] | None:
+        """A time the query names relative to an event, grounded from the evidence: ``(event memory, time)``.
+
+        "the weekend before her second interview at Lumen Labs": the event's memory is
+        the recalled memory whose own words name a time (:func:`~.bridging.mentioned_time`)
+        and that shares the most words with the text after the phrase (then the best
+        supported); the time is that memory's, moved (:func:`~.relative_time.shift`).
+        ``None`` when the query has its own time, no such phrase, or no such memory.
+        """
+        if inp.cues.time is not None:
+            return None
+        for rel in relative_times(inp.query):
+            event = lexical_token_set(inp.query[rel.end:])
+            best: tuple[tuple[int, float], str, TimeInterval] | None = None
+            for uid, hits in inp.evidence.items():
+                unit = inp.view.unit(uid)
+                when = mentioned_time(unit) if unit is not None else None
+                shared = len(event & lexical_token_set(unit.restatement)) if unit is not None and when else 0
+                if when is not None and shared and (best is None or (shared, support(hits, inp.config)) > best[0]):
+                    best = ((shared, support(hits, inp.config)), uid, when)
+            if best is not None:
+                return best[1], shift(best[2], rel)
+        return None
+
     def decide(self, inp: ControllerInput) -> Plan:
-        """Stop when every query term and cue is covered by a strong first hop."""
+        """Stop when every query term is covered by a strong first hop and no likely anchor has an unexplored bridge."""
+        if inp.round == 0 and inp.config.bridge_weight and self.event_time(inp) is not None:
+            return Plan(should_continue=True, reason="the question's time is relative to an event a recalled memory "
+                        "dates: look in that time")
         missing = self.missing_terms(inp)
         top_semantic = max((h.score for hits in inp.evidence.values() for h in hits
                             if h.source == "semantic"), default=0.0)
-        if not missing and top_semantic >= inp.config.sufficiency_similarity:
+        bridges = [(p, uid) for uid, _, p in self.candidates(inp)[: inp.config.max_anchors]
+                   if p >= _TARGET_MIN_RARITY] if inp.config.anchor_bridge_weight else []
+        if not missing and top_semantic >= inp.config.sufficiency_similarity and not bridges:
             return Plan(should_continue=False, reason="evidence covers every query term and cue "
                         f"(best semantic match {top_semantic:.2f})")
-        why = f"missing support for: {', '.join(missing)}" if missing else \
-            f"weak first hop (best semantic match {top_semantic:.2f})"
+        if missing:
+            why = f"missing support for: {', '.join(missing)}"
+        elif bridges:
+            why = "a recalled memory names something other memories also hold (what else is known about it?)"
+        else:
+            why = f"weak first hop (best semantic match {top_semantic:.2f})"
         return Plan(should_continue=True, reason=why)
 
     def plan(self, inp: ControllerInput, decision: Plan) -> Plan:
-        """Anchors: best-supported evidence in the graph; target: query + missing + anchor cues."""
+        """Anchors: the best candidates (:meth:`candidates`); target: query + missing + anchor cues."""
         cfg = inp.config
-        query_cues = set(inp.cues.participants) | set(inp.cues.locations)
-
-        def rank_key(uid: str) -> tuple[float, str]:
-            unit = inp.view.unit(uid)
-            touches = bool(unit and query_cues & {v.lower() for v in unit.participants + unit.locations})
-            return (-(support(inp.evidence[uid], cfg) + (0.05 if touches else 0.0)), uid)
-
         in_graph = [uid for uid in inp.evidence if inp.graph_degree.get(uid, 0) > 0]
-        anchors = sorted(in_graph, key=rank_key)[: cfg.max_anchors]
+        anchors = [uid for uid, _, _ in self.candidates(inp)[: cfg.max_anchors]]
+        event = self.event_time(inp) if inp.round == 0 and cfg.bridge_weight else None
+        if event is not None:  # expand from the event's memory too; the query's time is now known
+            anchors = [event[0], *(a for a in anchors if a != event[0])][: cfg.max_anchors]
         if inp.round > 0 and cfg.bridge_weight:
             anchors = self.bridge_anchors(inp, in_graph)
         units = [u for u in (inp.view.unit(a) for a in anchors) if u is not None]
@@ -148,7 +220,7 @@ class HeuristicController:
                                            *(p.lower() for u in units for p in u.participants)]))
         locations = list(dict.fromkeys([*inp.cues.locations,
                                         *(loc.lower() for u in units for loc in u.locations)]))
-        time = inp.cues.time or next((u.time for u in units if u.time is not None), None)
+        time = inp.cues.time or (event[1] if event else next((u.time for u in units if u.time is not None), None))
         cues = self.target_keys(inp, anchors) if cfg.target_cues else []
         role = f"missing: {', '.join(missing)}" if missing else "more support"
         about = f" about {', '.join(participants[:3])}" if participants else ""
@@ -163,8 +235,10 @@ class HeuristicController:
         )
         reason = decision.get("reason", "") if anchors else \
             f"{decision.get('reason', '')}; no recalled memory has graph edges to expand from"
-        return Plan(should_continue=bool(anchors), reason=reason,
-                    anchors=anchors, target=target)
+        plan = Plan(should_continue=bool(anchors), reason=reason, anchors=anchors, target=target)
+        if event is not None:
+            plan["event_time"] = event
+        return plan
 
 
 _CONTROLLER_FAILURES = {  # StructuredOutcome.failure -> the start of the stop reason

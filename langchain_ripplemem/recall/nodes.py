@@ -38,6 +38,7 @@ from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.model_errors import describe_error
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
 from langchain_ripplemem.recall.assembly import aligner, assemble_memories, format_evidence, parse_citations
+from langchain_ripplemem.recall.bridging import bridge_strength, time_hits
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController
 from langchain_ripplemem.recall.cues import cues_from_llm, move_speakers, reference_time, rule_based_cues
 from langchain_ripplemem.recall.reader import MemoryReader
@@ -223,6 +224,9 @@ class RecallNodes:
                 "restatement": state["query"], "keywords": cues.keywords, "restates_query": True,
                 "participants": cues.participants, "locations": cues.locations, "time": cues.time,
                 "cues": keys})
+        update: dict[str, Any] = {}
+        if (event := plan.get("event_time")) is not None:  # the query's own time, now grounded: assembly rewards it
+            update["cues"] = state["cues"].model_copy(update={"time": event[1]})
         rounds = list(state["rounds"])
         if not plan.get("anchors"):
             rounds[-1] = rounds[-1].model_copy(update={"sufficient": True, "reason": plan.get("reason", "")})
@@ -231,7 +235,7 @@ class RecallNodes:
                                      target=plan.get("target"), reason=plan.get("reason", "")))
         with round_run(config, "plan_expansion", state["round"] + 1, evidence=len(state["evidence"])) as out:
             out.update(anchors=plan.get("anchors", []), target=plan.get("target"))
-        return {"plan": plan, "rounds": rounds, "anchors": [*state["anchors"], *plan.get("anchors", [])],
+        return {**update, "plan": plan, "rounds": rounds, "anchors": [*state["anchors"], *plan.get("anchors", [])],
                 "usage": _timed(state["usage"], "plan_expansion", started)}
 
     # -- expand ----------------------------------------------------------------------
@@ -277,20 +281,25 @@ class RecallNodes:
         excluded = {"semantic": Unreachable(taken=set(evidence), rows=view.pos, limit=rows_now),
                     "structural": Unreachable(taken=set() if cfg.bridge_weight else set(evidence),
                                               rows=view.pos, limit=rows_now)}
-        for channel in channels:
-            for hit in expand_channel(graph, anchors, channel, scorers[channel],  # type: ignore[arg-type]
-                                      strength=self._strength(view, cfg, state["round"])
-                                      if channel == "structural" else None,
-                                      hops=cfg.hops, top_n=cfg.per_channel, exclude=excluded[channel],
-                                      tiebreak=semantic_scores,
-                                      path_floor=cfg.bridge_floor if channel == "structural" and cfg.bridge_weight
-                                      else None):
-                if hit.unit_id not in evidence:
-                    added.append(hit.unit_id)
-                    paths[hit.unit_id], kinds[hit.unit_id] = hit.path, hit.channel
-                evidence.setdefault(hit.unit_id, []).append(Hit(
-                    source="expansion", rank=hit.rank, score=hit.score, round=next_round,
-                    channel=hit.channel, anchor=hit.anchor, path=hit.path, edge_weight=hit.strength))
+        hits = [hit for channel in channels
+                for hit in expand_channel(graph, anchors, channel, scorers[channel],  # type: ignore[arg-type]
+                                          strength=self._strength(view, cfg, state["round"])
+                                          if channel == "structural" else None,
+                                          hops=cfg.hops, top_n=cfg.per_channel, exclude=excluded[channel],
+                                          tiebreak=semantic_scores,
+                                          path_floor=cfg.bridge_floor if channel == "structural" and cfg.bridge_weight
+                                          else None)]
+        if cfg.bridge_weight and cfg.expand_structural:  # time is a structural cue too: bridged at read time
+            hits += time_hits(view, anchors, structural_scores, floor=cfg.bridge_floor, top_n=cfg.per_channel,
+                              exclude=Unreachable(taken=set(state.get("hidden") or ()), rows=view.pos, limit=rows_now),
+                              event=plan.get("event_time"))
+        for hit in hits:
+            if hit.unit_id not in evidence:
+                added.append(hit.unit_id)
+                paths[hit.unit_id], kinds[hit.unit_id] = hit.path, hit.channel
+            evidence.setdefault(hit.unit_id, []).append(Hit(
+                source="expansion", rank=hit.rank, score=hit.score, round=next_round,
+                channel=hit.channel, anchor=hit.anchor, path=hit.path, edge_weight=hit.strength))
         rounds = list(state["rounds"])
         rounds[-1] = rounds[-1].model_copy(update={"expanded": added, "paths": paths, "channels": kinds})
         with round_run(config, "expand", next_round, anchors=anchors) as out:
@@ -300,7 +309,7 @@ class RecallNodes:
 
     @staticmethod
     def _strength(view: Any, cfg: RecallConfig, expanded_rounds: int) -> Any:
-        """With bridging, a cue edge weighs what its shared cues weigh today.
+        """With bridging, a cue edge weighs what the rarest cue its ends share weighs today.
 
         From the first hop's anchors a shared topic word counts ``first_topic_weight``
         (a name identifies, a topic word only continues); from what a round bridged
@@ -309,7 +318,7 @@ class RecallNodes:
         if not cfg.bridge_weight:
             return None
         weight = cfg.first_topic_weight if expanded_rounds == 0 else cfg.topic_weight
-        return lambda a, b: view.pair_overlap(a, b, weight)
+        return lambda a, b: bridge_strength(view, a, b, weight)
 
     # -- assemble / answer ---------------------------------------------------------------
     def assemble(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:

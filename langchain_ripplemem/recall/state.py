@@ -21,6 +21,7 @@ from langchain_ripplemem.schemas import (
     QueryCues,
     RecallResult,
     RoundTrace,
+    TimeInterval,
     Usage,
     validate_namespace,
 )
@@ -96,6 +97,9 @@ class Plan(TypedDict, total=False):
     llm_plan: Any
     usage: Usage
     model_down: str  # the chat model could not be reached: why
+    # A time the query names relative to an event ("the weekend before her interview"),
+    # grounded from the event's memory: (that memory's id, the time).
+    event_time: tuple[str, TimeInterval]
 
 
 class RecallState(TypedDict, total=False):

@@ -196,8 +196,10 @@ def test_bridged_scores_carry_a_chain_round_by_round():
     from langchain_ripplemem.schemas import Hit
 
     config = RecallConfig(bridge_weight=1.0, bridge_floor=0.5)
-    hop1 = Hit(source="expansion", rank=0, score=1.0, round=1, channel="structural", anchor="a", edge_weight=0.8)
-    hop2 = Hit(source="expansion", rank=0, score=0.0, round=2, channel="structural", anchor="b", edge_weight=0.5)
+    hop1 = Hit(source="expansion", rank=0, score=1.0, round=1, channel="structural", anchor="a", path=["a", "b"],
+               edge_weight=0.8)
+    hop2 = Hit(source="expansion", rank=0, score=0.0, round=2, channel="structural", anchor="b", path=["b", "c"],
+               edge_weight=0.5)
     semantic = Hit(source="expansion", rank=0, score=1.0, round=1, channel="semantic", anchor="a", edge_weight=1.0)
     scores = bridged_scores({"a": [], "b": [hop1], "c": [hop2], "d": [semantic]},
                             {"a": 2.0, "b": 0.1, "c": 0.1, "d": 0.2}, config)

@@ -70,7 +70,10 @@ def test_ground_time_cases(text: str, phrase: str, start: date, end: date) -> No
 @pytest.mark.parametrize(
     "text",
     [
-        "on May 7 we met",  # month and day without a year: the year would be a guess
+        "on Friday, May 7 we met",  # no year near the reference has a Friday 7 May: no guess
+        "on the 4th floor",  # an ordinal that is not a day
+        "down 10 in the 4th quarter",
+        "pages 1 to 300 of June",  # not a date range
         "Friday's game was fun",  # a bare weekday
         "I may go in may",  # the verb
         "sometime soon",
@@ -283,3 +286,52 @@ def test_rule_units_date_plans_in_the_coming_month() -> None:
     units = RuleBasedExtractor().extract(window, ("maya",)).units
     assert [u.time.start.date() for u in units if u.time] == [
         d(4, 1, 2026), d(3, 1, 2026), d(4, 1, 2026), d(4, 1, 2025)]
+
+
+# --------------------------------------------------------------------------- dates without a year, ranges
+
+
+@pytest.mark.parametrize(
+    ("text", "ref", "expected"),
+    [
+        # a weekday fixes the year ("Thursday, April 2nd" is 2026's)
+        ("It's on Thursday, April 2nd.", datetime(2026, 3, 24, tzinfo=timezone.utc), ("2026-04-02", "2026-04-02")),
+        ("It's set for Saturday June 13th in Lisbon.", datetime(2026, 4, 17, tzinfo=timezone.utc),
+         ("2026-06-13", "2026-06-13")),
+        # else the tense of its own clause, as for "in April"
+        ("I'm flying out June 10th.", datetime(2026, 4, 17, tzinfo=timezone.utc), ("2026-06-10", "2026-06-10")),
+        ("We met on May 7.", REF, ("2023-05-07", "2023-05-07")),
+        ("We met on May 9.", REF, ("2022-05-09", "2022-05-09")),
+        ("I'll see you on May 7.", REF, ("2024-05-07", "2024-05-07")),
+        ("the 7th of June", REF, ("2023-06-07", "2023-06-07")),  # no tense: the nearer, ahead
+        # ... of its clause only: "came in" dates the details, not the conference
+        ("Conference details came in: Denver, June 8th to 14th.", datetime(2026, 4, 28, tzinfo=timezone.utc),
+         ("2026-06-08", "2026-06-14")),
+        # ranges
+        ("I'm away 10-17 June.", datetime(2026, 4, 17, tzinfo=timezone.utc), ("2026-06-10", "2026-06-17")),
+        ("I'm away between June 8 and 14.", datetime(2026, 4, 17, tzinfo=timezone.utc),
+         ("2026-06-08", "2026-06-14")),
+        ("June 8-14, 2024 works.", REF, ("2024-06-08", "2024-06-14")),
+        ("We'll ski December 28 to January 3.", datetime(2023, 11, 8, tzinfo=timezone.utc),
+         ("2023-12-28", "2024-01-03")),
+        ("I'll be away from the 10th to the 17th.", REF, ("2023-05-10", "2023-05-17")),
+        # "on the 17th": in the month named before it, else by tense around the reference
+        ("My album dropped on the 11th.", REF, ("2023-04-11", "2023-04-11")),
+        ("The party is on the 20th.", REF, ("2023-05-20", "2023-05-20")),
+    ],
+)
+def test_dates_without_a_year_and_ranges(text: str, ref: datetime, expected: tuple[str, str]) -> None:
+    (_, interval), = ground_time(text, ref)
+    assert (interval.start.date().isoformat(), interval.end.date().isoformat()) == expected
+
+
+def test_an_ordinal_day_takes_the_month_of_the_date_before_it() -> None:
+    text = "I'm flying out June 10th and coming back on the 17th, and home by July 28th or on the 2nd."
+    found = [(p, i.start.date().isoformat()) for p, i in ground_time(text, datetime(2026, 4, 17, tzinfo=timezone.utc))]
+    assert found == [("June 10th", "2026-06-10"), ("on the 17th", "2026-06-17"),
+                     ("July 28th", "2026-07-28"), ("on the 2nd", "2026-08-02")]
+
+
+def test_a_date_with_a_year_keeps_it() -> None:
+    assert days("on May 7, 2021 we met") == [("May 7, 2021", d(5, 7, 2021), d(5, 7, 2021))]
+    assert days("We met on Friday, 7 May 2021.")[-1] == ("7 May 2021", d(5, 7, 2021), d(5, 7, 2021))

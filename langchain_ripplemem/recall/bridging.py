@@ -1,0 +1,155 @@
+"""What bridges one memory to another: the rarest cue they share, and where a memory's names lead.
+
+A cue edge joins two memories that share rare identifying cues
+(:mod:`~langchain_ripplemem.extraction.identifying`). When recollection walks
+one, what it is worth is the rarest cue the two memories share today
+(:func:`bridge_strength`), not the noisy-or of every shared cue that linking
+uses: a name and the words inside it ("harry potter", "harry", "potter") are one
+thing said three ways, and three half-rare words are not one rare name.
+
+A memory with a rare name that other memories also hold points somewhere the
+query does not (:func:`bridge_potential`): "I booked Harbor Grill" leads to what
+else was said about Harbor Grill. The heuristic controller prefers such memories
+as anchors and does not stop while the best of them is unexplored.
+
+Time bridges too (METHOD.md's T cue, at read time): a memory whose own words
+name a specific time ("flying out June 10th", :func:`mentioned_time`) reaches the
+memories whose words name an overlapping time ("Denver, June 8th to 14th"), as
+rare as few memories name it (:func:`time_bridges`). A session's day is no such
+cue: every turn of the session has it.
+
+Example:
+    >>> from langchain_ripplemem.index import NamespaceView
+    >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance
+    >>> import numpy as np
+    >>> view = NamespaceView(("demo",))
+    >>> texts = ["Sam booked Harbor Grill.", "Harbor Grill serves oysters.", "Rain again."] + ["Hi."] * 17
+    >>> units = [MemoryUnit.create(namespace=("demo",), restatement=t, source=Provenance(
+    ...     conversation_id="c", session_id="s", turn_ids=[str(i)])) for i, t in enumerate(texts)]
+    >>> view.add(units, np.eye(20, dtype=np.float32))
+    >>> round(bridge_strength(view, units[0].id, units[1].id), 2), bridge_strength(view, units[0].id, units[2].id)
+    (0.77, 0.0)
+    >>> round(bridge_potential(view, units[0].id), 2), bridge_potential(view, units[2].id)
+    (0.77, 0.0)
+
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+from langchain_ripplemem.extraction.identifying import MONTH_KEYS, rarity
+from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.memory_graph.expansion import ExpansionHit
+from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
+
+__all__ = ["TimeBridge", "bridge_potential", "bridge_strength", "mentioned_time", "time_bridges", "time_hits"]
+
+# A time longer than this names a season, not an occasion ("in 2022", "this summer").
+_SPECIFIC = timedelta(days=31)
+
+
+def bridge_strength(view: NamespaceView, a: str, b: str, topic_weight: float = 1.0) -> float:
+    """The rarity of the rarest identifying cue ``a`` and ``b`` share.
+
+    A topic word's counts ``topic_weight`` of it; a month name counts fully, like a
+    name: it is a time cue ("my passport runs out on June 3rd", "flying out June 10th").
+    """
+    shared = set(view.keys[view.pos[a]]) & set(view.keys[view.pos[b]])
+    return max((view.rarity(key, topic_weight=1.0 if key in MONTH_KEYS else topic_weight) for key in shared),
+               default=0.0)
+
+
+def bridge_potential(view: NamespaceView, uid: str, known: Container[str] = ()) -> float:
+    """How rare the rarest bridge out of ``uid`` is: a *name* some other memory also holds, or its time (0: none).
+
+    Names in ``known`` (the query's own cues) are left out: the first hop searched for
+    them already. Topic words are left out too: from the first hop, only a name
+    bridges (``RecallConfig.first_topic_weight``).
+    """
+    postings = view.postings["cues"]
+    names = max((view.rarity(key) for key in view.keys[view.pos[uid]]
+                 if key in view.names and key not in known and len(postings.get(key, ())) > 1), default=0.0)
+    when = mentioned_time(view.units[view.pos[uid]])
+    times = max((b.weight for b in time_bridges(view, uid, when)), default=0.0) if when is not None else 0.0
+    return max(names, times)
+
+
+def mentioned_time(unit: MemoryUnit) -> TimeInterval | None:
+    """The time ``unit``'s own words name, when specific (at most 31 days); ``None`` for its session's day.
+
+    Rule-based units record the phrase their time came from (``metadata["time_phrase"]``).
+    """
+    if unit.time is None or not unit.metadata.get("time_phrase") or unit.time.end - unit.time.start > _SPECIFIC:
+        return None
+    return unit.time
+
+
+@dataclass(frozen=True)
+class TimeBridge:
+    """A memory reached through time from ``anchor``, weighing the rarity of the time they share."""
+
+    unit_id: str
+    anchor: str
+    weight: float
+
+
+def time_bridges(view: NamespaceView, anchor: str, interval: TimeInterval, *, inside: bool = False,
+                 exclude: Container[str] = ()) -> list[TimeBridge]:
+    """Memories whose time meets ``interval``, each weighing ``rarity(count, n)``.
+
+    By default (``inside=False``) the memories whose own words name a time overlapping
+    ``interval`` (the anchor's :func:`mentioned_time`); with ``inside=True`` every memory
+    whose time lies inside it (a period the query names, grounded by the controller),
+    its session's day included. ``count`` is how many memories qualify (with the anchor,
+    when it is one of them): a time many memories name bridges weakly.
+    """
+    first, last = interval.start.date().toordinal(), interval.end.date().toordinal()
+    if last - first > _SPECIFIC.days * 2:  # a season: no bridge (and the day postings bucket it coarsely)
+        return []
+    rows: set[int] = set()
+    for day in range(first, last + 1):
+        rows.update(view.postings["days"].get(day, ()))
+    matches = [view.ids[row] for row in sorted(rows) if row < len(view.ids)
+               and _meets(view.units[row], interval, inside) and view.ids[row] != anchor]
+    if not matches:
+        return []
+    weight = rarity(len(matches) + (0 if inside else 1), len(view.ids))
+    return [TimeBridge(uid, anchor, weight) for uid in matches if uid not in exclude]
+
+
+def _meets(unit: MemoryUnit, interval: TimeInterval, inside: bool) -> bool:
+    if inside:
+        return unit.time is not None and interval.start <= unit.time.start and unit.time.end <= interval.end
+    when = mentioned_time(unit)
+    return when is not None and when.overlaps(interval)
+
+
+def time_hits(view: NamespaceView, anchors: Sequence[str], score: Callable[[list[str]], Sequence[float | None]], *,
+              floor: float, top_n: int, exclude: Container[str] = (),
+              event: tuple[str, TimeInterval] | None = None) -> list[ExpansionHit]:
+    """The structural channel's time bridges: the ``top_n`` memories reached through time, as expansion hits.
+
+    From each anchor's :func:`mentioned_time` to the memories naming an overlapping
+    time, and from an ``event`` memory (the controller grounded a time the query names
+    relative to it) to the memories inside that time. Ranked like cue bridges: weight
+    ``x (floor + (1 - floor) x score)``, ``score`` being the target overlap; each hit's
+    path is its one step from the anchor, its strength the bridge's weight.
+    """
+    bridges = [bridge for anchor in anchors if anchor in view.pos
+               and (when := mentioned_time(view.units[view.pos[anchor]])) is not None
+               for bridge in time_bridges(view, anchor, when, exclude=exclude)]
+    if event is not None and event[0] in view.pos:
+        bridges += time_bridges(view, event[0], event[1], inside=True, exclude=exclude)
+    best: dict[str, TimeBridge] = {}
+    for bridge in bridges:
+        if bridge.unit_id not in best or bridge.weight > best[bridge.unit_id].weight:
+            best[bridge.unit_id] = bridge
+    ids = list(best)
+    targets = [s or 0.0 for s in score(ids)] if ids else []
+    ranked = sorted(zip(ids, targets, strict=True),
+                    key=lambda p: (-round(best[p[0]].weight * (floor + (1.0 - floor) * p[1]), 6), p[0]))
+    return [ExpansionHit(uid, "structural", float(t), rank, best[uid].anchor, [best[uid].anchor, uid], best[uid].weight)
+            for rank, (uid, t) in enumerate(ranked[:top_n])]

@@ -1,0 +1,200 @@
+"""What bridges memories at read time: the rarest shared cue, bridge potential, time, and event-relative times."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from langchain_ripplemem.config import PAPER, RecallConfig
+from langchain_ripplemem.extraction.identifying import rarity
+from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.recall.assembly import bridged
+from langchain_ripplemem.recall.bridging import (
+    bridge_potential,
+    bridge_strength,
+    mentioned_time,
+    time_bridges,
+    time_hits,
+)
+from langchain_ripplemem.schemas import Conversation, Hit, MemoryUnit, Provenance, TimeInterval
+
+NS = ("bridging",)
+DAY = datetime(2026, 3, 2, tzinfo=timezone.utc)  # a Monday
+
+
+def day(offset: int, length: int = 1) -> TimeInterval:
+    start = DAY + timedelta(days=offset)
+    return TimeInterval(start=start, end=start + timedelta(days=length) - timedelta(microseconds=1))
+
+
+def unit(i: int, names=(), topics=(), when: TimeInterval | None = None, phrase: str | None = None,
+         text: str = "") -> MemoryUnit:
+    return MemoryUnit.create(
+        namespace=NS, restatement=text or f"unit {i}", participants=["Maya"], cues=list(names), topics=list(topics),
+        time=when or day(0), metadata={"speaker": "Maya", **({"time_phrase": phrase} if phrase else {})},
+        source=Provenance(conversation_id="c", session_id=f"S{i}", turn_ids=[f"t{i}"]))
+
+
+def view_of(units: list[MemoryUnit], filler: int = 40) -> NamespaceView:
+    everything = [*units, *(unit(1000 + i, topics=["coffee"]) for i in range(filler))]
+    view = NamespaceView(NS)
+    vectors = np.random.default_rng(0).normal(size=(len(everything), 8)).astype(np.float32)
+    view.add(everything, vectors)
+    return view
+
+
+# -- the rarest shared cue -------------------------------------------------------------
+
+
+def test_bridge_strength_is_the_rarest_shared_cue_not_the_sum_of_half_rare_ones():
+    # "a" and "b" share one rare name; "a" and "c" share three words each held by several memories.
+    common = [unit(10 + i, topics=["train", "ticket", "station"]) for i in range(6)]
+    a = unit(1, names=["harbor grill"], topics=["train", "ticket", "station"])
+    b, c = unit(2, names=["harbor grill"]), unit(3, topics=["train", "ticket", "station"])
+    view = view_of([a, b, c, *common])
+    assert bridge_strength(view, a.id, b.id) == pytest.approx(view.rarity("harbor grill"))
+    assert bridge_strength(view, a.id, c.id) == pytest.approx(view.rarity("train"))
+    assert bridge_strength(view, a.id, b.id) > bridge_strength(view, a.id, c.id)
+    # The noisy-or of linking counts the three half-rare words as more than the one name.
+    assert view.pair_overlap(a.id, c.id, 1.0) > bridge_strength(view, a.id, c.id)
+    assert bridge_strength(view, a.id, c.id, topic_weight=0.0) == 0.0  # a topic word weighs topic_weight of it
+
+
+def test_a_shared_month_bridges_like_a_name_even_when_topic_words_do_not():
+    a, b = unit(1, topics=["june", "passport"]), unit(2, topics=["june", "flight"])
+    view = view_of([a, b])
+    assert bridge_strength(view, a.id, b.id, topic_weight=0.0) == pytest.approx(view.rarity("june"))
+
+
+def test_bridge_potential_counts_names_others_hold_and_leaves_out_the_querys_own():
+    a, b = unit(1, names=["harbor grill", "copper kettle"]), unit(2, names=["harbor grill"])
+    alone = unit(3, names=["lumen labs"])  # no other memory holds it: no bridge out
+    view = view_of([a, b, alone])
+    assert bridge_potential(view, a.id) == pytest.approx(view.rarity("harbor grill"))
+    assert bridge_potential(view, a.id, known={"harbor grill"}) == 0.0
+    assert bridge_potential(view, alone.id) == 0.0
+
+
+# -- time ------------------------------------------------------------------------------
+
+
+def test_mentioned_time_is_a_specific_time_the_words_name_not_the_sessions_day():
+    assert mentioned_time(unit(1, when=day(3))) is None  # the session's day
+    assert mentioned_time(unit(2, when=day(3, 7), phrase="June 8th to 14th")) == day(3, 7)
+    assert mentioned_time(unit(3, when=day(0, 90), phrase="this spring")) is None  # a season
+
+
+def test_time_bridges_reach_overlapping_times_and_weaken_as_more_memories_name_them():
+    flight = unit(1, when=day(10), phrase="June 10th")
+    conference = unit(2, when=day(8, 7), phrase="June 8th to 14th")
+    elsewhere = unit(3, when=day(30), phrase="July 1st")
+    same_day = unit(4, when=day(10))  # a session on that day: not a named time
+    view = view_of([flight, conference, elsewhere, same_day])
+    bridges = time_bridges(view, flight.id, day(10))
+    assert [b.unit_id for b in bridges] == [conference.id]
+    assert bridges[0].weight == pytest.approx(rarity(2, len(view.ids)))
+    crowded = view_of([flight, conference, *(unit(10 + i, when=day(10), phrase="June 10th") for i in range(8))])
+    assert time_bridges(crowded, flight.id, day(10))[0].weight < bridges[0].weight
+    # inside=True: every memory whose time lies in the period, its session's day included
+    inside = time_bridges(view, "event", day(9, 3), inside=True)
+    assert {b.unit_id for b in inside} == {flight.id, same_day.id}
+    assert time_bridges(view, flight.id, day(0, 90)) == []  # a season bridges nothing
+
+
+def test_time_hits_rank_by_weight_and_target_and_record_one_step_paths():
+    flight = unit(1, when=day(10), phrase="June 10th")
+    conference = unit(2, when=day(8, 7), phrase="June 8th to 14th")
+    dinner = unit(3, when=day(10), phrase="June 10th")
+    view = view_of([flight, conference, dinner])
+    hits = time_hits(view, [flight.id], lambda ids: [1.0 if i == dinner.id else 0.0 for i in ids],
+                     floor=0.5, top_n=5)
+    assert [h.unit_id for h in hits] == [dinner.id, conference.id]
+    assert all(h.path == [flight.id, h.unit_id] and h.channel == "structural" for h in hits)
+    assert time_hits(view, [flight.id], lambda ids: [0.0] * len(ids), floor=0.5, top_n=1,
+                     exclude={dinner.id})[0].unit_id == conference.id
+
+
+# -- assembly: one edge, below the anchor ------------------------------------------------
+
+
+def test_bridged_inherits_the_path_strength_and_never_ranks_above_the_anchor():
+    one = Hit(source="expansion", rank=0, score=1.0, channel="structural", anchor="a", path=["a", "m"], edge_weight=1.0)
+    two = one.model_copy(update={"path": ["a", "x", "m"], "edge_weight": 0.5})
+    config = RecallConfig(bridge_weight=1.2, bridge_floor=0.5)
+    assert bridged([one], {"a": 2.0}, config) == pytest.approx(2.0 * 0.999)  # 1.2 x 1.0 would pass the anchor
+    assert bridged([two], {"a": 2.0}, config) == pytest.approx(2.0 * 1.2 * 0.5)
+    assert bridged([one, two], {"a": 2.0}, config) == pytest.approx(2.0 * 0.999)  # the best hit
+    assert bridged([one], {"a": 2.0}, PAPER) == 0.0
+
+
+# -- the controller: a time relative to an event, and anchors with somewhere to go --------
+
+
+def event_conversation():
+    """A dentist appointment dated in one session; what Sam did that weekend, said in another, in other words."""
+    chatter = ["How was your week?", "Busy, lots of meetings.", "Same here, the printer broke again.",
+               "Did you watch the match?", "No, I fell asleep early.", "The weather has been grey all week."]
+    filler = [{"id": f"F{s}:{i}", "speaker": "Sam" if i % 2 else "Maya", "text": text}
+              for s in range(3) for i, text in enumerate(chatter)]
+    return Conversation.model_validate({"id": "c", "sessions": [
+        {"id": "S1", "time": "2026-05-04T18:00:00+00:00", "turns": [
+            {"id": "S1:1", "speaker": "Sam", "text": "My appointment at Brightsmile dental is on Friday, May 15th."},
+            *filler[:6]]},
+        {"id": "S2", "time": "2026-05-11T18:00:00+00:00", "turns": [
+            *filler[6:12],
+            {"id": "S2:1", "speaker": "Sam", "text": "I went hiking up Mount Si yesterday, my legs are jelly."}]},
+        {"id": "S3", "time": "2026-05-20T18:00:00+00:00", "turns": [
+            *filler[12:],
+            {"id": "S3:1", "speaker": "Sam", "text": "I hiked a bit last month as well."}]}]})
+
+
+def test_a_time_relative_to_an_event_is_grounded_from_the_events_memory():
+    from langchain_ripplemem.memory import RippleMemory
+
+    from .conftest import BagOfWordsEmbeddings
+
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory.add_conversation(event_conversation(), namespace=NS)
+    query = "What did Sam do the weekend before his appointment at Brightsmile?"
+    config = RecallConfig(top_k=3)
+    result = memory.recall(query, namespace=NS, config=config)
+    turns = [t for m in result.memories for t in m.unit.source.turn_ids]
+    assert "S1:1" in turns and "S2:1" in turns  # Sunday May 10th, inside May 9th-10th
+    assert "S3:1" not in turns
+    assert "relative to an event" in result.rounds[0].reason
+    off = memory.recall(query, namespace=NS, config=config.model_copy(update={"bridge_weight": 0.0}))
+    assert "S2:1" not in [t for m in off.memories for t in m.unit.source.turn_ids]
+    plain = memory.recall("What did Sam do at his appointment at Brightsmile?", namespace=NS, config=config)
+    assert not any("relative to an event" in r.reason for r in plain.rounds)
+
+
+def test_anchors_prefer_a_memory_whose_rare_name_leads_elsewhere():
+    from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController
+    from langchain_ripplemem.schemas import QueryCues
+
+    # One memory repeats the question's words and leads nowhere.
+    echo = unit(1, topics=["birthday", "dinner"], text="A good pick for a birthday dinner?")
+    booking = unit(2, names=["harbor grill"], topics=["dinner"])  # ranked lower, names a place others hold
+    menu = unit(3, names=["harbor grill"], topics=["oyster"])
+    view = view_of([echo, booking, menu])
+    query = "Is the birthday dinner a good pick?"
+    evidence = {echo.id: [Hit(source="semantic", rank=0, score=0.9)],
+                booking.id: [Hit(source="semantic", rank=2, score=0.6)]}
+
+    def anchors(weight: float) -> list[str]:
+        inp = ControllerInput(query=query, cues=QueryCues(query=query), evidence=evidence, view=view, round=0,
+                              config=RecallConfig(anchor_bridge_weight=weight, max_anchors=1),
+                              graph_degree={echo.id: 1, booking.id: 1})
+        return [uid for uid, _, _ in HeuristicController().candidates(inp)]
+
+    assert anchors(0.0) == [echo.id, booking.id]
+    assert anchors(3.0) == [booking.id, echo.id]
+    inp = ControllerInput(query=query, cues=QueryCues(query=query), evidence=evidence, view=view, round=0,
+                          config=RecallConfig(sufficiency_similarity=0.5), graph_degree={echo.id: 1, booking.id: 1})
+    plan = HeuristicController().decide(inp)  # every word covered, a strong match: only the bridge keeps it going
+    assert plan["should_continue"] and "other memories also hold" in plan["reason"]
+    stop = HeuristicController().decide(ControllerInput(**{**inp.__dict__, "config": RecallConfig(
+        sufficiency_similarity=0.5, anchor_bridge_weight=0.0)}))
+    assert not stop["should_continue"]
