@@ -71,6 +71,17 @@ class Unreachable:
 _WALK_ATTEMPTS = 5
 
 
+def _held(exclude: Container[str], uid: str) -> bool:
+    """Whether a walk may step on ``uid``: not when the view does not hold it.
+
+    A graph read a moment after the view (or caught up first) can hold another
+    writer's new edges before the view holds their units; such an edge leads
+    nowhere yet (the next catch-up brings the unit), and re-weighing it would
+    look the unit up in the view.
+    """
+    return uid in exclude.rows if isinstance(exclude, Unreachable) else True
+
+
 EdgeStrength = Callable[[str, str], float]
 
 
@@ -110,7 +121,7 @@ def _walk(
             for node in frontier:
                 for nbr, data in graph.adj[node.unit_id].items():
                     weight = data["types"].get(channel)
-                    if weight is None or nbr in seen:
+                    if weight is None or nbr in seen or not _held(exclude, nbr):
                         continue
                     seen.add(nbr)
                     if strength is not None:
