@@ -203,3 +203,4 @@ def test_a_reopened_store_recalls_what_the_warm_one_did(tmp_path):
     after = [[(m.unit.id, round(m.score, 9)) for m in cold.recall(q, namespace=NS).memories] for q in queries]
     assert after == before and all(before)
     assert graph_edges(cold) == edges and edges
+    cold.close()

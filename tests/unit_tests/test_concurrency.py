@@ -166,8 +166,12 @@ def _spawn(script: str, *args: str) -> subprocess.Popen[str]:
 def _expect(proc: subprocess.Popen[str], line: str, timeout: float = 60.0) -> None:
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout  # hang guard only
+    # poll, not select: late in the suite the process holds more than 1,024 descriptors
+    # (every embedded Chroma client keeps ~20 until exit) and select() refuses those.
+    poller = select.poll()
+    poller.register(proc.stdout, select.POLLIN | select.POLLHUP)
     while time.monotonic() < deadline:
-        if select.select([proc.stdout], [], [], 1.0)[0]:
+        if poller.poll(1000):
             got = proc.stdout.readline()
             if got.strip() == line:
                 return

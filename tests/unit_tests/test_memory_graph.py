@@ -149,10 +149,13 @@ def test_a_graph_loaded_whole_equals_the_one_mirrored_edge_by_edge(tmp_path):
     for edge in edges:
         store.add(NS, [edge])
         mirrored.add(NS, [edge])
-    loaded = GraphCache(SQLiteEdgeBackend(tmp_path / "g.sqlite3")).graph(NS)  # a cold open: one pass over rows
+    reopened = SQLiteEdgeBackend(tmp_path / "g.sqlite3")
+    loaded = GraphCache(reopened).graph(NS)  # a cold open: one pass over rows
+    reopened.close()
     expected = mirrored.graph(NS)
     as_dict = lambda g: {frozenset((a, b)): d["types"] for a, b, d in g.edges(data=True)}  # noqa: E731
     assert as_dict(loaded) == as_dict(expected) and len(as_dict(loaded)) > 50
     assert any(len(types) == 2 for types in as_dict(loaded).values())  # pairs with both types merge
     assert GraphCache(store).count(NS) == mirrored.count(NS)
     assert sorted(store.edge_rows(NS)) == sorted((e.src, e.dst, e.type, e.weight) for e in store.edges(NS))
+    store.close()
