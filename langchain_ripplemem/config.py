@@ -195,6 +195,11 @@ class RecallConfig(BaseModel):
         0, ge=0, description="per expansion round, at most this many memories are lifted by bridged scores "
         "(the best gains); 0 = no limit",
     )
+    bridge_within_session: bool = Field(
+        False, description="assembly: also lift a memory bridged from an anchor of its own session (False: lift only "
+        "across sessions; within one, dialogue context already scores the anchor's neighbours, and on LongMemEval "
+        "the lifts within a session displaced the first hop's evidence)",
+    )
     bridge_floor: float = Field(
         0.6, ge=0.0, le=1.0, description="what a bridged memory keeps of its inheritance when it shares none of the "
         "target's cues: the factor is bridge_floor + (1 - bridge_floor) x target overlap",

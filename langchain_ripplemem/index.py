@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import threading
 from bisect import bisect_left
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -27,7 +27,7 @@ from langchain_ripplemem.blas import product
 from langchain_ripplemem.bm25 import BM25Index, top_k
 from langchain_ripplemem.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_CHAR, VIEW_BYTES_PER_UNIT
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.extraction.identifying import Cues, identifying_cues, rarity
+from langchain_ripplemem.extraction.identifying import Cues, identifying_cues, lowercase_keys, rarity
 from langchain_ripplemem.lexical import lexical_tokens
 from langchain_ripplemem.memory_graph.scoring import HasCues, cue_overlap, cue_set
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, Namespace
@@ -94,7 +94,9 @@ class NamespaceView:
         # the time interval in days since the epoch (NaN: none), the identifying keys.
         self._row_cues: list[tuple[int, int, float, float]] = []
         self.keys: list[list[str]] = []  # names then topic words, per row
-        self.names: dict[str, int] = {}  # key -> first row holding it as a name: names weigh fully everywhere
+        self.names: dict[str, int] = {}  # key -> first row holding it as a name
+        self._name_rows: Counter[str] = Counter()  # key -> rows holding it as a name (is_name)
+        self._lower_rows: Counter[str] = Counter()  # key -> rows writing it in lower case (is_name)
         self._arrays: dict[object, tuple[int, np.ndarray]] = {}
         self.max_seq = -1  # the largest metadata["seq"] of the units here (ingest numbers after it)
         self._unit_bytes = 0  # estimated memory of the units and what is derived from them (nbytes)
@@ -134,6 +136,8 @@ class NamespaceView:
             names, topics = unit_cues(unit)
             for name in names:
                 self.names.setdefault(name, i)
+                self._name_rows[name] += 1
+            self._lower_rows.update(lowercase_keys(unit.restatement).intersection(topics))
             keys = names + [t for t in topics if t not in names]
             self.keys.append(keys)
             # Readers run without a lock: publish the unit before its id and
@@ -260,14 +264,27 @@ class NamespaceView:
         """What sharing ``key`` says among the first ``upto`` rows: its rarity, times ``topic_weight`` for a topic word.
 
         Rarity is :func:`~langchain_ripplemem.extraction.identifying.rarity`; a key
-        any unit holds as a name counts as a name.
+        counts as a name as :meth:`is_name` says.
         """
         rows = self.postings["cues"].get(key)
         if not rows:
             return 0.0
         n = len(self.ids) if upto is None else upto
         weight = rarity(len(rows) if upto is None else bisect_left(rows, upto), n)
-        return weight if self.names.get(key, n) < n else topic_weight * weight
+        return weight if self.is_name(key, n) else topic_weight * weight
+
+    def is_name(self, key: str, upto: int | None = None) -> bool:
+        """Whether ``key`` names something here: no more memories write it in lower case than as a name.
+
+        A word capitalised by its place ("**Activities**:", a Title Case heading)
+        is extracted as a name in a few memories and written in lower case in the
+        many others: it identifies nothing. A name ("Harbor Grill", "Biscuit") is
+        capitalised wherever it is said.
+        """
+        first = self.names.get(key)
+        if first is None or (upto is not None and first >= upto):
+            return False
+        return self._name_rows[key] >= self._lower_rows[key]
 
     def known_keys(self, text: str, speakers: Iterable[str] = ()) -> list[str]:
         """The identifying cue keys of ``text`` (a query) that some memory of the namespace has."""

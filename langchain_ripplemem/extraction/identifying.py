@@ -42,8 +42,8 @@ from typing import NamedTuple
 
 from langchain_ripplemem.lexical import STOPWORDS, stem
 
-__all__ = ["GENERIC_WORDS", "MONTHS", "MONTH_KEYS", "Cues", "cue_key", "entity_phrases", "identifying_cues", "rarity",
-           "topic_words"]
+__all__ = ["GENERIC_WORDS", "MONTHS", "MONTH_KEYS", "Cues", "cue_key", "entity_phrases", "identifying_cues",
+           "lowercase_keys", "rarity", "topic_words"]
 
 # "may" and "march" are also a verb and a modal: they stay generic.
 MONTHS = frozenset("january february april june july august september october november december".split())
@@ -83,7 +83,9 @@ wednesday thursday friday saturday sunday weekday proud business handle noted
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*")
 # Capitalised runs (with "of"/"the"/"&" inside): "Harbor Grill", "Bank of America".
 _PHRASE = re.compile(r"[A-Z][\w'\u2019&-]*(?:\s+(?:(?:of|the|&|and)\s+)?[A-Z][\w'\u2019&-]*)*")
-_SENTENCE_END = re.compile(r"[.!?:;\"\u201c\u201d(\n]\s*$")
+# What may come right before a sentence's first word: its end, a line break, or a
+# markdown list or emphasis marker ("- Practice daily", "**Echinacea**:", "1. Yoga").
+_SENTENCE_END = re.compile(r"(?:[.!?:;\"\u201c\u201d(\n*#>|\u2022]|(?:^|\n)\s*[-\u2013\u2014])\s*$")
 _POSSESSIVE = re.compile(r"['\u2019]s?$")
 # Capitalised words that start sentences or phrases but name nothing.
 _NOT_NAMES = GENERIC_WORDS | frozenset("""
@@ -156,6 +158,17 @@ def topic_words(text: str, speakers: Iterable[str] = ()) -> list[str]:
         if key not in skip and key not in found and key not in GENERIC_WORDS:
             found.append(key)
     return found
+
+
+def lowercase_keys(text: str) -> set[str]:
+    """Cue keys of the words ``text`` writes in lower case: there they are words, not names.
+
+    Example:
+        >>> sorted(lowercase_keys("Activities: more activities with Sam"))
+        ['activ', 'more', 'with']
+    """
+    return {stem(_POSSESSIVE.sub("", w.replace("\u2019", "'")).strip("'-"))
+            for w in _WORD.findall(text) if w[0].islower()}
 
 
 class Cues(NamedTuple):

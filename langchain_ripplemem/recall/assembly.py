@@ -93,7 +93,10 @@ def assemble_memories(
         if cues is not None:
             rho += cue_bonus(view.units[view.pos[uid]], cues, config)
         direct[uid] = rho
-    scores = bridged_scores(evidence, direct, config)
+    # Lifts only across sessions, unless bridge_within_session: whose session an id is in.
+    session = (lambda uid: view.units[view.pos[uid]].source.session_id if uid in view.pos else None) \
+        if not config.bridge_within_session else None
+    scores = bridged_scores(evidence, direct, config, session)
     scored = []
     for uid, cos in zip(ids, cosines.tolist(), strict=True):
         is_anchor = uid in anchors
@@ -111,21 +114,24 @@ def assemble_memories(
 
 
 def bridged_scores(evidence: dict[str, list[Hit]], direct: dict[str, float],
-                   config: RecallConfig) -> dict[str, float]:
+                   config: RecallConfig, session: Callable[[str], str | None] | None = None) -> dict[str, float]:
     """``max(direct rho, bridged)`` per memory, round by round.
 
     A memory reached in round ``r`` inherits from its anchor's score *after* rounds
     before ``r``, so a chain (a name bridge, then a topic bridge from what it found)
     carries the first anchor's rank on, discounted at each hop. Per round, only the
     ``bridge_top`` memories that gain most are lifted (0: all): a bridge is a bet,
-    and the first hop's own ranking keeps the other places.
+    and the first hop's own ranking keeps the other places. With ``session`` (id ->
+    session id), a hit from an anchor of the memory's own session lifts nothing.
     """
     scores = dict(direct)
     rounds = sorted({h.round for hits in evidence.values() for h in hits if h.source == "expansion"})
     for r in rounds:
         snapshot = dict(scores)
         lifted = {uid: b for uid, hits in evidence.items() if uid in scores
-                  and (b := bridged([h for h in hits if h.round == r], snapshot, config)) > scores[uid]}
+                  and (b := bridged([h for h in hits if h.round == r
+                                     and (session is None or session(h.anchor or "") != session(uid))],
+                                    snapshot, config)) > scores[uid]}
         best = sorted(lifted, key=lambda uid: (-lifted[uid], uid))
         for uid in best[: config.bridge_top] if config.bridge_top else best:
             scores[uid] = lifted[uid]

@@ -71,7 +71,7 @@ def bridge_potential(view: NamespaceView, uid: str, known: Container[str] = ()) 
     """
     postings = view.postings["cues"]
     names = max((view.rarity(key) for key in view.keys[view.pos[uid]]
-                 if key in view.names and key not in known and len(postings.get(key, ())) > 1), default=0.0)
+                 if view.is_name(key) and key not in known and len(postings.get(key, ())) > 1), default=0.0)
     when = mentioned_time(view.units[view.pos[uid]])
     times = max((b.weight for b in time_bridges(view, uid, when)), default=0.0) if when is not None else 0.0
     return max(names, times)

@@ -119,7 +119,7 @@ class HeuristicController:
             if row is None:
                 continue
             # Only cues some other memory shares can bridge: a cue of one memory alone is left out.
-            ranked = sorted(((view.rarity(k), k) for k in view.keys[row] if k not in keys and k in view.names
+            ranked = sorted(((view.rarity(k), k) for k in view.keys[row] if k not in keys and view.is_name(k)
                              and len(view.postings["cues"].get(k, ())) > 1), key=lambda t: -t[0])
             keys += [k for w, k in ranked[: inp.config.target_cues] if w >= _TARGET_MIN_RARITY]
         return keys

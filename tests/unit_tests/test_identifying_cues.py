@@ -224,3 +224,42 @@ def test_a_view_grown_between_queries_ranks_as_one_built_at_once():
         grown.add(whole.units[start:stop], whole.matrix[start:stop])
         ranked(grown)  # caches the arrays at this size
     assert ranked(grown) == ranked(whole) and any(ranked(whole))
+
+
+def test_a_word_capitalised_by_its_place_is_no_name_where_it_is_written_in_lower_case():
+    # LongMemEval's assistant answers: a Title Case "Activities" makes a name of a word that
+    # fifty other turns write in lower case; bridging over it reached nothing relevant.
+    texts = ["Try the Activities near Harbor Grill.", "I booked Harbor Grill.",
+             "Biscuit threw up again.", "I walked Biscuit today."] + ["more activities today"] * 3
+    units = [MemoryUnit.create(namespace=NS, restatement=t, source=Provenance(
+        conversation_id="c", session_id="s", turn_ids=[str(i)])) for i, t in enumerate(texts)]
+    view = NamespaceView(NS)
+    view.add(units, np.eye(len(units), dtype=np.float32))
+    assert "activ" in view.names and not view.is_name("activ")
+    assert view.rarity("activ", topic_weight=0.0) == 0.0
+    assert view.is_name("harbor grill") and view.is_name("biscuit")  # a sentence's first word stays a name
+    assert view.rarity("harbor grill", topic_weight=0.0) > 0.0
+
+
+def test_a_markdown_list_or_emphasis_marker_opens_a_sentence():
+    text = "**Echinacea**: an herb.\n- Practice daily.\n* Yoga helps.\nI met Sam at Harbor Grill."
+    assert identifying_cues(text).names == ["sam", "harbor grill"]
+
+
+def test_a_bridge_within_the_anchors_own_session_lifts_nothing_by_default():
+    from langchain_ripplemem.config import RecallConfig
+    from langchain_ripplemem.recall.assembly import bridged_scores
+    from langchain_ripplemem.schemas import Hit
+
+    def hop(target: str) -> Hit:
+        return Hit(source="expansion", rank=0, score=1.0, round=1, channel="structural", anchor="a",
+                   path=["a", target], edge_weight=0.8)
+
+    sessions = {"a": "S1", "same": "S1", "other": "S2"}
+    evidence, direct = {"a": [], "same": [hop("same")], "other": [hop("other")]}, {"a": 2.0, "same": 0.1, "other": 0.1}
+    config = RecallConfig(bridge_weight=1.0, bridge_floor=0.5)
+    assert not config.bridge_within_session
+    scores = bridged_scores(evidence, direct, config, sessions.get)
+    assert scores["same"] == 0.1 and scores["other"] == pytest.approx(2.0 * 0.8)
+    within = config.model_copy(update={"bridge_within_session": True})
+    assert bridged_scores(evidence, direct, within)["same"] == pytest.approx(2.0 * 0.8)
