@@ -45,7 +45,8 @@ from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.expansion import ExpansionHit
 from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
 
-__all__ = ["TimeBridge", "bridge_potential", "bridge_strength", "mentioned_time", "time_bridges", "time_hits"]
+__all__ = ["BridgeStrength", "TimeBridge", "bridge_potential", "bridge_strength", "mentioned_time", "time_bridges",
+           "time_hits"]
 
 # A time longer than this names a season, not an occasion ("in 2022", "this summer").
 _SPECIFIC = timedelta(days=31)
@@ -57,9 +58,31 @@ def bridge_strength(view: NamespaceView, a: str, b: str, topic_weight: float = 1
     A topic word's counts ``topic_weight`` of it; a month name counts fully, like a
     name: it is a time cue ("my passport runs out on June 3rd", "flying out June 10th").
     """
-    shared = set(view.keys[view.pos[a]]) & set(view.keys[view.pos[b]])
-    return max((view.rarity(key, topic_weight=1.0 if key in MONTH_KEYS else topic_weight) for key in shared),
-               default=0.0)
+    return BridgeStrength(view, topic_weight)(a, b)
+
+
+class BridgeStrength:
+    """:func:`bridge_strength` for one walk: each key's weight is computed once.
+
+    An expansion walks a few hundred cue edges whose ends share the same few keys;
+    the view does not change during one recall, so neither do the keys' weights.
+    """
+
+    def __init__(self, view: NamespaceView, topic_weight: float = 1.0) -> None:
+        self.view, self.topic_weight = view, topic_weight
+        self._weights: dict[str, float] = {}
+
+    def weight(self, key: str) -> float:
+        """``key``'s rarity, a topic word's times ``topic_weight`` (a month name's not)."""
+        if key not in self._weights:
+            self._weights[key] = self.view.rarity(key, topic_weight=1.0 if key in MONTH_KEYS else self.topic_weight)
+        return self._weights[key]
+
+    def __call__(self, a: str, b: str) -> float:
+        """The weight of the rarest key ``a`` and ``b`` share (0: none)."""
+        view = self.view
+        shared = set(view.keys[view.pos[a]]).intersection(view.keys[view.pos[b]])
+        return max(map(self.weight, shared), default=0.0)
 
 
 def bridge_potential(view: NamespaceView, uid: str, known: Container[str] = ()) -> float:
