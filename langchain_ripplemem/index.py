@@ -29,7 +29,7 @@ from langchain_ripplemem.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_CH
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.extraction.identifying import Cues, identifying_cues, lowercase_keys, rarity
 from langchain_ripplemem.lexical import lexical_tokens
-from langchain_ripplemem.memory_graph.scoring import HasCues, cue_overlap, cue_set
+from langchain_ripplemem.memory_graph.scoring import HasCues, cue_set
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, Namespace
 
 # Queries whose cosines a view keeps (NamespaceView.cosines): one recall's query and target.
@@ -256,10 +256,6 @@ class NamespaceView:
         """The row lists (insertion order) of every participant, location and day of ``cues``."""
         return [rows for field, value in cue_keys(cues) if (rows := self.postings[field].get(value))]
 
-    def cue_candidates(self, cues: HasCues) -> set[int]:
-        """Rows sharing at least one participant, location or day bucket with ``cues``."""
-        return {row for rows in self.posting_lists(cues) for row in rows}
-
     def rarity(self, key: str, upto: int | None = None, topic_weight: float = 1.0) -> float:
         """What sharing ``key`` says among the first ``upto`` rows: its rarity, times ``topic_weight`` for a topic word.
 
@@ -309,20 +305,6 @@ class NamespaceView:
         if cached is None or cached[0] < n:
             cached = self._arrays["rows"] = _extended(cached, self._row_cues, n, np.float64, width=4)
         return cached[1][:n]
-
-    def pair_overlap(self, a: str, b: str, topic_weight: float = 1.0) -> float:
-        """The rarity-weighted overlap of two units' identifying cues, with today's rarities.
-
-        What a cue edge between them weighs if it were made now
-        (:func:`~langchain_ripplemem.memory_graph.scoring.cue_overlap`). An edge to a unit
-        this view does not hold weighs 0: a graph read after another writer committed can
-        hold its new edges before the view holds its new units (the next catch-up brings them).
-        """
-        row_a, row_b = self.pos.get(a), self.pos.get(b)
-        if row_a is None or row_b is None:
-            return 0.0
-        shared = set(self.keys[row_a]) & set(self.keys[row_b])
-        return cue_overlap(self.rarity(k, topic_weight=topic_weight) for k in shared)
 
     def key_overlap(self, keys: Iterable[str], n: int | None = None, topic_weight: float = 1.0) -> np.ndarray:
         """Per row, the rarity-weighted overlap ``1 - prod(1 - rarity(k))`` over the ``keys`` it shares.

@@ -153,11 +153,6 @@ class ChromaUnitBackend:
             self.close()
             raise
 
-    @property
-    def lock_directory(self) -> Path | None:
-        """The embedded store directory this backend holds the process lock of, if any."""
-        return self._lock.directory if self._lock is not None else None
-
     def close(self) -> None:
         """Release the embedded store's process lock (the client closes with the process)."""
         if self._lock is not None:

@@ -10,6 +10,7 @@ import pytest
 from langchain_ripplemem.config import PAPER, RecallConfig
 from langchain_ripplemem.extraction.identifying import rarity
 from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.memory_graph.scoring import cue_overlap
 from langchain_ripplemem.recall.assembly import bridged
 from langchain_ripplemem.recall.bridging import (
     bridge_potential,
@@ -58,7 +59,8 @@ def test_bridge_strength_is_the_rarest_shared_cue_not_the_sum_of_half_rare_ones(
     assert bridge_strength(view, a.id, c.id) == pytest.approx(view.rarity("train"))
     assert bridge_strength(view, a.id, b.id) > bridge_strength(view, a.id, c.id)
     # The noisy-or of linking counts the three half-rare words as more than the one name.
-    assert view.pair_overlap(a.id, c.id, 1.0) > bridge_strength(view, a.id, c.id)
+    linking = cue_overlap(view.rarity(k) for k in ("train", "ticket", "station"))
+    assert linking > bridge_strength(view, a.id, c.id)
     assert bridge_strength(view, a.id, c.id, topic_weight=0.0) == 0.0  # a topic word weighs topic_weight of it
 
 
