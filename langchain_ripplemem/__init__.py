@@ -29,6 +29,7 @@ from langchain_ripplemem.config import (
     preset,
 )
 from langchain_ripplemem.errors import (
+    DuplicateSessionWarning,
     ExtractionError,
     InvalidConversationError,
     InvalidNamespaceError,
@@ -89,6 +90,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Conversation",
+    "DuplicateSessionWarning",
     "Edge",
     "ExpansionTarget",
     "ExtractionError",

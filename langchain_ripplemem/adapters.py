@@ -28,7 +28,7 @@ import hashlib
 import json
 import re
 import uuid
-from collections import Counter
+import warnings
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from langchain_ripplemem.errors import InvalidConversationError
+from langchain_ripplemem.errors import DuplicateSessionWarning, InvalidConversationError
 from langchain_ripplemem.extraction.timeparse import parse_timestamp
 from langchain_ripplemem.schemas import Conversation, Session, Turn
 
@@ -192,11 +192,13 @@ def conversation_from_longmemeval(record: Mapping[str, Any]) -> Conversation:
     (``"2023/05/20 (Sat) 02:21"``) and ``haystack_sessions``; a turn's speaker
     is its ``role``, its id ``f"{session_id}:{i}"``, and ``has_answer`` is
     kept as an extra field of the turn. ``question_date`` is kept on the
-    conversation. A session id listed again (LongMemEval-S lists one filler
-    session twice, at two dates) is kept as its own session, ``"<id>#2"``.
+    conversation. A session id listed again with the same turns (LongMemEval-S
+    lists a few filler sessions twice, at two dates) is kept once, at its first
+    listing, with a :class:`DuplicateSessionWarning` naming it.
 
     Raises:
-        InvalidConversationError: naming the missing or bad field.
+        InvalidConversationError: naming the missing or bad field, or both
+            places of a session id listed twice with different turns.
 
     """
     qid = record.get("question_id") if isinstance(record, Mapping) else None
@@ -208,13 +210,17 @@ def conversation_from_longmemeval(record: Mapping[str, Any]) -> Conversation:
         raise InvalidConversationError(
             f"{where}: haystack_session_ids, haystack_dates and haystack_sessions differ in "
             f"length ({len(ids)}, {len(dates)}, {len(bodies)})")
-    sessions, seen = [], Counter[str]()
+    sessions: list[Session] = []
+    first_listing: dict[str, int] = {}
     for s, (raw_sid, stamp, body) in enumerate(zip(ids, dates, bodies, strict=True)):
-        seen[str(raw_sid)] += 1
-        sid = str(raw_sid) if seen[str(raw_sid)] == 1 else f"{raw_sid}#{seen[str(raw_sid)]}"
+        sid = str(raw_sid)
         when = _timestamp(stamp, f"{where}: haystack_dates[{s}]")
         if not isinstance(body, list):
             raise InvalidConversationError(f"{where}: haystack_sessions[{s}] must be a list")
+        if sid in first_listing:
+            _check_repeat(where, sid, first_listing[sid], s, bodies, dates)
+            continue
+        first_listing[sid] = s
         turns = []
         for i, raw in enumerate(body):
             path = f"{where}: haystack_sessions[{s}][{i}]"
@@ -225,6 +231,21 @@ def conversation_from_longmemeval(record: Mapping[str, Any]) -> Conversation:
         sessions.append(Session(id=sid, time=when, turns=turns))
     extra = {"question_date": record["question_date"]} if "question_date" in record else {}
     return _checked(Conversation(id=str(qid), sessions=sessions, **extra), where)
+
+
+def _check_repeat(where: str, sid: str, first: int, again: int, bodies: Any, dates: Any) -> None:
+    """A session id listed twice: the same turns are dropped with a warning, different turns are an error."""
+    def said(body: Any) -> list[tuple[Any, Any]]:
+        return [(t.get("role"), t.get("content")) if isinstance(t, Mapping) else (None, t) for t in body]
+
+    if said(bodies[first]) != said(bodies[again]):
+        raise InvalidConversationError(
+            f"{where}: session id {sid!r} is listed twice with different turns "
+            f"(haystack_sessions[{first}] and haystack_sessions[{again}])")
+    warnings.warn(
+        f"{where}: session {sid!r} is listed twice with the same turns (haystack_sessions[{first}] "
+        f"at {dates[first]!r} and [{again}] at {dates[again]!r}); kept once, at its first listing",
+        DuplicateSessionWarning, stacklevel=3)
 
 
 def load_conversations(path: str | Path) -> list[Conversation]:

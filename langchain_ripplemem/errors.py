@@ -24,3 +24,7 @@ class ModelConfigurationError(RippleMemError):
 
     Raised during an ingest before anything is written; the provider's own error is the ``__cause__``.
     """
+
+
+class DuplicateSessionWarning(UserWarning):
+    """A source lists one session twice with the same turns; it is kept once (the message names it)."""

@@ -260,16 +260,14 @@ def _longmemeval_question(record: dict[str, Any], conv: Conversation) -> BenchQu
 def _session_map(raw_ids: list[Any], conv: Conversation) -> dict[str, str]:
     """Raw haystack session id -> id of the converted session.
 
-    The adapter keeps sessions in file order; when the counts agree we map by
-    position, which stays right even if the adapter renames sessions. An id
-    listed twice maps to its first session (the adapter renames the repeat).
+    The adapter keeps sessions in file order, each id once (a repeat with the
+    same turns is dropped); when the counts agree we map by position, which
+    stays right even if the adapter renames sessions.
     """
-    if len(raw_ids) == len(conv.sessions):
-        mapping: dict[str, str] = {}
-        for raw, session in zip(raw_ids, conv.sessions, strict=True):
-            mapping.setdefault(str(raw), session.id)
-        return mapping
-    return {str(raw): str(raw) for raw in raw_ids}
+    distinct = list(dict.fromkeys(str(raw) for raw in raw_ids))
+    if len(distinct) == len(conv.sessions):
+        return {raw: session.id for raw, session in zip(distinct, conv.sessions, strict=True)}
+    return {raw: raw for raw in distinct}
 
 
 def _longmemeval_turn_id(

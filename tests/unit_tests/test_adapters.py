@@ -14,7 +14,7 @@ from langchain_ripplemem.adapters import (
     conversation_from_messages,
     load_conversations,
 )
-from langchain_ripplemem.errors import InvalidConversationError
+from langchain_ripplemem.errors import DuplicateSessionWarning, InvalidConversationError
 
 UTC = timezone.utc
 
@@ -159,13 +159,23 @@ def test_longmemeval_record() -> None:
     assert conv.question_date == "2023/06/01 (Thu) 10:00"  # type: ignore[attr-defined]
 
 
-def test_longmemeval_session_listed_twice_is_kept_as_two_sessions() -> None:
-    # LongMemEval-S lists one filler session twice, at two dates: it must load, not fail on turn ids.
+def test_longmemeval_session_listed_twice_with_the_same_turns_is_kept_once_with_a_warning() -> None:
+    # LongMemEval-S lists a few filler sessions twice, at two dates: it must load, once.
+    record = {**LONGMEMEVAL, "haystack_session_ids": ["s-a", "s-b", "s-a"],
+              "haystack_dates": [*LONGMEMEVAL["haystack_dates"], "2023/05/25 (Thu) 09:00"],
+              "haystack_sessions": [*LONGMEMEVAL["haystack_sessions"], LONGMEMEVAL["haystack_sessions"][0]]}
+    with pytest.warns(DuplicateSessionWarning, match=r"'s-a'.*haystack_sessions\[0\].*\[2\]"):
+        conv = conversation_from_longmemeval(record)
+    assert [s.id for s in conv.sessions] == ["s-a", "s-b"]
+    assert conv.sessions[0].time == datetime(2023, 5, 20, 2, 21, tzinfo=UTC)  # the first listing's date
+
+
+def test_longmemeval_session_id_listed_twice_with_different_turns_names_both_places() -> None:
     record = {**LONGMEMEVAL, "haystack_session_ids": ["s-a", "s-a"]}
-    conv = conversation_from_longmemeval(record)
-    assert [s.id for s in conv.sessions] == ["s-a", "s-a#2"]
-    assert [t.id for t in conv.sessions[1].turns] == ["s-a#2:0"]
-    assert conv.sessions[1].time == datetime(2023, 5, 21, 18, 5, tzinfo=UTC)
+    with pytest.raises(InvalidConversationError,
+                       match=r"'s-a' is listed twice with different turns \(haystack_sessions\[0\] and "
+                             r"haystack_sessions\[1\]\)"):
+        conversation_from_longmemeval(record)
 
 
 def test_longmemeval_errors_name_the_field() -> None:
