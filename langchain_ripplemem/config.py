@@ -125,7 +125,10 @@ class RecallConfig(BaseModel):
       over cue or time edges from an anchor inherits up to just below the anchor's rho
       (``bridge_weight``, ``bridge_floor``: what it keeps without target overlap); a
       second round expands from what the first bridged to (a name, then a topic
-      word), with a 20-wide structural channel.
+      word), with a 20-wide structural channel; a cue shared with a memory of more
+      than 16 identifying cues (a long answer) bridges less (``bridge_key_budget``,
+      chosen on LongMemEval-S dev: long assistant answers share some rare word with
+      many memories by chance).
 
     :data:`PAPER` is METHOD.md's settings.
     """
@@ -203,6 +206,10 @@ class RecallConfig(BaseModel):
     bridge_floor: float = Field(
         0.6, ge=0.0, le=1.0, description="what a bridged memory keeps of its inheritance when it shares none of the "
         "target's cues: the factor is bridge_floor + (1 - bridge_floor) x target overlap",
+    )
+    bridge_key_budget: int = Field(
+        16, ge=0, description="a cue shared by memories with more identifying cues than this bridges less: its weight "
+        "is multiplied by sqrt(budget / cues) at each such end (recall/bridging.py salience); 0 = no discount",
     )
     alignment_weight: float = 1.25
     provenance_weight: float = 1.0

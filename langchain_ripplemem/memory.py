@@ -308,7 +308,7 @@ class RippleMemory:
     def recall(
         self, query: str, *, namespace: Namespace | str | None = None, k: int | None = None,
         config: RecallConfig | None = None, callbacks: Any = None, as_of: datetime | str | None = None,
-        answer: bool = False,
+        answer: bool = False, asker: str | None = None,
     ) -> RecallResult:
         """Recollect the evidence set for ``query``: tri-view recall, controller, expansion.
 
@@ -323,25 +323,29 @@ class RippleMemory:
             answer: also answer from the memories with the memory's chat model
                 (``RecallResult.answer``); a failed answer keeps the memories and
                 records the error in ``RecallResult.warnings``.
+            asker: the speaker asking (e.g. ``"user"``): the query's "I" and "my"
+                mean that speaker, whose own memories then get ``speaker_bonus``.
 
         Raises:
-            ValueError: naming ``query``, ``k`` or ``answer`` when unusable.
+            ValueError: naming ``query``, ``k``, ``answer`` or ``asker`` when unusable.
         """
-        graph, inputs, run_config, context = self._recall_call(query, namespace, k, config, callbacks, as_of, answer)
+        graph, inputs, run_config, context = self._recall_call(
+            query, namespace, k, config, callbacks, as_of, answer, asker)
         return graph.invoke(inputs, config=run_config, context=context)["result"]  # type: ignore[no-any-return]
 
     async def arecall(
         self, query: str, *, namespace: Namespace | str | None = None, k: int | None = None,
         config: RecallConfig | None = None, callbacks: Any = None, as_of: datetime | str | None = None,
-        answer: bool = False,
+        answer: bool = False, asker: str | None = None,
     ) -> RecallResult:
         """Async :meth:`recall`."""
-        graph, inputs, run_config, context = self._recall_call(query, namespace, k, config, callbacks, as_of, answer)
+        graph, inputs, run_config, context = self._recall_call(
+            query, namespace, k, config, callbacks, as_of, answer, asker)
         return (await graph.ainvoke(inputs, config=run_config, context=context))["result"]  # type: ignore[no-any-return]
 
     def _recall_call(
         self, query: str, namespace: Namespace | str | None, k: int | None, config: RecallConfig | None,
-        callbacks: Any, as_of: datetime | str | None, answer: bool,
+        callbacks: Any, as_of: datetime | str | None, answer: bool, asker: str | None = None,
     ) -> tuple[Any, dict[str, Any], dict[str, Any], Any]:
         """Arguments of one graph run: no storage work here (the graph's first node prepares)."""
         from langchain_ripplemem.recall import RecallContext, build_recall_graph
@@ -359,7 +363,7 @@ class RippleMemory:
         if callbacks is not None:
             run_config["callbacks"] = callbacks
         ns = self.default_namespace if namespace is None else validate_namespace(namespace)
-        context = RecallContext(namespace=ns, config=cfg, as_of=coerce_as_of(as_of))
+        context = RecallContext(namespace=ns, config=cfg, as_of=coerce_as_of(as_of), asker=asker)
         return self._recall_graph, {"query": query, "with_answer": answer}, run_config, context
 
     # -- lifecycle -----------------------------------------------------------------

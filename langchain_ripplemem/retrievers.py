@@ -88,6 +88,8 @@ class RippleMemRetriever(BaseRetriever):
         namespace: whose memories to search; ``None`` uses the memory's default.
         config: recollection budgets; ``None`` uses the memory's ``recall_config``.
         as_of: answer as of this time (see ``RippleMemory.recall``); ``None`` = now.
+        asker: the speaker whose questions these are (e.g. ``"user"``): their "I" and "my"
+            are that speaker (see ``RippleMemory.recall``).
 
     Example:
         >>> from langchain_ripplemem import RippleMemory
@@ -105,6 +107,7 @@ class RippleMemRetriever(BaseRetriever):
     namespace: tuple[str, ...] | None = None
     config: RecallConfig | None = None
     as_of: datetime | None = None
+    asker: str | None = None
 
     @field_validator("k")
     @classmethod
@@ -123,7 +126,8 @@ class RippleMemRetriever(BaseRetriever):
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
             raise ValueError(f"k must be a positive integer, got {k!r}")
         return {"namespace": self.namespace, "k": self.k if k is None else k,
-                "config": self.config, "callbacks": callbacks, "as_of": self.as_of}
+                "config": self.config, "callbacks": callbacks, "as_of": self.as_of,
+                "asker": self.asker}
 
     @staticmethod
     def _documents(result: RecallResult, k: int) -> list[Document]:

@@ -75,6 +75,8 @@ class BenchQuestion:
         evidence_sessions: session ids holding the evidence (LongMemEval).
         answerable: False for LoCoMo adversarial and LongMemEval abstention.
         question_date: when the question is asked, if the dataset says.
+        asker: the speaker who asks, if the dataset says (LongMemEval: ``"user"``):
+            the question's "I" and "my" are that speaker (``RippleMemory.recall(asker=...)``).
         extra: dataset fields kept for reference (e.g. ``adversarial_answer``).
 
     """
@@ -89,6 +91,7 @@ class BenchQuestion:
     evidence_sessions: list[str] = field(default_factory=list)
     answerable: bool = True
     question_date: str | None = None
+    asker: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -219,6 +222,10 @@ def load_longmemeval(
     return out
 
 
+#: LongMemEval's questions are the user's, asked in the first person ("How often do I see Dr. Smith?").
+LONGMEMEVAL_ASKER = "user"
+
+
 def _longmemeval_question(record: dict[str, Any], conv: Conversation) -> BenchQuestion:
     qid = str(record["question_id"])
     qtype = str(record.get("question_type", "unknown"))
@@ -254,6 +261,7 @@ def _longmemeval_question(record: dict[str, Any], conv: Conversation) -> BenchQu
         evidence_sessions=[s for s in sessions if s in known_sessions],
         answerable=not abstention,
         question_date=record.get("question_date"),
+        asker=LONGMEMEVAL_ASKER,
     )
 
 

@@ -50,6 +50,7 @@ from langchain_ripplemem.bench.systems import (
     System,
     describe_system,
     make_system,
+    retrieve_question,
 )
 from langchain_ripplemem.config import RecallConfig, WriteConfig, preset
 
@@ -208,7 +209,7 @@ def run_benchmark(
             # machine affect all of them alike.
             for name, system in built.items():
                 start = time.perf_counter()
-                got = system.retrieve(question.question, namespace, kmax)
+                got = retrieve_question(system, question, namespace, kmax)
                 latencies[name].append((time.perf_counter() - start) * 1000.0)
                 record = question_record(question, got, ks, split=bench_conv.split)
                 if answering_on and name in to_answer:

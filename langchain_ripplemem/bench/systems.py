@@ -86,12 +86,17 @@ class RecallSystem:
     memory: Any
     config: RecallConfig
 
-    def retrieve(self, question: str, namespace: Namespace, k: int) -> Retrieved:
-        """Run recollection and return its top-k units with the recall's LLM usage."""
+    def retrieve(self, question: str, namespace: Namespace, k: int, *, asker: str | None = None,
+                 as_of: Any = None) -> Retrieved:
+        """Run recollection and return its top-k units with the recall's LLM usage.
+
+        ``asker`` and ``as_of`` are the question's own context (:func:`retrieve_question`).
+        """
         # K of the assembly step must be at least the k we score, or the
         # larger prefixes could never be filled.
         config = self.config.model_copy(update={"top_k": max(k, 1)})
-        result = self.memory.recall(question, namespace=namespace, k=k, config=config)
+        context = {key: value for key, value in (("asker", asker), ("as_of", as_of)) if value is not None}
+        result = self.memory.recall(question, namespace=namespace, k=k, config=config, **context)
         units = [m.unit for m in result.memories][:k]
         usage = result.usage
         return Retrieved(
@@ -146,6 +151,35 @@ class HybridRRFSystem:
     def describe(self) -> dict[str, Any]:
         """JSON-ready description for the results file."""
         return {"kind": "rrf", "views": list(self.views), "rrf_k": self.rrf_k, "depth": self.depth}
+
+
+def question_context(question: Any) -> dict[str, Any]:
+    """What recollection may know about a benchmark question besides its text: who asks, and on which day.
+
+    The day, not the minute: LongMemEval stamps some evidence sessions later on the
+    question's own day than the question's time of day. Baselines use neither.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> question_context(SimpleNamespace(asker="user", question_date="2023/05/30 (Tue) 20:45"))
+        {'asker': 'user', 'as_of': datetime.date(2023, 5, 30)}
+        >>> question_context(SimpleNamespace(asker=None, question_date=None))
+        {}
+    """
+    from langchain_ripplemem.extraction.timeparse import parse_timestamp
+
+    context: dict[str, Any] = {}
+    if getattr(question, "asker", None):
+        context["asker"] = question.asker
+    if getattr(question, "question_date", None):
+        context["as_of"] = parse_timestamp(question.question_date).date()
+    return context
+
+
+def retrieve_question(system: System, question: Any, namespace: Namespace, k: int) -> Retrieved:
+    """``system.retrieve`` for a benchmark question, with its :func:`question_context` for recall systems."""
+    context = question_context(question) if isinstance(system, RecallSystem) else {}
+    return system.retrieve(question.question, namespace, k, **context)
 
 
 def reciprocal_rank_fusion(lists: Sequence[Sequence[str]], k: int = RRF_K) -> list[tuple[str, float]]:

@@ -45,8 +45,8 @@ from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.expansion import ExpansionHit
 from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
 
-__all__ = ["BridgeStrength", "TimeBridge", "bridge_potential", "bridge_strength", "mentioned_time", "time_bridges",
-           "time_hits"]
+__all__ = ["BridgeStrength", "TimeBridge", "bridge_potential", "bridge_strength", "mentioned_time", "salience",
+           "time_bridges", "time_hits"]
 
 # A time longer than this names a season, not an occasion ("in 2022", "this summer").
 _SPECIFIC = timedelta(days=31)
@@ -68,8 +68,8 @@ class BridgeStrength:
     the view does not change during one recall, so neither do the keys' weights.
     """
 
-    def __init__(self, view: NamespaceView, topic_weight: float = 1.0) -> None:
-        self.view, self.topic_weight = view, topic_weight
+    def __init__(self, view: NamespaceView, topic_weight: float = 1.0, key_budget: int = 0) -> None:
+        self.view, self.topic_weight, self.key_budget = view, topic_weight, key_budget
         self._weights: dict[str, float] = {}
 
     def weight(self, key: str) -> float:
@@ -79,13 +79,30 @@ class BridgeStrength:
         return self._weights[key]
 
     def __call__(self, a: str, b: str) -> float:
-        """The weight of the rarest key ``a`` and ``b`` share (0: none)."""
+        """The weight of the rarest key ``a`` and ``b`` share (0: none), times both ends' :func:`salience`."""
         view = self.view
-        shared = set(view.keys[view.pos[a]]).intersection(view.keys[view.pos[b]])
-        return max(map(self.weight, shared), default=0.0)
+        keys_a, keys_b = view.keys[view.pos[a]], view.keys[view.pos[b]]
+        best = max(map(self.weight, set(keys_a).intersection(keys_b)), default=0.0)
+        if best and self.key_budget:
+            best *= salience(len(keys_a), self.key_budget) * salience(len(keys_b), self.key_budget)
+        return best
 
 
-def bridge_potential(view: NamespaceView, uid: str, known: Container[str] = ()) -> float:
+def salience(n_keys: int, key_budget: int) -> float:
+    """What one of a memory's ``n_keys`` cues says about it: 1 up to ``key_budget`` cues, then ``sqrt(budget / n)``.
+
+    A rare word shared by two short turns ("I booked Harbor Grill") is what they are
+    about; one of fifty cues of a long answer (a list of tips) is a passing mention,
+    and long answers share some rare word with many memories by chance.
+
+    Example:
+        >>> salience(6, 16), salience(64, 16)
+        (1.0, 0.5)
+    """
+    return 1.0 if not key_budget or n_keys <= key_budget else (key_budget / n_keys) ** 0.5
+
+
+def bridge_potential(view: NamespaceView, uid: str, known: Container[str] = (), key_budget: int = 0) -> float:
     """How rare the rarest bridge out of ``uid`` is: a *name* some other memory also holds, or its time (0: none).
 
     Names in ``known`` (the query's own cues) are left out: the first hop searched for
@@ -97,7 +114,7 @@ def bridge_potential(view: NamespaceView, uid: str, known: Container[str] = ()) 
                  if view.is_name(key) and key not in known and len(postings.get(key, ())) > 1), default=0.0)
     when = mentioned_time(view.units[view.pos[uid]])
     times = max((b.weight for b in time_bridges(view, uid, when)), default=0.0) if when is not None else 0.0
-    return max(names, times)
+    return max(names * salience(len(view.keys[view.pos[uid]]), key_budget), times)
 
 
 def mentioned_time(unit: MemoryUnit) -> TimeInterval | None:

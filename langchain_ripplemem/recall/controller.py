@@ -155,7 +155,8 @@ class HeuristicController:
         known = set(inp.view.known_keys(inp.query, speakers(inp.view)))
         ranked = []
         for uid in order:
-            potential = bridge_potential(inp.view, uid, known) if base[uid] * (1.0 + weight) >= bar else 0.0
+            likely = base[uid] * (1.0 + weight) >= bar
+            potential = bridge_potential(inp.view, uid, known, cfg.bridge_key_budget) if likely else 0.0
             ranked.append((uid, base[uid] * (1.0 + weight * potential), potential))
         return sorted(ranked, key=lambda t: (-t[1], t[0]))
 

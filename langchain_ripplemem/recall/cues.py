@@ -101,6 +101,31 @@ def move_speakers(cues: QueryCues, speakers: frozenset[str]) -> QueryCues:
     })
 
 
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself)\b|\bi['\u2019](?:m|ve|d|ll)\b", re.IGNORECASE)
+
+
+def with_asker(cues: QueryCues, asker: str, speakers: frozenset[str]) -> QueryCues:
+    """Make the asker a participant cue when the query speaks in the first person.
+
+    "What did I say about the boots?" asked by the user is a question about the
+    user, as "What did Maya say?" is about Maya: the asker's own memories get
+    the speaker bonus. Nothing changes when the asker is not a speaker of the
+    namespace or the query has no first person.
+
+    Example:
+        >>> c = QueryCues(query="How often do I see Dr. Johnson?", keywords=["often", "see", "johnson"])
+        >>> with_asker(c, "User", frozenset({"user", "assistant"})).participants
+        ['user']
+        >>> with_asker(c, "Maya", frozenset({"user", "assistant"})).participants
+        []
+
+    """
+    name = asker.strip().lower()
+    if name not in speakers or name in cues.participants or not _FIRST_PERSON.search(cues.query):
+        return cues
+    return cues.model_copy(update={"participants": [*cues.participants, name]})
+
+
 def cues_from_llm(query: str, output: QueryCueOutput) -> QueryCues:
     """Convert the LLM's cue output (times that do not parse are dropped, not guessed)."""
     from langchain_ripplemem.extraction.timeparse import parse_timestamp

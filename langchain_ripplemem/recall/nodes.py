@@ -40,7 +40,7 @@ from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT,
 from langchain_ripplemem.recall.assembly import aligner, assemble_memories, format_evidence, parse_citations
 from langchain_ripplemem.recall.bridging import BridgeStrength, time_hits
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController
-from langchain_ripplemem.recall.cues import cues_from_llm, move_speakers, reference_time, rule_based_cues
+from langchain_ripplemem.recall.cues import cues_from_llm, move_speakers, reference_time, rule_based_cues, with_asker
 from langchain_ripplemem.recall.reader import MemoryReader
 from langchain_ripplemem.recall.smoothing import speakers
 from langchain_ripplemem.recall.state import Plan, RecallContext, RecallState, ResolvedContext
@@ -104,6 +104,8 @@ class RecallNodes:
             why = outcome.errors[-1] if outcome.errors else str(outcome.failure)
             warnings.append(f"query cues: the chat model failed ({why}); rule-based cues were used")
             down = why if outcome.unreachable else None
+        if ctx.asker:
+            cues = with_asker(cues, ctx.asker, speakers(view))
         if ctx.config.speaker_bonus:
             cues = move_speakers(cues, speakers(view))
         vector = self.reader.embed_query(cues.query)
@@ -318,7 +320,7 @@ class RecallNodes:
         if not cfg.bridge_weight:
             return None
         weight = cfg.first_topic_weight if expanded_rounds == 0 else cfg.topic_weight
-        return BridgeStrength(view, weight)
+        return BridgeStrength(view, weight, cfg.bridge_key_budget)
 
     # -- assemble / answer ---------------------------------------------------------------
     def assemble(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:

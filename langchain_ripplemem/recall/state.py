@@ -42,12 +42,15 @@ class RecallContext:
         as_of: answer as of this time (datetime, date or ISO string): memories that start
             after it are hidden, and a superseded memory is down-weighted only when it was
             superseded by then (``docs/lifecycle.md``).
+        asker: the speaker asking (e.g. ``"user"``): the query's first person ("I", "my")
+            is this speaker, a participant cue like a name (``docs/architecture.md``).
     """
 
     namespace: Namespace | None = None
     config: RecallConfig | None = None
     reference_time: datetime | None = None
     as_of: datetime | None = None
+    asker: str | None = None
 
     def __post_init__(self) -> None:
         # Contexts built from JSON (``langgraph dev``, a dict) carry lists, strings and dicts.
@@ -58,12 +61,14 @@ class RecallContext:
         if isinstance(self.reference_time, str):
             self.reference_time = datetime.fromisoformat(self.reference_time)
         self.as_of = coerce_as_of(self.as_of)
+        if self.asker is not None and (not isinstance(self.asker, str) or not self.asker.strip()):
+            raise ValueError(f"asker must be a non-empty speaker name or None, got {self.asker!r}")
 
     def resolved(self, reader: MemoryReader) -> ResolvedContext:
         """The context with the reader's defaults filled in: the one effective namespace and config."""
         return ResolvedContext(namespace=self.namespace or reader.default_namespace,
                                config=self.config or reader.recall_config,
-                               reference_time=self.reference_time, as_of=self.as_of)
+                               reference_time=self.reference_time, as_of=self.as_of, asker=self.asker)
 
 
 class ResolvedContext(RecallContext):

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 
@@ -154,6 +155,19 @@ def test_smaller_k_are_prefixes_of_one_retrieval(locomo):
     assert entry["llm_calls"] == 2 and entry["tokens"] == 30
     single = entry["by_category"]["single-hop"]
     assert single["n"] == 3 and single["recall_all@1"] == pytest.approx(1 / 3)  # q4: D2:2 at 1
+
+
+def test_longmemeval_questions_reach_recall_with_their_asker_and_day(lme):
+    # LongMemEval's questions are the user's, asked on question_date: recollection gets both
+    # (the day: evidence sessions can be stamped later on the question's own day); LoCoMo's neither.
+    factory = Factory()
+    run_benchmark("longmemeval", lme[:1], ["ripplemem", "bm25"], [3], memory_factory=factory, progress=False)
+    (call,) = factory.made[0].recall_calls
+    assert call["asker"] == "user" and call["as_of"] == datetime.date(2023, 6, 1)
+    factory = Factory()
+    run_benchmark("locomo", load_locomo(LOCOMO_TINY, adapter=locomo_adapter)[:1], ["ripplemem"], [3],
+                  memory_factory=factory, progress=False, limit=1)
+    assert set(factory.made[0].recall_calls[0]) == {"query", "k", "config"}
 
 
 def test_longmemeval_run_reports_turn_and_session_levels(lme):

@@ -13,9 +13,11 @@ from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.scoring import cue_overlap
 from langchain_ripplemem.recall.assembly import bridged
 from langchain_ripplemem.recall.bridging import (
+    BridgeStrength,
     bridge_potential,
     bridge_strength,
     mentioned_time,
+    salience,
     time_bridges,
     time_hits,
 )
@@ -200,3 +202,21 @@ def test_anchors_prefer_a_memory_whose_rare_name_leads_elsewhere():
     stop = HeuristicController().decide(ControllerInput(**{**inp.__dict__, "config": RecallConfig(
         sufficiency_similarity=0.5, anchor_bridge_weight=0.0)}))
     assert not stop["should_continue"]
+
+
+def test_a_cue_shared_with_a_long_many_cued_memory_bridges_less_with_a_key_budget():
+    # A long answer holds the same rare name among many other cues: a passing mention.
+    short_a, short_b = unit(1, names=["harbor grill"]), unit(2, names=["harbor grill"])
+    many = [f"tip{i}" for i in range(63)]
+    long_c = unit(3, names=["harbor grill"], topics=many)
+    view = view_of([short_a, short_b, long_c])
+    name = view.rarity("harbor grill")
+    strength = BridgeStrength(view, key_budget=16)
+    assert strength(short_a.id, short_b.id) == pytest.approx(name)  # short memories keep the full weight
+    n_long = len(view.keys[view.pos[long_c.id]])
+    assert n_long > 16
+    assert strength(short_a.id, long_c.id) == pytest.approx(name * salience(n_long, 16))
+    assert salience(n_long, 16) < 1.0
+    assert BridgeStrength(view)(short_a.id, long_c.id) == pytest.approx(name)  # budget 0: no discount
+    assert bridge_potential(view, long_c.id, key_budget=16) < bridge_potential(view, long_c.id)
+

@@ -7,7 +7,7 @@ from langgraph.graph import END, START, StateGraph
 from langchain_ripplemem.config import PAPER, PAPER_LONG_HISTORY, PAPER_WRITE, RecallConfig, WriteConfig, preset
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall import NODE_NAMES, RecallContext, build_recall_graph
-from langchain_ripplemem.schemas import RecallResult
+from langchain_ripplemem.schemas import Conversation, RecallResult
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
 
@@ -176,3 +176,26 @@ def test_no_graph_edges_stops_with_a_reason():
     result = memory.recall("What can Maya not eat?", namespace=("u",))
     assert len(result.rounds) == 1 and result.rounds[0].sufficient
     assert "no recalled memory has graph edges" in result.rounds[0].reason
+
+
+def test_the_askers_first_person_is_a_speaker_cue():
+    # The user asks about themself: "I" is the user, whose own turn is the evidence, while the
+    # assistant's reply repeats the question's words. One turn per session: no dialogue context.
+    said = [("user", "I have 600 Instagram followers now."),
+            ("assistant", "How many Instagram followers you have depends on posting."),
+            ("user", "We baked bread on Sunday."), ("assistant", "Bread needs a hot oven."),
+            ("user", "The garden needs rain."), ("assistant", "Rain is due on Friday.")]
+    conv = Conversation.model_validate({"id": "u", "sessions": [
+        {"id": f"S{i}", "time": f"2026-03-0{i + 1}T19:00:00+00:00",
+         "turns": [{"id": f"S{i}:1", "speaker": who, "text": text}]} for i, (who, text) in enumerate(said)]})
+    m = RippleMemory(BagOfWordsEmbeddings())
+    m.add_conversation(conv, namespace=("u",))
+    question = "How many Instagram followers do I have?"
+    plain = m.recall(question, namespace=("u",), k=2)
+    asked = m.recall(question, namespace=("u",), k=2, asker="user")
+    assert turns(plain)[0] == "S1:1"  # without an asker the assistant's reply looks most like the question
+    assert turns(asked)[0] == "S0:1" and asked.cues.participants[-1] == "user"
+    # Someone who is not a speaker here changes nothing; a blank asker is a clear error.
+    assert turns(m.recall(question, namespace=("u",), k=2, asker="Maya")) == turns(plain)
+    with pytest.raises(ValueError, match="asker"):
+        m.recall(question, namespace=("u",), asker="  ")
