@@ -20,6 +20,7 @@ import importlib
 from typing import Any
 
 from langchain_ripplemem.config import (
+    LONG_HISTORY,
     PAPER,
     PAPER_LONG_HISTORY,
     PAPER_LONG_HISTORY_WRITE,
@@ -103,6 +104,7 @@ __all__ = [
     "LLMExtractor",
     "MemoryUnit",
     "MiniLMOnnxEmbeddings",
+    "LONG_HISTORY",
     "ModelConfigurationError",
     "NamespaceStats",
     "PAPER",

@@ -246,8 +246,15 @@ PAPER_WRITE = WriteConfig(structural_edges="paper")
 PAPER_LONG_HISTORY = PAPER.model_copy(update={"semantic_k": 15, "lexical_k": 8, "cue_k": 8})
 PAPER_LONG_HISTORY_WRITE = PAPER_WRITE.model_copy(update={"window_size": 10, "window_overlap": 0})
 
+#: Long histories of user-assistant sessions, asked by the user (``recall(..., asker="user")``):
+#: the recommended scoring with narrower first-hop views (20/20/15; long answers crowd wide
+#: views) and a larger speaker bonus (0.75: the asker's own turns hold what they said).
+#: Chosen on the LongMemEval-S development split (``docs/benchmarks.md``).
+LONG_HISTORY = RecallConfig(semantic_k=20, lexical_k=20, cue_k=15, speaker_bonus=0.75)
+
 PRESETS: dict[str, tuple[WriteConfig, RecallConfig]] = {
     "recommended": (WriteConfig(), RecallConfig()),
+    "long-history": (WriteConfig(), LONG_HISTORY),
     "paper": (PAPER_WRITE, PAPER),
     "paper-long-history": (PAPER_LONG_HISTORY_WRITE, PAPER_LONG_HISTORY),
 }

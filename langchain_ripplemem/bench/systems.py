@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
 
-RECALL_SYSTEMS = ("ripplemem", "ripplemem_paper", "no_expansion", "no_structural", "no_planning",
+RECALL_SYSTEMS = ("ripplemem", "ripplemem_paper", "ripplemem_long_history", "no_expansion", "no_structural", "no_planning",
                   "no_context", "no_cue_bonus")
 BASELINES = ("bm25", "dense", "hybrid_rrf")
 SYSTEM_NAMES: tuple[str, ...] = RECALL_SYSTEMS + BASELINES
@@ -35,13 +35,14 @@ LINKED_SYSTEMS: tuple[str, ...] = ("ripplemem", "no_expansion", "no_structural",
 _ABLATIONS: dict[str, dict[str, Any]] = {
     "ripplemem": {},
     "ripplemem_paper": {},
+    "ripplemem_long_history": {},
     "no_expansion": {"max_rounds": 0},
     "no_structural": {"expand_structural": False},
     "no_planning": {"use_planning": False},
     "no_context": {"context_weight": 0.0, "context_weight_2": 0.0},
     "no_cue_bonus": {"speaker_bonus": 0.0, "time_bonus": 0.0},
 }
-ABLATIONS = RECALL_SYSTEMS[2:]
+ABLATIONS = RECALL_SYSTEMS[3:]
 RRF_K = 60
 RRF_DEPTH = 100
 
@@ -235,9 +236,16 @@ def ripplemem_paper(memory: Any, recall_config: RecallConfig | None = None) -> R
     return _recall("ripplemem_paper", memory, getattr(memory, "recall_config", None) or RecallConfig())
 
 
+def ripplemem_long_history(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
+    """Full RippleMem with the ``long-history`` preset (:data:`~langchain_ripplemem.config.LONG_HISTORY`)."""
+    from langchain_ripplemem.config import LONG_HISTORY
+
+    return _recall("ripplemem_long_history", memory, LONG_HISTORY)
+
+
 def ablation(name: str) -> Callable[[Any, RecallConfig | None], RecallSystem]:
     """The factory of ablation ``name``: ``ripplemem`` with one knob of ``_ABLATIONS`` changed."""
-    if name not in _ABLATIONS or name in ("ripplemem", "ripplemem_paper"):
+    if name not in _ABLATIONS or name in RECALL_SYSTEMS[:3]:
         raise ValueError(f"{name!r} is not an ablation; choose one of {ABLATIONS}")
 
     def factory(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
@@ -265,6 +273,7 @@ def hybrid_rrf(memory: Any, recall_config: RecallConfig | None = None) -> Hybrid
 SYSTEM_FACTORIES: dict[str, Callable[[Any, RecallConfig | None], System]] = {
     "ripplemem": ripplemem,
     "ripplemem_paper": ripplemem_paper,
+    "ripplemem_long_history": ripplemem_long_history,
     **{name: ablation(name) for name in ABLATIONS},
     "bm25": bm25,
     "dense": dense,

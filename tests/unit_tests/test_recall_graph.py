@@ -93,6 +93,9 @@ def test_presets_are_named_by_purpose_and_the_default_is_the_recommended_one(bow
     assert (write.window_size, write.window_overlap) == (10, 0) and recall is PAPER_LONG_HISTORY
     assert (recall.semantic_k, recall.lexical_k, recall.cue_k) == (15, 8, 8)
     assert preset("Recommended") == (WriteConfig(), RecallConfig())
+    write, recall = preset("long-history")
+    assert write == WriteConfig() and recall.speaker_bonus > RecallConfig().speaker_bonus
+    assert recall.semantic_k < RecallConfig().semantic_k  # long answers crowd wide first-hop views
     assert RippleMemory(bow).recall_config == RecallConfig() != PAPER  # RippleMemory() gets the recommended
     assert RecallConfig().context_weight > 0 and RecallConfig().semantic_k > PAPER.semantic_k
     with pytest.raises(ValueError, match="unknown preset"):
