@@ -23,7 +23,8 @@ from typing import Any, Protocol, runtime_checkable
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
 
-RECALL_SYSTEMS = ("ripplemem", "ripplemem_paper", "ripplemem_long_history", "no_expansion", "no_structural", "no_planning",
+RECALL_SYSTEMS = ("ripplemem", "ripplemem_paper", "ripplemem_long_history", "no_expansion", "no_structural",
+                  "no_planning",
                   "no_context", "no_cue_bonus")
 BASELINES = ("bm25", "dense", "hybrid_rrf")
 SYSTEM_NAMES: tuple[str, ...] = RECALL_SYSTEMS + BASELINES
