@@ -24,8 +24,7 @@ from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
 
 RECALL_SYSTEMS = ("ripplemem", "ripplemem_paper", "ripplemem_long_history", "no_expansion", "no_structural",
-                  "no_planning",
-                  "no_context", "no_cue_bonus")
+                  "no_planning", "no_context", "no_cue_bonus")
 BASELINES = ("bm25", "dense", "hybrid_rrf")
 SYSTEM_NAMES: tuple[str, ...] = RECALL_SYSTEMS + BASELINES
 # What the linked-evidence suite compares by default: recollection, the two ablations that
