@@ -45,6 +45,7 @@ from langchain_ripplemem.bench.systems import (
     make_system,
     retrieve_question,
 )
+from langchain_ripplemem.cache_bounds import clear_text_caches
 from langchain_ripplemem.config import RecallConfig, WriteConfig, preset
 
 DEFAULT_KS = (5, 10, 30)
@@ -201,6 +202,7 @@ def run_benchmark(
                 built = {name: system_factory(name, memory, base_config) for name in systems}
             entry = entries[bench_conv.id] = _score_conversation(bench_conv, memory, built, scoring, bar, owned=owned)
             memory = None
+            clear_text_caches()  # process-wide memo caches would otherwise grow with every haystack
             entry["row"]["rss_mb"] = rss_mb()  # after the memory is closed: what the run keeps
             if saved is not None:
                 saved.append(entry)

@@ -301,6 +301,15 @@ def test_closing_an_in_memory_memory_frees_its_chroma_collections():
         observer.close()
 
 
+def test_no_text_memo_outlives_a_conversation(locomo):
+    from langchain_ripplemem.lexical import stem
+    from langchain_ripplemem.memory_graph.scoring import _cue_set
+
+    factory = FreshMemories("locomo", embeddings=CachedEmbeddings(BagOfWordsEmbeddings()))
+    run_benchmark("locomo", locomo, ["ripplemem"], [1], memory_factory=factory, progress=False, limit=1)
+    assert stem.cache_info().currsize == 0 and _cue_set.cache_info().currsize == 0
+
+
 def test_each_conversation_row_records_resident_memory(locomo):
     res = run_benchmark("locomo", locomo, ["bm25"], [1], memory_factory=FakeMemory, progress=False)
     assert all(row["rss_mb"] is None or row["rss_mb"] > 0 for row in res["conversations"])
