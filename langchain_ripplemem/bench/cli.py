@@ -99,15 +99,15 @@ def _cache_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-embedding-cache", action="store_true", help="embed every document afresh")
 
 
-def _embedding_cache(args: argparse.Namespace) -> Any:
-    """The run's :class:`CachedEmbeddings` (``None`` with ``--no-embedding-cache``)."""
+def _embedding_cache(args: argparse.Namespace, base: Any = None) -> Any:
+    """The run's :class:`CachedEmbeddings` around ``base`` (``None`` with ``--no-embedding-cache``)."""
     from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings, default_cache_dir
 
     if args.no_embedding_cache:
         if args.embedding_cache:
             raise ValueError("--embedding-cache and --no-embedding-cache contradict each other: give one")
         return None
-    return CachedEmbeddings(directory=args.embedding_cache or default_cache_dir())
+    return CachedEmbeddings(base, directory=args.embedding_cache or default_cache_dir())
 
 
 def bench_main(argv: Sequence[str] | None = None) -> int:
@@ -140,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
         from langchain_ripplemem.bench.observations import observation_memories
 
         memory_factory = observation_memories(args.path)
-    cache = _embedding_cache(args)
+    cache = _embedding_cache(args, getattr(memory_factory, "embeddings", None))  # keep a factory's encoder
     if cache is not None:
         memory_factory = memory_factory or FreshMemories(args.command)
         memory_factory.embeddings = cache

@@ -251,7 +251,7 @@ def test_cli_linked_writes_results_and_tables(tmp_path, monkeypatch):
         model_id = "bag-of-words"
 
     monkeypatch.setattr(cached_embeddings, "CachedEmbeddings",
-                        lambda directory=None: CachedEmbeddings(Named(), directory))
+                        lambda base=None, directory=None: CachedEmbeddings(Named(), directory))
     out, md, cache = tmp_path / "linked.json", tmp_path / "linked.md", tmp_path / "vectors"
     code = bench_main(["linked", "--split", "heldout", "--limit", "1", "--systems", "ripplemem,bm25",
                        "--k", "5,10", "--out", str(out), "--md", str(md), "--no-progress",
