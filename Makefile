@@ -32,18 +32,18 @@ bench:
 
 # The linked-evidence suite injected into LoCoMo conversations (offline, ~5 min with the vector cache).
 bench-linked:
-	ripplemem bench linked --haystack $(LOCOMO) --out results/linked.json --md docs/linked_tables.md \
-		--embedding-cache /tmp/ripplemem-linked-vectors.npz
+	ripplemem bench linked --haystack $(LOCOMO) --out results/linked.json --md docs/linked_tables.md
 
 # LoCoMo with its recorded LLM observations as memory units.
 bench-observations:
 	ripplemem bench locomo $(LOCOMO) --units observations --out results/locomo_observations.json
 	ripplemem bench report results/locomo_observations.json --md docs/locomo_observations_tables.md
 
-# LongMemEval-S, the 60-question development split (offline; ~45 min the first time, ~5 min with the vector cache).
+# LongMemEval-S, the 60-question development split (offline; ~45 min the first time, ~5 min once the
+# vector cache in ~/.cache/langchain-ripplemem is filled). Interrupted? Run it again: it resumes from
+# results/longmemeval.checkpoint.jsonl.
 bench-longmemeval:
-	ripplemem bench longmemeval $(LONGMEMEVAL) --out results/longmemeval.json --md docs/longmemeval_tables.md \
-		--embedding-cache /tmp/ripplemem-longmemeval-vectors.npz
+	ripplemem bench longmemeval $(LONGMEMEVAL) --out results/longmemeval.json --md docs/longmemeval_tables.md
 
 # Write-path throughput vs the embedding model alone.
 bench-ingest:

@@ -34,7 +34,7 @@ from langchain_ripplemem.errors import InvalidConversationError
 from langchain_ripplemem.extraction.base import Extractor, Window
 from langchain_ripplemem.extraction.windows import with_progress
 from langchain_ripplemem.index import NamespaceView
-from langchain_ripplemem.ingest import WritePath
+from langchain_ripplemem.ingest import EmbedProgress, WritePath
 from langchain_ripplemem.marks import SUPERSEDED_BY, is_suppressed, with_suppression
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.namespace_sync import NamespaceSync
@@ -208,6 +208,7 @@ class RippleMemory:
     def add_conversation(
         self, conversation: Conversation | dict[str, Any], *, namespace: Namespace | str | None = None,
         progress: bool = False, unit_metadata: dict[str, Any] | None = None,
+        on_embedded: EmbedProgress | None = None,
     ) -> IngestReport:
         """Extract, embed, index and link one conversation. Idempotent on re-ingest.
 
@@ -216,6 +217,8 @@ class RippleMemory:
             namespace: whose memory this is (default: the memory's default namespace).
             progress: show a progress bar over windows.
             unit_metadata: JSON-serialisable fields merged into every new unit's metadata.
+            on_embedded: called with ``(texts embedded, texts to embed)`` as embedding, the
+                slow step on long conversations, advances (e.g. to move a progress bar).
 
         Raises:
             InvalidConversationError: the conversation has no turns.
@@ -224,18 +227,18 @@ class RippleMemory:
         started = time.perf_counter()
         results = [self.extractor.extract(w, ns) for w in with_progress(windows, progress, conv.id)]
         report.usage.seconds["extract"] = time.perf_counter() - started
-        return self._write.commit(ns, results, report, unit_metadata)
+        return self._write.commit(ns, results, report, unit_metadata, on_embedded)
 
     async def aadd_conversation(
         self, conversation: Conversation | dict[str, Any], *, namespace: Namespace | str | None = None,
-        unit_metadata: dict[str, Any] | None = None,
+        unit_metadata: dict[str, Any] | None = None, on_embedded: EmbedProgress | None = None,
     ) -> IngestReport:
         """Async :meth:`add_conversation`: extraction calls run concurrently, storage work in a thread."""
         ns, _, windows, report = await asyncio.to_thread(self._prepare, conversation, namespace)
         started = time.perf_counter()
         results = list(await asyncio.gather(*(self.extractor.aextract(w, ns) for w in windows)))
         report.usage.seconds["extract"] = time.perf_counter() - started
-        return await asyncio.to_thread(self._write.commit, ns, results, report, unit_metadata)
+        return await asyncio.to_thread(self._write.commit, ns, results, report, unit_metadata, on_embedded)
 
     def add_messages(
         self, messages: Sequence[BaseMessage], *, namespace: Namespace | str | None = None,

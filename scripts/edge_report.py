@@ -63,7 +63,7 @@ def _count(conversations: list[Conversation], embeddings: CachedEmbeddings, conf
 
 def main() -> None:
     args = locomo_parser(__doc__).parse_args()
-    embeddings = CachedEmbeddings(path=args.cache)
+    embeddings = CachedEmbeddings(directory=args.cache)
     threshold = semantic_threshold_for(embeddings)
     corpora = {
         "locomo": [b.conversation for b in load_locomo(args.locomo)],

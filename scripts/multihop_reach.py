@@ -69,7 +69,7 @@ def _total(parts: list[dict[str, int]]) -> dict[str, Any]:
 
 def main() -> None:
     args = locomo_parser(__doc__).parse_args()
-    embeddings = CachedEmbeddings(path=args.cache)
+    embeddings = CachedEmbeddings(directory=args.cache)
     memory = RippleMemory(embeddings, write_config=WriteConfig())
     locomo = [b for b in load_locomo(args.locomo) if b.id in LOCOMO_TUNE]
     multi_hop = [_reach(memory, b, [q for q in b.questions if q.category == 1 and q.evidence]) for b in locomo]

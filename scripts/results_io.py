@@ -12,11 +12,11 @@ from typing import Any
 
 
 def locomo_parser(doc: str | None) -> argparse.ArgumentParser:
-    """``locomo`` (the dataset file), ``--out`` (results JSON) and ``--cache`` (an ``.npz`` of vectors)."""
+    """``locomo`` (the dataset file), ``--out`` (results JSON) and ``--cache`` (a vector cache directory)."""
     parser = argparse.ArgumentParser(description=(doc or "").split("\n")[0])
     parser.add_argument("locomo", help="locomo10.json")
     parser.add_argument("--out", default=None, help="results JSON (default: stdout only)")
-    parser.add_argument("--cache", default=None, help=".npz embedding cache")
+    parser.add_argument("--cache", default=None, help="embedding cache directory (vectors per model)")
     return parser
 
 

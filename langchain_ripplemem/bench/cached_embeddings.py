@@ -1,13 +1,25 @@
-"""An encoder wrapper that embeds each distinct document text once, for benchmarks that rebuild memories.
+"""An encoder wrapper that embeds each distinct document text once, kept on disk per model between runs.
 
-The linked suite injects every case into its own copy of a haystack, so the same
-haystack turns are embedded again and again; caching them by text makes a
-rebuild cost linking and indexing only. Queries pass straight through, so the
-query latency a benchmark reports still includes embedding the question. The
-wrapper keeps the encoder's ``model_id``, so memories calibrate their semantic
-edge threshold exactly as with the bare encoder.
+Benchmarks rebuild memories over the same texts: the linked suite injects every
+case into its own copy of a haystack, and a LongMemEval rerun ingests the same
+~500 long turns per haystack. :class:`CachedEmbeddings` keys each document
+vector by the encoder's ``model_id`` and the text, so a rerun re-embeds nothing,
+and vectors of another model (or of a changed ``model_id``: truncation, kernels)
+are never reused.
+
+On disk (``directory``, see :func:`default_cache_dir`) each model has its own
+folder; :meth:`CachedEmbeddings.save` writes the vectors embedded since the last
+save as one new shard file (written aside, then renamed into place: a crash
+leaves the old shards whole), so saving after every haystack costs that
+haystack's vectors, not the whole cache. Only the shards' keys are held in
+memory; vectors are read back from their shard when asked for.
+
+Queries pass straight through, so the query latency a benchmark reports still
+includes embedding the question. The wrapper has no ``embed_array``: the
+package would route queries through it.
 
 Example:
+    >>> import tempfile
     >>> class Letters:
     ...     model_id = "letters"
     ...     calls = 0
@@ -16,25 +28,64 @@ Example:
     ...         return [[float(len(t)), 1.0] for t in texts]
     ...     def embed_query(self, text):
     ...         return [float(len(text)), 1.0]
-    >>> base = Letters()
-    >>> cached = CachedEmbeddings(base)
+    >>> base, folder = Letters(), tempfile.mkdtemp()
+    >>> cached = CachedEmbeddings(base, folder)
     >>> cached.embed_documents(["ab", "c"]) == cached.embed_documents(["c", "ab"])[::-1]
     True
-    >>> base.calls, cached.model_id
-    (1, 'letters')
+    >>> _ = cached.save()
+    >>> CachedEmbeddings(base, folder).embed_documents(["c"]), base.calls
+    ([[1.0, 1.0]], 1)
 
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import re
+import tempfile
+import uuid
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-__all__ = ["CachedEmbeddings"]
+__all__ = ["CACHE_ENV", "CachedEmbeddings", "default_cache_dir", "model_folder"]
+
+#: Environment variable naming the cache root (default: the user's cache directory).
+CACHE_ENV = "RIPPLEMEM_CACHE_DIR"
+_SHARD_GLOB = "shard-*.npz"
+
+
+def default_cache_dir() -> Path:
+    """Where ``ripplemem bench`` keeps document vectors: ``$RIPPLEMEM_CACHE_DIR``, else the user's cache.
+
+    The user's cache is ``$XDG_CACHE_HOME/langchain-ripplemem`` (default
+    ``~/.cache/langchain-ripplemem``); vectors go to its ``embeddings`` folder.
+
+    Example:
+        >>> default_cache_dir().name
+        'embeddings'
+
+    """
+    root = os.environ.get(CACHE_ENV)
+    if not root:
+        root = str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "langchain-ripplemem")
+    return Path(root).expanduser() / "embeddings"
+
+
+def model_folder(directory: str | Path, model_id: str) -> Path:
+    """The folder of ``model_id``'s vectors under ``directory``: a readable slug plus a hash of the exact id.
+
+    Example:
+        >>> model_folder("/c", "org/model:int8").name
+        'org_model_int8-6cb0517a91'
+
+    """
+    slug = re.sub(r"[^A-Za-z0-9.-]+", "_", model_id).strip("_")[:60] or "model"
+    return Path(directory) / f"{slug}-{hashlib.sha256(model_id.encode('utf-8')).hexdigest()[:10]}"
 
 
 class CachedEmbeddings(Embeddings):
@@ -42,18 +93,26 @@ class CachedEmbeddings(Embeddings):
 
     Args:
         base: any LangChain ``Embeddings``; created on first use when ``None``.
-        path: an ``.npz`` file to load the cache from and :meth:`save` it to (optional).
+            A persistent cache needs its ``model_id``.
+        directory: the cache root (vectors go to :func:`model_folder` under it);
+            ``None`` keeps vectors in memory only, for this object's life.
+
+    Raises:
+        ValueError: if ``directory`` is a file (e.g. the old single-``.npz`` cache).
 
     """
 
-    def __init__(self, base: Any = None, path: str | Path | None = None) -> None:
+    def __init__(self, base: Any = None, directory: str | Path | None = None) -> None:
         self._base = base
-        self.path = Path(path) if path is not None else None
-        self._cache: dict[str, np.ndarray] = {}
-        self._dirty = False
-        if self.path is not None and self.path.is_file():
-            with np.load(self.path) as data:
-                self._cache = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
+        self.directory = Path(directory).expanduser() if directory is not None else None
+        if self.directory is not None and self.directory.is_file():
+            raise ValueError(f"embedding cache {self.directory} is a file; give a directory "
+                             "(the single-.npz cache format is no longer read)")
+        self._pending: dict[str, np.ndarray] = {}  # key -> vector, embedded since the last save
+        self._where: dict[str, tuple[int, int]] | None = None  # key -> (shard, row), loaded on first use
+        self._shards: list[Path] = []
+        self.embedded = 0  # texts this object sent to the encoder
+        self.reused = 0  # texts it answered from the cache
 
     @property
     def base(self) -> Any:
@@ -69,31 +128,111 @@ class CachedEmbeddings(Embeddings):
         """The wrapped encoder's ``model_id`` (the calibrated edge threshold follows it)."""
         return getattr(self.base, "model_id", None)
 
+    @property
+    def folder(self) -> Path | None:
+        """The folder of this model's vectors under ``directory`` (``None`` without one).
+
+        Raises:
+            ValueError: if the encoder has no ``model_id`` (its vectors could not be told apart).
+
+        """
+        if self.directory is None:
+            return None
+        model_id = self.model_id
+        if not model_id:
+            raise ValueError(f"a persistent embedding cache needs an encoder with a model_id; "
+                             f"{type(self.base).__name__} has none (pass directory=None)")
+        return model_folder(self.directory, model_id)
+
+    def __len__(self) -> int:
+        """Distinct texts with a vector (on disk or pending)."""
+        return len(self._index()) + len(self._pending)
+
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Vectors of ``texts``; only texts never seen before reach the encoder."""
-        keys = [hashlib.sha1(text.encode("utf-8")).hexdigest() for text in texts]
+        """Vectors of ``texts``; only texts never seen before (under this ``model_id``) reach the encoder."""
+        keys = [_key(text) for text in texts]
+        index = self._index()
         missing: dict[str, str] = {}  # key -> text, each new text once
         for key, text in zip(keys, texts, strict=True):
-            if key not in self._cache:
+            if key not in index and key not in self._pending:
                 missing.setdefault(key, text)
         if missing:
             fresh = list(missing.values())
             fast = getattr(self.base, "embed_array", None)
             vectors = np.asarray(fast(fresh) if fast else self.base.embed_documents(fresh), dtype=np.float32)
-            self._cache.update(zip(missing, vectors, strict=True))
-            self._dirty = True
-        return [self._cache[key].tolist() for key in keys]
+            self._pending.update(zip(missing, vectors, strict=True))
+        self.embedded += len(missing)
+        self.reused += len(texts) - len(missing)
+        return [vector.tolist() for vector in self._vectors(keys)]
 
     def embed_query(self, text: str) -> list[float]:
         """The encoder's query vector (never cached: query latency stays honest)."""
         return list(self.base.embed_query(text))
 
     def save(self) -> Path | None:
-        """Write the cache to ``path`` when it has new vectors; returns the path written, if any."""
-        if self.path is None or not self._dirty or not self._cache:
+        """Write the vectors embedded since the last save as one new shard; returns it (``None``: nothing new).
+
+        The shard is written to a temporary file in the same folder and renamed
+        into place, so readers never see half a shard.
+        """
+        folder = self.folder
+        if folder is None or not self._pending:
             return None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        keys = list(self._cache)
-        np.savez(self.path, keys=np.array(keys), vectors=np.stack([self._cache[k] for k in keys]))
-        self._dirty = False
-        return self.path
+        folder.mkdir(parents=True, exist_ok=True)
+        keys = list(self._pending)
+        target = folder / f"shard-{uuid.uuid4().hex}.npz"
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".partial-", suffix=".npz")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                np.savez(out, keys=np.array(keys, dtype="S32"), model_id=np.array(self.model_id),
+                         vectors=np.stack([self._pending[key] for key in keys]))
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        index = self._index()
+        shard = len(self._shards)
+        self._shards.append(target)
+        index.update((key, (shard, row)) for row, key in enumerate(keys))
+        self._pending.clear()
+        return target
+
+    def _index(self) -> dict[str, tuple[int, int]]:
+        """Key -> (shard, row) of every stored vector of this model (read once: keys only)."""
+        if self._where is None:
+            self._where = {}
+            folder = self.folder
+            for path in sorted(folder.glob(_SHARD_GLOB)) if folder is not None and folder.is_dir() else []:
+                try:
+                    with np.load(path) as data:
+                        if str(data["model_id"]) != self.model_id:
+                            raise ValueError(f"written for model {data['model_id']}")
+                        keys = data["keys"]
+                except (OSError, ValueError, KeyError) as exc:
+                    warnings.warn(f"embedding cache: skipping {path}: {exc}", stacklevel=2)
+                    continue
+                shard = len(self._shards)
+                self._shards.append(path)
+                self._where.update((key.decode("ascii"), (shard, row)) for row, key in enumerate(keys))
+        return self._where
+
+    def _vectors(self, keys: list[str]) -> list[np.ndarray]:
+        """The vectors of ``keys`` (all known), reading each shard they live in once."""
+        index = self._index()
+        out: list[np.ndarray | None] = [self._pending.get(key) for key in keys]
+        wanted: dict[int, list[tuple[int, int]]] = {}  # shard -> (position in out, row)
+        for position, key in enumerate(keys):
+            if out[position] is None:
+                shard, row = index[key]
+                wanted.setdefault(shard, []).append((position, row))
+        for shard, places in wanted.items():
+            with np.load(self._shards[shard]) as data:
+                vectors = data["vectors"]
+            for position, row in places:
+                out[position] = vectors[row]
+        return [vector for vector in out if vector is not None]
+
+def _key(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()

@@ -9,6 +9,14 @@ Usage::
                            [--out results/linked.json] [--md docs/linked_tables.md]
     ripplemem bench report RESULTS.json... --md docs/benchmarks_tables.md [--plot out.png]
 
+Document vectors are cached per encoder model in ``--embedding-cache DIR``
+(default ``$RIPPLEMEM_CACHE_DIR`` or ``~/.cache/langchain-ripplemem``, folder
+``embeddings``; ``--no-embedding-cache`` to embed afresh), saved after every
+conversation. With ``--out``, each finished conversation is also appended to a
+checkpoint beside it (``x.checkpoint.jsonl``, or ``--checkpoint FILE``): an
+interrupted run, rerun with the same arguments, skips what it holds
+(``--restart`` starts over); the checkpoint goes once the results are written.
+
 ``--limit`` keeps the first N conversations (LongMemEval: records),
 ``--questions`` the first N questions of each. Without ``--out`` the results
 JSON goes to stdout. ``--answer-model provider:model`` adds answer F1,
@@ -55,7 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
         run.add_argument("--judge-model", help="judge chat model (default: the answer model)")
         run.add_argument("--answer-systems", help="comma-separated systems to answer for")
         run.add_argument("--answer-k", type=int, help="memories shown to the answer model")
-        run.add_argument("--embedding-cache", help=".npz file keeping document vectors between runs")
+        _cache_arguments(run)
+        run.add_argument("--checkpoint", help="JSONL file of finished conversations, for resuming "
+                                              "(default: beside --out, e.g. results/x.checkpoint.jsonl)")
+        run.add_argument("--restart", action="store_true",
+                         help="start over even if a checkpoint of an interrupted run exists")
         if name == "locomo":
             run.add_argument("--units", choices=("turns", "observations"), default="turns",
                              help="memory units: one per turn (default) or LoCoMo's observations "
@@ -71,13 +83,31 @@ def build_parser() -> argparse.ArgumentParser:
     linked.add_argument("--out", help="write the results JSON here (default: stdout)")
     linked.add_argument("--md", help="also write the markdown tables here")
     linked.add_argument("--limit", type=int, help="only the first N cases")
-    linked.add_argument("--embedding-cache", help=".npz file keeping document vectors between runs")
+    _cache_arguments(linked)
     linked.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     report = sub.add_parser("report", help="regenerate markdown tables from results files")
     report.add_argument("results", nargs="+", help="results JSON files")
     report.add_argument("--md", help="write the tables here (default: stdout)")
     report.add_argument("--plot", help="bar chart of the first results file (PNG)")
     return parser
+
+
+def _cache_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--embedding-cache", metavar="DIR",
+                        help="directory keeping document vectors between runs, per model "
+                             "(default: $RIPPLEMEM_CACHE_DIR or ~/.cache/langchain-ripplemem, folder embeddings)")
+    parser.add_argument("--no-embedding-cache", action="store_true", help="embed every document afresh")
+
+
+def _embedding_cache(args: argparse.Namespace, base: Any = None) -> Any:
+    """The run's :class:`CachedEmbeddings` around ``base`` (``None`` with ``--no-embedding-cache``)."""
+    from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings, default_cache_dir
+
+    if args.no_embedding_cache:
+        if args.embedding_cache:
+            raise ValueError("--embedding-cache and --no-embedding-cache contradict each other: give one")
+        return None
+    return CachedEmbeddings(base, directory=args.embedding_cache or default_cache_dir())
 
 
 def bench_main(argv: Sequence[str] | None = None) -> int:
@@ -96,10 +126,10 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
+    from langchain_ripplemem.bench.checkpoint import Checkpoint, checkpoint_path
     from langchain_ripplemem.bench.loaders import load_locomo, load_longmemeval
     from langchain_ripplemem.bench.report import plot
-    from langchain_ripplemem.bench.runner import FreshMemories, run_benchmark
+    from langchain_ripplemem.bench.runner import WARMUP_QUERY, FreshMemories, run_benchmark
 
     systems = _systems(args.systems)
     ks = _ints(args.k, "--k")
@@ -110,12 +140,13 @@ def _run(args: argparse.Namespace) -> int:
         from langchain_ripplemem.bench.observations import observation_memories
 
         memory_factory = observation_memories(args.path)
-    cache = CachedEmbeddings(path=args.embedding_cache) if args.embedding_cache else None
+    cache = _embedding_cache(args, getattr(memory_factory, "embeddings", None))  # keep a factory's encoder
     if cache is not None:
         memory_factory = memory_factory or FreshMemories(args.command)
         memory_factory.embeddings = cache
     answer_model = _chat_model(args.answer_model) if args.answer_model else None
     judge_model = _chat_model(args.judge_model) if args.judge_model else None
+    checkpoint = args.checkpoint or (checkpoint_path(args.out) if args.out else None)
     results = run_benchmark(
         args.command,
         conversations,
@@ -129,14 +160,21 @@ def _run(args: argparse.Namespace) -> int:
         answer_k=args.answer_k,
         dataset_path=args.path,
         memory_factory=memory_factory,
+        warmup=WARMUP_QUERY,
+        checkpoint=checkpoint,
+        restart=args.restart,
     )
     if cache is not None:
         cache.save()
+        print(f"embedding cache {cache.folder}: {cache.embedded} texts embedded, {cache.reused} reused",
+              file=sys.stderr)
     extractor = memory_factory.extractor if memory_factory is not None else None
     if extractor is not None:
         results["memory_units"] = extractor.describe()
         results["memory_units"]["evidence_turns_covered"] = extractor.evidence_coverage(conversations)
     _emit(results, args)
+    if checkpoint is not None:  # the results are written: nothing left to resume
+        Checkpoint(checkpoint).remove()
     if args.plot:
         print(f"wrote {plot(results, args.plot)}", file=sys.stderr)
     return 0
@@ -156,7 +194,7 @@ def _linked(args: argparse.Namespace) -> int:
         cases = cases[: args.limit]
     haystacks = locomo_haystacks(args.haystack) if args.haystack else sample_haystacks()
     results = run_linked(
-        cases, haystacks, systems, ks, progress=not args.no_progress, embedding_cache=args.embedding_cache,
+        cases, haystacks, systems, ks, progress=not args.no_progress, embeddings=_embedding_cache(args),
         haystack_path=args.haystack, suite_path=args.suite, split=args.split,
     )
     _emit(results, args)

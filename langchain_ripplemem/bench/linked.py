@@ -32,15 +32,12 @@ from langchain_ripplemem.bench.haystack import Haystack, assign_haystacks, injec
 from langchain_ripplemem.bench.linked_cases import DEFAULT_SUITE, LinkedCase
 from langchain_ripplemem.bench.loaders import BenchConversation
 from langchain_ripplemem.bench.results import file_sha256
-from langchain_ripplemem.bench.runner import DEFAULT_KS, FreshMemories, MemoryFactory, run_benchmark
+from langchain_ripplemem.bench.runner import DEFAULT_KS, WARMUP_QUERY, FreshMemories, MemoryFactory, run_benchmark
 from langchain_ripplemem.bench.systems import LINKED_SYSTEMS, System, make_system
 from langchain_ripplemem.config import RecallConfig
 
 __all__ = ["WARMUP_QUERY", "linked_conversations", "run_linked"]
 
-# Each injected memory answers one question; this untimed query first builds its
-# per-namespace views, so latency compares systems on a warm memory.
-WARMUP_QUERY = "What have we talked about lately?"
 
 
 def linked_conversations(cases: Sequence[LinkedCase], haystacks: Sequence[Haystack]) -> list[BenchConversation]:
@@ -58,7 +55,7 @@ def run_linked(
     recall_config: RecallConfig | None = None,
     system_factory: Callable[[str, Any, RecallConfig | None], System] = make_system,
     progress: bool = True,
-    embedding_cache: str | Path | None = None,
+    embeddings: CachedEmbeddings | None = None,
     haystack_path: str | Path | None = None,
     suite_path: str | Path | None = None,
     split: str = "all",
@@ -70,13 +67,14 @@ def run_linked(
         haystacks: from :func:`~.haystack.locomo_haystacks` or :func:`~.haystack.sample_haystacks`.
         systems: system names (default :data:`LINKED_SYSTEMS`).
         ks: cut-offs; retrieval runs once at ``max(ks)``.
-        memory_factory: fresh memories (default: :class:`~.runner.FreshMemories` with the
-            offline encoder behind a :class:`~.cached_embeddings.CachedEmbeddings`).
+        memory_factory: fresh memories (default: :class:`~.runner.FreshMemories` with
+            ``embeddings``).
         recall_config: base config of the recall systems (default: the runner's).
         system_factory: ``(name, memory, recall_config) -> System``; tests swap it.
         progress: show a progress bar over cases.
-        embedding_cache: an ``.npz`` file keeping document vectors between runs (default
-            memories only).
+        embeddings: the default memories' encoder (default: the offline one behind an
+            in-memory :class:`~.cached_embeddings.CachedEmbeddings`; give one with a
+            directory to keep vectors between runs).
         haystack_path: the haystack file, hashed into the results (``None``: the shipped sample).
         suite_path: the suite file, hashed into the results (``None``: the shipped suite).
         split: the split the cases were taken from, recorded in the results.
@@ -90,7 +88,7 @@ def run_linked(
     conversations = linked_conversations(cases, haystacks)
     cache = None
     if memory_factory is None:
-        cache = CachedEmbeddings(path=embedding_cache)
+        cache = embeddings if embeddings is not None else CachedEmbeddings()
         memory_factory = FreshMemories("linked", embeddings=cache)
     results = run_benchmark(
         "linked", conversations, systems, ks, memory_factory=memory_factory, progress=progress,

@@ -70,7 +70,7 @@ def results_markdown(results: Mapping[str, Any], source: str = "") -> str:
     )
     for metric in metrics:
         for k in ks:
-            out.append(_category_table(results, systems, cats, f"{metric}@{k}"))
+            out.append(_category_table(results, systems, cats, f"{metric}@{k}", overall))
     out.append(_latency_table(results, systems))
     out.append(_cost_table(results, systems, ks, overall))
     out.append(_split_table(results, systems, ks, overall))
@@ -168,7 +168,7 @@ def _overall_key(cats: Sequence[str]) -> str | None:
 
 
 def _category_table(
-    results: Mapping[str, Any], systems: list[str], cats: list[str], metric: str
+    results: Mapping[str, Any], systems: list[str], cats: list[str], metric: str, overall: str | None = None
 ) -> str:
     first = results["systems"][systems[0]]["by_category"]
     header = [f"{cat} (n={_scored(first.get(cat, {}), metric)})" for cat in cats]
@@ -177,7 +177,16 @@ def _category_table(
                   for c in cats]
         for name in systems
     ]
-    return f"### {metric} (%)\n\n" + _table(["system"] + header, rows)
+    k = metric.rpartition("@")[2]
+    short = f"shortfall@{k}"
+    if overall is None or metric.startswith("session_") or _value(first.get(overall, {}), short) is None:
+        return f"### {metric} (%)\n\n" + _table(["system"] + header, rows)
+    # Beside recall: how often a system returned fewer than k memories (its recall had fewer chances).
+    for row, name in zip(rows, systems, strict=True):
+        row.append(_pct(_value(results["systems"][name]["by_category"].get(overall, {}), short)))
+    note = (f"\n{short}: share (%) of the {overall} questions for which the system returned fewer than "
+            f"{k} memories.\n")
+    return f"### {metric} (%)\n\n" + _table(["system"] + header + [f"{short} (%)"], rows) + note
 
 
 def _scored(group: Mapping[str, Any], metric: str) -> str:
@@ -199,12 +208,23 @@ def _latency_table(results: Mapping[str, Any], systems: list[str]) -> str:
             _num(s.get("query_ms_p95"), 1),
             _ratio(s.get("query_ms_p50"), ref.get("query_ms_p50")),
             _ratio(s.get("query_ms_p95"), ref.get("query_ms_p95")),
+            _num(s.get("first_query_ms_p50"), 1),
             _num(s.get("llm_calls"), 2),
             _num(s.get("tokens"), 0),
         ])
     head = ["system", "p50 ms", "p95 ms", f"p50 / {REFERENCE_SYSTEM}",
-            f"p95 / {REFERENCE_SYSTEM}", "LLM calls / q", "LLM tokens / q"]
-    return "### Query latency and LLM cost\n\n" + _table(head, rows)
+            f"p95 / {REFERENCE_SYSTEM}", "first query p50 ms", "LLM calls / q", "LLM tokens / q"]
+    note = ""
+    if results.get("latency_rule"):
+        note = (f"\nLatency percentiles leave out each system's first query on each conversation's memory, "
+                f"timed apart as the first query{_warmup(results)}: it pays loading the memory's views, "
+                "for whichever system asks first.\n")
+    return "### Query latency and LLM cost\n\n" + _table(head, rows) + note
+
+
+def _warmup(results: Mapping[str, Any]) -> str:
+    warmup = results.get("warmup_query")
+    return f" (an unscored warm-up query, {warmup!r})" if warmup else " (the conversation's first question)"
 
 
 def _cost_table(

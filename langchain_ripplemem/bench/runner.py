@@ -25,25 +25,18 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from langchain_ripplemem.bench import answering, results
-from langchain_ripplemem.bench.loaders import (
-    LOCOMO_HELDOUT,
-    LOCOMO_TUNE,
-    BenchConversation,
-    BenchQuestion,
-)
-from langchain_ripplemem.bench.metrics import (
-    context_tokens,
-    recall_all,
-    recall_frac,
-    sessions_covered_at_k,
-    turns_covered_at_k,
-)
+from langchain_ripplemem.bench.checkpoint import Checkpoint
+from langchain_ripplemem.bench.loaders import LOCOMO_HELDOUT, LOCOMO_TUNE, BenchConversation, BenchQuestion
+from langchain_ripplemem.bench.progress import RunProgress, rss_mb
+from langchain_ripplemem.bench.results import question_record
 from langchain_ripplemem.bench.systems import (
     SYSTEM_NAMES,
     Retrieved,
@@ -52,6 +45,7 @@ from langchain_ripplemem.bench.systems import (
     make_system,
     retrieve_question,
 )
+from langchain_ripplemem.cache_bounds import clear_text_caches
 from langchain_ripplemem.config import RecallConfig, WriteConfig, preset
 
 DEFAULT_KS = (5, 10, 30)
@@ -60,6 +54,10 @@ DATASETS = ("locomo", "longmemeval", "linked")
 #: The linked suite's haystacks are LoCoMo-style dialogue.
 PAPER_PRESETS = {"locomo": "paper", "longmemeval": "paper-long-history", "linked": "paper"}
 MemoryFactory = Callable[[], Any]
+#: The unscored query ``ripplemem bench`` asks each memory before its questions: a system's first
+#: query on a memory loads its views, and LongMemEval asks one question per memory, so without it every
+#: timed query would be a first one.
+WARMUP_QUERY = "What have we talked about lately?"
 
 
 @dataclass
@@ -120,6 +118,8 @@ def run_benchmark(
     dataset_path: str | None = None,
     keep_questions: bool = False,
     warmup: str | None = None,
+    checkpoint: str | Path | None = None,
+    restart: bool = False,
 ) -> dict[str, Any]:
     """Benchmark ``systems`` on ``conversations`` and return the results dict.
 
@@ -131,7 +131,7 @@ def run_benchmark(
         memory_factory: no-argument callable returning a fresh memory; called
             once per conversation. Default: ``RippleMemory`` with the preset
             (:class:`FreshMemories`, whose namespaces the runner deletes when done).
-        progress: show a tqdm bar over conversations.
+        progress: show a tqdm bar over the turns (it moves while a memory is built).
         limit: score at most this many questions per conversation (quick runs).
         recall_config: base config of the recall systems (default: the recommended ``RecallConfig()``).
         system_factory: ``(name, memory, recall_config) -> System``; tests swap it.
@@ -143,11 +143,17 @@ def run_benchmark(
         dataset_path: the dataset file, hashed into the results.
         keep_questions: also return per-question records under ``"questions"``.
         warmup: a query every system asks once per conversation before the
-            timed questions (untimed, unscored), so that a memory asked few
-            questions is timed warm, as a long-lived memory would be.
+            scored questions (unscored). Each system's first query on a memory
+            (this one, else the first question) pays loading the namespace; it
+            is timed apart (``first_query_ms_*``) and left out of ``query_ms_*``.
+        checkpoint: a JSONL file receiving each conversation's records as it
+            finishes (:class:`~.checkpoint.Checkpoint`); a rerun of the same run
+            skips the conversations it holds.
+        restart: start the checkpoint over instead of resuming it.
 
     Raises:
-        ValueError: on an unknown dataset, an empty system list, or bad ks.
+        ValueError: on an unknown dataset, an empty system list, bad ks, or a
+            checkpoint of another run (naming what differs).
 
     """
     if dataset not in DATASETS:
@@ -165,7 +171,6 @@ def run_benchmark(
     base_config = recall_config or RecallConfig()
     factory = memory_factory or default_memory_factory(dataset)
     owned = memory_factory is None or isinstance(memory_factory, FreshMemories)
-    answering_on = answer_model is not None
     judge = judge_model if judge_model is not None else answer_model
     to_answer = set(answer_systems if answer_systems is not None else systems)
     unknown = to_answer - set(systems)
@@ -174,63 +179,126 @@ def run_benchmark(
     a_k = answer_k or kmax
     if not 1 <= a_k <= kmax:
         raise ValueError(f"answer_k must be between 1 and max(ks)={kmax}, got {answer_k}")
+    answer = answering.answer_settings(answer_model, judge, sorted(to_answer), a_k) if answer_model else None
+    scoring = _Scoring(ks, limit, warmup, answer_model, judge, to_answer, a_k)
 
-    records: dict[str, list[dict[str, Any]]] = {name: [] for name in systems}
-    latencies: dict[str, list[float]] = {name: [] for name in systems}
-    conv_rows: list[dict[str, Any]] = []
-    unresolved: list[dict[str, Any]] = []
-    described: dict[str, Any] = {}
-    write_config: Any = None
-    build_usage = {"llm_calls": 0, "tokens": 0}
+    # The first memory's write settings and systems go into the results and the run's fingerprint.
+    memory: Any = factory()
+    built = {name: system_factory(name, memory, base_config) for name in systems}
+    config = {"write": results.dump_config(getattr(memory, "write_config", None)),
+              "recall": results.dump_config(base_config),
+              "systems": {name: describe_system(system) for name, system in built.items()}}
+    settings = {"question_limit": limit, "warmup_query": warmup, "answer": answer, "config": config}
+    saved = Checkpoint(checkpoint) if checkpoint is not None else None
+    finished = saved.resume(_fingerprint(dataset, conversations, systems, ks, settings, memory, dataset_path),
+                            restart=restart) if saved is not None else {}
+    todo = [conv for conv in conversations if conv.id not in finished]
+    bar = RunProgress([(conv.id, len(conv.conversation.turns())) for conv in todo], enabled=progress)
+    entries = dict(finished)
+    try:
+        for bench_conv in todo:
+            if memory is None:
+                memory = factory()
+                built = {name: system_factory(name, memory, base_config) for name in systems}
+            entry = entries[bench_conv.id] = _score_conversation(bench_conv, memory, built, scoring, bar, owned=owned)
+            memory = None
+            clear_text_caches()  # process-wide memo caches would otherwise grow with every haystack
+            entry["row"]["rss_mb"] = rss_mb()  # after the memory is closed: what the run keeps
+            if saved is not None:
+                saved.append(entry)
+            _save_vectors(factory)
+            bar.finish()
+    finally:
+        bar.close()
+        if memory is not None:
+            _close(memory, (), owned=False)  # made for the fingerprint only: it holds nothing
+    return _rounded(_assemble(dataset, [entries[conv.id] for conv in conversations], list(systems), ks,
+                              settings, dataset_path, keep_questions))
 
-    bar = _progress(conversations, progress)
-    for bench_conv in bar:
-        namespace = (bench_conv.id,)
-        memory = factory()
-        if write_config is None:
-            write_config = getattr(memory, "write_config", None)
-        _set_postfix(bar, bench_conv.id, "ingest")
-        start = time.perf_counter()
-        report = memory.add_conversation(bench_conv.conversation, namespace=namespace)
-        build_seconds = time.perf_counter() - start
-        _add_build_usage(build_usage, report)
-        built = {name: system_factory(name, memory, base_config) for name in systems}
+
+def _fingerprint(dataset: str, conversations: Sequence[BenchConversation], systems: Sequence[str], ks: list[int],
+                 settings: dict[str, Any], memory: Any, dataset_path: str | None) -> dict[str, Any]:
+    """What must not change between a run and its resumption (:class:`~.checkpoint.Checkpoint`)."""
+    sha = results.file_sha256(dataset_path) if dataset_path and Path(dataset_path).is_file() else None
+    return {
+        "dataset": dataset, "dataset_sha256": sha, "git_commit": results.git_commit(), "systems": list(systems),
+        "k": ks, "conversations": [conv.id for conv in conversations], **settings,
+        "extractor": type(getattr(memory, "extractor", None)).__name__,
+        "embeddings": getattr(getattr(memory, "embeddings", None), "model_id", None),
+    }
+
+
+@dataclass(frozen=True)
+class _Scoring:
+    """What every conversation is scored with."""
+
+    ks: list[int]
+    limit: int | None
+    warmup: str | None
+    answer_model: Any
+    judge: Any
+    to_answer: set[str]
+    answer_k: int
+
+
+def _score_conversation(bench_conv: BenchConversation, memory: Any, built: dict[str, System], scoring: _Scoring,
+                        bar: RunProgress, *, owned: bool) -> dict[str, Any]:
+    """Build one memory, ask every system every question; the conversation's checkpoint entry."""
+    namespace, kmax = (bench_conv.id,), max(scoring.ks)
+    bar.start(bench_conv.id, "ingest")
+    start = time.perf_counter()
+    # RippleMemory takes the progress hook; a caller's stand-in memory may not.
+    takes_hook = "on_embedded" in inspect.signature(memory.add_conversation).parameters
+    hook = {"on_embedded": bar.on_embedded} if takes_hook else {}
+    report = memory.add_conversation(bench_conv.conversation, namespace=namespace, **hook)
+    build_seconds = time.perf_counter() - start
+    usage = {"llm_calls": 0, "tokens": 0}
+    _add_build_usage(usage, report)
+    questions = bench_conv.questions[: scoring.limit] if scoring.limit else bench_conv.questions
+    records: dict[str, list[dict[str, Any]]] = {name: [] for name in built}
+    latencies: dict[str, list[float]] = {name: [] for name in built}
+    first_query: dict[str, float] = {}
+    if scoring.warmup:
         for name, system in built.items():
-            described.setdefault(name, describe_system(system))
-        questions = bench_conv.questions[:limit] if limit else bench_conv.questions
-        if warmup:
-            for system in built.values():
-                system.retrieve(warmup, namespace, kmax)
-        _set_postfix(bar, bench_conv.id, f"{len(questions)} questions")
-        for question in questions:
-            if question.unresolved:
-                unresolved.append(_unresolved_row(bench_conv, question))
-            # Systems are interleaved per question so warm caches or a busy
-            # machine affect all of them alike.
-            for name, system in built.items():
-                start = time.perf_counter()
-                got = retrieve_question(system, question, namespace, kmax)
-                latencies[name].append((time.perf_counter() - start) * 1000.0)
-                record = question_record(question, got, ks, split=bench_conv.split)
-                if answering_on and name in to_answer:
-                    record.update(
-                        answering.score_answer(
-                            answer_model, judge, question=question.question,
-                            gold=question.answer, answerable=question.answerable,
-                            units=got.units[:a_k], question_date=question.question_date,
-                        )
-                    )
-                records[name].append(record)
-        conv_rows.append({
-            "id": bench_conv.id,
-            "split": bench_conv.split,
-            "n_questions": len(questions),
-            "build_seconds": build_seconds,
-            "units": getattr(report, "units", None),
-            "turns": len(bench_conv.conversation.turns()),
-        })
-        _close(memory, namespace, owned=owned)
+            first_query[name] = _timed(system.retrieve, scoring.warmup, namespace, kmax)[1]
+    bar.phase(f"{len(questions)} questions")
+    for question in questions:
+        # Systems are interleaved per question so warm caches or a busy
+        # machine affect all of them alike.
+        for name, system in built.items():
+            got, ms = _timed(retrieve_question, system, question, namespace, kmax)
+            if name in first_query:
+                latencies[name].append(ms)
+            else:
+                first_query[name] = ms  # no warm-up: the first question pays the loading
+            record = question_record(question, got, scoring.ks, split=bench_conv.split)
+            if scoring.answer_model is not None and name in scoring.to_answer:
+                record.update(answering.score_answer(
+                    scoring.answer_model, scoring.judge, question=question.question, gold=question.answer,
+                    answerable=question.answerable, units=got.units[: scoring.answer_k],
+                    question_date=question.question_date))
+            records[name].append(record)
+    _close(memory, namespace, owned=owned)
+    row = {"id": bench_conv.id, "split": bench_conv.split, "n_questions": len(questions),
+           "build_seconds": build_seconds, "units": getattr(report, "units", None),
+           "turns": len(bench_conv.conversation.turns())}
+    return {"id": bench_conv.id, "row": row, "records": records, "latencies": latencies,
+            "first_query_ms": first_query, "usage": usage,
+            "unresolved": [_unresolved_row(bench_conv, q) for q in questions if q.unresolved]}
 
+
+def _timed(retrieve: Callable[..., Retrieved], *args: Any) -> tuple[Retrieved, float]:
+    """What ``retrieve(*args)`` returns, and how long it took in milliseconds."""
+    start = time.perf_counter()
+    got = retrieve(*args)
+    return got, (time.perf_counter() - start) * 1000.0
+
+
+def _assemble(dataset: str, entries: list[dict[str, Any]], systems: list[str], ks: list[int],
+              settings: dict[str, Any], dataset_path: str | None, keep_questions: bool) -> dict[str, Any]:
+    """The results dict from every conversation's entry, in conversation order."""
+    conv_rows = [entry["row"] for entry in entries]
+    records = {name: [r for entry in entries for r in entry["records"][name]] for name in systems}
     total_build = sum(row["build_seconds"] for row in conv_rows)
     out: dict[str, Any] = {
         "dataset": dataset,
@@ -238,88 +306,41 @@ def run_benchmark(
         "k": ks,
         "systems": {
             name: results.system_summary(
-                dataset, records[name], latencies[name], ks=ks, build_seconds=total_build
-            )
+                dataset, records[name], [ms for entry in entries for ms in entry["latencies"][name]], ks=ks,
+                build_seconds=total_build,
+                first_query_ms=[entry["first_query_ms"][name] for entry in entries if name in entry["first_query_ms"]])
             for name in systems
         },
     }
-    n_questions = sum(row["n_questions"] for row in conv_rows)
     first = records[systems[0]]
+    unresolved = [row for entry in entries for row in entry["unresolved"]]
     out.update(results.run_metadata(dataset_path))
     out.update({
         "levels": ["turn", "session"] if dataset == "longmemeval" else ["turn"],
-        "n_questions": n_questions,
+        "n_questions": sum(row["n_questions"] for row in conv_rows),
         "n_questions_evaluated": sum(r["n_evaluated"] for r in first),
         "n_conversations": len(conv_rows),
-        "question_limit": limit,
+        "question_limit": settings["question_limit"],
         "build": {
             "seconds_total": total_build,
             "seconds_per_conversation": total_build / len(conv_rows) if conv_rows else None,
-            **build_usage,
+            "llm_calls": sum(entry["usage"]["llm_calls"] for entry in entries),
+            "tokens": sum(entry["usage"]["tokens"] for entry in entries),
         },
-        "config": {
-            "write": results.dump_config(write_config),
-            "recall": results.dump_config(base_config),
-            "systems": described,
-        },
+        "config": settings["config"],
         "context_token_rule": "ceil(whitespace tokens * 1.3) per restatement, summed over top-k",
-        "warmup_query": warmup,
+        "latency_rule": results.LATENCY_RULE,
+        "warmup_query": settings["warmup_query"],
         "unresolved_evidence": unresolved,
         "n_unresolved_evidence": sum(len(row["unresolved"]) for row in unresolved),
         "no_evidence_questions": [r["_id"] for r in first if not r["n_evaluated"]],
         "conversations": conv_rows,
         "splits": _split_definition(dataset, conv_rows),
-        "answer": answering.answer_settings(answer_model, judge, sorted(to_answer), a_k)
-        if answering_on else None,
+        "answer": settings["answer"],
     })
     if keep_questions:
-        out["questions"] = {name: records[name] for name in systems}
-    return _rounded(out)
-
-
-def question_record(
-    question: BenchQuestion, got: Retrieved, ks: Sequence[int], split: str | None = None
-) -> dict[str, Any]:
-    """Per-question metrics of one retrieval at every k (prefixes of one ranked list).
-
-    Recall is ``None`` (left out of the means) when the question has no
-    resolved evidence; ``n_evaluated`` counts the questions that have some.
-    ``_evidence_ranks`` gives each evidence turn's first 1-based rank in the
-    list (``None``: not retrieved), for per-question reports.
-    """
-    units = got.units
-    first_rank: dict[str, int] = {}
-    for rank, unit in enumerate(units, start=1):
-        for turn_id in unit.source.turn_ids:
-            first_rank.setdefault(turn_id, rank)
-    record: dict[str, Any] = {
-        "_id": question.id,
-        "_category": question.category,
-        "_category_name": question.category_name,
-        "_answerable": question.answerable,
-        "_split": split,
-        "_evidence_ranks": {turn_id: first_rank.get(turn_id) for turn_id in question.evidence},
-        "n_evaluated": 1 if question.evidence else 0,
-        "llm_calls": got.llm_calls,
-        "tokens": got.tokens,
-    }
-    with_sessions = bool(question.evidence_sessions)
-    if with_sessions:
-        record["n_session_evaluated"] = 1
-    for k in ks:
-        if question.evidence:
-            covered = turns_covered_at_k(units, k)
-            record[f"recall_all@{k}"] = recall_all(question.evidence, covered)
-            record[f"recall_frac@{k}"] = recall_frac(question.evidence, covered)
-        else:
-            record[f"recall_all@{k}"] = record[f"recall_frac@{k}"] = None
-        if with_sessions:
-            sessions = sessions_covered_at_k(units, k)
-            record[f"session_recall_all@{k}"] = recall_all(question.evidence_sessions, sessions)
-            record[f"session_recall_frac@{k}"] = recall_frac(question.evidence_sessions, sessions)
-        record[f"units_mean@{k}"] = min(k, len(units))
-        record[f"context_tokens_mean@{k}"] = context_tokens(units, k)
-    return record
+        out["questions"] = records
+    return out
 
 
 def _rounded(value: Any, digits: int = 6) -> Any:
@@ -381,12 +402,8 @@ def _close(memory: Any, namespace: tuple[str, ...], *, owned: bool) -> None:
         close()
 
 
-def _progress(conversations: Sequence[BenchConversation], enabled: bool) -> Any:
-    from tqdm.auto import tqdm
-
-    return tqdm(conversations, desc="conversations", unit="conv", disable=not enabled)
-
-
-def _set_postfix(bar: Any, conv_id: str, phase: str) -> None:
-    if hasattr(bar, "set_postfix_str"):
-        bar.set_postfix_str(f"{conv_id}: {phase}", refresh=False)
+def _save_vectors(factory: Any) -> None:
+    """Save the vectors embedded for the last conversation (a :class:`CachedEmbeddings`' ``save``)."""
+    save = getattr(getattr(factory, "embeddings", None), "save", None)
+    if callable(save):
+        save()

@@ -38,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import uuid
@@ -136,11 +137,16 @@ class ChromaUnitBackend:
         self._lock: StoreLock | None = StoreLock(lock_dir).acquire() if lock_dir is not None else None
         if self._lock is not None:
             weakref.finalize(self, self._lock.release)
+        # A client made here is this backend's to close; an in-memory store made here is private
+        # to it (random name), so closing also deletes its collections.
+        self._owns_client = client is None
+        self._private_collections: list[str] = []
         try:
             if client is None:
                 client = chroma_client(persist_directory)
                 if persist_directory is None:
                     collection_name = f"{collection_name}-{uuid.uuid4().hex[:12]}"
+                    self._private_collections = [collection_name, f"{collection_name}__namespaces"]
             self.client = client
             self.collection = client.get_or_create_collection(
                 collection_name, embedding_function=None, metadata={"hnsw:space": "cosine"})
@@ -154,7 +160,22 @@ class ChromaUnitBackend:
             raise
 
     def close(self) -> None:
-        """Release the embedded store's process lock (the client closes with the process)."""
+        """Release the embedded store's process lock and close a client made here.
+
+        Embedded in-memory clients share one store per process, which keeps
+        what any of them wrote until the last one closes: without this, every
+        closed in-memory memory stayed resident (a benchmark building hundreds
+        of them grew by megabytes per memory).
+        """
+        client = getattr(self, "client", None)  # unset when opening failed
+        if client is not None and self._owns_client:
+            self._owns_client = False
+            for name in self._private_collections:
+                with contextlib.suppress(Exception):  # already gone: nothing to free
+                    client.delete_collection(name)
+            close = getattr(client, "close", None)
+            if callable(close):
+                close()
         if self._lock is not None:
             self._lock.release()
             self._lock = None

@@ -58,6 +58,12 @@ class WriteMeanwhile(BagOfWordsEmbeddings):
         return super().embed_documents(texts)
 
 
+@pytest.fixture(autouse=True)
+def _private_vector_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ripplemem bench`` caches vectors in the user's cache by default: never from a test."""
+    monkeypatch.setenv("RIPPLEMEM_CACHE_DIR", str(tmp_path_factory.mktemp("vector-cache")))
+
+
 @pytest.fixture
 def bow() -> BagOfWordsEmbeddings:
     return BagOfWordsEmbeddings()

@@ -136,7 +136,8 @@ def test_cli_locomo_with_observation_units(locomo_file, tmp_path, monkeypatch):
     monkeypatch.setattr(observations, "observation_memories", offline)
     out = tmp_path / "r.json"
     code = bench_main(["locomo", str(locomo_file), "--units", "observations", "--systems", "bm25,dense",
-                       "--k", "1,5", "--out", str(out), "--no-progress", "--md", str(tmp_path / "t.md")])
+                       "--k", "1,5", "--out", str(out), "--no-progress", "--md", str(tmp_path / "t.md"),
+                       "--no-embedding-cache"])
     assert code == 0
     res = json.loads(out.read_text(encoding="utf-8"))
     assert res["memory_units"]["kind"] == "observations" and res["memory_units"]["observations"] == 3

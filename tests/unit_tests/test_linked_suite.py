@@ -245,11 +245,14 @@ def test_run_linked_end_to_end_on_the_fallback_haystack():
 
 
 def test_cli_linked_writes_results_and_tables(tmp_path, monkeypatch):
-    from langchain_ripplemem.bench import linked
+    from langchain_ripplemem.bench import cached_embeddings
 
-    monkeypatch.setattr(linked, "CachedEmbeddings",
-                        lambda path=None: CachedEmbeddings(BagOfWordsEmbeddings(), path=path))
-    out, md, cache = tmp_path / "linked.json", tmp_path / "linked.md", tmp_path / "vectors.npz"
+    class Named(BagOfWordsEmbeddings):
+        model_id = "bag-of-words"
+
+    monkeypatch.setattr(cached_embeddings, "CachedEmbeddings",
+                        lambda base=None, directory=None: CachedEmbeddings(Named(), directory))
+    out, md, cache = tmp_path / "linked.json", tmp_path / "linked.md", tmp_path / "vectors"
     code = bench_main(["linked", "--split", "heldout", "--limit", "1", "--systems", "ripplemem,bm25",
                        "--k", "5,10", "--out", str(out), "--md", str(md), "--no-progress",
                        "--embedding-cache", str(cache)])
@@ -257,7 +260,7 @@ def test_cli_linked_writes_results_and_tables(tmp_path, monkeypatch):
     res = json.loads(out.read_text(encoding="utf-8"))
     assert res["suite"]["split"] == "heldout" and res["suite"]["n_cases"] == 1
     assert res["cases"][0]["split"] == "heldout" and list(res["systems"]) == ["ripplemem", "bm25"]
-    assert "recall_all@10" in md.read_text(encoding="utf-8") and cache.is_file()
+    assert "recall_all@10" in md.read_text(encoding="utf-8") and any(cache.rglob("shard-*.npz"))
     assert bench_main(["linked", "--limit", "0", "--out", str(out)]) == 2
     assert bench_main(["linked", "--systems", "nope"]) == 2
 
@@ -274,13 +277,13 @@ def test_cached_embeddings_embed_each_text_once_and_persist(tmp_path):
             return super().embed_documents(texts)
 
     base = Counting()
-    cache = CachedEmbeddings(base, path=tmp_path / "c.npz")
+    cache = CachedEmbeddings(base, tmp_path / "c")
     first = cache.embed_documents(["boat", "coast", "boat"])
     assert base.seen == ["boat", "coast"] and first[0] == first[2]
     assert cache.embed_documents(["coast"]) == [first[1]] and base.seen == ["boat", "coast"]
     assert cache.embed_query("boat") == base.embed_query("boat") and cache.model_id == "counting"
-    assert cache.save() == tmp_path / "c.npz" and cache.save() is None  # nothing new the second time
-    again = CachedEmbeddings(Counting(), path=tmp_path / "c.npz")
+    assert cache.save().parent == cache.folder and cache.save() is None  # nothing new the second time
+    again = CachedEmbeddings(Counting(), tmp_path / "c")
     assert again.embed_documents(["coast", "boat"]) == [first[1], first[0]] and again.base.seen == []
 
 
