@@ -123,8 +123,11 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
             longer texts are truncated. At most 512.
         max_batch_tokens: At most this many padded tokens per forward pass; a
             text longer than this runs alone.
-        intra_op_num_threads: onnxruntime threads per forward pass; ``None``
-            keeps onnxruntime's default (one per physical core).
+        intra_op_num_threads: onnxruntime threads per forward pass (default 1);
+            ``None`` keeps onnxruntime's default, one per physical core. A pass
+            of one text is too small to share: on 2 busy cores, 2 threads ran
+            the integer kernels 1.6x slower than 1 and onnxruntime's default 3x
+            slower (``docs/benchmarks.md``, "Encoder throughput").
         kernels: ``"integer"`` (int8 products, one text per pass) or
             ``"float"`` (the shipped graph, batched as above).
 
@@ -147,7 +150,7 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
         512, ge=1, description="padded tokens (texts x longest text) per forward pass; bounds its memory"
     )
     intra_op_num_threads: int | None = Field(
-        None, ge=1, description="onnxruntime intra-op threads; None = onnxruntime default"
+        1, ge=1, description="onnxruntime intra-op threads; None = onnxruntime default"
     )
     kernels: Kernels = Field("integer", description="'integer' (int8 MatMulInteger) or 'float' (shipped graph)")
 

@@ -135,10 +135,11 @@ def throughput(texts: list[str]) -> list[dict[str, Any]]:
     tokens = sum(len(row) for row in ids)
     rows = []
     embedders: list[tuple[str, MiniLMOnnxEmbeddings]] = [
-        ("float kernels (old default), onnxruntime threads", MiniLMOnnxEmbeddings(kernels="float")),
+        ("float kernels, onnxruntime's default threads (the default before issue 17)",
+         MiniLMOnnxEmbeddings(kernels="float", intra_op_num_threads=None)),
         ("float kernels, 1 thread", MiniLMOnnxEmbeddings(kernels="float", intra_op_num_threads=1)),
         ("float kernels, 2 threads", MiniLMOnnxEmbeddings(kernels="float", intra_op_num_threads=2)),
-        ("integer kernels (default), onnxruntime threads", MiniLMOnnxEmbeddings()),
+        ("integer kernels, onnxruntime's default threads", MiniLMOnnxEmbeddings(intra_op_num_threads=None)),
         ("integer kernels, 1 thread", MiniLMOnnxEmbeddings(intra_op_num_threads=1)),
         ("integer kernels, 2 threads", MiniLMOnnxEmbeddings(intra_op_num_threads=2)),
         ("integer kernels in float batches (not used), 1 thread", _BatchedInteger(intra_op_num_threads=1)),
@@ -168,30 +169,58 @@ def throughput(texts: list[str]) -> list[dict[str, Any]]:
     return rows
 
 
+def _in_overall(dataset: str, record: dict[str, Any]) -> bool:
+    """The questions of the overall row (bench/results.py's grouping)."""
+    return record["_category"] in (1, 2, 3, 4) if dataset == "locomo" else bool(record["_answerable"])
+
+
 def recall(dataset: str, path: str, vectors: str) -> dict[str, Any]:
-    """recall_all of ``dense`` and ``ripplemem`` with each kernel choice, and the deltas (points)."""
+    """recall_all of ``dense`` and ``ripplemem`` with each kernel choice, the deltas and the questions that flip."""
     from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
     from langchain_ripplemem.bench.loaders import load_locomo, load_longmemeval
     from langchain_ripplemem.bench.runner import FreshMemories, run_benchmark
 
     conversations = (load_locomo if dataset == "locomo" else load_longmemeval)(path)
-    by_kernels: dict[str, dict[str, dict[str, float]]] = {}
+    scores: dict[str, dict[str, dict[str, float]]] = {}
+    answers: dict[str, dict[str, dict[str, Any]]] = {}  # kernels -> system -> question id -> record
     for kernels in ("float", "integer"):
-        cache = CachedEmbeddings(MiniLMOnnxEmbeddings(kernels=kernels), path=os.path.join(vectors,
-                                                                                          f"{dataset}-{kernels}.npz"))
+        cache = CachedEmbeddings(MiniLMOnnxEmbeddings(kernels=kernels),
+                                 path=os.path.join(vectors, f"{dataset}-{kernels}.npz"))
         factory = FreshMemories(dataset)
         factory.embeddings = cache
         result = run_benchmark(dataset, conversations, ["dense", "ripplemem"], KS, memory_factory=factory,
-                               progress=False)
+                               progress=False, keep_questions=True)
         cache.save()
-        by_kernels[kernels] = {system: {f"recall_all@{k}": row["by_category"][OVERALL[dataset]][f"recall_all@{k}"]
-                                        for k in KS}
-                               for system, row in result["systems"].items()}
-        print(dataset, kernels, by_kernels[kernels], flush=True)
-    deltas = {system: {key: round(100 * (by_kernels["integer"][system][key] - value), 2)
-                       for key, value in scores.items()} for system, scores in by_kernels["float"].items()}
-    return {"recall_all": by_kernels, "integer_minus_float_points": deltas,
-            "within_rule": all(abs(d) < RULE_POINTS for row in deltas.values() for d in row.values())}
+        scores[kernels] = {system: {f"recall_all@{k}": row["by_category"][OVERALL[dataset]][f"recall_all@{k}"]
+                                    for k in KS} for system, row in result["systems"].items()}
+        answers[kernels] = {system: {r["_id"]: r for r in records if _in_overall(dataset, r)}
+                            for system, records in result["questions"].items()}
+        print(dataset, kernels, scores[kernels], flush=True)
+    deltas = {system: {key: round(100 * (scores["integer"][system][key] - value), 2) for key, value in row.items()}
+              for system, row in scores["float"].items()}
+    flips = {}
+    for system, records in answers["float"].items():
+        after = answers["integer"][system]
+        scored = [q for q, r in records.items() if r["recall_all@10"] is not None]
+        flips[system] = {f"@{k}": {"gained": sum(after[q][f"recall_all@{k}"] > records[q][f"recall_all@{k}"]
+                                                 for q in scored),
+                                   "lost": sum(after[q][f"recall_all@{k}"] < records[q][f"recall_all@{k}"]
+                                               for q in scored)} for k in KS}
+        flips[system]["questions"] = len(scored)
+    return {"recall_all": scores, "integer_minus_float_points": deltas, "questions_that_flip": flips,
+            "within_rule_at_10": all(abs(row["recall_all@10"]) < RULE_POINTS for row in deltas.values()),
+            "within_rule_at_every_k": all(abs(d) < RULE_POINTS for row in deltas.values() for d in row.values())}
+
+
+def _git_commit() -> str:
+    """HEAD, with ``+dirty`` when the tree has changes."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], capture_output=True, text=True, check=False).stdout.strip()
+
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return git("rev-parse", "--short", "HEAD") + ("+dirty" if dirty else "")
 
 
 def main() -> None:
@@ -204,6 +233,8 @@ def main() -> None:
     args = parser.parse_args()
     texts = {"locomo": unit_texts("locomo", args.locomo), "longmemeval": unit_texts("longmemeval", args.longmemeval)}
     result: dict[str, Any] = {
+        "git_commit": _git_commit(),
+        "defaults": MiniLMOnnxEmbeddings().model_dump(),
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                     "onnxruntime": __import__("onnxruntime").__version__},
         "units": {name: length_profile(items) for name, items in texts.items()},

@@ -313,6 +313,18 @@ def test_model_id_follows_the_settings_that_change_vectors() -> None:
     assert MiniLMOnnxEmbeddings(batch_size=3, max_batch_tokens=99, intra_op_num_threads=1).model_id == MODEL_ID
 
 
+def test_defaults_are_the_measured_fastest_path() -> None:
+    # docs/benchmarks.md, "Encoder throughput": integer kernels, one thread per pass.
+    emb = MiniLMOnnxEmbeddings()
+    assert (emb.kernels, emb.intra_op_num_threads, emb.max_length) == ("integer", 1, 256)
+
+
+def test_threads_do_not_change_the_vectors() -> None:
+    # model_id leaves threads out, so vectors made with any thread count may share a cache.
+    one = MiniLMOnnxEmbeddings(intra_op_num_threads=1).embed_array(MIXED)
+    np.testing.assert_allclose(MiniLMOnnxEmbeddings(intra_op_num_threads=2).embed_array(MIXED), one, atol=1e-5)
+
+
 @given(st.lists(st.integers(min_value=2, max_value=512), max_size=80), st.integers(min_value=1, max_value=70))
 def test_integer_kernels_run_each_text_alone(lengths: list[int], batch_size: int) -> None:
     batches = MiniLMOnnxEmbeddings(batch_size=batch_size).batches(lengths)
