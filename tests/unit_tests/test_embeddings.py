@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import threading
 
 import numpy as np
@@ -14,7 +15,8 @@ from langchain_tests.unit_tests import EmbeddingsUnitTests
 from pydantic import ValidationError
 
 from langchain_ripplemem import embeddings as embeddings_module
-from langchain_ripplemem.embeddings import DIMENSION, MODEL_ID, MiniLMOnnxEmbeddings
+from langchain_ripplemem import minilm_models
+from langchain_ripplemem.embeddings import DIMENSION, FLOAT_MODEL_ID, MODEL_ID, MiniLMOnnxEmbeddings
 
 
 class TestMiniLMOnnxEmbeddingsStandardUnit(EmbeddingsUnitTests):
@@ -168,6 +170,7 @@ async def test_async_rejects_bad_input(emb: MiniLMOnnxEmbeddings) -> None:
         ({"max_batch_tokens": 0}, "max_batch_tokens"),
         ({"intra_op_num_threads": 0}, "intra_op_num_threads"),
         ({"model": "other"}, "model"),
+        ({"kernels": "fp16"}, "kernels"),
     ],
 )
 def test_bad_constructor_arguments(params: dict, field: str) -> None:
@@ -225,17 +228,18 @@ def batch_shapes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     shapes: list[tuple[int, int]] = []
     real = embeddings_module._load_session
     monkeypatch.setattr(embeddings_module, "_load_session",
-                        lambda threads: RecordingSession(real(threads), shapes))
+                        lambda kernels, threads: RecordingSession(real(kernels, threads), shapes))
     return shapes
 
 
 LONG = "Maya told Sam about the ferry to Lisbon, the grilled sardines and the rain. " * 20
 
 
-def test_forward_passes_are_bounded_whatever_the_input(batch_shapes: list[tuple[int, int]]) -> None:
+@pytest.mark.parametrize("kernels", ["float", "integer"])
+def test_forward_passes_are_bounded_whatever_the_input(batch_shapes: list[tuple[int, int]], kernels: str) -> None:
     # Issue 12, item 15: 64 long texts ran as one 64 x 256 pass (above 1 GB of activations).
     # A small window and budget keep the test fast; the defaults follow the same rule.
-    emb = MiniLMOnnxEmbeddings(max_length=64, max_batch_tokens=160)
+    emb = MiniLMOnnxEmbeddings(max_length=64, max_batch_tokens=160, kernels=kernels)
     biggest = []
     for n_long in (2, 40):
         batch_shapes.clear()
@@ -259,7 +263,7 @@ def test_budgeted_batches_give_the_same_vectors(emb: MiniLMOnnxEmbeddings) -> No
        st.integers(min_value=1, max_value=70), st.integers(min_value=1, max_value=4096))
 def test_batches_take_every_text_once_within_the_limits(lengths: list[int], batch_size: int,
                                                        budget: int) -> None:
-    emb = MiniLMOnnxEmbeddings(batch_size=batch_size, max_batch_tokens=budget, max_length=512)
+    emb = MiniLMOnnxEmbeddings(batch_size=batch_size, max_batch_tokens=budget, max_length=512, kernels="float")
     batches = emb.batches(lengths)
     assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
     for batch in batches:
@@ -298,3 +302,87 @@ def test_a_long_turn_is_ingested_in_chunks_the_encoder_reads_whole(
         assert batch_shapes and all(rows * width <= emb.max_batch_tokens for rows, width in batch_shapes)
     finally:
         memory.close()
+
+
+# -- kernels (issue 17, item 3) ------------------------------------------------------------
+def test_model_id_follows_the_settings_that_change_vectors() -> None:
+    ids = {(kernels, length): MiniLMOnnxEmbeddings(kernels=kernels, max_length=length).model_id
+           for kernels in ("integer", "float") for length in (128, 256, 512)}
+    assert len(set(ids.values())) == len(ids)
+    assert ids["integer", 256] == MODEL_ID and ids["float", 256] == FLOAT_MODEL_ID
+    # what does not change vectors keeps the id, so caches and indexes stay valid
+    assert MiniLMOnnxEmbeddings(batch_size=3, max_batch_tokens=99, intra_op_num_threads=1).model_id == MODEL_ID
+
+
+def test_defaults_are_the_measured_fastest_path() -> None:
+    # docs/benchmarks.md, "Encoder throughput": integer kernels, one thread per pass.
+    emb = MiniLMOnnxEmbeddings()
+    assert (emb.kernels, emb.intra_op_num_threads, emb.max_length) == ("integer", 1, 256)
+
+
+def test_threads_do_not_change_the_vectors() -> None:
+    # model_id leaves threads out, so vectors made with any thread count may share a cache.
+    one = MiniLMOnnxEmbeddings(intra_op_num_threads=1).embed_array(MIXED)
+    np.testing.assert_allclose(MiniLMOnnxEmbeddings(intra_op_num_threads=2).embed_array(MIXED), one, atol=1e-5)
+
+
+@given(st.lists(st.integers(min_value=2, max_value=512), max_size=80), st.integers(min_value=1, max_value=70))
+def test_integer_kernels_run_each_text_alone(lengths: list[int], batch_size: int) -> None:
+    batches = MiniLMOnnxEmbeddings(batch_size=batch_size).batches(lengths)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    assert all(len(batch) == 1 for batch in batches)
+    assert [lengths[b[0]] for b in batches] == sorted(lengths)  # still shortest first
+
+
+def test_integer_vectors_do_not_depend_on_the_pass() -> None:
+    # Activations are quantized with one scale per pass: were texts batched, a short text's
+    # vector would move with the long text beside it (cosine ~0.98), and an embedding cache
+    # keyed by text would hold whichever happened first.
+    emb = MiniLMOnnxEmbeddings()
+    alone = emb.embed_array(["Maya is allergic to shellfish."])
+    beside = emb.embed_array(["Maya is allergic to shellfish.", LONG, "hi"])
+    np.testing.assert_array_equal(beside[0], alone[0])
+    np.testing.assert_array_equal(np.asarray(emb.embed_query("hi"), dtype=np.float32), beside[2])
+
+
+def test_float_and_integer_kernels_agree_closely_but_not_exactly() -> None:
+    integer = MiniLMOnnxEmbeddings().embed_array(MIXED)
+    floats = MiniLMOnnxEmbeddings(kernels="float").embed_array(MIXED)
+    cosines = (integer * floats).sum(axis=1)
+    assert cosines.min() > 0.95
+    assert not np.allclose(integer, floats, atol=1e-4)  # distinct vectors, hence distinct model ids
+
+
+def test_integer_graph_is_built_once_and_named_by_its_inputs(tmp_path) -> None:
+    import onnx
+
+    path = minilm_models.integer_model_path(tmp_path)
+    assert path.parent == tmp_path and path.name.startswith("all-MiniLM-L6-v2-int8-dynamic-")
+    ops = {node.op_type for node in onnx.load(str(path)).graph.node}
+    assert "MatMulInteger" in ops and "DynamicQuantizeLinear" in ops
+    stamp = path.stat().st_mtime_ns
+    assert minilm_models.integer_model_path(tmp_path) == path and path.stat().st_mtime_ns == stamp
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no leftovers from the build
+
+
+def test_integer_graph_builds_elsewhere_when_the_cache_cannot_be_written(tmp_path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    path = minilm_models.integer_model_path(blocked / "cache")
+    try:
+        assert path.is_file() and blocked not in path.parents
+    finally:
+        shutil.rmtree(path.parent, ignore_errors=True)  # the process-only fallback is left to its user
+
+
+def test_cache_dir_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.setenv("RIPPLEMEM_CACHE_DIR", str(tmp_path))
+    assert minilm_models.cache_dir() == tmp_path / "langchain-ripplemem"
+    monkeypatch.delenv("RIPPLEMEM_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert minilm_models.cache_dir() == tmp_path / "xdg" / "langchain-ripplemem"
+
+
+def test_unknown_kernels_are_rejected_by_name() -> None:
+    with pytest.raises(ValueError, match="kernels"):
+        minilm_models.load_session("fp16", None)  # type: ignore[arg-type]
