@@ -102,6 +102,9 @@ def move_speakers(cues: QueryCues, speakers: frozenset[str]) -> QueryCues:
 
 
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself)\b|\bi['\u2019](?:m|ve|d|ll)\b", re.IGNORECASE)
+# "What was the trail you recommended?": the answer is what the one asked said.
+_YOU_SAID = re.compile(r"\byou\s+(?:\w+\s+)?(?:said|say|mentioned|recommended|suggested|told|wrote|gave|listed|"
+                       r"provided|described|explained|named|shared|proposed|came up with)\b", re.IGNORECASE)
 
 
 def with_asker(cues: QueryCues, asker: str, speakers: frozenset[str]) -> QueryCues:
@@ -110,7 +113,8 @@ def with_asker(cues: QueryCues, asker: str, speakers: frozenset[str]) -> QueryCu
     "What did I say about the boots?" asked by the user is a question about the
     user, as "What did Maya say?" is about Maya: the asker's own memories get
     the speaker bonus. Nothing changes when the asker is not a speaker of the
-    namespace or the query has no first person.
+    namespace, the query has no first person, or it asks what the one asked said
+    ("Can you remind me of the trail you recommended?").
 
     Example:
         >>> c = QueryCues(query="How often do I see Dr. Johnson?", keywords=["often", "see", "johnson"])
@@ -118,10 +122,14 @@ def with_asker(cues: QueryCues, asker: str, speakers: frozenset[str]) -> QueryCu
         ['user']
         >>> with_asker(c, "Maya", frozenset({"user", "assistant"})).participants
         []
+        >>> you = QueryCues(query="Remind me of the trail you recommended?", keywords=["trail"])
+        >>> with_asker(you, "user", frozenset({"user", "assistant"})).participants
+        []
 
     """
     name = asker.strip().lower()
-    if name not in speakers or name in cues.participants or not _FIRST_PERSON.search(cues.query):
+    if name not in speakers or name in cues.participants or not _FIRST_PERSON.search(cues.query) \
+            or _YOU_SAID.search(cues.query):
         return cues
     return cues.model_copy(update={"participants": [*cues.participants, name]})
 

@@ -198,6 +198,9 @@ def test_the_askers_first_person_is_a_speaker_cue():
     asked = m.recall(question, namespace=("u",), k=2, asker="user")
     assert turns(plain)[0] == "S1:1"  # without an asker the assistant's reply looks most like the question
     assert turns(asked)[0] == "S0:1" and asked.cues.participants[-1] == "user"
+    # Asking what the one asked said ("you recommended") is no question about the asker.
+    recommended = "Remind me how many Instagram followers you recommended I aim for?"
+    assert "user" not in m.recall(recommended, namespace=("u",), k=2, asker="user").cues.participants
     # Someone who is not a speaker here changes nothing; a blank asker is a clear error.
     assert turns(m.recall(question, namespace=("u",), k=2, asker="Maya")) == turns(plain)
     with pytest.raises(ValueError, match="asker"):
