@@ -39,7 +39,7 @@ bench-observations:
 	ripplemem bench locomo $(LOCOMO) --units observations --out results/locomo_observations.json
 	ripplemem bench report results/locomo_observations.json --md docs/locomo_observations_tables.md
 
-# LongMemEval-S, the 60-question development split (offline; ~45 min the first time, ~5 min once the
+# LongMemEval-S, the 60-question development split (offline; ~10 min the first time, ~3 min once the
 # vector cache in ~/.cache/langchain-ripplemem is filled). Interrupted? Run it again: it resumes from
 # results/longmemeval.checkpoint.jsonl.
 bench-longmemeval:
