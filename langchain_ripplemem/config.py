@@ -11,6 +11,9 @@ exactly. Named presets (:data:`PRESETS`, :func:`preset`):
 * ``"paper"``: METHOD.md exactly (:data:`PAPER_WRITE`, :data:`PAPER`: tri-view
   sizes 10/5/5, no dialogue context, no cue bonuses, no bridging), for
   reproducing the paper;
+* ``"long-history"``: the recommended scoring for long histories of one user's
+  chats with an assistant, recalled with ``asker="user"`` (:data:`LONG_HISTORY`:
+  views 20/20/15, ``speaker_bonus`` 0.75; chosen on LongMemEval-S);
 * ``"paper-long-history"``: the paper's settings for long haystacks of
   user-assistant sessions (:data:`PAPER_LONG_HISTORY`: views 15/8/8, windows of
   10 turns without overlap).
