@@ -332,9 +332,8 @@ class RippleMemory:
         Raises:
             ValueError: naming ``query``, ``k``, ``answer`` or ``asker`` when unusable.
         """
-        graph, inputs, run_config, context = self._recall_call(query, namespace, k, config, callbacks, as_of,
-                                                               answer, asker)
-        return graph.invoke(inputs, config=run_config, context=context)["result"]  # type: ignore[no-any-return]
+        graph, inputs, run, ctx = self._recall_call(query, namespace, k, config, callbacks, as_of, answer, asker)
+        return graph.invoke(inputs, config=run, context=ctx)["result"]  # type: ignore[no-any-return]
 
     async def arecall(
         self, query: str, *, namespace: Namespace | str | None = None, k: int | None = None,
@@ -342,9 +341,8 @@ class RippleMemory:
         answer: bool = False, asker: str | None = None,
     ) -> RecallResult:
         """Async :meth:`recall`."""
-        graph, inputs, run_config, context = self._recall_call(query, namespace, k, config, callbacks, as_of,
-                                                               answer, asker)
-        return (await graph.ainvoke(inputs, config=run_config, context=context))["result"]  # type: ignore[no-any-return]
+        graph, inputs, run, ctx = self._recall_call(query, namespace, k, config, callbacks, as_of, answer, asker)
+        return (await graph.ainvoke(inputs, config=run, context=ctx))["result"]  # type: ignore[no-any-return]
 
     def _recall_call(
         self, query: str, namespace: Namespace | str | None, k: int | None, config: RecallConfig | None,

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:  # pragma: no cover - typing only, keeps import time small
     from onnxruntime import InferenceSession
 
-__all__ = ["KERNELS", "Kernels", "cache_dir", "integer_model_path", "load_session", "shipped_model_path"]
+__all__ = ["CACHE_ENV", "KERNELS", "Kernels", "cache_dir", "integer_model_path", "load_session", "shipped_model_path",
+           "user_cache_root"]
 
 #: What the weight products run on: int8 ``MatMulInteger`` or the shipped graph's float ``MatMul``.
 Kernels = Literal["integer", "float"]
@@ -40,8 +41,17 @@ KERNELS: tuple[str, ...] = ("integer", "float")
 _RECIPE = "ort-basic-fold+quantize_dynamic(QInt8, per_channel)/1"
 _SHIPPED_VERSION = "1.0.0"
 
+#: Environment variable naming where the package keeps what it builds or caches.
+CACHE_ENV = "RIPPLEMEM_CACHE_DIR"
+
 _LOCK = threading.Lock()
 _SESSIONS: dict[tuple[str, int | None], InferenceSession] = {}
+
+
+def user_cache_root() -> Path:
+    """The package's folder in the user's cache: ``$XDG_CACHE_HOME`` (or ``~/.cache``) ``/langchain-ripplemem``."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base).expanduser() / "langchain-ripplemem"
 
 
 def cache_dir() -> Path:
@@ -52,11 +62,8 @@ def cache_dir() -> Path:
         'langchain-ripplemem'
 
     """
-    explicit = os.environ.get("RIPPLEMEM_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser() / "langchain-ripplemem"
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base).expanduser() / "langchain-ripplemem"
+    explicit = os.environ.get(CACHE_ENV)
+    return Path(explicit).expanduser() / "langchain-ripplemem" if explicit else user_cache_root()
 
 
 def shipped_model_path() -> Path:

@@ -52,10 +52,10 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langchain_ripplemem.minilm_models import CACHE_ENV, user_cache_root
+
 __all__ = ["CACHE_ENV", "CachedEmbeddings", "default_cache_dir", "model_folder"]
 
-#: Environment variable naming the cache root (default: the user's cache directory).
-CACHE_ENV = "RIPPLEMEM_CACHE_DIR"
 _SHARD_GLOB = "shard-*.npz"
 
 
@@ -71,9 +71,7 @@ def default_cache_dir() -> Path:
 
     """
     root = os.environ.get(CACHE_ENV)
-    if not root:
-        root = str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "langchain-ripplemem")
-    return Path(root).expanduser() / "embeddings"
+    return (Path(root).expanduser() if root else user_cache_root()) / "embeddings"
 
 
 def model_folder(directory: str | Path, model_id: str) -> Path:

@@ -20,18 +20,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.config import LONG_HISTORY, RecallConfig
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
 
-RECALL_SYSTEMS = ("ripplemem", "ripplemem_paper", "ripplemem_long_history", "no_expansion", "no_structural",
-                  "no_planning", "no_context", "no_cue_bonus")
+ABLATIONS = ("no_expansion", "no_structural", "no_planning", "no_context", "no_cue_bonus")
+RECALL_SYSTEMS = ("ripplemem", "ripplemem_paper", "ripplemem_long_history", *ABLATIONS)
 BASELINES = ("bm25", "dense", "hybrid_rrf")
 SYSTEM_NAMES: tuple[str, ...] = RECALL_SYSTEMS + BASELINES
 # What the linked-evidence suite compares by default: recollection, the two ablations that
 # remove the graph's part, and the baselines.
 LINKED_SYSTEMS: tuple[str, ...] = ("ripplemem", "no_expansion", "no_structural", "dense", "bm25", "hybrid_rrf")
 
-# Ablations change one knob of the recall config each (METHOD.md, "Ablations").
+# Ablations change one knob of the recall config each (METHOD.md, "Ablations"); full systems none.
 _ABLATIONS: dict[str, dict[str, Any]] = {
     "ripplemem": {},
     "ripplemem_paper": {},
@@ -42,7 +42,6 @@ _ABLATIONS: dict[str, dict[str, Any]] = {
     "no_context": {"context_weight": 0.0, "context_weight_2": 0.0},
     "no_cue_bonus": {"speaker_bonus": 0.0, "time_bonus": 0.0},
 }
-ABLATIONS = RECALL_SYSTEMS[3:]
 RRF_K = 60
 RRF_DEPTH = 100
 
@@ -238,14 +237,12 @@ def ripplemem_paper(memory: Any, recall_config: RecallConfig | None = None) -> R
 
 def ripplemem_long_history(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
     """Full RippleMem with the ``long-history`` preset (:data:`~langchain_ripplemem.config.LONG_HISTORY`)."""
-    from langchain_ripplemem.config import LONG_HISTORY
-
     return _recall("ripplemem_long_history", memory, LONG_HISTORY)
 
 
 def ablation(name: str) -> Callable[[Any, RecallConfig | None], RecallSystem]:
     """The factory of ablation ``name``: ``ripplemem`` with one knob of ``_ABLATIONS`` changed."""
-    if name not in _ABLATIONS or name in RECALL_SYSTEMS[:3]:
+    if name not in ABLATIONS:
         raise ValueError(f"{name!r} is not an ablation; choose one of {ABLATIONS}")
 
     def factory(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:

@@ -104,10 +104,11 @@ class RecallNodes:
             why = outcome.errors[-1] if outcome.errors else str(outcome.failure)
             warnings.append(f"query cues: the chat model failed ({why}); rule-based cues were used")
             down = why if outcome.unreachable else None
+        names = speakers(view)
         if ctx.asker:
-            cues = with_asker(cues, ctx.asker, speakers(view))
+            cues = with_asker(cues, ctx.asker, names)
         if ctx.config.speaker_bonus:
-            cues = move_speakers(cues, speakers(view))
+            cues = move_speakers(cues, names)
         vector = self.reader.embed_query(cues.query)
         # Suppressed memories (and, with as_of, later ones) stay out of every view,
         # expansion path and the assembly.
