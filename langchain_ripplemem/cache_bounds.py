@@ -101,8 +101,10 @@ class LRUCache(Generic[V]):
     used, since cached namespaces grow. Thread-safe.
     """
 
-    def __init__(self, max_items: int, max_bytes: int, size: Callable[[V], int]) -> None:
+    def __init__(self, max_items: int, max_bytes: int, size: Callable[[V], int],
+                 on_evict: Callable[[str, V], object] | None = None) -> None:
         self.max_items, self.max_bytes, self._size = max_items, max_bytes, size
+        self._on_evict = on_evict  # told of each value evicted past a bound (not of pops)
         self._items: OrderedDict[str, V] = OrderedDict()
         self._bytes: dict[str, int] = {}
         self._total = 0  # sum of self._bytes
@@ -163,7 +165,9 @@ class LRUCache(Generic[V]):
                 if oldest == keep:
                     return
             heap.freed(self._bytes.get(oldest, 0))  # resident memory falls only if freed pages go back
-            self.pop(oldest)
+            value = self.pop(oldest)
+            if self._on_evict is not None and value is not None:
+                self._on_evict(oldest, value)
 
 
 def clear_text_caches() -> None:

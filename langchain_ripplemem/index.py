@@ -20,6 +20,7 @@ import threading
 from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from langchain_ripplemem.extraction.identifying import Cues, identifying_cues, l
 from langchain_ripplemem.lexical import lexical_tokens
 from langchain_ripplemem.memory_graph.scoring import HasCues, cue_set
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, Namespace
+from langchain_ripplemem.unit_list import UnitList
 
 # Queries whose cosines a view keeps (NamespaceView.cosines): one recall's query and target.
 _COSINES_KEPT = 4
@@ -76,7 +78,7 @@ class NamespaceView:
     def __init__(self, namespace: Namespace, dim: int | None = None) -> None:
         self.namespace = namespace
         self.ids: list[str] = []
-        self.units: list[MemoryUnit] = []
+        self.units = UnitList()  # parsed when read (a view restored from a snapshot holds JSON)
         self.pos: dict[str, int] = {}
         self._matrix = np.zeros((0, dim or 0), dtype=np.float32)
         self.postings: dict[str, dict[str | int, list[int]]] = {
@@ -103,6 +105,9 @@ class NamespaceView:
         self.suppressed: set[str] = set()  # ids a user correction hides from recall (lifecycle.py)
         # older id -> ids of units that claim to supersede it (an LLM's claims, lifecycle.py)
         self.claimed_by: dict[str, list[str]] = defaultdict(list)
+        # What readers derive from the units, by name: (rows covered, value) (recall/smoothing.py::per_view).
+        self.derived: dict[str, tuple[int, Any]] = {}
+        self.snapshot_version: int | None = None  # the namespace version of the snapshot it matches
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -55,6 +55,7 @@ from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME, open_sqlite_graph
 from langchain_ripplemem.supersession.llm import llm_supersession
 from langchain_ripplemem.supersession.rules import refresh_supersession
 from langchain_ripplemem.unit_index import UnitIndex
+from langchain_ripplemem.view_snapshot import SNAPSHOT_DIRNAME, ViewSnapshots, embeddings_id
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -96,6 +97,9 @@ class RippleMemory:
         namespace: default namespace for calls that do not pass one.
         cache_bounds: how many namespaces, and how many bytes, of views and graphs stay
             in memory (least recently used out first; default ``CacheBounds()``).
+        snapshot_directory: where views are saved for fast cold opens (a local cache,
+            :mod:`~langchain_ripplemem.view_snapshot`); default ``ripplemem_views`` in
+            ``persist_directory``, none without it; ``False``: no snapshots.
 
     Raises:
         ValueError: naming the arguments that cannot go together.
@@ -118,6 +122,7 @@ class RippleMemory:
         recall_config: RecallConfig | None = None,
         namespace: Namespace | str = ("default",),
         cache_bounds: CacheBounds | None = None,
+        snapshot_directory: str | Path | Literal[False] | None = None,
     ) -> None:
         if client is not None and persist_directory is not None:
             raise ValueError("pass either client or persist_directory, not both")
@@ -152,7 +157,11 @@ class RippleMemory:
             self.unit_backend.close()
             raise
         self.edge_backend, self.namespace_log = edge_backend, namespace_log
-        self.index = UnitIndex(self.unit_backend, cache_bounds)
+        if snapshot_directory is None and self.persist_directory is not None:
+            snapshot_directory = self.persist_directory / SNAPSHOT_DIRNAME
+        snapshots = ViewSnapshots(snapshot_directory, namespace_log, embeddings_id(embeddings),
+                                  lambda ns: self._sync.versions.get(ns)) if snapshot_directory else None
+        self.index = UnitIndex(self.unit_backend, cache_bounds, snapshots)
         self.graphs = GraphCache(self.edge_backend, cache_bounds)
         self.extractor = extractor or self._default_extractor()
         self._sync = NamespaceSync(self.namespace_log, self.index, self.graphs)
@@ -161,11 +170,14 @@ class RippleMemory:
         self._recall_graph: Any = None
 
     def close(self) -> None:
-        """Close the storage backends (and release an embedded store's process lock)."""
+        """Save the views that changed since their snapshots, close the storage backends (and store lock)."""
         with self._sync.lock:
-            self.namespace_log.close()
-            self.edge_backend.close()
-            self.unit_backend.close()
+            try:
+                self.index.save_snapshots()
+            finally:
+                self.namespace_log.close()
+                self.edge_backend.close()
+                self.unit_backend.close()
 
     def __enter__(self) -> RippleMemory:
         return self
@@ -199,6 +211,10 @@ class RippleMemory:
     def graph(self, namespace: Namespace | str) -> nx.Graph:
         """The namespace's typed memory graph (NetworkX; ``data["types"]`` per edge)."""
         return self.graphs.graph(validate_namespace(namespace))
+
+    def walk_graph(self, namespace: Namespace | str) -> nx.Graph:
+        """The graph recall walks: :meth:`graph`'s edges, read from the edge store only where a walk goes."""
+        return self.graphs.walkable(validate_namespace(namespace))
 
     def embed_query(self, text: str) -> np.ndarray:
         """The query's unit vector under this memory's embeddings."""

@@ -90,6 +90,10 @@ class ServedReader:
         """See :meth:`RippleMemory.graph`."""
         return get_memory().graph(namespace)
 
+    def walk_graph(self, namespace: Namespace) -> nx.Graph:
+        """See :meth:`RippleMemory.walk_graph`."""
+        return get_memory().walk_graph(namespace)
+
     def embed_query(self, text: str) -> np.ndarray:
         """See :meth:`RippleMemory.embed_query`."""
         return get_memory().embed_query(text)

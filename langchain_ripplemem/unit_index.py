@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,6 +34,9 @@ from langchain_ripplemem.cache_bounds import CacheBounds, LRUCache
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_key
 from langchain_ripplemem.storage.base import UnitBackend
+
+if TYPE_CHECKING:
+    from langchain_ripplemem.view_snapshot import ViewSnapshots
 
 __all__ = ["UnitIndex"]
 
@@ -49,14 +53,20 @@ class UnitIndex:
 
     Args:
         backend: where units and vectors are stored.
+        bounds: how many views, and bytes, stay cached.
+        snapshots: saved views to start from instead of reading every unit
+            (:mod:`~langchain_ripplemem.view_snapshot`); a view leaving the cache is saved.
     """
 
-    def __init__(self, backend: UnitBackend, bounds: CacheBounds | None = None) -> None:
+    def __init__(self, backend: UnitBackend, bounds: CacheBounds | None = None,
+                 snapshots: ViewSnapshots | None = None) -> None:
         self.backend = backend
+        self.snapshots = snapshots
         bounds = bounds or CacheBounds()
         # The least recently used views leave past the bounds; their next use reloads them.
-        self._views: LRUCache[NamespaceView] = LRUCache(bounds.max_namespaces, bounds.view_bytes,
-                                                        lambda view: view.nbytes)
+        self._views: LRUCache[NamespaceView] = LRUCache(
+            bounds.max_namespaces, bounds.view_bytes, lambda view: view.nbytes,
+            on_evict=None if snapshots is None else lambda _, view: snapshots.save(view))
         self._lock = threading.RLock()
         # Per namespace since the last take_written(): (ids written, ids deleted); None = a drop.
         self._written: dict[str, tuple[set[str], set[str]] | None] = {}
@@ -67,10 +77,32 @@ class UnitIndex:
         with self._lock:
             view = self._views.get(key)
             if view is None:
-                view = NamespaceView(namespace)
-                self._load(view, None)
+                view = self._restored(namespace)
+                if view is None:
+                    view = NamespaceView(namespace)
+                    self._load(view, None)
                 self._views.put(key, view)
             return view
+
+    def _restored(self, namespace: Namespace) -> NamespaceView | None:
+        """The namespace's snapshot, caught up with the changes logged since it was saved."""
+        got = self.snapshots.restore(namespace) if self.snapshots is not None else None
+        if got is None:
+            return None
+        view, changes = got
+        if changes is not None:
+            if any(uid in view.pos for uid in changes.removed):
+                view, version = view.without(changes.removed), view.snapshot_version
+                view.snapshot_version = version
+            if changes.units:
+                self._load(view, sorted(changes.units))
+        return view
+
+    def save_snapshots(self) -> int:
+        """Save every cached view that changed since its snapshot; how many were saved."""
+        with self._lock:
+            views = [v for key in self._views.keys() if (v := self._views.peek(key)) is not None]
+            return sum(self.snapshots.save(v) for v in views) if self.snapshots is not None else 0
 
     def cached(self, namespace: Namespace) -> NamespaceView | None:
         """The namespace's view if it is loaded (no backend read)."""
@@ -184,6 +216,8 @@ class UnitIndex:
             n = len(self.view(namespace))
             self.backend.drop(namespace)
             self._views.pop(namespace_key(namespace))
+            if self.snapshots is not None:
+                self.snapshots.remove(namespace)
             self._note(namespace, None)
         return n
 

@@ -35,6 +35,7 @@ from langchain_ripplemem.cache_bounds import (
     CacheBounds,
     LRUCache,
 )
+from langchain_ripplemem.memory_graph.adjacency import adjacency_of, walk_graph
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_key
 from langchain_ripplemem.storage.base import EdgeBackend, EdgeRow
 
@@ -75,13 +76,24 @@ def _built(rows: Iterable[EdgeRow]) -> nx.Graph:
     return graph
 
 
+def _walk_bytes(graph: nx.Graph) -> int:
+    """Estimated memory of a :func:`walk_graph` graph: the nodes and neighbour entries read so far."""
+    adjacency = adjacency_of(graph)
+    return GRAPH_BYTES_FIXED + GRAPH_BYTES_PER_NODE * len(adjacency) + GRAPH_BYTES_PER_EDGE * adjacency.edges_read
+
+
 def _remove(graph: nx.Graph, unit_ids: Iterable[str]) -> None:
     graph.remove_nodes_from(list(unit_ids))
     graph.graph[_EDGES] = graph.number_of_edges()  # deletes are rare: count again
 
 
 class GraphCache:
-    """One NetworkX graph per namespace, loaded from ``backend`` lazily.
+    """One NetworkX graph per namespace, loaded from ``backend`` lazily; and the graph recall walks.
+
+    :meth:`graph` is the whole graph (for users of the graph, edge listings and
+    counts); :meth:`walkable` is read node by node where a walk goes
+    (:mod:`~langchain_ripplemem.memory_graph.adjacency`), so a cold open does
+    not read every edge. Both follow every write and catch-up.
 
     Args:
         backend: where the edges are stored.
@@ -92,6 +104,7 @@ class GraphCache:
         bounds = bounds or CacheBounds()
         # The least recently used graphs leave past the bounds; their next use reloads them.
         self._graphs: LRUCache[nx.Graph] = LRUCache(bounds.max_namespaces, bounds.graph_bytes, _graph_bytes)
+        self._walks: LRUCache[nx.Graph] = LRUCache(bounds.max_namespaces, bounds.graph_bytes, _walk_bytes)
         self._lock = threading.RLock()
 
     def graph(self, namespace: Namespace) -> nx.Graph:
@@ -104,20 +117,40 @@ class GraphCache:
                 self._graphs.put(key, graph)
             return graph
 
+    def walkable(self, namespace: Namespace) -> nx.Graph:
+        """The namespace's graph for walks: adjacency read node by node from the backend, and kept."""
+        key = namespace_key(namespace)
+        with self._lock:
+            graph = self._walks.get(key)
+            if graph is None:
+                graph = walk_graph(self.backend, namespace)
+                self._walks.put(key, graph)
+            return graph
+
+    def _forget(self, key: str, nodes: Iterable[str]) -> None:
+        """The walk graph reads ``nodes`` again on their next touch (their edges changed)."""
+        graph = self._walks.peek(key)
+        if graph is not None:
+            adjacency_of(graph).forget(nodes)
+
     def cached(self, namespace: Namespace) -> bool:
         """Whether the namespace's graph is loaded."""
         return self._graphs.peek(namespace_key(namespace)) is not None
 
     def add(self, namespace: Namespace, edges: Iterable[Edge]) -> None:
-        """Mirror edges the backend just stored."""
+        """Mirror edges the backend just stored (into the whole graph only when it is loaded)."""
+        key = namespace_key(namespace)
+        edges = list(edges)
         with self._lock:
-            graph = self.graph(namespace)
-            for edge in edges:
+            graph = self._graphs.peek(key)
+            for edge in edges if graph is not None else ():
                 _put(graph, edge)
+            self._forget(key, {uid for edge in edges for uid in (edge.src, edge.dst)})
 
     def remove(self, namespace: Namespace, unit_ids: Iterable[str]) -> None:
         """Drop units (and their edges) from a loaded graph."""
         with self._lock:
+            self._walks.pop(namespace_key(namespace))  # their neighbours' lists changed too
             graph = self._graphs.peek(namespace_key(namespace))
             if graph is not None:
                 _remove(graph, unit_ids)
@@ -127,20 +160,30 @@ class GraphCache:
 
         A namespace whose graph is not loaded is left alone: its first use loads it whole.
         """
+        key = namespace_key(namespace)
+        removed = list(removed)
         with self._lock:
-            graph = self._graphs.peek(namespace_key(namespace))
-            if graph is None:
+            if removed:
+                self._walks.pop(key)
+            graph, walk = self._graphs.peek(key), self._walks.peek(key)
+            if (graph is None and walk is None) or not unit_ids:
+                if graph is not None and removed:
+                    _remove(graph, removed)
                 return
-            if removed := list(removed):
-                _remove(graph, removed)
-            if unit_ids:
-                for edge in self.backend.edges(namespace, unit_ids):
+            edges = self.backend.edges(namespace, unit_ids)
+            if walk is not None:
+                adjacency_of(walk).forget({uid for edge in edges for uid in (edge.src, edge.dst)})
+            if graph is not None:
+                if removed:
+                    _remove(graph, removed)
+                for edge in edges:
                     _put(graph, edge)
 
     def invalidate(self, namespace: Namespace) -> None:
         """Forget a namespace's graph; the next use reloads it."""
         with self._lock:
             self._graphs.pop(namespace_key(namespace))
+            self._walks.pop(namespace_key(namespace))
 
     def edges(self, namespace: Namespace) -> list[Edge]:
         """Every edge of a namespace, sorted, one per type (``src < dst``)."""

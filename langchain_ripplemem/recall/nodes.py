@@ -157,7 +157,7 @@ class RecallNodes:
 
     # -- check_sufficiency -------------------------------------------------------------
     def _controller_input(self, state: RecallState, ctx: ResolvedContext) -> ControllerInput:
-        graph = self.reader.graph(ctx.namespace)
+        graph = self.reader.walk_graph(ctx.namespace)
         return ControllerInput(
             query=state["query"], cues=state["cues"], evidence=state["evidence"],
             view=self.reader.view(ctx.namespace), round=state["round"], config=ctx.config,
@@ -251,7 +251,7 @@ class RecallNodes:
             raise RuntimeError("expand: the plan has anchors but no missing-support target")
         view = self.reader.view(ctx.namespace)
         rows_now = len(view)  # the scores below cover at least these rows
-        graph = self.reader.graph(ctx.namespace)
+        graph = self.reader.walk_graph(ctx.namespace)
         if state.get("hidden"):
             # Hidden memories are neither results nor bridges: no path runs through them.
             graph = nx.restricted_view(graph, state["hidden"], [])

@@ -57,6 +57,13 @@ class MemoryReader(Protocol):
         """The namespace's typed memory graph (``data["types"]`` per edge)."""
         ...
 
+    def walk_graph(self, namespace: Namespace) -> nx.Graph:
+        """The graph expansion walks: ``namespace``'s typed graph, possibly read only where touched.
+
+        Membership, ``adj[node]`` and ``degree(node)`` answer as the whole graph would.
+        """
+        ...
+
     def embed_query(self, text: str) -> np.ndarray:
         """The query's unit vector under the memory's embeddings."""
         ...

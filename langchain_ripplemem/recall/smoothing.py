@@ -29,11 +29,10 @@ Example:
 from __future__ import annotations
 
 import threading
-import weakref
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
@@ -42,7 +41,6 @@ from langchain_ripplemem.schemas import MemoryUnit
 
 _NONE = -1
 _T = TypeVar("_T")
-_cache: weakref.WeakKeyDictionary[NamespaceView, dict[str, tuple[int, Any]]] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
@@ -51,24 +49,26 @@ def per_view(view: NamespaceView, name: str, build: Callable[[NamespaceView, int
     """``build(view, n)`` over the first ``n`` units, cached; when the view grows, ``grow`` catches it up.
 
     Views only grow (deletes and rewrites replace the whole view), so the unit
-    count is a sufficient cache key. ``grow(view, value, before, n)`` turns the value
-    for the first ``before`` units into the one for ``n`` looking only at the new
-    rows (under a lock: it may reuse ``value``'s parts; readers of the old value
-    must not see it change). Without ``grow``, a grown view is built again. Two
-    threads may both build; either result is right.
+    count is a sufficient cache key. Values live in ``view.derived`` (a view's
+    snapshot keeps them, so a cold open does not read every unit again).
+    ``grow(view, value, before, n)`` turns the value for the first ``before``
+    units into the one for ``n`` looking only at the new rows (under a lock: it
+    may reuse ``value``'s parts; readers of the old value must not see it
+    change). Without ``grow``, a grown view is built again. Two threads may both
+    build; either result is right.
     """
     n = len(view.ids)
     with _lock:
-        hit = _cache.get(view, {}).get(name)
+        hit = view.derived.get(name)
         if hit is not None and hit[0] == n:
-            return hit[1]
+            return hit[1]  # type: ignore[no-any-return]
         if hit is not None and grow is not None and hit[0] < n:
             value = grow(view, hit[1], hit[0], n)
-            _cache[view][name] = (n, value)
+            view.derived[name] = (n, value)
             return value
     value = build(view, n)
     with _lock:
-        cached = _cache.setdefault(view, {})
+        cached = view.derived
         if name not in cached or cached[name][0] < n:  # a reader behind a writer never rolls the cache back
             cached[name] = (n, value)
     return value

@@ -135,9 +135,12 @@ class SQLiteEdgeBackend:
                 for start in range(0, len(ids), _CHUNK):
                     chunk = ids[start : start + _CHUNK]
                     marks = ",".join("?" * len(chunk))
+                    # Two indexed searches: SQLite answers "src IN (..) OR dst IN (..)" by scanning
+                    # the whole namespace (a walk reads one node's edges at a time).
                     rows += self._db.conn.execute(
-                        f"SELECT src, dst, type, weight FROM edges WHERE ns = ? AND (src IN ({marks}) "
-                        f"OR dst IN ({marks}))", (key, *chunk, *chunk)).fetchall()
+                        f"SELECT src, dst, type, weight FROM edges WHERE ns = ? AND src IN ({marks}) UNION ALL "
+                        f"SELECT src, dst, type, weight FROM edges WHERE ns = ? AND dst IN ({marks})",
+                        (key, *chunk, key, *chunk)).fetchall()
         return list(dict.fromkeys(rows))  # an edge between two listed ids comes back twice
 
     def add(self, namespace: Namespace, edges: Iterable[Edge], linked: Iterable[str] = ()) -> None:

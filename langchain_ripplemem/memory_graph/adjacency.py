@@ -1,0 +1,128 @@
+"""The graph recall walks: a NetworkX graph whose adjacency is read from the edge store node by node.
+
+Expansion walks a few hundred nodes around its anchors; building the whole
+namespace's graph first (every edge row into NetworkX) made a cold open of 100k
+memories spend seconds before its first recall. :func:`walk_graph` returns an
+``nx.Graph`` whose nodes and adjacency are filled on first touch: ``uid in
+graph``, ``graph.adj[uid]``, ``graph.degree(uid)`` and
+``nx.restricted_view(graph, ...)`` read one node's edge rows (the edge store
+has indexes on both ends of an edge) and keep them.
+
+A node's neighbours are in id order, as in a graph loaded whole from the edge
+store (whose rows come in ``(src, dst)`` order), so a walk takes the same paths
+either way. A node without edges is not in the graph, as in NetworkX. The graph
+is for reads: whole-graph questions (``len``, ``graph.edges``) see only the
+nodes read so far; :meth:`GraphCache.graph` gives the whole graph.
+
+Example:
+    >>> from langchain_ripplemem.schemas import Edge
+    >>> from langchain_ripplemem.storage.sqlite import open_sqlite_graph
+    >>> backend, _ = open_sqlite_graph(None)
+    >>> backend.add(("u1",), [Edge(src="a", dst="c", type="semantic", weight=0.9),
+    ...                       Edge(src="a", dst="b", type="structural", weight=0.5)])
+    >>> graph = walk_graph(backend, ("u1",))
+    >>> "a" in graph, "z" in graph, graph.degree("a"), dict(graph.adj["a"])
+    (True, False, 2, {'b': {'types': {'structural': 0.5}}, 'c': {'types': {'semantic': 0.9}}})
+
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+import networkx as nx
+
+from langchain_ripplemem.schemas import Namespace
+from langchain_ripplemem.storage.base import EdgeBackend, EdgeRow
+
+__all__ = ["LazyAdjacency", "walk_graph"]
+
+_Neighbours = dict[str, dict[str, dict[str, float]]]
+
+
+def neighbours_of(node: str, rows: Iterable[EdgeRow]) -> _Neighbours:
+    """``{neighbour: {"types": {type: weight}}}`` of ``node`` from edge rows, in neighbour id order."""
+    types: dict[str, dict[str, float]] = {}
+    for src, dst, etype, weight in rows:
+        if node in (src, dst):
+            types.setdefault(dst if src == node else src, {})[etype] = weight
+    return {nbr: {"types": types[nbr]} for nbr in sorted(types)}
+
+
+class LazyAdjacency(dict):  # type: ignore[type-arg]
+    """``node -> neighbours``, read from the edge store on first touch (NetworkX's ``graph._adj``).
+
+    Args:
+        backend: the edge store.
+        namespace: whose edges.
+    """
+
+    def __init__(self, backend: EdgeBackend, namespace: Namespace) -> None:
+        super().__init__()
+        self.backend, self.namespace = backend, namespace
+        self.edges_read = 0  # neighbour entries held (for the cache's size estimate)
+        self._lock = threading.Lock()
+
+    def __missing__(self, node: str) -> _Neighbours:
+        if not isinstance(node, str):
+            raise KeyError(node)
+        nbrs = neighbours_of(node, self.backend.edge_rows(self.namespace, [node]))
+        with self._lock:
+            self.edges_read += len(nbrs)
+            dict.__setitem__(self, node, nbrs)
+        return nbrs
+
+    def __getitem__(self, node: str) -> _Neighbours:
+        nbrs = super().__getitem__(node)  # __missing__ reads it
+        if not nbrs:
+            raise KeyError(node)
+        return nbrs  # type: ignore[no-any-return]
+
+    def __contains__(self, node: object) -> bool:
+        try:
+            return bool(self[node])  # type: ignore[index]
+        except KeyError:
+            return False
+
+    def forget(self, nodes: Iterable[str]) -> None:
+        """Drop what was read about ``nodes`` (their edges changed): the next touch reads them again."""
+        with self._lock:
+            for node in nodes:
+                nbrs = self.pop(node, None)
+                if nbrs:
+                    self.edges_read -= len(nbrs)
+
+
+class _LazyNodes(dict):  # type: ignore[type-arg]
+    """NetworkX's ``graph._node``: a node is in the graph when it has an edge (no node attributes)."""
+
+    def __init__(self, adjacency: LazyAdjacency) -> None:
+        super().__init__()
+        self._adjacency = adjacency
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._adjacency
+
+    def __missing__(self, node: str) -> dict[str, Any]:
+        if node not in self._adjacency:
+            raise KeyError(node)
+        return {}
+
+
+def walk_graph(backend: EdgeBackend, namespace: Namespace) -> nx.Graph:
+    """A NetworkX graph of ``namespace`` whose adjacency is read node by node (see the module docs)."""
+    graph = nx.Graph()
+    adjacency = LazyAdjacency(backend, namespace)
+    graph._adj = adjacency
+    graph._node = _LazyNodes(adjacency)
+    return graph
+
+
+def adjacency_of(graph: nx.Graph) -> LazyAdjacency:
+    """The lazy adjacency of a graph :func:`walk_graph` made."""
+    adjacency = graph._adj
+    if not isinstance(adjacency, LazyAdjacency):
+        raise ValueError("graph was not made by walk_graph")
+    return adjacency

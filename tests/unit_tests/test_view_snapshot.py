@@ -1,0 +1,208 @@
+"""Cold opens from view snapshots: the same recalls as a warm memory, stale snapshots caught up, bad ones ignored."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from langchain_ripplemem import view_snapshot
+from langchain_ripplemem.config import PAPER_WRITE, RecallConfig
+from langchain_ripplemem.integrity import check_store
+from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.schemas import Conversation
+from langchain_ripplemem.storage import sqlite as edge_store
+from langchain_ripplemem.view_snapshot import SNAPSHOT_DIRNAME, ViewSnapshots, read_snapshot
+
+from .conftest import BagOfWordsEmbeddings, make_conversation
+
+NS, OTHER = ("users", "maya"), ("users", "sam")
+QUERIES = ["What is Maya allergic to?", "Where does Sam's cousin cook?", "Who went hiking near Portland?",
+           "What did Toby chew?", "When is the birthday dinner?", "What does Priya like to cook?"]
+# The recommended settings, with expansion on: walks over the graph take part in every recall.
+CONFIG = RecallConfig()
+
+
+def dialogue(cid: str, day: int, lines: list[str]) -> Conversation:
+    return Conversation.model_validate({"id": cid, "sessions": [{
+        "id": "S1", "time": f"2026-05-{day:02d}T19:00:00+00:00",
+        "turns": [{"id": f"{cid}:{i}", "speaker": "Maya" if i % 2 else "Sam", "text": t}
+                  for i, t in enumerate(lines, 1)]}]})
+
+
+MORE = [
+    dialogue("c2", 3, ["Toby chewed my shoes at the dog park.", "Sam bought Toby a new leash.",
+                       "Priya likes to cook Thai curry on Fridays.", "Harbor Grill has a new chef."]),
+    dialogue("c3", 9, ["I booked Harbor Grill for the birthday dinner.", "Priya will bring a curry.",
+                       "Maya cannot eat shrimp, remember the epipen.", "We hiked Forest Park with Toby."]),
+]
+
+
+def memory(path: Path, **kwargs) -> RippleMemory:
+    return RippleMemory(BagOfWordsEmbeddings(), persist_directory=path, write_config=PAPER_WRITE, **kwargs)
+
+
+def build(path: Path) -> list[list[str]]:
+    """Write the fixture store; its recalls, warm."""
+    with memory(path) as warm:
+        for conv in [make_conversation(), *MORE]:
+            warm.add_conversation(conv, namespace=NS)
+        warm.add_conversation(MORE[0], namespace=OTHER)
+        return recalls(warm)
+
+
+def recalls(mem: RippleMemory, ns=NS) -> list[list[str]]:
+    return [[m.unit.id for m in mem.recall(q, namespace=ns, config=CONFIG).memories] for q in QUERIES]
+
+
+def snapshot_file(path: Path, ns=NS) -> Path:
+    files = {p.name for p in (path / SNAPSHOT_DIRNAME).glob("*.view")}
+    assert len(files) == 2, files  # one per namespace
+    return ViewSnapshots(path / SNAPSHOT_DIRNAME, None, "", dict().get).path(ns)  # type: ignore[arg-type]
+
+
+def restored(mem: RippleMemory, ns=NS) -> bool:
+    """Whether the namespace's view came from a snapshot (its units are then parsed only when read)."""
+    return mem.index.view(ns).snapshot_version is not None
+
+
+def truth(path: Path, ns=NS) -> tuple[list[str], list[list[str]]]:
+    """Unit ids and recalls of a memory that reads the store of record only."""
+    with memory(path, snapshot_directory=False) as cold:
+        return [u.id for u in cold.list_units(ns, include_suppressed=True)], recalls(cold, ns)
+
+
+def test_a_reopened_store_recalls_what_the_warm_one_did_with_and_without_a_snapshot(tmp_path):
+    warm = build(tmp_path)
+    assert read_snapshot(snapshot_file(tmp_path), NS, view_snapshot.embeddings_id(BagOfWordsEmbeddings()))
+    with memory(tmp_path) as cold:
+        assert restored(cold)
+        assert cold.index.view(NS).units.parsed == 0  # nothing parsed before a recall reads it
+        assert recalls(cold) == warm
+        assert check_store(cold).ok
+    ids, without = truth(tmp_path)
+    assert without == warm
+    with memory(tmp_path) as again:
+        assert [u.id for u in again.list_units(NS, include_suppressed=True)] == ids
+
+
+def test_the_walked_graph_is_the_whole_graph_node_by_node(tmp_path):
+    build(tmp_path)
+    with memory(tmp_path) as mem:
+        whole, walked = mem.graph(NS), mem.walk_graph(NS)
+        assert whole.number_of_nodes() > 5
+        for node in whole:
+            assert node in walked and walked.degree(node) == whole.degree(node)
+            assert dict(walked.adj[node]) == dict(whole.adj[node])
+            assert list(walked.adj[node]) == sorted(whole.adj[node])  # id order, as a whole load gives
+        assert "no-such-unit" not in walked
+
+
+def test_a_stale_snapshot_catches_up_with_writes_deletes_and_suppressions_made_after_it(tmp_path):
+    build(tmp_path)
+    saved = snapshot_file(tmp_path).read_bytes()
+    with memory(tmp_path, snapshot_directory=False) as other:  # another process, which saves no snapshot
+        other.add_conversation(dialogue("c4", 20, ["Sam adopted a cat named Miso.", "Miso hates the leash."]),
+                               namespace=NS)
+        units = other.list_units(NS)
+        other.delete([units[1].id, units[4].id], namespace=NS)
+        other.suppress([units[0].id], namespace=NS, reason="wrong")
+    assert snapshot_file(tmp_path).read_bytes() == saved
+    ids, expected = truth(tmp_path)
+    with memory(tmp_path) as cold:
+        assert restored(cold)
+        assert [u.id for u in cold.list_units(NS, include_suppressed=True)] == ids
+        assert cold.index.view(NS).suppressed == {units[0].id}
+        assert recalls(cold) == expected
+        assert "Miso" in cold.recall("What is the cat called?", namespace=NS, k=1).memories[0].unit.restatement
+
+
+def test_a_namespace_dropped_after_its_snapshot_is_loaded_from_the_store(tmp_path):
+    build(tmp_path)
+    with memory(tmp_path, snapshot_directory=False) as other:
+        other.delete_namespace(NS)
+        other.add_conversation(MORE[1], namespace=NS)
+    ids, expected = truth(tmp_path)
+    with memory(tmp_path) as cold:
+        assert not restored(cold)
+        assert [u.id for u in cold.list_units(NS, include_suppressed=True)] == ids and len(ids) == 4
+        assert recalls(cold) == expected
+
+
+def test_a_snapshot_older_than_the_log_reaches_is_not_used(tmp_path, monkeypatch):
+    build(tmp_path)
+    monkeypatch.setattr(edge_store, "CHANGES_KEPT", 1)  # keep only the newest version's change row
+    with memory(tmp_path, snapshot_directory=False) as other:
+        for conv in MORE:
+            other.add_conversation(dialogue(conv.id + "x", 25, [f"Write {conv.id} about the ferry."]), namespace=NS)
+    ids, expected = truth(tmp_path)
+    with memory(tmp_path) as cold:
+        assert not restored(cold)
+        assert [u.id for u in cold.list_units(NS, include_suppressed=True)] == ids
+        assert recalls(cold) == expected
+
+
+def truncated(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def flipped(data: bytes) -> bytes:
+    middle = len(data) * 3 // 4
+    return data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1 :]
+
+
+@pytest.mark.parametrize("damage", [truncated, flipped, lambda data: b"", lambda data: b"not a snapshot" * 9])
+def test_a_damaged_snapshot_is_ignored_and_rebuilt_with_nothing_lost(tmp_path, damage):
+    warm = build(tmp_path)
+    path = snapshot_file(tmp_path)
+    path.write_bytes(damage(path.read_bytes()))
+    with memory(tmp_path) as cold:
+        assert not restored(cold)
+        assert recalls(cold) == warm
+    assert read_snapshot(path, NS, view_snapshot.embeddings_id(BagOfWordsEmbeddings())) is not None  # rebuilt
+    with memory(tmp_path) as again:
+        assert restored(again) and recalls(again) == warm
+
+
+class OtherModel(BagOfWordsEmbeddings):
+    model_id = "another/encoder"
+
+
+def test_a_snapshot_of_another_model_or_format_is_ignored(tmp_path, monkeypatch):
+    warm = build(tmp_path)
+    with RippleMemory(OtherModel(), persist_directory=tmp_path, write_config=PAPER_WRITE) as other:
+        assert not restored(other) and recalls(other) == warm
+    monkeypatch.setattr(view_snapshot, "FORMAT", view_snapshot.FORMAT + 1)
+    with memory(tmp_path) as newer:
+        assert not restored(newer) and recalls(newer) == warm
+
+
+def test_a_snapshot_never_serves_another_namespace(tmp_path):
+    build(tmp_path)
+    snapshot_file(tmp_path, OTHER).write_bytes(snapshot_file(tmp_path, NS).read_bytes())
+    with memory(tmp_path) as cold:
+        assert not restored(cold, OTHER)
+        assert {u.namespace for u in cold.list_units(OTHER)} == {OTHER}
+        assert len(cold.list_units(OTHER)) < len(cold.list_units(NS))
+
+
+def test_a_crash_while_saving_leaves_the_old_snapshot(tmp_path, monkeypatch):
+    build(tmp_path)
+    path = snapshot_file(tmp_path)
+    before = path.read_bytes()
+
+    def crash(fd: int) -> None:
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(view_snapshot.os, "fsync", crash)
+    with memory(tmp_path) as mem:
+        mem.add_conversation(MORE[1], namespace=OTHER)  # changes OTHER's view: close saves it, and crashes
+        mem.add_conversation(dialogue("c9", 28, ["Maya paints on Sundays."]), namespace=NS)
+    assert path.read_bytes() == before
+    assert not [p for p in path.parent.iterdir() if p.suffix == ".tmp"]  # no half-written file left
+    monkeypatch.setattr(view_snapshot.os, "fsync", os.fsync)
+    ids, expected = truth(tmp_path)
+    with memory(tmp_path) as cold:  # the old snapshot, caught up
+        assert restored(cold) and [u.id for u in cold.list_units(NS, include_suppressed=True)] == ids
+        assert recalls(cold) == expected
