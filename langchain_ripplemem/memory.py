@@ -35,8 +35,9 @@ from langchain_ripplemem.extraction.base import Extractor, Window
 from langchain_ripplemem.extraction.windows import with_progress
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.ingest import EmbedProgress, WritePath
-from langchain_ripplemem.marks import SUPERSEDED_BY, is_suppressed, with_suppression
+from langchain_ripplemem.marks import is_suppressed, with_suppression
 from langchain_ripplemem.memory_graph.cache import GraphCache
+from langchain_ripplemem.namespace_stats import namespace_stats
 from langchain_ripplemem.namespace_sync import NamespaceSync
 from langchain_ripplemem.recall.visibility import coerce_as_of
 from langchain_ripplemem.schemas import (
@@ -55,7 +56,7 @@ from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME, open_sqlite_graph
 from langchain_ripplemem.supersession.llm import llm_supersession
 from langchain_ripplemem.supersession.rules import refresh_supersession
 from langchain_ripplemem.unit_index import UnitIndex
-from langchain_ripplemem.view_snapshot import SNAPSHOT_DIRNAME, ViewSnapshots, embeddings_id
+from langchain_ripplemem.view_snapshot import ViewSnapshots
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -97,9 +98,8 @@ class RippleMemory:
         namespace: default namespace for calls that do not pass one.
         cache_bounds: how many namespaces, and how many bytes, of views and graphs stay
             in memory (least recently used out first; default ``CacheBounds()``).
-        snapshot_directory: where views are saved for fast cold opens (a local cache,
-            :mod:`~langchain_ripplemem.view_snapshot`); default ``ripplemem_views`` in
-            ``persist_directory``, none without it; ``False``: no snapshots.
+        snapshot_directory: a local cache of views for fast cold opens (:mod:`~langchain_ripplemem.view_snapshot`;
+            default ``ripplemem_views`` in ``persist_directory``, none without it; ``False``: none).
 
     Raises:
         ValueError: naming the arguments that cannot go together.
@@ -146,8 +146,7 @@ class RippleMemory:
         self.default_namespace = validate_namespace(namespace)
         self.persist_directory = Path(persist_directory) if persist_directory is not None else None
         self.unit_backend = unit_backend or ChromaUnitBackend(
-            client, persist_directory=persist_directory if client is None else None,
-            collection_name=collection_name)
+            client, persist_directory=persist_directory if client is None else None, collection_name=collection_name)
         try:
             if edge_backend is None or namespace_log is None:
                 if graph_path is None and self.persist_directory is not None:
@@ -157,10 +156,8 @@ class RippleMemory:
             self.unit_backend.close()
             raise
         self.edge_backend, self.namespace_log = edge_backend, namespace_log
-        if snapshot_directory is None and self.persist_directory is not None:
-            snapshot_directory = self.persist_directory / SNAPSHOT_DIRNAME
-        snapshots = ViewSnapshots(snapshot_directory, namespace_log, embeddings_id(embeddings),
-                                  lambda ns: self._sync.versions.get(ns)) if snapshot_directory else None
+        snapshots = ViewSnapshots.of_memory(snapshot_directory, self.persist_directory, namespace_log, embeddings,
+                                            lambda ns: self._sync.versions.get(ns))
         self.index = UnitIndex(self.unit_backend, cache_bounds, snapshots)
         self.graphs = GraphCache(self.edge_backend, cache_bounds)
         self.extractor = extractor or self._default_extractor()
@@ -416,18 +413,7 @@ class RippleMemory:
         """Counts of what a namespace holds: units, suppressed and superseded ones, conversations, edges."""
         ns = self._ns(namespace)
         self._write.ensure_linked(ns)
-        units = self.index.view(ns).units
-        times = [u.time for u in units if u.time is not None]
-        return NamespaceStats(
-            namespace=ns, units=len(units),
-            suppressed=sum(1 for u in units if is_suppressed(u)),
-            superseded=sum(1 for u in units if u.metadata.get(SUPERSEDED_BY)),
-            conversations=list(dict.fromkeys(u.source.conversation_id for u in units)),
-            sessions=len({(u.source.conversation_id, u.source.session_id) for u in units}),
-            edges=self.graphs.count(ns),
-            first_time=min((t.start for t in times), default=None),
-            last_time=max((t.end for t in times), default=None),
-        )
+        return namespace_stats(ns, self.index.view(ns).units, self.graphs.count(ns))
 
     def suppress(self, ids: Iterable[str], *, namespace: Namespace | str | None = None, reason: str) -> int:
         """Hide units from recall (a user correction) but keep them for audit; returns units changed.

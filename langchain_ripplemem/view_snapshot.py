@@ -39,6 +39,7 @@ Example:
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import logging
@@ -51,7 +52,7 @@ import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -69,6 +70,7 @@ FORMAT = 1
 _MAGIC = b"RIPPLEMEM-VIEW\x00\x01"
 _ALIGN = 64  # the matrix starts on a 64-byte boundary
 _log = logging.getLogger(__name__)
+_NO_CUES = (0, 0, float("nan"), float("nan"))
 
 
 def embeddings_id(embeddings: Any) -> str:
@@ -85,7 +87,7 @@ def _state(view: NamespaceView) -> dict[str, Any]:
         bm25 = view._bm25
         lexical = (dict(bm25._rows), dict(bm25._tfs), bm25._lengths, bm25._total) if len(bm25) else None
         return {"ids": view.ids, "postings": {field: dict(rows) for field, rows in view.postings.items()},
-                "row_cues": view._row_cues, "keys": view.keys, "names": view.names,
+                "row_cues": view._row_cue_array().copy(), "keys": view.keys, "names": view.names,
                 "name_rows": view._name_rows, "lower_rows": view._lower_rows, "max_seq": view.max_seq,
                 "unit_bytes": view._unit_bytes, "suppressed": view.suppressed, "claimed_by": dict(view.claimed_by),
                 "bm25": lexical, "derived": dict(view.derived)}
@@ -97,7 +99,11 @@ def _restored(namespace: Namespace, state: dict[str, Any], units: UnitList, matr
     view.pos = dict(zip(view.ids, range(len(view.ids)), strict=True))
     for field, rows in state["postings"].items():
         view.postings[field] = defaultdict(list, rows)
-    view._row_cues, view.keys, view.names = state["row_cues"], state["keys"], state["names"]
+    # The cue table as the array the cue view reads: index._extended converts only rows appended after
+    # it, so the list's first rows are never read again and need no per-row tuples (placeholders).
+    table = state["row_cues"]
+    view._row_cues, view._arrays["rows"] = [_NO_CUES] * len(table), (len(table), table)
+    view.keys, view.names = state["keys"], state["names"]
     view._name_rows, view._lower_rows = Counter(state["name_rows"]), Counter(state["lower_rows"])
     view.max_seq, view._unit_bytes, view.suppressed = state["max_seq"], state["unit_bytes"], state["suppressed"]
     view.claimed_by = defaultdict(list, state["claimed_by"])
@@ -175,7 +181,13 @@ def _parsed(mapped: mmap.mmap, namespace: Namespace, model: str, path: Path) -> 
     n, dim = header["rows"], header["dim"]
     matrix = np.frombuffer(sections["matrix"], dtype=np.float32).reshape(n, dim)
     units = UnitList.from_json(sections["units"], np.frombuffer(sections["offsets"], dtype=np.int64))
-    state = pickle.loads(sections["state"])  # noqa: S301 - our own file, CRC-checked (see the module docs)
+    collecting = gc.isenabled()
+    gc.disable()  # millions of new containers, none garbage: collections would double the load's time
+    try:
+        state = pickle.loads(sections["state"])  # noqa: S301 - our own file, CRC-checked (see the module docs)
+    finally:
+        if collecting:
+            gc.enable()
     if len(state["ids"]) != n or len(units) != n:
         raise ValueError("row counts differ")
     return _restored(namespace, state, units, matrix), int(header["version"])
@@ -194,6 +206,14 @@ class ViewSnapshots:
     def __init__(self, directory: str | Path, log: NamespaceLog, model: str,
                  seen: Callable[[Namespace], int | None]) -> None:
         self.directory, self.log, self.model, self.seen = Path(directory), log, model, seen
+
+    @classmethod
+    def of_memory(cls, directory: str | Path | Literal[False] | None, persist_directory: Path | None,
+                  log: NamespaceLog, embeddings: Any, seen: Callable[[Namespace], int | None]) -> ViewSnapshots | None:
+        """A memory's snapshots: in ``directory``, else beside an embedded store; ``None`` when it keeps none."""
+        if directory is None and persist_directory is not None:
+            directory = persist_directory / SNAPSHOT_DIRNAME
+        return cls(directory, log, embeddings_id(embeddings), seen) if directory else None
 
     def path(self, namespace: Namespace) -> Path:
         """The namespace's snapshot file."""

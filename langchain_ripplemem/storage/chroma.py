@@ -12,8 +12,12 @@ embedded store, paged reads and their retries.
   ("too many SQL variables" past that), so reads go ``PAGE_SIZE`` records (or
   ids) at a time.
 * **Namespace registry.** A small second collection (``<name>__namespaces``)
-  holds one record per namespace written, so listing namespaces reads the
-  registry, not every unit. A store from before the registry gets it on open.
+  holds one record per namespace that holds a unit: a write registers its
+  namespace, a delete that empties one and a drop remove it, so listing the
+  namespaces is one paged read of the registry (2,000 namespaces took 19 s when
+  each was asked whether it still held a unit). A store from before the
+  registry gets it on open; one whose registry could list emptied namespaces
+  (``REGISTRY_FORMAT`` missing) has it checked once.
 * **Transient errors.** Reads are retried a few times on Chroma's
   ``InternalError`` only: a Chroma 1.5.9 server now and then answers a read with
   one while another client deletes in the same collection ("Error finding id")
@@ -58,6 +62,8 @@ __all__ = ["DEFAULT_COLLECTION", "PAGE_SIZE", "ChromaUnitBackend", "chroma_clien
 DEFAULT_COLLECTION = "ripplemem_units"
 # Records (or ids) per Chroma call: well under SQLite's 32,766 bound variables.
 PAGE_SIZE = 5000
+# The registry's format, in its collection metadata: 2 = exactly the namespaces that hold units.
+REGISTRY_FORMAT = 2
 # Transient Chroma read errors: attempts in all, and the first pause (doubled each time).
 READ_ATTEMPTS = 4
 READ_BACKOFF_SECONDS = 0.05
@@ -151,9 +157,11 @@ class ChromaUnitBackend:
             self.collection = client.get_or_create_collection(
                 collection_name, embedding_function=None, metadata={"hnsw:space": "cosine"})
             self._registry = client.get_or_create_collection(
-                f"{collection_name}__namespaces", embedding_function=None)
-            self._registered: set[str] = set()
-            if self._registry.count() == 0 and self.collection.count() > 0:
+                f"{collection_name}__namespaces", embedding_function=None,
+                metadata={"registry_format": REGISTRY_FORMAT})
+            if (self._registry.metadata or {}).get("registry_format") != REGISTRY_FORMAT:
+                self._check_registry()
+            elif self._registry.count() == 0 and self.collection.count() > 0:
                 self._register(self._scan_keys())  # a store from before the registry
         except BaseException:
             self.close()
@@ -226,18 +234,29 @@ class ChromaUnitBackend:
                     yield StoredRecord(uid, key, None, f"{type(err).__name__}: {err}")
 
     def namespaces(self) -> list[Namespace]:
-        """Every registered namespace that still holds a unit."""
+        """Every namespace that holds a unit: one paged read of the registry."""
+        return sorted(namespace_from_key(k) for k in self._registry_keys())
+
+    def _registry_keys(self) -> list[str]:
         keys: list[str] = []
         offset = 0
         while True:
             got = self._get(self._registry, "the namespace list", limit=PAGE_SIZE, offset=offset, include=[])
             keys += got["ids"]
             if len(got["ids"]) < PAGE_SIZE:
-                break
+                return keys
             offset += PAGE_SIZE
-        held = [key for key in keys
-                if self._get(self.collection, "the namespace list", where={"ns": key}, limit=1, include=[])["ids"]]
-        return sorted(namespace_from_key(k) for k in held)
+
+    def _holds_units(self, key: str) -> bool:
+        return bool(self._get(self.collection, "the namespace list", where={"ns": key}, limit=1, include=[])["ids"])
+
+    def _check_registry(self) -> None:
+        """Bring a registry of an older release up to date: add unregistered namespaces, drop emptied ones."""
+        keys = self._registry_keys()
+        self._register(self._scan_keys() - set(keys) if self.collection.count() else set())
+        if emptied := [k for k in keys if not self._holds_units(k)]:
+            self._registry.delete(ids=emptied)
+        self._registry.modify(metadata={"registry_format": REGISTRY_FORMAT})
 
     def _scan_keys(self) -> set[str]:
         return {m["ns"] for got in self._pages("every record", ["metadatas"])
@@ -245,11 +264,10 @@ class ChromaUnitBackend:
 
     # -- writes ----------------------------------------------------------------------
     def _register(self, keys: set[str]) -> None:
-        new = sorted(keys - self._registered)
-        if new:
+        # Every write, not once per process: another process may have unregistered a namespace it emptied.
+        if new := sorted(keys):
             self._registry.upsert(ids=new, embeddings=np.ones((len(new), 1), dtype=np.float32),
                                   metadatas=[{"ns": k} for k in new])
-            self._registered.update(new)
 
     @staticmethod
     def _metadata(key: str, unit: MemoryUnit) -> dict[str, Any]:
@@ -286,6 +304,8 @@ class ChromaUnitBackend:
         key = namespace_key(namespace)
         for start in range(0, len(ids), PAGE_SIZE):
             self.collection.delete(ids=list(ids[start : start + PAGE_SIZE]), where={"ns": key})
+        if ids and not self._holds_units(key):
+            self._registry.delete(ids=[key])
 
     def drop(self, namespace: Namespace) -> None:
         """Remove every unit of exactly this namespace, and its registry entry."""
@@ -297,4 +317,3 @@ class ChromaUnitBackend:
                 break
             self.collection.delete(ids=ids)
         self._registry.delete(ids=[key])
-        self._registered.discard(key)

@@ -67,7 +67,7 @@ def test_a_byte_bound_keeps_only_the_namespace_in_use():
     for i in range(3):
         _say(memory, i)
     memory.recall("locker code", namespace=("users", "u1"))
-    assert memory.index._views.keys() == memory.graphs._graphs.keys() == [namespace_key(("users", "u1"))]
+    assert memory.index._views.keys() == memory.graphs._walks.keys() == [namespace_key(("users", "u1"))]
     assert memory.stats(("users", "u2")).units == 2  # reloaded from storage on use
 
 
@@ -114,6 +114,8 @@ def test_the_estimates_match_what_a_namespace_frees_when_it_leaves():
         memory.graphs.invalidate(ns)
         for query in ("Who went to the park?", "What about the violin lessons in Lisbon?"):
             memory.recall(query, namespace=ns)  # derived caches (BM25, context, cosines) built too
+        memory.graphs._walks.pop(namespace_key(ns))  # recall walks a graph read node by node: measure
+        memory.graph(ns)  # the whole one
         view, graph = memory.index.cached(ns), memory.graphs._graphs.peek(namespace_key(ns))
         assert view is not None and graph is not None and graph.number_of_edges() > 0
         estimates = {"view": view.nbytes, "graph": _graph_bytes(graph)}

@@ -94,8 +94,8 @@ def test_other_errors_are_not_retried(memory, pauses):
 
 
 def test_the_namespace_list_is_retried_too(memory, pauses):
-    flaky = FlakyCollection(memory.unit_backend.collection, failures=2)
-    memory.unit_backend.collection = flaky
+    flaky = FlakyCollection(memory.unit_backend._registry, failures=2)  # the list is read from the registry
+    memory.unit_backend._registry = flaky
     assert memory.namespaces() == [MAYA]
     assert flaky.gets == 3 and len(pauses) == 2
 
