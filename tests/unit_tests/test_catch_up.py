@@ -204,3 +204,24 @@ def test_a_reopened_store_recalls_what_the_warm_one_did(tmp_path):
     assert after == before and all(before)
     assert graph_edges(cold) == edges and edges
     cold.close()
+
+
+def walked(memory: RippleMemory, nodes) -> dict[str, dict]:
+    graph = memory.walk_graph(NS)
+    return {n: dict(graph.adj[n]) if n in graph else {} for n in nodes}
+
+
+def test_the_walked_graph_follows_other_writers_edges_and_deletes(pair):
+    a, b = pair
+    old = [u.id for u in a.list_units(NS)]
+    before = walked(b, old)  # read (and kept) before the other writer changes them
+    report = a.add_conversation(turns("c2", ["Toby chewed my shoes at the dog park.", "We walk Toby at the park."]),
+                                namespace=NS)
+    b.prepare(NS)
+    whole = a.graph(NS)
+    nodes = [*old, *report.unit_ids]
+    assert walked(b, nodes) == {n: dict(whole.adj[n]) if n in whole else {} for n in nodes} != before
+    a.delete([old[1]], namespace=NS)
+    b.prepare(NS)
+    assert old[1] not in b.walk_graph(NS)
+    assert all(old[1] not in nbrs for nbrs in walked(b, nodes).values())
