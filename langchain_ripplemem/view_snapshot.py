@@ -13,7 +13,8 @@ A snapshot is one file per namespace holding a
 
 A snapshot is a rebuildable cache, never a source of truth. :meth:`ViewSnapshots.restore`
 uses it only when it is whole (a CRC-32 over everything after the header), of
-this format, of the namespace asked, made with the same embedding model, and
+this format and build of the package (:func:`code_id`), of the namespace asked,
+made with the same embedding model, and
 the namespace log still holds every change since its version; the caller then
 applies those changes (as a stale reader catches up). Otherwise the view is
 loaded from the store of record. A snapshot is written to a temporary file and
@@ -39,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
 import json
@@ -79,6 +81,21 @@ def embeddings_id(embeddings: Any) -> str:
     name = next((v for a in ("model_id", "model", "model_name") if isinstance(v := getattr(embeddings, a, None), str)),
                 "")
     return f"{kind.__module__}.{kind.__qualname__}:{name}"
+
+
+@functools.lru_cache(maxsize=1)
+def code_id() -> str:
+    """A hash of the package's source: what a view holds (postings, derived values) is computed by it.
+
+    A snapshot saved by another build of the package is ignored (its view is loaded
+    from the store once and saved again), so no code change can leave a snapshot
+    holding structures the running code would compute differently.
+    """
+    root = Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _state(view: NamespaceView) -> dict[str, Any]:
@@ -129,8 +146,8 @@ def write_snapshot(path: Path, view: NamespaceView, version: int, model: str) ->
     crc = 0
     for _, data in sections:
         crc = zlib.crc32(data + b"\0" * ((-len(data)) % _ALIGN), crc)
-    header = json.dumps({"format": FORMAT, "namespace": namespace_key(view.namespace), "version": version,
-                         "model": model, "rows": n, "dim": int(view.matrix.shape[1]) if n else 0,
+    header = json.dumps({"format": FORMAT, "code": code_id(), "namespace": namespace_key(view.namespace),
+                         "version": version, "model": model, "rows": n, "dim": int(view.matrix.shape[1]) if n else 0,
                          "sections": layout, "crc32": crc, "size": at}).encode()
     head = _MAGIC + struct.pack("<Q", len(header)) + header
     head += b"\0" * ((-len(head)) % _ALIGN)
@@ -170,7 +187,7 @@ def _parsed(mapped: mmap.mmap, namespace: Namespace, model: str, path: Path) -> 
     start = len(_MAGIC) + 8
     header = json.loads(bytes(mapped[start : start + length]))
     body = start + length + (-(start + length)) % _ALIGN
-    expected = {"format": FORMAT, "namespace": namespace_key(namespace), "model": model}
+    expected = {"format": FORMAT, "code": code_id(), "namespace": namespace_key(namespace), "model": model}
     if (found := {k: header.get(k) for k in expected}) != expected:
         _log.info("view snapshot %s is of %s, not %s: ignored", path, found, expected)
         return None

@@ -169,13 +169,17 @@ class OtherModel(BagOfWordsEmbeddings):
     model_id = "another/encoder"
 
 
-def test_a_snapshot_of_another_model_or_format_is_ignored(tmp_path, monkeypatch):
+def test_a_snapshot_of_another_model_format_or_build_is_ignored(tmp_path, monkeypatch):
     warm = build(tmp_path)
     with RippleMemory(OtherModel(), persist_directory=tmp_path, write_config=PAPER_WRITE) as other:
         assert not restored(other) and recalls(other) == warm
-    monkeypatch.setattr(view_snapshot, "FORMAT", view_snapshot.FORMAT + 1)
-    with memory(tmp_path) as newer:
-        assert not restored(newer) and recalls(newer) == warm
+    with monkeypatch.context() as patch:
+        patch.setattr(view_snapshot, "FORMAT", view_snapshot.FORMAT + 1)
+        with memory(tmp_path) as newer:
+            assert not restored(newer) and recalls(newer) == warm
+    monkeypatch.setattr(view_snapshot, "code_id", lambda: "another build")
+    with memory(tmp_path) as rebuilt:
+        assert not restored(rebuilt) and recalls(rebuilt) == warm
 
 
 def test_a_snapshot_never_serves_another_namespace(tmp_path):
