@@ -8,9 +8,10 @@ graph``, ``graph.adj[uid]``, ``graph.degree(uid)`` and
 ``nx.restricted_view(graph, ...)`` read one node's edge rows (the edge store
 has indexes on both ends of an edge) and keep them.
 
-A node's neighbours are in id order, as in a graph loaded whole from the edge
-store (whose rows come in ``(src, dst)`` order), so a walk takes the same paths
-either way. A node without edges is not in the graph, as in NetworkX. The graph
+A node's neighbours are in the order the edge store returns its rows (SQLite:
+the order the edges were written), as in the graph a writer mirrors write by
+write: a walk, which keeps the first of equally short paths it meets, takes the
+same paths as over that graph. A node without edges is not in the graph, as in NetworkX. The graph
 is for reads: whole-graph questions (``len``, ``graph.edges``) see only the
 nodes read so far; :meth:`GraphCache.graph` gives the whole graph.
 
@@ -22,7 +23,7 @@ Example:
     ...                       Edge(src="a", dst="b", type="structural", weight=0.5)])
     >>> graph = walk_graph(backend, ("u1",))
     >>> "a" in graph, "z" in graph, graph.degree("a"), dict(graph.adj["a"])
-    (True, False, 2, {'b': {'types': {'structural': 0.5}}, 'c': {'types': {'semantic': 0.9}}})
+    (True, False, 2, {'c': {'types': {'semantic': 0.9}}, 'b': {'types': {'structural': 0.5}}})
 
 """
 
@@ -43,12 +44,12 @@ _Neighbours = dict[str, dict[str, dict[str, float]]]
 
 
 def neighbours_of(node: str, rows: Iterable[EdgeRow]) -> _Neighbours:
-    """``{neighbour: {"types": {type: weight}}}`` of ``node`` from edge rows, in neighbour id order."""
+    """``{neighbour: {"types": {type: weight}}}`` of ``node`` from edge rows, neighbours in the rows' order."""
     types: dict[str, dict[str, float]] = {}
     for src, dst, etype, weight in rows:
         if node in (src, dst):
             types.setdefault(dst if src == node else src, {})[etype] = weight
-    return {nbr: {"types": types[nbr]} for nbr in sorted(types)}
+    return {nbr: {"types": kinds} for nbr, kinds in types.items()}
 
 
 class LazyAdjacency(dict):  # type: ignore[type-arg]

@@ -138,9 +138,11 @@ class SQLiteEdgeBackend:
                     # Two indexed searches: SQLite answers "src IN (..) OR dst IN (..)" by scanning
                     # the whole namespace (a walk reads one node's edges at a time).
                     rows += self._db.conn.execute(
-                        f"SELECT src, dst, type, weight FROM edges WHERE ns = ? AND src IN ({marks}) UNION ALL "
-                        f"SELECT src, dst, type, weight FROM edges WHERE ns = ? AND dst IN ({marks})",
+                        f"SELECT rowid, src, dst, type, weight FROM edges WHERE ns = ? AND src IN ({marks}) "
+                        f"UNION ALL SELECT rowid, src, dst, type, weight FROM edges WHERE ns = ? AND dst IN ({marks})",
                         (key, *chunk, key, *chunk)).fetchall()
+                # In the order they were written: a graph mirrored write by write holds a node's neighbours so.
+                rows = [row[1:] for row in sorted(rows)]
         return list(dict.fromkeys(rows))  # an edge between two listed ids comes back twice
 
     def add(self, namespace: Namespace, edges: Iterable[Edge], linked: Iterable[str] = ()) -> None:

@@ -87,15 +87,17 @@ def test_a_reopened_store_recalls_what_the_warm_one_did_with_and_without_a_snaps
         assert [u.id for u in again.list_units(NS, include_suppressed=True)] == ids
 
 
-def test_the_walked_graph_is_the_whole_graph_node_by_node(tmp_path):
-    build(tmp_path)
-    with memory(tmp_path) as mem:
-        whole, walked = mem.graph(NS), mem.walk_graph(NS)
-        assert whole.number_of_nodes() > 5
-        for node in whole:
-            assert node in walked and walked.degree(node) == whole.degree(node)
-            assert dict(walked.adj[node]) == dict(whole.adj[node])
-            assert list(walked.adj[node]) == sorted(whole.adj[node])  # id order, as a whole load gives
+def test_the_walked_graph_is_the_graph_a_writer_mirrors_node_by_node(tmp_path):
+    with memory(tmp_path, snapshot_directory=False) as mem:
+        mirrored = mem.graph(NS)  # loaded first: every write's edges are mirrored into it, in order
+        for conv in [make_conversation(), *MORE]:
+            mem.add_conversation(conv, namespace=NS)
+        walked = mem.walk_graph(NS)
+        assert mirrored.number_of_nodes() > 5
+        for node in mirrored:
+            assert node in walked and walked.degree(node) == mirrored.degree(node)
+            # The same neighbours in the same order: a walk keeps the first of equally short paths.
+            assert list(walked.adj[node].items()) == list(mirrored.adj[node].items())
         assert "no-such-unit" not in walked
 
 
@@ -210,3 +212,15 @@ def test_a_crash_while_saving_leaves_the_old_snapshot(tmp_path, monkeypatch):
     with memory(tmp_path) as cold:  # the old snapshot, caught up
         assert restored(cold) and [u.id for u in cold.list_units(NS, include_suppressed=True)] == ids
         assert recalls(cold) == expected
+
+
+def test_recall_over_the_walked_graph_is_recall_over_the_mirrored_graph(tmp_path, monkeypatch):
+    with memory(tmp_path, snapshot_directory=False) as mem:
+        mem.graph(NS)
+        for conv in [make_conversation(), *MORE]:
+            mem.add_conversation(conv, namespace=NS)
+        walked = [[(m.unit.id, m.score) for m in mem.recall(q, namespace=NS, config=CONFIG).memories]
+                  for q in QUERIES]
+        monkeypatch.setattr(mem, "walk_graph", mem.graph)  # the graph recall walked before
+        assert [[(m.unit.id, m.score) for m in mem.recall(q, namespace=NS, config=CONFIG).memories]
+                for q in QUERIES] == walked
