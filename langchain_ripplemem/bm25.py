@@ -107,6 +107,12 @@ class BM25Index:
         values = (idf * (tf / (norm + tf))).astype(np.float32)
         return rows.copy(), values
 
+    def rows_of(self, term: str) -> np.ndarray:
+        """The rows whose document holds ``term``, increasing (empty if none)."""
+        with self._lock:
+            rows = self._rows.get(term)
+            return np.frombuffer(rows, dtype=np.int64).copy() if rows is not None else np.zeros(0, dtype=np.int64)
+
     def subset(self, keep: Sequence[int]) -> BM25Index:
         """The index of rows ``keep`` (increasing), renumbered ``0..len(keep)-1``: a delete, no re-tokenising."""
         keep_rows = np.asarray(keep, dtype=np.int64)

@@ -257,6 +257,10 @@ class NamespaceView:
             scores = np.concatenate([scores, np.zeros(n - len(scores), dtype=np.float32)])
         return scores[:n]
 
+    def term_rows(self, term: str) -> np.ndarray:
+        """Rows whose restatement holds ``term``, a stemmed content word (the BM25 vocabulary)."""
+        return self._lexical_index().rows_of(term)
+
     def posting_lists(self, cues: HasCues) -> list[list[int]]:
         """The row lists (insertion order) of every participant, location and day of ``cues``."""
         return [rows for field, value in cue_keys(cues) if (rows := self.postings[field].get(value))]

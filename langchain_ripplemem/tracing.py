@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import get_callback_manager_for_config
 
@@ -38,6 +39,12 @@ def round_run(
     config: RunnableConfig | None, node: str, round_number: int, **metadata: Any
 ) -> Iterator[dict[str, Any]]:
     """Open a child run for one node in one round; fill the yielded dict with outputs."""
+    given = (config or {}).get("callbacks")
+    if isinstance(given, BaseCallbackManager) and not given.handlers:
+        # Inside a graph run the node's manager is configured already (tracing from the
+        # environment included): with no handlers there is nothing to record.
+        yield {}
+        return
     manager = get_callback_manager_for_config(config or {})
     if not manager.handlers:
         yield {}

@@ -36,6 +36,8 @@ Example:
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -46,7 +48,7 @@ from langchain_ripplemem.memory_graph.expansion import ExpansionHit
 from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
 
 __all__ = ["BridgeStrength", "TimeBridge", "bridge_potential", "bridge_strength", "mentioned_time", "salience",
-           "time_bridges", "time_hits"]
+           "shared_bridge_strength", "time_bridges", "time_hits"]
 
 # A time longer than this names a season, not an occasion ("in 2022", "this summer").
 _SPECIFIC = timedelta(days=31)
@@ -62,15 +64,18 @@ def bridge_strength(view: NamespaceView, a: str, b: str, topic_weight: float = 1
 
 
 class BridgeStrength:
-    """:func:`bridge_strength` for one walk: each key's weight is computed once.
+    """:func:`bridge_strength` over one state of a view: each key's weight and each edge's strength computed once.
 
-    An expansion walks a few hundred cue edges whose ends share the same few keys;
-    the view does not change during one recall, so neither do the keys' weights.
+    An expansion walks a few hundred cue edges whose ends share the same few keys,
+    and the next recall walks many of them again. What an edge is worth changes
+    only when the view gains units (rarities move) or loses some (a new view), so
+    :func:`shared_bridge_strength` hands recalls one instance per view and size.
     """
 
     def __init__(self, view: NamespaceView, topic_weight: float = 1.0, key_budget: int = 0) -> None:
         self.view, self.topic_weight, self.key_budget = view, topic_weight, key_budget
         self._weights: dict[str, float] = {}
+        self._edges: dict[tuple[str, str], float] = {}
 
     def weight(self, key: str) -> float:
         """``key``'s rarity, a topic word's times ``topic_weight`` (a month name's not)."""
@@ -80,12 +85,44 @@ class BridgeStrength:
 
     def __call__(self, a: str, b: str) -> float:
         """The weight of the rarest key ``a`` and ``b`` share (0: none), times both ends' :func:`salience`."""
+        found = self._edges.get((a, b))
+        if found is None:
+            found = self._strength(a, b)
+            if len(self._edges) < _EDGES_KEPT:
+                self._edges[(a, b)] = found
+        return found
+
+    def _strength(self, a: str, b: str) -> float:
         view = self.view
         keys_a, keys_b = view.keys[view.pos[a]], view.keys[view.pos[b]]
         best = max(map(self.weight, set(keys_a).intersection(keys_b)), default=0.0)
         if best and self.key_budget:
             best *= salience(len(keys_a), self.key_budget) * salience(len(keys_b), self.key_budget)
         return best
+
+
+# Edge strengths kept per view state: a recall walks hundreds; a hub-heavy namespace could ask for millions.
+_EDGES_KEPT = 200_000
+_SHARED: weakref.WeakKeyDictionary[NamespaceView, dict[tuple[int, float, int], BridgeStrength]] = \
+    weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_bridge_strength(view: NamespaceView, topic_weight: float = 1.0, key_budget: int = 0) -> BridgeStrength:
+    """The :class:`BridgeStrength` of ``view`` at its current size, shared by the recalls that read it.
+
+    A view that grew gets a new one (the rarities moved); a view that lost units is a
+    new view. Instances leave with their view.
+    """
+    with _SHARED_LOCK:
+        per_view = _SHARED.setdefault(view, {})
+        key = (len(view), topic_weight, key_budget)
+        found = per_view.get(key)
+        if found is None:
+            for stale in [k for k in per_view if k[0] != key[0]]:
+                del per_view[stale]
+            found = per_view[key] = BridgeStrength(view, topic_weight, key_budget)
+        return found
 
 
 def salience(n_keys: int, key_budget: int) -> float:

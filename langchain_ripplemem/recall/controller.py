@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from langchain_ripplemem.chat_models import StructuredOutcome, acall_structured, call_structured, resolve_chat_model
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.extraction.relative_time import relative_times, shift
@@ -63,6 +65,21 @@ class ControllerInput:
     graph_degree: dict[str, int]
 
 
+@dataclass
+class HeuristicWork:
+    """What :meth:`HeuristicController.decide` computed in a round, for :meth:`HeuristicController.plan` to reuse.
+
+    ``round`` and ``evidence`` (its size) say which round's evidence it was computed
+    on; ``None`` fields were not computed.
+    """
+
+    round: int
+    evidence: int
+    missing: list[str] | None = None
+    candidates: list[tuple[str, float, float]] | None = None
+    event: tuple[str, TimeInterval] | None = None
+
+
 class HeuristicController:
     """Offline controller: coverage-based sufficiency and missing-support targets.
 
@@ -72,14 +89,12 @@ class HeuristicController:
 
     def missing_terms(self, inp: ControllerInput) -> list[str]:
         """Query content words that no memory in the evidence mentions."""
-        covered: set[str] = set()
-        for uid in inp.evidence:
-            unit = inp.view.unit(uid)
-            if unit is not None:
-                covered |= lexical_token_set(unit.restatement)
         cue_words = {w for value in inp.cues.participants for w in value.split()}
+        view = inp.view
+        # A query word's postings against the evidence rows: no memory's text is tokenised again.
+        rows = np.fromiter((view.pos[uid] for uid in inp.evidence if uid in view.pos), dtype=np.int64)
         return [w for w in content_words(inp.query)
-                if w not in cue_words and stem(w) not in covered]
+                if w not in cue_words and not np.isin(view.term_rows(stem(w)), rows).any()]
 
     def bridge_anchors(self, inp: ControllerInput, in_graph: list[str]) -> list[str]:
         """After a round, expand from what the last round bridged to (a chain: name, then topic).
@@ -185,15 +200,25 @@ class HeuristicController:
         return None
 
     def decide(self, inp: ControllerInput) -> Plan:
-        """Stop when every query term is covered by a strong first hop and no likely anchor has an unexplored bridge."""
-        if inp.round == 0 and inp.config.bridge_weight and self.event_time(inp) is not None:
-            return Plan(should_continue=True, reason="the question's time is relative to an event a recalled memory "
-                        "dates: look in that time")
-        missing = self.missing_terms(inp)
+        """Stop when every query term is covered by a strong first hop and no likely anchor has an unexplored bridge.
+
+        What it computes on the way (missing terms, ranked candidates, the event time)
+        rides along in the plan (``Plan["heuristic"]``), so :meth:`plan` of the same
+        round does not compute it again.
+        """
+        work = HeuristicWork(round=inp.round, evidence=len(inp.evidence))
+        if inp.round == 0 and inp.config.bridge_weight:
+            work.event = self.event_time(inp)
+            if work.event is not None:
+                return Plan(should_continue=True, heuristic=work, reason="the question's time is relative to an "
+                            "event a recalled memory dates: look in that time")
+        missing = work.missing = self.missing_terms(inp)
         top_semantic = max((h.score for hits in inp.evidence.values() for h in hits
                             if h.source == "semantic"), default=0.0)
-        bridges = [(p, uid) for uid, _, p in self.candidates(inp)[: inp.config.max_anchors]
-                   if p >= _TARGET_MIN_RARITY] if inp.config.anchor_bridge_weight else []
+        if inp.config.anchor_bridge_weight:
+            work.candidates = self.candidates(inp)
+        bridges = [(p, uid) for uid, _, p in (work.candidates or [])[: inp.config.max_anchors]
+                   if p >= _TARGET_MIN_RARITY]
         if not missing and top_semantic >= inp.config.sufficiency_similarity and not bridges:
             return Plan(should_continue=False, reason="evidence covers every query term and cue "
                         f"(best semantic match {top_semantic:.2f})")
@@ -203,20 +228,26 @@ class HeuristicController:
             why = "a recalled memory names something other memories also hold (what else is known about it?)"
         else:
             why = f"weak first hop (best semantic match {top_semantic:.2f})"
-        return Plan(should_continue=True, reason=why)
+        return Plan(should_continue=True, reason=why, heuristic=work)
 
     def plan(self, inp: ControllerInput, decision: Plan) -> Plan:
         """Anchors: the best candidates (:meth:`candidates`); target: query + missing + anchor cues."""
         cfg = inp.config
+        work = decision.get("heuristic")
+        if work is None or (work.round, work.evidence) != (inp.round, len(inp.evidence)):
+            work = HeuristicWork(round=inp.round, evidence=len(inp.evidence))  # decided elsewhere: compute here
+            work.event = self.event_time(inp) if inp.round == 0 and cfg.bridge_weight else None
         in_graph = [uid for uid in inp.evidence if inp.graph_degree.get(uid, 0) > 0]
-        anchors = [uid for uid, _, _ in self.candidates(inp)[: cfg.max_anchors]]
-        event = self.event_time(inp) if inp.round == 0 and cfg.bridge_weight else None
+        if work.candidates is None:
+            work.candidates = self.candidates(inp)
+        anchors = [uid for uid, _, _ in work.candidates[: cfg.max_anchors]]
+        event = work.event
         if event is not None:  # expand from the event's memory too; the query's time is now known
             anchors = [event[0], *(a for a in anchors if a != event[0])][: cfg.max_anchors]
         if inp.round > 0 and cfg.bridge_weight:
             anchors = self.bridge_anchors(inp, in_graph)
         units = [u for u in (inp.view.unit(a) for a in anchors) if u is not None]
-        missing = self.missing_terms(inp)
+        missing = work.missing if work.missing is not None else self.missing_terms(inp)
         participants = list(dict.fromkeys([*inp.cues.participants,
                                            *(p.lower() for u in units for p in u.participants)]))
         locations = list(dict.fromkeys([*inp.cues.locations,

@@ -38,7 +38,7 @@ from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.model_errors import describe_error
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
 from langchain_ripplemem.recall.assembly import aligner, assemble_memories, format_evidence, parse_citations
-from langchain_ripplemem.recall.bridging import BridgeStrength, time_hits
+from langchain_ripplemem.recall.bridging import shared_bridge_strength, time_hits
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController
 from langchain_ripplemem.recall.cues import cues_from_llm, move_speakers, reference_time, rule_based_cues, with_asker
 from langchain_ripplemem.recall.reader import MemoryReader
@@ -321,7 +321,7 @@ class RecallNodes:
         if not cfg.bridge_weight:
             return None
         weight = cfg.first_topic_weight if expanded_rounds == 0 else cfg.topic_weight
-        return BridgeStrength(view, weight, cfg.bridge_key_budget)
+        return shared_bridge_strength(view, weight, cfg.bridge_key_budget)
 
     # -- assemble / answer ---------------------------------------------------------------
     def assemble(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:

@@ -105,6 +105,7 @@ class Plan(TypedDict, total=False):
     # A time the query names relative to an event ("the weekend before her interview"),
     # grounded from the event's memory: (that memory's id, the time).
     event_time: tuple[str, TimeInterval]
+    heuristic: Any  # what the heuristic controller's decide computed, for its plan (controller.HeuristicWork)
 
 
 class RecallState(TypedDict, total=False):

@@ -115,3 +115,15 @@ def test_a_write_tokenises_only_the_new_units(monkeypatch):
     view.lexical_scores("hike")
     view.lexical("hike", 2)
     assert sorted(seen) == sorted([TEXTS[5], TEXTS[6], "hike", "hike"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=documents, data=st.data())
+def test_rows_of_a_term_are_the_documents_holding_it(docs, data):
+    index = BM25Index()
+    index.extend(docs)
+    keep = sorted(data.draw(st.sets(st.integers(0, len(docs) - 1), min_size=1)))
+    subset = index.subset(keep)
+    for term in [*TERMS, "absent"]:
+        assert index.rows_of(term).tolist() == [i for i, doc in enumerate(docs) if term in doc]
+        assert subset.rows_of(term).tolist() == [i for i, row in enumerate(keep) if term in docs[row]]

@@ -220,3 +220,19 @@ def test_a_cue_shared_with_a_long_many_cued_memory_bridges_less_with_a_key_budge
     assert BridgeStrength(view)(short_a.id, long_c.id) == pytest.approx(name)  # budget 0: no discount
     assert bridge_potential(view, long_c.id, key_budget=16) < bridge_potential(view, long_c.id)
 
+
+
+def test_recalls_share_edge_strengths_until_the_view_grows():
+    from langchain_ripplemem.recall.bridging import shared_bridge_strength
+
+    a, b = unit(1, names=["harbor grill"]), unit(2, names=["harbor grill"])
+    view = view_of([a, b])
+    shared = shared_bridge_strength(view, 0.5, 16)
+    assert shared(a.id, b.id) == BridgeStrength(view, 0.5, 16)(a.id, b.id) > 0
+    assert shared_bridge_strength(view, 0.5, 16) is shared  # the next recall reuses what this one computed
+    assert shared_bridge_strength(view, 1.0, 16) is not shared
+    # A third memory with the name makes it less rare: the strength is computed anew, not served stale.
+    c = unit(3, names=["harbor grill"])
+    view.add([c], np.zeros((1, 8), dtype=np.float32))
+    grown = shared_bridge_strength(view, 0.5, 16)
+    assert grown is not shared and grown(a.id, b.id) == BridgeStrength(view, 0.5, 16)(a.id, b.id) < shared(a.id, b.id)

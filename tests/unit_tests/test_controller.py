@@ -1,0 +1,45 @@
+"""The heuristic controller: missing support read off the evidence, and a plan that reuses its decision's work."""
+
+from __future__ import annotations
+
+import pytest
+
+from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.lexical import lexical_token_set, stem
+from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController
+from langchain_ripplemem.schemas import Hit, QueryCues
+
+from .test_bridging import unit, view_of
+
+TEXTS = ["Maya is allergic to shellfish.", "Sam booked Harbor Grill for Friday.",
+         "Harbor Grill is a seafood place by the pier.", "The hiking trip was rained out."]
+
+
+def _input(query: str, evidence_rows: list[int], participants: tuple[str, ...] = (), **config: object):
+    units = [unit(i, names=["harbor grill"] if "Harbor" in t else (), text=t) for i, t in enumerate(TEXTS)]
+    view = view_of(units)
+    evidence = {units[i].id: [Hit(source="semantic", rank=r, score=0.8 - 0.1 * r)]
+                for r, i in enumerate(evidence_rows)}
+    return ControllerInput(query=query, cues=QueryCues(query=query, participants=list(participants)),
+                           evidence=evidence, view=view, round=0, config=RecallConfig(**config),
+                           graph_degree={uid: 1 for uid in evidence})
+
+
+@pytest.mark.parametrize("rows", [[], [0], [1], [0, 1], [1, 2], [0, 1, 2, 3]])
+def test_missing_terms_are_the_query_words_no_evidence_memory_says(rows):
+    inp = _input("Is Maya allergic to the seafood Sam booked at the pier?", rows, participants=("maya",))
+    said = set().union(*(lexical_token_set(TEXTS[i]) for i in rows))
+    expected = [w for w in ["allergic", "seafood", "sam", "booked", "pier"] if stem(w) not in said]
+    assert HeuristicController().missing_terms(inp) == expected
+
+
+def test_a_plan_made_from_its_decision_equals_one_made_from_scratch():
+    controller = HeuristicController()
+    inp = _input("Should Maya accept Sam's dinner pick at the pier?", [1, 0], anchor_bridge_weight=0.3)
+    decision = controller.decide(inp)
+    assert decision["should_continue"] and decision["heuristic"].candidates is not None
+    reused, fresh = controller.plan(inp, decision), controller.plan(inp, {"reason": decision["reason"]})
+    assert reused["anchors"] == fresh["anchors"] and reused["target"] == fresh["target"]
+    # Work done on other evidence (another round) is not reused.
+    later = ControllerInput(**{**inp.__dict__, "round": 1})
+    assert controller.plan(later, decision)["anchors"] == controller.plan(later, {})["anchors"]
