@@ -57,8 +57,6 @@ def recalls(mem: RippleMemory, ns=NS) -> list[list[str]]:
 
 
 def snapshot_file(path: Path, ns=NS) -> Path:
-    files = {p.name for p in (path / SNAPSHOT_DIRNAME).glob("*.view")}
-    assert len(files) == 2, files  # one per namespace
     return ViewSnapshots(path / SNAPSHOT_DIRNAME, None, "", dict().get).path(ns)  # type: ignore[arg-type]
 
 
@@ -75,6 +73,7 @@ def truth(path: Path, ns=NS) -> tuple[list[str], list[list[str]]]:
 
 def test_a_reopened_store_recalls_what_the_warm_one_did_with_and_without_a_snapshot(tmp_path):
     warm = build(tmp_path)
+    assert len(list((tmp_path / SNAPSHOT_DIRNAME).glob("*.view"))) == 2  # one per namespace
     assert read_snapshot(snapshot_file(tmp_path), NS, view_snapshot.embeddings_id(BagOfWordsEmbeddings()))
     with memory(tmp_path) as cold:
         assert restored(cold)
@@ -224,3 +223,18 @@ def test_recall_over_the_walked_graph_is_recall_over_the_mirrored_graph(tmp_path
         monkeypatch.setattr(mem, "walk_graph", mem.graph)  # the graph recall walked before
         assert [[(m.unit.id, m.score) for m in mem.recall(q, namespace=NS, config=CONFIG).memories]
                 for q in QUERIES] == walked
+
+
+def test_a_view_leaving_the_cache_is_saved_and_comes_back_from_its_snapshot(tmp_path):
+    from langchain_ripplemem.cache_bounds import CacheBounds
+
+    with memory(tmp_path, cache_bounds=CacheBounds(max_namespaces=1)) as mem:
+        mem.add_conversation(make_conversation(), namespace=NS)
+        mem.add_conversation(MORE[0], namespace=OTHER)  # NS leaves the cache: saved as it goes
+        assert snapshot_file(tmp_path).exists() and mem.index.cached(NS) is None
+        mem.add_conversation(MORE[1], namespace=NS)  # back from its snapshot, then written
+        assert restored(mem)
+    ids, expected = truth(tmp_path)
+    with memory(tmp_path) as cold:
+        assert restored(cold) and [u.id for u in cold.list_units(NS, include_suppressed=True)] == ids
+        assert recalls(cold) == expected
