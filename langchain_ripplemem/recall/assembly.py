@@ -129,7 +129,7 @@ def distinct_sessions_first(ranked: list[T], n: int, session: Callable[[T], str]
         >>> distinct_sessions_first(["a1", "a2", "a3", "b1", "a4", "c1", "d1"], 2, lambda m: m[0])
         ['a1', 'b1', 'a2', 'a3', 'a4', 'c1', 'd1']
     """
-    window, head, rest, seen = ranked[: 2 * n], [], [], set()
+    window, head, rest, seen = ranked[: 2 * n], list[T](), list[T](), set[str]()
     for item in window:
         if len(head) < n and session(item) not in seen:
             head.append(item)

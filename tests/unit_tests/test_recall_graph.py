@@ -163,11 +163,15 @@ def test_each_round_is_traced_with_metadata(memory):
 def test_no_child_runs_without_callbacks(memory, monkeypatch):
     from langchain_ripplemem import tracing
 
-    calls = []
+    configured = []
     monkeypatch.setattr(tracing, "get_callback_manager_for_config",
-                        lambda cfg: calls.append(cfg) or type("M", (), {"handlers": []})())
+                        lambda cfg: configured.append(cfg) or type("M", (), {"handlers": []})())
     memory.recall(QUESTION, namespace=NS, config=SMALL)
-    assert calls  # consulted, but with no handler nothing is emitted
+    # Inside the graph a node's manager without handlers says it all: no manager is built per round.
+    assert not configured
+    with tracing.round_run(None, "expand", 1) as out:  # outside a graph run the config is consulted
+        out["x"] = 1
+    assert configured == [{}]
 
 
 def test_no_graph_edges_stops_with_a_reason():
