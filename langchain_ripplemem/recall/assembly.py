@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -26,6 +27,8 @@ from langchain_ripplemem.recall.controller import support
 from langchain_ripplemem.recall.smoothing import in_context
 from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import Hit, MemoryUnit, QueryCues, RecalledMemory
+
+T = TypeVar("T")
 
 #: The most a memory inherits of its anchor's rho: a lifted memory ranks just below its anchor.
 BELOW_ANCHOR = 0.999
@@ -107,10 +110,33 @@ def assemble_memories(
             rho *= factor
         scored.append((-rho, uid, unit, cos, is_anchor))
     scored.sort(key=lambda row: row[:2])
+    if config.distinct_sessions_first:
+        scored = distinct_sessions_first(scored, config.distinct_sessions_first, lambda row: row[2].source.session_id)
     # Only the kept K become result objects (validated; the rest never leave this function).
     return [RecalledMemory(unit=unit, score=-neg_rho, alignment=cos, is_anchor=is_anchor,
                            provenance=evidence[uid])
             for neg_rho, uid, unit, cos, is_anchor in scored[: config.top_k]]
+
+
+def distinct_sessions_first(ranked: list[T], n: int, session: Callable[[T], str]) -> list[T]:
+    """``ranked`` with its first ``n`` places given to the best of different sessions among the best ``2n``.
+
+    A long history spreads what a question needs over several conversations; the
+    first few memories an agent reads should not all come from one. Only the order
+    within the best ``2n`` changes: what they are, and everything after, stays.
+
+    Example:
+        >>> distinct_sessions_first(["a1", "a2", "a3", "b1", "a4", "c1", "d1"], 2, lambda m: m[0])
+        ['a1', 'b1', 'a2', 'a3', 'a4', 'c1', 'd1']
+    """
+    window, head, rest, seen = ranked[: 2 * n], list[T](), list[T](), set[str]()
+    for item in window:
+        if len(head) < n and session(item) not in seen:
+            head.append(item)
+            seen.add(session(item))
+        else:
+            rest.append(item)
+    return head + rest + ranked[2 * n :]
 
 
 def bridged_scores(evidence: dict[str, list[Hit]], direct: dict[str, float],

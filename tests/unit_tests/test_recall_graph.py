@@ -163,11 +163,15 @@ def test_each_round_is_traced_with_metadata(memory):
 def test_no_child_runs_without_callbacks(memory, monkeypatch):
     from langchain_ripplemem import tracing
 
-    calls = []
+    configured = []
     monkeypatch.setattr(tracing, "get_callback_manager_for_config",
-                        lambda cfg: calls.append(cfg) or type("M", (), {"handlers": []})())
+                        lambda cfg: configured.append(cfg) or type("M", (), {"handlers": []})())
     memory.recall(QUESTION, namespace=NS, config=SMALL)
-    assert calls  # consulted, but with no handler nothing is emitted
+    # Inside the graph a node's manager without handlers says it all: no manager is built per round.
+    assert not configured
+    with tracing.round_run(None, "expand", 1) as out:  # outside a graph run the config is consulted
+        out["x"] = 1
+    assert configured == [{}]
 
 
 def test_no_graph_edges_stops_with_a_reason():
@@ -205,3 +209,16 @@ def test_the_askers_first_person_is_a_speaker_cue():
     assert turns(m.recall(question, namespace=("u",), k=2, asker="Maya")) == turns(plain)
     with pytest.raises(ValueError, match="asker"):
         m.recall(question, namespace=("u",), asker="  ")
+
+
+def test_distinct_sessions_first_reorders_only_the_best_2n(memory):
+    query = "What did Maya and Sam say about dinner and the trip?"
+    plain = memory.recall(query, namespace=NS, k=7)
+    spread = memory.recall(query, namespace=NS, k=7, config=RecallConfig(distinct_sessions_first=2))
+    sessions = [m.unit.source.session_id for m in plain.memories]
+    assert len(set(sessions[:4])) >= 2 and sessions[0] == sessions[1]  # the fixture's best two share a session
+    assert [m.unit.source.session_id for m in spread.memories][:2] == [sessions[0], next(
+        s for s in sessions[:4] if s != sessions[0])]
+    ids = [m.unit.id for m in plain.memories]
+    assert {m.unit.id for m in spread.memories[:4]} == set(ids[:4])
+    assert [m.unit.id for m in spread.memories][4:] == ids[4:]
