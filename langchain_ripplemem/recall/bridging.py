@@ -121,7 +121,8 @@ def shared_bridge_strength(view: NamespaceView, topic_weight: float = 1.0, key_b
         if found is None:
             for stale in [k for k in per_view if k[0] != key[0]]:
                 del per_view[stale]
-            found = per_view[key] = BridgeStrength(view, topic_weight, key_budget)
+            # A proxy, not the view: a value holding its own key strongly would keep every view alive.
+            found = per_view[key] = BridgeStrength(weakref.proxy(view), topic_weight, key_budget)
         return found
 
 

@@ -236,3 +236,18 @@ def test_recalls_share_edge_strengths_until_the_view_grows():
     view.add([c], np.zeros((1, 8), dtype=np.float32))
     grown = shared_bridge_strength(view, 0.5, 16)
     assert grown is not shared and grown(a.id, b.id) == BridgeStrength(view, 0.5, 16)(a.id, b.id) < shared(a.id, b.id)
+
+
+def test_shared_edge_strengths_do_not_keep_their_view_alive():
+    import gc
+    import weakref
+
+    from langchain_ripplemem.recall.bridging import shared_bridge_strength
+
+    a, b = unit(1, names=["harbor grill"]), unit(2, names=["harbor grill"])
+    view = view_of([a, b])
+    assert shared_bridge_strength(view, 0.5, 16)(a.id, b.id) > 0
+    gone = weakref.ref(view)
+    del view
+    gc.collect()
+    assert gone() is None  # an evicted namespace's view is freed, edge strengths and all
