@@ -117,23 +117,26 @@ def _walk(
         frontier = [Reached(anchor, anchor, [anchor], 1.0)]
         seen = {anchor}
         for _ in range(hops):
-            nxt = []
+            # One hop further: each unit keeps its strongest path of this length (ties: the
+            # smallest path), so what a walk finds does not depend on the order of neighbours.
+            layer: dict[str, Reached] = {}
             for node in frontier:
                 for nbr, data in graph.adj[node.unit_id].items():
                     weight = data["types"].get(channel)
                     if weight is None or nbr in seen or not _held(exclude, nbr):
                         continue
-                    seen.add(nbr)
                     if strength is not None:
                         weight = strength(node.unit_id, nbr)
-                    reached = Reached(nbr, anchor, [*node.path, nbr], node.strength * weight)
-                    nxt.append(reached)
-                    if nbr not in exclude:
-                        old = best.get(nbr)
-                        if old is None or (len(reached.path), -reached.strength) < (
-                            len(old.path), -old.strength):
-                            best[nbr] = reached
-            frontier = nxt
+                    reach, old = node.strength * weight, layer.get(nbr)
+                    if old is None or reach > old.strength or (reach == old.strength and node.path < old.path[:-1]):
+                        layer[nbr] = Reached(nbr, anchor, [*node.path, nbr], reach)
+            seen.update(layer)
+            for nbr, reached in layer.items():
+                if nbr not in exclude:
+                    old = best.get(nbr)
+                    if old is None or (len(reached.path), -reached.strength) < (len(old.path), -old.strength):
+                        best[nbr] = reached
+            frontier = list(layer.values())
     return best
 
 

@@ -117,6 +117,19 @@ def test_reachable_and_expansion_prefers_short_strong_paths():
     assert hits[0].anchor == "A" and hits[0].rank == 0
 
 
+@pytest.mark.parametrize("order", [1, -1])
+def test_a_walk_keeps_the_strongest_path_of_each_length_whatever_the_neighbour_order(order):
+    # D is two hops from A through B (weak) and through C (strong); E through C and F (equal).
+    edges = [("A", "B", 0.9), ("A", "C", 0.6), ("B", "D", 0.2), ("C", "D", 0.9), ("A", "F", 0.6),
+             ("C", "E", 0.5), ("F", "E", 0.5)]
+    g = nx.Graph()
+    for a, b, w in edges[::order]:
+        g.add_edge(a, b, types={"semantic": w})
+    reach = reachable(g, ["A"], "semantic", 2, exclude={"A"})
+    assert reach["D"].path == ["A", "C", "D"] and reach["D"].strength == pytest.approx(0.54)
+    assert reach["E"].path == ["A", "C", "E"]  # equally strong: the smaller path
+
+
 def test_walk_restarts_when_a_writer_grows_the_graph_underneath():
     graph = nx.Graph()
 
