@@ -10,8 +10,8 @@ has indexes on both ends of an edge) and keep them.
 
 A node's neighbours are in the order the edge store returns its rows (SQLite:
 the order the edges were written), as in the graph a writer mirrors write by
-write: a walk, which keeps the first of equally short paths it meets, takes the
-same paths as over that graph. A node without edges is not in the graph, as in NetworkX. The graph
+write; a walk does not depend on that order (it keeps each unit's strongest path
+of each length). A node without edges is not in the graph, as in NetworkX. The graph
 is for reads: whole-graph questions (``len``, ``graph.edges``) see only the
 nodes read so far; :meth:`GraphCache.graph` gives the whole graph.
 

@@ -7,7 +7,9 @@ with the target restatement (cosine, averaged with BM25 under the hybrid
 alignment), the structural channel by the structural score between the target
 cues and the unit's cues. The top
 ``per_channel`` of each channel are kept; near-equal scores prefer the shorter
-path, then the stronger path (the product of its edge weights).
+path, then the stronger path (the product of its edge weights). A walk keeps, for
+each unit, its strongest path of the shortest length (ties: the smaller path), so
+the order in which a graph lists neighbours never changes what recall finds.
 """
 
 from __future__ import annotations
