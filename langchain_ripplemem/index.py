@@ -362,7 +362,8 @@ class NamespaceView:
         rows_kept, scores_kept = candidates[keep], scores[keep]
         if len(rows_kept) == 0:
             return []
-        tie = self.matrix[rows_kept] @ query_vector if query_vector is not None else np.zeros(len(rows_kept))
+        # Ties by the query's cosines, shared with the semantic view (no copy of the candidates' vectors).
+        tie = self.cosines(query_vector)[rows_kept] if query_vector is not None else np.zeros(len(rows_kept))
         order = np.lexsort((rows_kept, -tie, -scores_kept))[:k]
         return [(self.ids[rows_kept[j]], float(scores_kept[j])) for j in order.tolist()]
 

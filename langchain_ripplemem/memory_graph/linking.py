@@ -29,43 +29,54 @@ import numpy as np
 from langchain_ripplemem.blas import product
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.memory_graph.candidates import above, similarities
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.schemas import Edge, MemoryUnit
 
 # Rows scored per new unit when building the semantic pool in blocks; bounds memory.
 _BLOCK = 256
+_NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
 def link_rows(view: NamespaceView, rows: list[int], config: WriteConfig) -> list[Edge]:
     """Edges from each unit in ``rows`` to units at earlier rows of ``view``."""
     edges: list[Edge] = []
     matrix = view.matrix
+    threshold = config.semantic_threshold if config.semantic_threshold is not None else 0.85
     for block_start in range(0, len(rows), _BLOCK):
         block = rows[block_start : block_start + _BLOCK]
-        upto = max(block) + 1
-        sims = product(matrix[block], matrix[:upto].T)
-        for offset, row in enumerate(block):
-            edges.extend(_link_one(view, row, sims[offset, :row], config))
+        if config.structural_edges == "paper":  # its pool scores structure on the nearest, whatever their cosine
+            upto = max(block) + 1
+            sims = product(matrix[block], matrix[:upto].T)
+            pools = [_nearest(sims[offset, :row], config.semantic_pool) for offset, row in enumerate(block)]
+        else:  # only edges count: the rows that may reach the threshold (memory_graph/candidates.py)
+            pools = above(matrix, block, threshold)
+        for row, pool in zip(block, pools, strict=True):
+            edges.extend(_link_one(view, row, pool, threshold, config))
     return edges
 
 
-def _link_one(view: NamespaceView, row: int, sims: np.ndarray, config: WriteConfig) -> list[Edge]:
+def _nearest(sims: np.ndarray, k: int) -> np.ndarray:
+    k = min(k, len(sims))
+    return np.argpartition(-sims, k - 1)[:k] if k > 0 else _NO_ROWS
+
+
+def _link_one(view: NamespaceView, row: int, nearest: np.ndarray, threshold: float,
+              config: WriteConfig) -> list[Edge]:
+    """``row``'s edges; ``nearest``: earlier rows for its semantic pool (scored exactly here)."""
     if row == 0:
         return []
     unit = view.units[row]
-    threshold = config.semantic_threshold if config.semantic_threshold is not None else 0.85
-    pool: set[int] = set()
-    if config.semantic_pool > 0:
-        k = min(config.semantic_pool, row)
-        pool.update(np.argpartition(-sims, k - 1)[:k].tolist())
     structural: dict[int, float] = {}
     by_cues = config.structural_edges == "cues"
     if config.cue_pool > 0:
         structural = _key_pool(view, row, config) if by_cues else _cue_pool(view, unit, row, config)
-        pool.update(structural)
+    sims = _semantic_pool(view, row, nearest if config.semantic_pool > 0 else _NO_ROWS, threshold, config)
+    rest = [j for j in structural if j not in sims]
+    if rest:
+        sims.update(zip(rest, similarities(view.matrix, rest, view.matrix[row]).tolist(), strict=True))
     sem_edges, str_edges = [], []
-    for j in pool:
-        s_sem = float(sims[j])
+    for j, s_sem in sims.items():
         if s_sem >= threshold:
             sem_edges.append((s_sem, j))
         s_str = structural.get(j)
@@ -90,6 +101,24 @@ def _link_one(view: NamespaceView, row: int, sims: np.ndarray, config: WriteConf
         for s, _, j in str_edges[: config.max_structural_edges]
     ]
     return out
+
+
+def _semantic_pool(view: NamespaceView, row: int, nearest: np.ndarray, threshold: float,
+                   config: WriteConfig) -> dict[int, float]:
+    """Row -> exact cosine for ``row``'s semantic pool: its ``semantic_pool`` nearest earlier rows.
+
+    Under ``"cues"``, ``nearest`` holds every row that may reach the threshold (a superset):
+    of those, the ``semantic_pool`` closest over it are the pool's members that can make
+    edges; the pool's rows under the threshold make none.
+    """
+    scores = similarities(view.matrix, nearest, view.matrix[row]) if len(nearest) else np.zeros(0, np.float32)
+    if config.structural_edges == "cues":
+        over = scores >= threshold
+        nearest, scores = nearest[over], scores[over]
+        if len(nearest) > config.semantic_pool:  # the pool's order: closest first, then the later row
+            keep = np.lexsort((-nearest, -scores))[: config.semantic_pool]
+            nearest, scores = nearest[keep], scores[keep]
+    return dict(zip(nearest.tolist(), scores.tolist(), strict=True))
 
 
 def _cue_pool(view: NamespaceView, unit: MemoryUnit, row: int, config: WriteConfig) -> dict[int, float]:

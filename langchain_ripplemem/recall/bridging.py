@@ -40,11 +40,14 @@ import threading
 import weakref
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
 
 from langchain_ripplemem.extraction.identifying import MONTH_KEYS, rarity
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.expansion import ExpansionHit
+from langchain_ripplemem.recall.smoothing import per_view
 from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
 
 __all__ = ["BridgeStrength", "TimeBridge", "bridge_potential", "bridge_strength", "mentioned_time", "salience",
@@ -190,19 +193,59 @@ def time_bridges(view: NamespaceView, anchor: str, interval: TimeInterval, *, in
     rows: set[int] = set()
     for day in range(first, last + 1):
         rows.update(view.postings["days"].get(day, ()))
-    matches = [view.ids[row] for row in sorted(rows) if row < len(view.ids)
-               and _meets(view.units[row], interval, inside) and view.ids[row] != anchor]
+    # Rows only grow, and a unit's time and time phrase never change in place (NamespaceView.replace).
+    times = per_view(view, "times", _Times.of, lambda v, known, before, n: known.grown(v, before, n))
+    found = np.fromiter(sorted(rows), dtype=np.int64, count=len(rows))
+    found = found[found < len(times.start)]
+    start, end = _micros(interval.start), _micros(interval.end)
+    if inside:  # the time inside the interval; else the time its words name overlaps it
+        meets = times.timed[found] & (start <= times.start[found]) & (times.end[found] <= end)
+    else:
+        meets = times.mentioned[found] & (times.said_start[found] <= end) & (start <= times.said_end[found])
+    matches = [uid for row in found[meets].tolist() if (uid := view.ids[row]) != anchor]
     if not matches:
         return []
     weight = rarity(len(matches) + (0 if inside else 1), len(view.ids))
     return [TimeBridge(uid, anchor, weight) for uid in matches if uid not in exclude]
 
 
-def _meets(unit: MemoryUnit, interval: TimeInterval, inside: bool) -> bool:
-    if inside:
-        return unit.time is not None and interval.start <= unit.time.start and unit.time.end <= interval.end
-    when = mentioned_time(unit)
-    return when is not None and when.overlaps(interval)
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _micros(when: datetime) -> int:
+    """Microseconds since the epoch: exact, so comparisons agree with the datetimes'."""
+    return (when - _EPOCH) // timedelta(microseconds=1)
+
+
+@dataclass(frozen=True)
+class _Times:
+    """Per row: its time (``timed``, ``start``, ``end``) and the time its own words name (:func:`mentioned_time`)."""
+
+    timed: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    mentioned: np.ndarray
+    said_start: np.ndarray
+    said_end: np.ndarray
+
+    @classmethod
+    def of(cls, view: NamespaceView, n: int, first: int = 0) -> _Times:
+        columns: list[list[int]] = [[] for _ in range(6)]
+        for unit in view.units[first:n]:
+            said = mentioned_time(unit)
+            values = (unit.time is not None, *((_micros(unit.time.start), _micros(unit.time.end))
+                                               if unit.time is not None else (0, 0)),
+                      said is not None, *((_micros(said.start), _micros(said.end)) if said is not None else (0, 0)))
+            for column, value in zip(columns, values, strict=True):
+                column.append(value)
+        kinds = (bool, np.int64, np.int64, bool, np.int64, np.int64)
+        return cls(*(np.array(column, dtype=kind) for column, kind in zip(columns, kinds, strict=True)))
+
+    def grown(self, view: NamespaceView, before: int, n: int) -> _Times:
+        """These rows' arrays and rows ``before..n-1``'s (readers keep the old arrays)."""
+        new = _Times.of(view, n, before)
+        return _Times(*(np.concatenate([getattr(self, f)[:before], getattr(new, f)])
+                        for f in ("timed", "start", "end", "mentioned", "said_start", "said_end")))
 
 
 def time_hits(view: NamespaceView, anchors: Sequence[str], score: Callable[[list[str]], Sequence[float | None]], *,

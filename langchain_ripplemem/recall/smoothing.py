@@ -31,7 +31,7 @@ from __future__ import annotations
 import threading
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import numpy as np
@@ -103,6 +103,19 @@ class _Sessions:
     keys: dict[tuple[str, str], list[tuple[int, int, int]]]
     rows: dict[tuple[str, str], list[int]]
     neighbours: np.ndarray
+    # distance -> (rows that many turns before, after): a recall reads them, it does not walk the hops again.
+    _away: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, compare=False, repr=False)
+
+    def away(self, distance: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's row ``distance`` turns before and after it in its session (``-1``: none)."""
+        found = self._away.get(distance)
+        if found is None:  # two threads may both compute it: the same arrays
+            hops = np.append(self.neighbours, [[_NONE, _NONE]], axis=0)
+            before, after = self.neighbours[:, 0], self.neighbours[:, 1]
+            for _ in range(distance - 1):
+                before, after = hops[before, 0], hops[after, 1]
+            found = self._away[distance] = (np.ascontiguousarray(before), np.ascontiguousarray(after))
+        return found
 
 
 def _sessions(view: NamespaceView, n: int) -> _Sessions:
@@ -156,10 +169,17 @@ def in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float]
     """:func:`smooth` with the view's session neighbours (no work when every weight is 0)."""
     if not any(weights):
         return scores
-    m, neighbours = len(scores), neighbour_rows(view)
-    if len(neighbours) > m:  # the view grew after the scores were taken: rows past them are no neighbours
-        neighbours = np.where(neighbours[:m] < m, neighbours[:m], _NONE)
-    return smooth(scores, neighbours, weights)
+    m, sessions = len(scores), per_view(view, "neighbours", _sessions, _more_sessions)
+    if len(sessions.neighbours) > m:  # the view grew after the scores were taken: rows past them are no neighbours
+        return smooth(scores, np.where(sessions.neighbours[:m] < m, sessions.neighbours[:m], _NONE), weights)
+    if m == 0:
+        return scores
+    padded, out = np.append(scores, 0.0), scores  # row -1 reads this zero
+    for distance, weight in enumerate(weights, start=1):
+        if weight:  # smooth()'s sum, with the rows each distance away read from the cache
+            before, after = sessions.away(distance)
+            out = out + weight * np.maximum(np.maximum(padded[before], padded[after]), 0.0)
+    return out
 
 
 def top_in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], k: int,

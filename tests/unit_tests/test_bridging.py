@@ -107,6 +107,37 @@ def test_time_bridges_reach_overlapping_times_and_weaken_as_more_memories_name_t
     assert time_bridges(view, flight.id, day(0, 90)) == []  # a season bridges nothing
 
 
+def _meets(u: MemoryUnit, interval: TimeInterval, inside: bool) -> bool:
+    """time_bridges' rule, one memory at a time."""
+    if inside:
+        return u.time is not None and interval.start <= u.time.start and u.time.end <= interval.end
+    when = mentioned_time(u)
+    return when is not None and when.overlaps(interval)
+
+
+def test_time_bridges_equal_the_rule_one_memory_at_a_time_as_the_view_grows():
+    rng = np.random.default_rng(7)
+
+    def random_unit(i: int) -> MemoryUnit:
+        # edges of days to the microsecond, seasons, named times and session days
+        when = day(int(rng.integers(0, 20)), int(rng.choice([1, 1, 2, 5, 40])))
+        if rng.random() < 0.3:
+            when = TimeInterval(start=when.start + timedelta(hours=int(rng.integers(0, 24))), end=when.end)
+        return unit(i, when=when, phrase="then" if rng.random() < 0.5 else None)
+
+    units = [random_unit(i) for i in range(120)]
+    view = view_of(units[:80], filler=0)
+    for step in range(2):
+        if step:
+            view.add(units[80:], np.ones((40, 8), dtype=np.float32))
+        for anchor in units[:30]:
+            for interval, inside in ((day(int(rng.integers(0, 20)), int(rng.integers(1, 4))), True),
+                                     (anchor.time, False)):
+                got = [b.unit_id for b in time_bridges(view, anchor.id, interval, inside=inside)]
+                want = [u.id for u in view.units if u.id != anchor.id and _meets(u, interval, inside)]
+                assert got == want
+
+
 def test_time_hits_rank_by_weight_and_target_and_record_one_step_paths():
     flight = unit(1, when=day(10), phrase="June 10th")
     conference = unit(2, when=day(8, 7), phrase="June 8th to 14th")

@@ -10,7 +10,7 @@ from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.recall.cues import move_speakers
-from langchain_ripplemem.recall.smoothing import neighbour_rows, smooth, speakers, top_in_context
+from langchain_ripplemem.recall.smoothing import in_context, neighbour_rows, smooth, speakers, top_in_context
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Provenance, QueryCues, TimeInterval
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
@@ -51,6 +51,22 @@ def test_neighbours_are_rebuilt_when_the_view_grows():
     assert neighbour_rows(view) is neighbour_rows(view)  # cached
     view.add([unit("a2", "S1", 2)], np.ones((1, 8), dtype=np.float32))
     assert neighbour_rows(view).tolist() == [[-1, 1], [0, -1]]
+
+
+def test_in_context_equals_smooth_before_and_after_the_view_grows():
+    rng = np.random.default_rng(3)
+    order = rng.permutation(30)
+    view = view_of([unit(f"u{i}", f"S{i % 3}", int(i)) for i in order[:20]])
+    weights = (0.5, 0.3)
+    scores = rng.standard_normal(20)
+    assert in_context(view, scores, weights).tolist() == smooth(scores, neighbour_rows(view), weights).tolist()
+    view.add([unit(f"u{i}", f"S{i % 3}", int(i)) for i in order[20:]], np.ones((10, 8), dtype=np.float32))
+    scores = rng.standard_normal(30)  # the cached rows each distance away follow the growth
+    assert in_context(view, scores, weights).tolist() == smooth(scores, neighbour_rows(view), weights).tolist()
+    # scores taken before the growth: the later rows are nobody's neighbours
+    early = scores[:20]
+    trimmed = np.where(neighbour_rows(view)[:20] < 20, neighbour_rows(view)[:20], -1)
+    assert in_context(view, early, weights).tolist() == smooth(early, trimmed, weights).tolist()
 
 
 def test_units_without_turn_index_keep_write_order():
