@@ -271,8 +271,13 @@ class ChromaUnitBackend:
 
     # -- writes ----------------------------------------------------------------------
     def _register(self, keys: set[str]) -> None:
-        # Every write, not once per process: another process may have unregistered a namespace it emptied.
-        if new := sorted(keys):
+        # Every write asks, not once per process: another process may have unregistered a namespace
+        # it emptied. Writes, deletes and drops of a namespace take turns (its writer lock), so the
+        # answer holds until this write is done; reading it costs a twentieth of an upsert.
+        if not keys:
+            return
+        there = set(self._get(self._registry, "the namespace list", ids=sorted(keys), include=[])["ids"])
+        if new := sorted(keys - there):
             self._registry.upsert(ids=new, embeddings=np.ones((len(new), 1), dtype=np.float32),
                                   metadatas=[{"ns": k} for k in new])
 

@@ -138,7 +138,10 @@ def test_memory_held_across_many_namespaces_stays_within_the_bound():
     spaces = [("users", f"u{i}") for i in range(120)]
     for i, ns in enumerate(spaces):
         _dialogue(memory, ns, sessions=1, turns=24, seed=i)
-    memory.recall("warm-up", namespace=spaces[0])
+    # A first pass fills the process-wide text caches (bounded LRUs of their own), so the
+    # measured pass sees what the namespace caches hold, whatever ran before this test.
+    for ns in spaces:
+        memory.recall("Who went to the park with the puppy?", namespace=ns)
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]

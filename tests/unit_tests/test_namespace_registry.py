@@ -67,3 +67,18 @@ def test_a_registry_of_an_older_release_is_checked_once_on_open():
     backend = ChromaUnitBackend(client, collection_name=name)
     assert backend.namespaces() == [("maya",)]
     assert client.get_collection(f"{name}__namespaces").metadata == {"registry_format": REGISTRY_FORMAT}
+
+
+def test_a_write_to_a_registered_namespace_reads_the_registry_instead_of_rewriting_it(shared, monkeypatch):
+    backend, other = shared
+    write(backend, ("users", "maya"), "hello")
+    upserts = []
+    upsert = backend._registry.upsert
+    monkeypatch.setattr(backend._registry, "upsert", lambda **kw: upserts.append(kw["ids"]) or upsert(**kw))
+    write(backend, ("users", "maya"), "again")  # registered already: an upsert costs twenty reads
+    assert upserts == []
+    ids = write(other, ("users", "sam"), "hi")
+    other.delete(("users", "sam"), ids)  # another process empties it: unregistered
+    write(backend, ("users", "sam"), "back")
+    assert upserts == [[namespace_key(("users", "sam"))]]
+    assert backend.namespaces() == [("users", "maya"), ("users", "sam")]
