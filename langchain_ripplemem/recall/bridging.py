@@ -105,6 +105,8 @@ class BridgeStrength:
 
 
 # Edge strengths kept per view state: a recall walks hundreds; a hub-heavy namespace could ask for millions.
+# Not smoothing.per_view: its values live in view.derived, which a view's snapshot saves, and these are
+# a process's working memory (and refer back to their view).
 _EDGES_KEPT = 200_000
 _SHARED: weakref.WeakKeyDictionary[NamespaceView, dict[tuple[int, float, int], BridgeStrength]] = \
     weakref.WeakKeyDictionary()

@@ -141,7 +141,8 @@ class SQLiteEdgeBackend:
                         f"SELECT rowid, src, dst, type, weight FROM edges WHERE ns = ? AND src IN ({marks}) "
                         f"UNION ALL SELECT rowid, src, dst, type, weight FROM edges WHERE ns = ? AND dst IN ({marks})",
                         (key, *chunk, key, *chunk)).fetchall()
-                # In the order they were written: a graph mirrored write by write holds a node's neighbours so.
+                # In the order they were written, whatever the chunking: a stable order for every reader
+                # (walks do not depend on it: expansion keeps each unit's strongest path).
                 rows = [row[1:] for row in sorted(rows)]
         return list(dict.fromkeys(rows))  # an edge between two listed ids comes back twice
 
