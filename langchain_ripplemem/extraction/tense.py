@@ -32,7 +32,9 @@ Markers:
   not follow a form of be or get or a determiner (those are adjectives or
   passives: "I'm excited", "getting married", "a guided tour").
 
-"I was wondering/thinking/hoping" is politeness and marks nothing.
+"I was wondering/thinking/hoping" is politeness and marks nothing, and neither
+does a negated perfect ("They haven't picked a date yet, sometime in June": what
+has not happened is no past event).
 Negation keeps the tense ("I'm not moving in April" is future), and so does a
 question ("Are you moving in April?" future, "Did you move in April?" past).
 
@@ -75,7 +77,10 @@ _IRREGULAR_PAST = (r"went|came|got|took|made|saw|met|flew|drove|left|began|bough
                    r"fell|forgot|caught|fought|lost|chose|rode|broke|woke|spoke|stole|froze")
 _MARKERS = re.compile(
     # Politeness, not time: "I was wondering if ..." says nothing about when.
-    r"(?P<neutral>\b(?:was|were) (?:wondering|thinking|hoping)\b)"
+    # A negated perfect says what has not happened yet ("we haven't picked a date yet"):
+    # its participle is no past event.
+    r"(?P<neutral>\b(?:was|were) (?:wondering|thinking|hoping)\b"
+    r"|\b(?:haven't|hasn't|have not|has not)(?: (?:yet|even|really|actually|quite|fully))? [a-z]+\b)"
     rf"|(?P<past>\b(?:should|could|would|must|might)(?:n't)? have\b"
     rf"|\b(?:was|were)(?:n't)? (?:supposed|going|about|planning|scheduled|set) to\b"
     rf"|\b(?:was|were|did|had)(?:n't)?\b|(?:\b(?:have|has)|'ve|'s)(?:n't)? been\b|\bused to\b"

@@ -2,7 +2,7 @@
 
 ``rho(m) = 1.25 a(q, m) + 1.0 pi(m) + 0.05 I_anchor(m)`` where ``a`` is the
 query-memory cosine min-max normalised over the evidence set, ``pi`` the
-provenance support (source weight x rank support ``1/(5 + rank)``, expansion
+provenance support (source weight x rank support ``1/(rank_offset + rank)``, expansion
 hits scaled by path strength), and ``I_anchor`` marks anchors. With
 ``RecallConfig.bridge_weight`` a memory reached over structural (cue) edges
 scores at least what it inherits from its anchor (:func:`bridged`): path

@@ -222,6 +222,9 @@ def month_of(text: str, ref: datetime = FEB) -> list[tuple[str, str]]:
         ("Berlin in February.", "2026-02"),
         # politeness is not past: "I was wondering" leaves the month tenseless (nearer April)
         ("I was wondering if you're free in April?", "2026-04"),
+        # a negated perfect is no past event: the month stays tenseless (the nearer one)
+        ("They haven't picked a date yet, sometime in June.", "2026-06"),
+        ("She hasn't booked anything in April.", "2026-04"),
         # no tense signal: the nearer occurrence, ahead up to five months
         ("Berlin in April.", "2026-04"),
         ("Rome in July?", "2026-07"),
