@@ -55,15 +55,19 @@ def user_cache_root() -> Path:
 
 
 def cache_dir() -> Path:
-    """Where built model files are kept: ``$RIPPLEMEM_CACHE_DIR``, else the user's cache directory.
+    """The package's cache folder: ``$RIPPLEMEM_CACHE_DIR`` itself, else :func:`user_cache_root`.
+
+    Built model files go here, and ``ripplemem bench`` keeps document vectors in its
+    ``embeddings`` folder: one variable moves both.
 
     Example:
-        >>> cache_dir().name
-        'langchain-ripplemem'
+        >>> import os
+        >>> cache_dir() == (Path(os.environ[CACHE_ENV]) if os.environ.get(CACHE_ENV) else user_cache_root())
+        True
 
     """
     explicit = os.environ.get(CACHE_ENV)
-    return Path(explicit).expanduser() / "langchain-ripplemem" if explicit else user_cache_root()
+    return Path(explicit).expanduser() if explicit else user_cache_root()
 
 
 def shipped_model_path() -> Path:

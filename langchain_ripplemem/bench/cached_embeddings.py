@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_ripplemem.minilm_models import CACHE_ENV, user_cache_root
+from langchain_ripplemem.minilm_models import CACHE_ENV, cache_dir
 
 __all__ = ["CACHE_ENV", "CachedEmbeddings", "default_cache_dir", "model_folder"]
 
@@ -70,8 +70,7 @@ def default_cache_dir() -> Path:
         'embeddings'
 
     """
-    root = os.environ.get(CACHE_ENV)
-    return (Path(root).expanduser() if root else user_cache_root()) / "embeddings"
+    return cache_dir() / "embeddings"
 
 
 def model_folder(directory: str | Path, model_id: str) -> Path:

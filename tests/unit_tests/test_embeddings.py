@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from langchain_ripplemem import embeddings as embeddings_module
 from langchain_ripplemem import minilm_models
+from langchain_ripplemem.bench.cached_embeddings import default_cache_dir
 from langchain_ripplemem.embeddings import DIMENSION, FLOAT_MODEL_ID, MODEL_ID, MiniLMOnnxEmbeddings
 
 
@@ -376,8 +377,10 @@ def test_integer_graph_builds_elsewhere_when_the_cache_cannot_be_written(tmp_pat
 
 
 def test_cache_dir_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    # The variable names the package's cache folder itself, as for the bench's vectors.
     monkeypatch.setenv("RIPPLEMEM_CACHE_DIR", str(tmp_path))
-    assert minilm_models.cache_dir() == tmp_path / "langchain-ripplemem"
+    assert minilm_models.cache_dir() == tmp_path
+    assert default_cache_dir() == tmp_path / "embeddings"
     monkeypatch.delenv("RIPPLEMEM_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert minilm_models.cache_dir() == tmp_path / "xdg" / "langchain-ripplemem"
