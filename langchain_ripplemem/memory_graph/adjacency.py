@@ -64,6 +64,8 @@ class LazyAdjacency(dict):  # type: ignore[type-arg]
         super().__init__()
         self.backend, self.namespace = backend, namespace
         self.edges_read = 0  # neighbour entries held (for the cache's size estimate)
+        # Counts the changes :meth:`forget` was told of: what was read at one version holds until the next.
+        self.version = 0
         self._lock = threading.Lock()
 
     def __missing__(self, node: str) -> _Neighbours:
@@ -94,6 +96,7 @@ class LazyAdjacency(dict):  # type: ignore[type-arg]
                 nbrs = self.pop(node, None)
                 if nbrs:
                     self.edges_read -= len(nbrs)
+            self.version += 1  # after the pops: a walk that sees the new version reads the new edges
 
 
 class _LazyNodes(dict):  # type: ignore[type-arg]

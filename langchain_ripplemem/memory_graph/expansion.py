@@ -14,7 +14,7 @@ the order in which a graph lists neighbours never changes what recall finds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -73,23 +73,15 @@ class Unreachable:
 _WALK_ATTEMPTS = 5
 
 
-def _held(exclude: Container[str], uid: str) -> bool:
-    """Whether a walk may step on ``uid``: not when the view does not hold it.
-
-    A graph read a moment after the view (or caught up first) can hold another
-    writer's new edges before the view holds their units; such an edge leads
-    nowhere yet (the next catch-up brings the unit), and re-weighing it would
-    look the unit up in the view.
-    """
-    return uid in exclude.rows if isinstance(exclude, Unreachable) else True
-
-
 EdgeStrength = Callable[[str, str], float]
+# One anchor's walk: per hop, each unit reached at that length with its best path and strength.
+Layers = list[dict[str, tuple[tuple[str, ...], float]]]
+Walks = MutableMapping[tuple[str, int], Layers]
 
 
 def reachable(
     graph: nx.Graph, anchors: Iterable[str], channel: EdgeType, hops: int, exclude: Container[str],
-    strength: EdgeStrength | None = None,
+    strength: EdgeStrength | None = None, walks: Walks | None = None,
 ) -> dict[str, Reached]:
     """Units within ``hops`` of any anchor over ``channel`` edges, with their best path.
 
@@ -97,11 +89,16 @@ def reachable(
     A writer (or a cache catching up) may add edges to the cached graph while a
     reader walks it; Python then stops the walk ("dictionary changed size during
     iteration"), and the walk starts again on the grown graph.
+
+    ``walks`` keeps each anchor's own walk, ``(anchor, hops) -> layers``, for the
+    next call: it must belong to this state of the graph, this channel and
+    ``strength``, and to the rows ``exclude`` holds (``Unreachable.rows``); what
+    ``exclude`` takes is applied after it (``recall/walks.py`` hands such maps out).
     """
     anchors = list(anchors)
     for attempt in range(_WALK_ATTEMPTS):
         try:
-            return _walk(graph, anchors, channel, hops, exclude, strength)
+            return _walk(graph, anchors, channel, hops, exclude, strength, walks)
         except RuntimeError:
             if attempt == _WALK_ATTEMPTS - 1:
                 raise
@@ -110,36 +107,55 @@ def reachable(
 
 def _walk(
     graph: nx.Graph, anchors: list[str], channel: EdgeType, hops: int, exclude: Container[str],
-    strength: EdgeStrength | None = None,
+    strength: EdgeStrength | None = None, walks: Walks | None = None,
 ) -> dict[str, Reached]:
-    best: dict[str, Reached] = {}
+    # The graph's own adjacency dicts, not NetworkX's read-only views over them (a view
+    # per node and per neighbour cost more than the walk); a filtered graph keeps its views.
+    adjacency = graph._adj if isinstance(graph._adj, dict) else graph.adj
+    held = exclude.rows if isinstance(exclude, Unreachable) else None
+    best: dict[str, tuple[str, tuple[str, ...], float]] = {}
     for anchor in anchors:
         if anchor not in graph:
             continue
-        frontier = [Reached(anchor, anchor, [anchor], 1.0)]
-        seen = {anchor}
-        for _ in range(hops):
-            # One hop further: each unit keeps its strongest path of this length (ties: the
-            # smallest path), so what a walk finds does not depend on the order of neighbours.
-            layer: dict[str, Reached] = {}
-            for node in frontier:
-                for nbr, data in graph.adj[node.unit_id].items():
-                    weight = data["types"].get(channel)
-                    if weight is None or nbr in seen or not _held(exclude, nbr):
-                        continue
-                    if strength is not None:
-                        weight = strength(node.unit_id, nbr)
-                    reach, old = node.strength * weight, layer.get(nbr)
-                    if old is None or reach > old.strength or (reach == old.strength and node.path < old.path[:-1]):
-                        layer[nbr] = Reached(nbr, anchor, [*node.path, nbr], reach)
-            seen.update(layer)
-            for nbr, reached in layer.items():
+        layers = walks.get((anchor, hops)) if walks is not None else None
+        if layers is None:
+            layers = _anchor_walk(adjacency, anchor, channel, hops, held, strength)
+            if walks is not None:
+                walks[(anchor, hops)] = layers
+        for layer in layers:
+            for nbr, (path, reach) in layer.items():
                 if nbr not in exclude:
                     old = best.get(nbr)
-                    if old is None or (len(reached.path), -reached.strength) < (len(old.path), -old.strength):
-                        best[nbr] = reached
-            frontier = list(layer.values())
-    return best
+                    if old is None or (len(path), -reach) < (len(old[1]), -old[2]):
+                        best[nbr] = (anchor, path, reach)
+    return {nbr: Reached(nbr, anchor, list(path), reach) for nbr, (anchor, path, reach) in best.items()}
+
+
+def _anchor_walk(adjacency: Mapping[str, Mapping[str, dict[str, dict[str, float]]]], anchor: str,
+                 channel: EdgeType, hops: int, held: Container[str] | None,
+                 strength: EdgeStrength | None) -> Layers:
+    """One anchor's walk, whatever the walk must leave out: what it may not return is the caller's to drop."""
+    frontier: dict[str, tuple[tuple[str, ...], float]] = {anchor: ((anchor,), 1.0)}
+    seen = {anchor}
+    layers: Layers = []
+    for _ in range(hops):
+        # One hop further: each unit keeps its strongest path of this length (ties: the
+        # smallest path), so what a walk finds does not depend on the order of neighbours.
+        layer: dict[str, tuple[tuple[str, ...], float]] = {}
+        for node, (path, so_far) in frontier.items():
+            for nbr, data in adjacency[node].items():
+                weight = data["types"].get(channel)
+                if weight is None or nbr in seen or (held is not None and nbr not in held):
+                    continue
+                if strength is not None:
+                    weight = strength(node, nbr)
+                reach, old = so_far * weight, layer.get(nbr)
+                if old is None or reach > old[1] or (reach == old[1] and path < old[0][:-1]):
+                    layer[nbr] = ((*path, nbr), reach)
+        seen.update(layer)
+        layers.append(layer)
+        frontier = layer
+    return layers
 
 
 def expand_channel(
@@ -154,6 +170,7 @@ def expand_channel(
     tiebreak: Callable[[list[str]], list[float]] | None = None,
     path_floor: float | None = None,
     strength: EdgeStrength | None = None,
+    walks: Walks | None = None,
 ) -> list[ExpansionHit]:
     """Top ``top_n`` units of one channel, scored against the target by ``score``.
 
@@ -162,9 +179,10 @@ def expand_channel(
     ``path_floor`` ``f``, units are ranked by ``strength x (f + (1 - f) x score)``
     instead: the bridge (the product of the path's cue-edge weights) counts
     first, and agreeing with the target lifts it (the hit keeps the target score).
-    ``strength`` re-weighs edges as the walk crosses them (see :func:`reachable`).
+    ``strength`` re-weighs edges as the walk crosses them, and ``walks`` keeps
+    each anchor's walk (see :func:`reachable`).
     """
-    reached = reachable(graph, anchors, channel, hops, exclude, strength)
+    reached = reachable(graph, anchors, channel, hops, exclude, strength, walks)
     if not reached:
         return []
     ids = list(reached)

@@ -46,6 +46,7 @@ from langchain_ripplemem.recall.smoothing import speakers
 from langchain_ripplemem.recall.state import Plan, RecallContext, RecallState, ResolvedContext
 from langchain_ripplemem.recall.views import RECALL_VIEWS, ViewQuery
 from langchain_ripplemem.recall.visibility import hidden_ids, score_weight
+from langchain_ripplemem.recall.walks import shared_walks
 from langchain_ripplemem.schemas import Hit, RecallResult, RoundTrace, Usage
 from langchain_ripplemem.tracing import round_run
 
@@ -284,14 +285,15 @@ class RecallNodes:
         excluded = {"semantic": Unreachable(taken=set(evidence), rows=view.pos, limit=rows_now),
                     "structural": Unreachable(taken=set() if cfg.bridge_weight else set(evidence),
                                               rows=view.pos, limit=rows_now)}
+        strengths = {"semantic": None, "structural": self._strength(view, cfg, state["round"])}
         hits = [hit for channel in channels
                 for hit in expand_channel(graph, anchors, channel, scorers[channel],  # type: ignore[arg-type]
-                                          strength=self._strength(view, cfg, state["round"])
-                                          if channel == "structural" else None,
+                                          strength=strengths[channel],
                                           hops=cfg.hops, top_n=cfg.per_channel, exclude=excluded[channel],
                                           tiebreak=semantic_scores,
                                           path_floor=cfg.bridge_floor if channel == "structural" and cfg.bridge_weight
-                                          else None)]
+                                          else None,
+                                          walks=shared_walks(view, graph, channel, strengths[channel]))]
         if cfg.bridge_weight and cfg.expand_structural:  # time is a structural cue too: bridged at read time
             hits += time_hits(view, anchors, structural_scores, floor=cfg.bridge_floor, top_n=cfg.per_channel,
                               exclude=Unreachable(taken=set(state.get("hidden") or ()), rows=view.pos, limit=rows_now),
