@@ -38,7 +38,7 @@ import networkx as nx
 from langchain_ripplemem.schemas import Namespace
 from langchain_ripplemem.storage.base import EdgeBackend, EdgeRow
 
-__all__ = ["LazyAdjacency", "walk_graph"]
+__all__ = ["LazyAdjacency", "degrees", "walk_graph"]
 
 _Neighbours = dict[str, dict[str, dict[str, float]]]
 
@@ -130,3 +130,28 @@ def adjacency_of(graph: nx.Graph) -> LazyAdjacency:
     if not isinstance(adjacency, LazyAdjacency):
         raise ValueError("graph was not made by walk_graph")
     return adjacency
+
+
+def degrees(graph: nx.Graph, nodes: Iterable[str]) -> dict[str, int]:
+    """``{node: degree}`` of the ``nodes`` in ``graph`` (those without an edge left out), as ``graph.degree`` says.
+
+    A :func:`walk_graph` graph is asked through its adjacency dict directly: NetworkX's
+    membership test and degree view each go through the lazy node and adjacency
+    lookups, and recall asks this of every memory in its evidence each round.
+
+    Example:
+        >>> graph = nx.Graph([("a", "b"), ("a", "c")])
+        >>> degrees(graph, ["a", "b", "z"])
+        {'a': 2, 'b': 1}
+    """
+    adjacency = graph._adj
+    if not isinstance(adjacency, LazyAdjacency):
+        return {node: graph.degree(node) for node in nodes if node in graph}
+    out = {}
+    for node in nodes:
+        nbrs = dict.get(adjacency, node)
+        if nbrs is None:  # not read yet: the lazy lookup reads it
+            nbrs = adjacency[node] if node in adjacency else None
+        if nbrs:
+            out[node] = len(nbrs) + (node in nbrs)
+    return out

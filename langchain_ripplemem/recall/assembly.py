@@ -89,22 +89,22 @@ def assemble_memories(
     if not ids:
         return []
     alignments, cosines = aligner(view, query_vector, query, config.alignment, context_weights(config))(ids)
+    units = [view.units[view.pos[uid]] for uid in ids]
     direct: dict[str, float] = {}
-    for uid, alignment in zip(ids, alignments.tolist(), strict=True):
+    for uid, unit, alignment in zip(ids, units, alignments.tolist(), strict=True):
         rho = (config.alignment_weight * alignment + config.provenance_weight * support(evidence[uid], config)
                + config.anchor_bonus * (uid in anchors))
         if cues is not None:
-            rho += cue_bonus(view.units[view.pos[uid]], cues, config)
+            rho += cue_bonus(unit, cues, config)
         direct[uid] = rho
     # Lifts only across sessions, unless bridge_within_session: whose session an id is in.
     session = (lambda uid: view.units[view.pos[uid]].source.session_id if uid in view.pos else None) \
         if not config.bridge_within_session else None
     scores = bridged_scores(evidence, direct, config, session)
     scored = []
-    for uid, cos in zip(ids, cosines.tolist(), strict=True):
+    for uid, unit, cos in zip(ids, units, cosines.tolist(), strict=True):
         is_anchor = uid in anchors
         rho = scores[uid]
-        unit = view.units[view.pos[uid]]
         factor = weight(unit) if weight is not None else 1.0
         if factor != 1.0:  # multiply only when it matters: unmarked memories keep their exact rho
             rho *= factor
@@ -151,13 +151,20 @@ def bridged_scores(evidence: dict[str, list[Hit]], direct: dict[str, float],
     session id), a hit from an anchor of the memory's own session lifts nothing.
     """
     scores = dict(direct)
-    rounds = sorted({h.round for hits in evidence.values() for h in hits if h.source == "expansion"})
-    for r in rounds:
-        snapshot = dict(scores)
-        lifted = {uid: b for uid, hits in evidence.items() if uid in scores
-                  and (b := bridged([h for h in hits if h.round == r
-                                     and (session is None or session(h.anchor or "") != session(uid))],
-                                    snapshot, config)) > scores[uid]}
+    # Only structural expansion hits lift (bridged); each round's, by memory, gathered in one pass.
+    structural: dict[int, dict[str, list[Hit]]] = {}
+    for uid, hits in evidence.items():
+        for h in hits:
+            if h.source == "expansion":
+                found = structural.setdefault(h.round, {})
+                if h.channel == "structural":
+                    found.setdefault(uid, []).append(h)
+    for r in sorted(structural):
+        snapshot, found = dict(scores), structural[r]
+        lifted = {uid: b for uid in evidence if uid in scores
+                  and (b := bridged([h for h in found[uid]
+                                     if session is None or session(h.anchor or "") != session(uid)],
+                                    snapshot, config) if uid in found else 0.0) > scores[uid]}
         best = sorted(lifted, key=lambda uid: (-lifted[uid], uid))
         for uid in best[: config.bridge_top] if config.bridge_top else best:
             scores[uid] = lifted[uid]

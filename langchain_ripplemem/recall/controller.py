@@ -92,9 +92,13 @@ class HeuristicController:
         cue_words = {w for value in inp.cues.participants for w in value.split()}
         view = inp.view
         # A query word's postings against the evidence rows: no memory's text is tokenised again.
-        rows = np.fromiter((view.pos[uid] for uid in inp.evidence if uid in view.pos), dtype=np.int64)
-        return [w for w in content_words(inp.query)
-                if w not in cue_words and not np.isin(view.term_rows(stem(w)), rows).any()]
+        words = [w for w in content_words(inp.query) if w not in cue_words]
+        if not words:
+            return []
+        postings = [view.term_rows(stem(w)) for w in words]
+        held = np.zeros(max([len(view), *(int(p.max()) + 1 for p in postings if len(p))]), dtype=bool)
+        held[[view.pos[uid] for uid in inp.evidence if uid in view.pos]] = True
+        return [w for w, rows in zip(words, postings, strict=True) if not held[rows].any()]
 
     def bridge_anchors(self, inp: ControllerInput, in_graph: list[str]) -> list[str]:
         """After a round, expand from what the last round bridged to (a chain: name, then topic).
@@ -160,8 +164,8 @@ class HeuristicController:
         for uid in inp.evidence:
             if inp.graph_degree.get(uid, 0) <= 0:
                 continue
-            unit = inp.view.unit(uid)
-            touches = bool(unit and query_cues & {v.lower() for v in unit.participants + unit.locations})
+            touches = bool(query_cues) and bool((unit := inp.view.unit(uid)) and query_cues & {
+                v.lower() for v in unit.participants + unit.locations})
             base[uid] = support(inp.evidence[uid], cfg) + (0.05 if touches else 0.0)
         order = sorted(base, key=lambda uid: (-base[uid], uid))
         if not weight:

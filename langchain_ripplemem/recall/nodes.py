@@ -33,6 +33,7 @@ from langchain_ripplemem.chat_models import (
     usage_of,
 )
 from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.memory_graph.adjacency import degrees
 from langchain_ripplemem.memory_graph.expansion import Unreachable, expand_channel
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.model_errors import describe_error
@@ -47,7 +48,7 @@ from langchain_ripplemem.recall.state import Plan, RecallContext, RecallState, R
 from langchain_ripplemem.recall.views import RECALL_VIEWS, ViewQuery
 from langchain_ripplemem.recall.visibility import hidden_ids, score_weight
 from langchain_ripplemem.recall.walks import shared_walks
-from langchain_ripplemem.schemas import Hit, RecallResult, RoundTrace, Usage
+from langchain_ripplemem.schemas import EdgeType, Hit, RecallResult, RoundTrace, Usage
 from langchain_ripplemem.tracing import round_run
 
 
@@ -162,7 +163,7 @@ class RecallNodes:
         return ControllerInput(
             query=state["query"], cues=state["cues"], evidence=state["evidence"],
             view=self.reader.view(ctx.namespace), round=state["round"], config=ctx.config,
-            graph_degree={uid: graph.degree(uid) for uid in state["evidence"] if uid in graph},
+            graph_degree=degrees(graph, state["evidence"]),
         )
 
     def _budget_stop(self, state: RecallState, ctx: ResolvedContext) -> Plan | None:
@@ -265,19 +266,29 @@ class RecallNodes:
         else:
             target_vec, target_text = self.reader.embed_query(target.restatement), target.restatement
         align = aligner(view, target_vec, target_text, cfg.alignment)  # one BM25 pass for both channels
+        # A channel's scores and its tie-break ask for the same ids: align them once.
+        aligned: dict[int, tuple[list[str], list[float]]] = {}
+
         def semantic_scores(ids: list[str]) -> list[float]:
-            return [float(a) for a in align(ids)[0]]
+            done = aligned.get(id(ids))
+            if done is None or done[0] is not ids:
+                done = aligned[id(ids)] = (ids, [float(a) for a in align(ids)[0]])
+            return done[1]
+
+        overlap: list[np.ndarray] = []  # the target's cue overlap over the namespace, for both structural scorers
 
         def structural_scores(ids: list[str]) -> list[float | None]:
             if cfg.target_cues and target.cues:  # rarity-weighted overlap with the target's identifying cues
-                overlap = view.key_overlap(target.cues, topic_weight=cfg.topic_weight)
-                return [float(overlap[view.pos[i]]) for i in ids]
+                if not overlap:
+                    overlap.append(view.key_overlap(target.cues, topic_weight=cfg.topic_weight))
+                return [float(overlap[0][view.pos[i]]) for i in ids]
             return [structural_score(target, view.units[view.pos[i]], self.reader.write_config) for i in ids]
 
         scorers: dict[str, Callable[[list[str]], Sequence[float | None]]] = {
             "semantic": semantic_scores, "structural": structural_scores}
-        channels = [c for c, on in (("semantic", cfg.expand_semantic),
-                                    ("structural", cfg.expand_structural)) if on]
+        switches: tuple[tuple[EdgeType, bool], ...] = (("semantic", cfg.expand_semantic),
+                                                       ("structural", cfg.expand_structural))
+        channels = [c for c, on in switches if on]
         next_round, added, paths, kinds = state["round"] + 1, [], {}, {}
         # Asked per node a walk reaches, not built over the whole graph. With bridging, the
         # structural channel also ranks evidence it reaches: a first-hop memory that shares
@@ -287,7 +298,7 @@ class RecallNodes:
                                               rows=view.pos, limit=rows_now)}
         strengths = {"semantic": None, "structural": self._strength(view, cfg, state["round"])}
         hits = [hit for channel in channels
-                for hit in expand_channel(graph, anchors, channel, scorers[channel],  # type: ignore[arg-type]
+                for hit in expand_channel(graph, anchors, channel, scorers[channel],
                                           strength=strengths[channel],
                                           hops=cfg.hops, top_n=cfg.per_channel, exclude=excluded[channel],
                                           tiebreak=semantic_scores,
