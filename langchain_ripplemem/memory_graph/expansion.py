@@ -95,6 +95,18 @@ def reachable(
     ``strength``, and to the rows ``exclude`` holds (``Unreachable.rows``); what
     ``exclude`` takes is applied after it (``recall/walks.py`` hands such maps out).
     """
+    return {nbr: Reached(nbr, anchor, list(path), reach)
+            for nbr, (anchor, path, reach) in _reached(graph, anchors, channel, hops, exclude, strength, walks).items()}
+
+
+# What a walk found per unit: (anchor, path, strength); made into Reached or hits only when returned.
+_Found = dict[str, tuple[str, tuple[str, ...], float]]
+
+
+def _reached(
+    graph: nx.Graph, anchors: Iterable[str], channel: EdgeType, hops: int, exclude: Container[str],
+    strength: EdgeStrength | None = None, walks: Walks | None = None,
+) -> _Found:
     anchors = list(anchors)
     for attempt in range(_WALK_ATTEMPTS):
         try:
@@ -108,12 +120,15 @@ def reachable(
 def _walk(
     graph: nx.Graph, anchors: list[str], channel: EdgeType, hops: int, exclude: Container[str],
     strength: EdgeStrength | None = None, walks: Walks | None = None,
-) -> dict[str, Reached]:
+) -> _Found:
     # The graph's own adjacency dicts, not NetworkX's read-only views over them (a view
     # per node and per neighbour cost more than the walk); a filtered graph keeps its views.
     adjacency = graph._adj if isinstance(graph._adj, dict) else graph.adj
     held = exclude.rows if isinstance(exclude, Unreachable) else None
-    best: dict[str, tuple[str, tuple[str, ...], float]] = {}
+    # ``nbr in exclude``, spelled out for Unreachable (asked of every unit every walk reaches).
+    taken, rows, limit = (exclude.taken, exclude.rows, exclude.limit) if isinstance(exclude, Unreachable) \
+        else (exclude, None, 0)
+    best: _Found = {}
     for anchor in anchors:
         if anchor not in graph:
             continue
@@ -124,11 +139,12 @@ def _walk(
                 walks[(anchor, hops)] = layers
         for layer in layers:
             for nbr, (path, reach) in layer.items():
-                if nbr not in exclude:
-                    old = best.get(nbr)
-                    if old is None or (len(path), -reach) < (len(old[1]), -old[2]):
-                        best[nbr] = (anchor, path, reach)
-    return {nbr: Reached(nbr, anchor, list(path), reach) for nbr, (anchor, path, reach) in best.items()}
+                if nbr in taken or (rows is not None and rows.get(nbr, limit) >= limit):
+                    continue
+                old = best.get(nbr)
+                if old is None or (len(path), -reach) < (len(old[1]), -old[2]):
+                    best[nbr] = (anchor, path, reach)
+    return best
 
 
 def _anchor_walk(adjacency: Mapping[str, Mapping[str, dict[str, dict[str, float]]]], anchor: str,
@@ -182,7 +198,7 @@ def expand_channel(
     ``strength`` re-weighs edges as the walk crosses them, and ``walks`` keeps
     each anchor's walk (see :func:`reachable`).
     """
-    reached = reachable(graph, anchors, channel, hops, exclude, strength, walks)
+    reached = _reached(graph, anchors, channel, hops, exclude, strength, walks)
     if not reached:
         return []
     ids = list(reached)
@@ -190,21 +206,20 @@ def expand_channel(
     if path_floor is not None:
         f = path_floor
         target = {i: s for i, s in zip(ids, scores, strict=True) if s is not None}
-        order = sorted(target, key=lambda i: (-round(reached[i].strength * (f + (1.0 - f) * target[i]), 6),
-                                              len(reached[i].path), i))
-        return [ExpansionHit(uid, channel, float(target[uid]), rank, reached[uid].anchor, reached[uid].path,
-                             reached[uid].strength) for rank, uid in enumerate(order[:top_n])]
+        order = sorted(target, key=lambda i: (-round(reached[i][2] * (f + (1.0 - f) * target[i]), 6),
+                                              len(reached[i][1]), i))
+        return [ExpansionHit(uid, channel, float(target[uid]), rank, reached[uid][0], list(reached[uid][1]),
+                             reached[uid][2]) for rank, uid in enumerate(order[:top_n])]
     ties = tiebreak(ids) if tiebreak is not None else [0.0] * len(ids)
     ranked = sorted(
         (
-            (round(s, _NEAR_EQUAL_DECIMALS), len(reached[i].path), -round(reached[i].strength, 6), -t, i, s)
+            (round(s, _NEAR_EQUAL_DECIMALS), len(reached[i][1]), -round(reached[i][2], 6), -t, i, s)
             for i, s, t in zip(ids, scores, ties, strict=True)
             if s is not None
         ),
         key=lambda t: (-t[0], *t[1:5]),
     )
     return [
-        ExpansionHit(uid, channel, float(s), rank, reached[uid].anchor, reached[uid].path,
-                     reached[uid].strength)
+        ExpansionHit(uid, channel, float(s), rank, reached[uid][0], list(reached[uid][1]), reached[uid][2])
         for rank, (_, _, _, _, uid, s) in enumerate(ranked[:top_n])
     ]
