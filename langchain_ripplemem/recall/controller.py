@@ -44,11 +44,10 @@ def support(hits: list[Hit], config: RecallConfig) -> float:
 
     Expansion hits are further scaled by their path strength (product of edge weights).
     """
-    total = 0.0
+    weights, offset, total = config.source_weights, config.rank_offset + 1, 0.0
     for hit in hits:
-        weight = config.source_weights.get(hit.source, 0.0)
-        strength = hit.edge_weight if hit.edge_weight is not None else 1.0
-        total += weight * strength / (config.rank_offset + hit.rank + 1)
+        strength = hit.edge_weight
+        total += weights.get(hit.source, 0.0) * (1.0 if strength is None else strength) / (offset + hit.rank)
     return total
 
 
@@ -161,12 +160,15 @@ class HeuristicController:
         cfg, weight = inp.config, inp.config.anchor_bridge_weight
         query_cues = set(inp.cues.participants) | set(inp.cues.locations)
         base: dict[str, float] = {}
-        for uid in inp.evidence:
-            if inp.graph_degree.get(uid, 0) <= 0:
+        view, degree = inp.view, inp.graph_degree
+        for uid, hits in inp.evidence.items():
+            if degree.get(uid, 0) <= 0:
                 continue
-            touches = bool(query_cues) and bool((unit := inp.view.unit(uid)) and query_cues & {
-                v.lower() for v in unit.participants + unit.locations})
-            base[uid] = support(inp.evidence[uid], cfg) + (0.05 if touches else 0.0)
+            score = support(hits, cfg)
+            if query_cues and (unit := view.unit(uid)) is not None and not query_cues.isdisjoint(
+                    [v.lower() for v in (*unit.participants, *unit.locations)]):
+                score += 0.05
+            base[uid] = score
         order = sorted(base, key=lambda uid: (-base[uid], uid))
         if not weight:
             return [(uid, base[uid], 0.0) for uid in order]
