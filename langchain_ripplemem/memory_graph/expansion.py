@@ -205,11 +205,11 @@ def expand_channel(
     scores = score(ids)
     if path_floor is not None:
         f = path_floor
-        target = {i: s for i, s in zip(ids, scores, strict=True) if s is not None}
-        order = sorted(target, key=lambda i: (-round(reached[i][2] * (f + (1.0 - f) * target[i]), 6),
-                                              len(reached[i][1]), i))
-        return [ExpansionHit(uid, channel, float(target[uid]), rank, reached[uid][0], list(reached[uid][1]),
-                             reached[uid][2]) for rank, uid in enumerate(order[:top_n])]
+        # Keys built in one pass (ids are distinct: the id settles every tie, as a key function's would).
+        bridged = sorted((-round(found[2] * (f + (1.0 - f) * s), 6), len(found[1]), i, s)
+                         for i, s in zip(ids, scores, strict=True) if s is not None and (found := reached[i]))
+        return [ExpansionHit(uid, channel, float(s), rank, reached[uid][0], list(reached[uid][1]), reached[uid][2])
+                for rank, (_, _, uid, s) in enumerate(bridged[:top_n])]
     ties = tiebreak(ids) if tiebreak is not None else [0.0] * len(ids)
     ranked = sorted(
         (
