@@ -30,10 +30,10 @@ from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.lexical import content_words, lexical_token_set, stem
 from langchain_ripplemem.prompts.recall import CONTROLLER_PROMPT, ControllerPlan
 from langchain_ripplemem.recall.bridging import bridge_potential, mentioned_time
-from langchain_ripplemem.recall.smoothing import speakers
+from langchain_ripplemem.recall.smoothing import per_view, speakers
 from langchain_ripplemem.recall.state import Plan
 from langchain_ripplemem.rendering import memory_line
-from langchain_ripplemem.schemas import ExpansionTarget, Hit, QueryCues, TimeInterval
+from langchain_ripplemem.schemas import ExpansionTarget, Hit, MemoryUnit, QueryCues, TimeInterval
 
 # A name at least this rare says what the missing support is about (a speaker's name says nothing).
 _TARGET_MIN_RARITY = 0.5
@@ -49,6 +49,26 @@ def support(hits: list[Hit], config: RecallConfig) -> float:
         strength = hit.edge_weight
         total += weights.get(hit.source, 0.0) * (1.0 if strength is None else strength) / (offset + hit.rank)
     return total
+
+
+def cue_values(view: NamespaceView) -> list[frozenset[str]]:
+    """Per row, its unit's participants and places, lower-cased (what a query's cues are compared with).
+
+    Kept with the view (:func:`~langchain_ripplemem.recall.smoothing.per_view`): each
+    round's anchor candidates ask it of every memory in the evidence. Rows with the
+    same values share one set.
+    """
+    return per_view(view, "cue_values", lambda v, n: _rows_cue_values(v, 0, n),
+                    lambda v, known, before, n: known + _rows_cue_values(v, before, n))
+
+
+def _lower_cues(unit: MemoryUnit) -> frozenset[str]:
+    return frozenset(v.lower() for v in (*unit.participants, *unit.locations))
+
+
+def _rows_cue_values(view: NamespaceView, start: int, stop: int) -> list[frozenset[str]]:
+    shared: dict[frozenset[str], frozenset[str]] = {}
+    return [shared.setdefault(values, values) for values in map(_lower_cues, view.units[start:stop])]
 
 
 @dataclass
@@ -161,12 +181,13 @@ class HeuristicController:
         query_cues = set(inp.cues.participants) | set(inp.cues.locations)
         base: dict[str, float] = {}
         view, degree = inp.view, inp.graph_degree
+        values = cue_values(view) if query_cues else []
         for uid, hits in inp.evidence.items():
             if degree.get(uid, 0) <= 0:
                 continue
             score = support(hits, cfg)
-            if query_cues and (unit := view.unit(uid)) is not None and not query_cues.isdisjoint(
-                    [v.lower() for v in (*unit.participants, *unit.locations)]):
+            if query_cues and (row := view.pos.get(uid)) is not None and not query_cues.isdisjoint(
+                    values[row] if row < len(values) else _lower_cues(view.units[row])):
                 score += 0.05
             base[uid] = score
         order = sorted(base, key=lambda uid: (-base[uid], uid))
