@@ -97,8 +97,12 @@ def assemble_memories(
         if cues is not None:
             rho += cue_bonus(unit, cues, config)
         direct[uid] = rho
-    # Lifts only across sessions, unless bridge_within_session: whose session an id is in.
-    session = (lambda uid: view.units[view.pos[uid]].source.session_id if uid in view.pos else None) \
+    # Lifts only across sessions, unless bridge_within_session: whose session an id is in
+    # (the evidence's read off the units at hand; an anchor is evidence, so rarely another).
+    sessions = {uid: unit.source.session_id for uid, unit in zip(ids, units, strict=True)} \
+        if not config.bridge_within_session else {}
+    session = (lambda uid: sessions[uid] if uid in sessions else
+               view.units[view.pos[uid]].source.session_id if uid in view.pos else None) \
         if not config.bridge_within_session else None
     scores = bridged_scores(evidence, direct, config, session)
     scored = []
