@@ -1,0 +1,143 @@
+"""Walks kept per view and graph state (recall/walks.py), the walk graph's degrees, and the query-cue table.
+
+Speed-only structures: each test checks that what they return is what recall
+computed without them, and that a write or a grown view is never served a stale walk.
+"""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from langchain_ripplemem.demo import load_sample
+from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory_graph.adjacency import degrees, walk_graph
+from langchain_ripplemem.memory_graph.cache import GraphCache
+from langchain_ripplemem.memory_graph.expansion import Unreachable, expand_channel, reachable
+from langchain_ripplemem.recall import walks as recall_walks
+from langchain_ripplemem.recall.controller import cue_values
+from langchain_ripplemem.recall.walks import KeptWalks, shared_walks
+from langchain_ripplemem.schemas import Edge, MemoryUnit, Provenance
+from langchain_ripplemem.storage.sqlite import open_sqlite_graph
+
+NS = ("walks",)
+
+
+def make_units(n: int, participants=()) -> list[MemoryUnit]:
+    return [MemoryUnit.create(namespace=NS, restatement=f"memory {i}", participants=list(participants),
+                              source=Provenance(conversation_id="c", session_id="s", turn_ids=[str(i)]))
+            for i in range(n)]
+
+
+def view_of(units: list[MemoryUnit]) -> NamespaceView:
+    view = NamespaceView(NS)
+    view.add(units, np.eye(len(units), dtype=np.float32))
+    return view
+
+
+@pytest.fixture
+def chain():
+    """Six memories: a-b-c-d semantic chain, a-e structural, b-f semantic; a walk graph over them."""
+    units = make_units(6)
+    a, b, c, d, e, f = (u.id for u in units)
+    backend, _ = open_sqlite_graph(None)
+    cache = GraphCache(backend)
+    edges = [Edge(src=a, dst=b, type="semantic", weight=0.9), Edge(src=b, dst=c, type="semantic", weight=0.8),
+             Edge(src=c, dst=d, type="semantic", weight=0.7), Edge(src=a, dst=e, type="structural", weight=0.6),
+             Edge(src=b, dst=f, type="semantic", weight=0.5)]
+    backend.add(NS, edges)
+    return units, backend, cache
+
+
+def plain(reached):
+    return {uid: (r.anchor, r.path, r.strength) for uid, r in reached.items()}
+
+
+def test_kept_walks_serve_the_same_reach_whatever_each_call_excludes(chain):
+    units, _, cache = chain
+    view, graph = view_of(units), cache.walkable(NS)
+    a, b, c, d, e, f = (u.id for u in units)
+    walks = shared_walks(view, graph, "semantic")
+    assert walks is not None and shared_walks(view, graph, "semantic") is walks
+    assert shared_walks(view, graph, "structural") is not walks  # one map per channel
+    for taken in ({a}, {a, b}, {a, c, f}):
+        exclude = Unreachable(taken=taken, rows=view.pos, limit=len(view))
+        fresh = reachable(graph, [a, d], "semantic", 2, exclude)
+        assert plain(reachable(graph, [a, d], "semantic", 2, exclude, walks=walks)) == plain(fresh)
+        assert not taken & set(fresh)
+    assert set(walks) == {(a, 2), (d, 2)}
+    hits = expand_channel(graph, [a], "semantic", lambda ids: [0.5] * len(ids), hops=2, top_n=3,
+                          exclude=Unreachable(taken={a}, rows=view.pos, limit=len(view)), walks=walks)
+    assert [h.unit_id for h in hits] == [b, c, f] and hits[1].path == [a, b, c]
+
+
+def test_a_write_or_a_grown_view_is_never_served_an_old_walk(chain):
+    units, backend, cache = chain
+    view, graph = view_of(units), cache.walkable(NS)
+    a, b, _, d, _, _ = (u.id for u in units)
+    before = shared_walks(view, graph, "semantic")
+    assert before is not None
+    exclude = Unreachable(taken={a}, rows=view.pos, limit=len(view))
+    assert d not in reachable(graph, [a], "semantic", 2, exclude, walks=before)
+    edge = Edge(src=a, dst=d, type="semantic", weight=0.95)  # a writer links a to d
+    backend.add(NS, [edge])
+    cache.add(NS, [edge])
+    after = shared_walks(view, graph, "semantic")
+    assert after is not before and not after
+    assert reachable(graph, [a], "semantic", 2, exclude, walks=after)[d].path == [a, d]
+    newer = make_units(7)[6]
+    view.add([newer], np.ones((1, 6), dtype=np.float32))  # rows grew: rarities and held rows moved
+    assert shared_walks(view, graph, "semantic") is not after
+
+
+def test_walks_are_kept_only_for_a_graph_that_says_when_it_changes(chain):
+    units, _, cache = chain
+    view = view_of(units)
+    hidden = nx.restricted_view(cache.walkable(NS), [units[1].id], [])
+    assert shared_walks(view, hidden, "semantic") is None
+    assert shared_walks(view, nx.Graph([(units[0].id, units[1].id)]), "semantic") is None
+
+
+def test_kept_walks_stop_growing_at_their_limit():
+    walks = KeptWalks(state=(), limit=3)
+    walks[("a", 2)] = [{"b": (("a", "b"), 1.0)}, {"c": (("a", "b", "c"), 0.5)}]
+    walks[("x", 2)] = [{"y": (("x", "y"), 1.0), "z": (("x", "z"), 1.0)}, {}]
+    assert set(walks) == {("a", 2)} and walks.reached == 2
+
+
+def test_degrees_of_the_walk_graph_are_the_whole_graphs(chain):
+    units, backend, cache = chain
+    ids = [u.id for u in units] + ["no-such-memory"]
+    whole = cache.graph(NS)
+    expected = {uid: whole.degree(uid) for uid in ids if uid in whole}
+    assert degrees(walk_graph(backend, NS), ids) == expected
+    graph = cache.walkable(NS)
+    _ = graph.adj[units[0].id]  # one node read already, the others on first touch
+    assert degrees(graph, ids) == expected == degrees(whole, ids)
+
+
+def test_cue_values_follow_the_view_as_it_grows():
+    units = make_units(2, participants=["Maya", "SAM"])
+    view = view_of(units)
+    assert cue_values(view) == [frozenset({"maya", "sam"})] * 2
+    other = MemoryUnit.create(namespace=NS, restatement="in Lisbon", locations=["Lisbon"],
+                              source=Provenance(conversation_id="c", session_id="s", turn_ids=["9"]))
+    view.add([other], np.ones((1, 2), dtype=np.float32))
+    assert cue_values(view)[2] == frozenset({"lisbon"}) and len(cue_values(view)) == 3
+
+
+def test_recalls_that_share_kept_walks_return_what_fresh_recalls_return(bow):
+    conversation, questions = load_sample()
+    warm, cold = RippleMemory(bow), RippleMemory(bow)
+    for m in (warm, cold):
+        m.add_conversation(conversation, namespace=NS)
+    asked = [q["question"] for q in questions]
+    for question in asked:  # the warm memory walks from these anchors first
+        warm.recall(question, namespace=NS)
+    assert any(len(kept) for per_view in recall_walks._SHARED.values() for kept in per_view.values())
+    for question in asked:
+        again, fresh = warm.recall(question, namespace=NS), cold.recall(question, namespace=NS)
+        assert [(m.unit.id, m.score, m.provenance) for m in again.memories] == \
+            [(m.unit.id, m.score, m.provenance) for m in fresh.memories]
+        assert [r.model_dump(exclude={"usage"}) for r in again.rounds] == \
+            [r.model_dump(exclude={"usage"}) for r in fresh.rounds]
