@@ -107,6 +107,11 @@ class BM25Index:
         values = (idf * (tf / (norm + tf))).astype(np.float32)
         return rows.copy(), values
 
+    def lengths(self) -> np.ndarray:
+        """Each row's number of terms (a copy: rows appended later do not change it)."""
+        with self._lock:
+            return np.frombuffer(self._lengths, dtype=np.int64).copy()
+
     def rows_of(self, term: str) -> np.ndarray:
         """The rows whose document holds ``term``, increasing (empty if none)."""
         with self._lock:

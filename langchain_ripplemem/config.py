@@ -170,6 +170,11 @@ class RecallConfig(BaseModel):
     context_weight_2: float = Field(
         0.3, ge=0.0, description="the same for the turns two away in the session (a speaker's next turn)",
     )
+    context_terms: int = Field(
+        60, ge=0, description="a unit of more content terms (BM25 terms) than this takes proportionally less of "
+        "its neighbours' context credit, min(1, context_terms / terms): a long answer carries its own context "
+        "(recall/smoothing.py); 0 = every unit takes all of it",
+    )
     speaker_bonus: float = Field(
         0.5, ge=0.0, description="added to rho when the memory's speaker is a person the query names; "
         "those names then leave the query text (recall/cues.py move_speakers)",

@@ -394,6 +394,10 @@ class NamespaceView:
             weight += np.where(has, cfg.beta_time, 0.0)
         return np.divide(total, weight, out=np.zeros(len(rows)), where=weight > 0)
 
+    def term_counts(self) -> np.ndarray:
+        """Each unit's number of BM25 terms (content words), row order."""
+        return self._lexical_index().lengths()
+
     def _lexical_index(self) -> BM25Index:
         """The BM25 index, extended with the units added since its last use (only those are tokenised)."""
         index = self._bm25

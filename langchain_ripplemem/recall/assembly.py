@@ -40,18 +40,20 @@ def _minmax(values: np.ndarray) -> np.ndarray:
 
 
 def aligner(view: NamespaceView, query_vector: np.ndarray, query: str, mode: str,
-            context: Sequence[float] = ()) -> Callable[[list[str]], tuple[np.ndarray, np.ndarray]]:
+            context: Sequence[float] = (), context_terms: int = 0,
+            ) -> Callable[[list[str]], tuple[np.ndarray, np.ndarray]]:
     """``ids -> (a(q, m) in [0, 1], raw cosine)``, normalised over the ids given.
 
     ``"semantic"`` is the paper's: the min-max normalised cosine. ``"hybrid"``
     averages it with the min-max normalised BM25 score of the same units, for
     encoders (like MiniLM) whose cosine alone ranks worse than BM25. With
     ``context`` weights both scores also credit the unit's session neighbours
-    (:mod:`~langchain_ripplemem.recall.smoothing`). Whole-namespace scores (BM25,
+    (:mod:`~langchain_ripplemem.recall.smoothing`; a unit of more than ``context_terms``
+    content terms takes less of that credit). Whole-namespace scores (BM25,
     context) are computed once here, so one aligner serves several id sets.
     """
-    contextual = in_context(view, view.cosines(query_vector), context) if any(context) else None
-    lexical = in_context(view, view.lexical_scores(query), context) if mode == "hybrid" else None
+    contextual = in_context(view, view.cosines(query_vector), context, context_terms) if any(context) else None
+    lexical = in_context(view, view.lexical_scores(query), context, context_terms) if mode == "hybrid" else None
 
     def align(ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
         rows = [view.pos[uid] for uid in ids]
@@ -88,7 +90,8 @@ def assemble_memories(
     ids = [uid for uid in evidence if uid in view.pos and not (hidden and uid in hidden)]
     if not ids:
         return []
-    alignments, cosines = aligner(view, query_vector, query, config.alignment, context_weights(config))(ids)
+    alignments, cosines = aligner(view, query_vector, query, config.alignment, context_weights(config),
+                                  config.context_terms)(ids)
     units = [view.units[view.pos[uid]] for uid in ids]
     direct: dict[str, float] = {}
     for uid, unit, alignment in zip(ids, units, alignments.tolist(), strict=True):

@@ -16,6 +16,12 @@ session (turn order; units without a turn index keep write order). In a
 two-person dialogue the turns two away are the same speaker going on.
 ``w1 = w2 = 0`` is the paper's scoring, exactly.
 
+A long unit carries its own context: with ``RecallConfig.context_terms`` = ``L``,
+a unit of ``n`` content terms takes ``min(1, L / n)`` of its neighbours' credit.
+Short dialogue turns (LoCoMo's have at most about 40 terms) keep all of it; a
+long assistant answer (LongMemEval's run to hundreds) takes a fraction, so a
+neighbour's strong match does not lift it over memories that match on their own.
+
 Example:
     >>> import numpy as np
     >>> nb = np.array([[-1, 1], [0, 2], [1, -1]])
@@ -165,10 +171,21 @@ def smooth(scores: np.ndarray, neighbours: np.ndarray, weights: Sequence[float])
     return out
 
 
-def in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float]) -> np.ndarray:
-    """:func:`smooth` with the view's session neighbours (no work when every weight is 0)."""
+def in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], terms: int = 0) -> np.ndarray:
+    """:func:`smooth` with the view's session neighbours (no work when every weight is 0).
+
+    With ``terms`` > 0, a unit of more content terms than that takes ``terms / n`` of
+    the credit (see the module docs).
+    """
     if not any(weights):
         return scores
+    if terms:
+        credit = _in_context(view, scores, weights) - scores
+        return scores + np.minimum(1.0, terms / np.maximum(view.term_counts()[: len(scores)], 1)) * credit
+    return _in_context(view, scores, weights)
+
+
+def _in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float]) -> np.ndarray:
     m, sessions = len(scores), per_view(view, "neighbours", _sessions, _more_sessions)
     if len(sessions.neighbours) > m:  # the view grew after the scores were taken: rows past them are no neighbours
         return smooth(scores, np.where(sessions.neighbours[:m] < m, sessions.neighbours[:m], _NONE), weights)
@@ -183,7 +200,7 @@ def in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float]
 
 
 def top_in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], k: int,
-                   positive: bool = False, exclude: Iterable[str] = ()) -> list[tuple[str, float]]:
+                   positive: bool = False, exclude: Iterable[str] = (), terms: int = 0) -> list[tuple[str, float]]:
     """The ``k`` best ``(id, s_ctx)`` of a full score array, best first (row order breaks ties).
 
     Args:
@@ -194,8 +211,9 @@ def top_in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[fl
         positive: keep only units whose contextual score is above 0 (BM25: the unit or
             a neighbour matched a query term).
         exclude: ids never returned (hidden memories).
+        terms: long units take less context credit (:func:`in_context`).
     """
-    contextual = in_context(view, scores, weights)
+    contextual = in_context(view, scores, weights, terms)
     eligible = contextual > 0 if positive else np.ones(len(scores), dtype=bool)
     for uid in exclude:
         row = view.pos.get(uid)

@@ -69,6 +69,24 @@ def test_in_context_equals_smooth_before_and_after_the_view_grows():
     assert in_context(view, early, weights).tolist() == smooth(early, trimmed, weights).tolist()
 
 
+def test_a_long_unit_takes_context_credit_in_proportion_to_its_terms():
+    short, long = unit("a1", "S1", 1), unit("a2", "S1", 2)
+    long = long.model_copy(update={"restatement": " ".join(f"topic{i}" for i in range(40))})  # 40 content terms
+    view = view_of([short, long, unit("a3", "S1", 3)])
+    assert view.term_counts().tolist() == [2, 40, 2]
+    scores, weights = np.array([1.0, 0.0, 1.0]), (0.5,)
+    full = in_context(view, scores, weights)
+    assert full.tolist() == [1.0, 0.5, 1.0]
+    # 10 terms allowed: the 40-term unit takes a quarter of its neighbours' credit, the short ones all
+    assert in_context(view, scores, weights, terms=10).tolist() == [1.0, 0.125, 1.0]
+    assert in_context(view, scores, weights, terms=40).tolist() == full.tolist()
+    # a neighbour's strong match lifts the long unit over a short one that matches on its own; with
+    # the limit it does not
+    own = np.array([0.5, 0.2, 0.9])
+    assert [uid for uid, _ in top_in_context(view, own, weights, 2)] == ["a3", "a2"]
+    assert [uid for uid, _ in top_in_context(view, own, weights, 2, terms=10)] == ["a3", "a1"]
+
+
 def test_units_without_turn_index_keep_write_order():
     view = view_of([unit("x", "S1", None), unit("y", "S1", None)])
     assert neighbour_rows(view).tolist() == [[-1, 1], [0, -1]]
