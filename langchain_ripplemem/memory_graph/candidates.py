@@ -154,15 +154,14 @@ def leading(projected: Projection, matrix: np.ndarray, block: list[int], thresho
     upto = max(block) + 1
     coords, rest = projected.coords, projected.rest
     approx = product(coords[block], coords[:upto].T)
-    upper = np.multiply.outer(rest[block], rest[:upto])  # the slack, then approx + slack, in place
-    upper += _MARGIN
-    upper += approx
     out = []
     with one_thread():  # once for the block: each product below is small
         for offset, row in enumerate(block):
-            rows = np.flatnonzero(upper[offset, :row] >= threshold)
-            high = upper[offset, rows]
-            rows = _cut(rows, 2 * approx[offset, rows] - high, high, keep, threshold)  # approx - slack
+            slack = rest[:row] * rest[row]  # a row at a time: no second (block, rows) array
+            slack += _MARGIN
+            rows = np.flatnonzero(approx[offset, :row] + slack >= threshold)
+            near, slack = approx[offset, rows], slack[rows]
+            rows = _cut(rows, near - slack, near + slack, keep, threshold)
             if len(rows) > keep > 0:  # the kept rows' cosines, each within _MARGIN of similarities'
                 near = matrix[rows] @ matrix[row]
                 rows = _cut(rows, near - _MARGIN, near + _MARGIN, keep, threshold)
