@@ -80,6 +80,12 @@ class UnitList(Sequence[MemoryUnit]):
     def __len__(self) -> int:
         return len(self._units)
 
+    def json(self, i: int) -> bytes:
+        """Row ``i``'s JSON as held (no model is parsed or kept)."""
+        if not 0 <= i < len(self._units):
+            raise IndexError("unit row out of range")
+        return self._source(i)
+
     def _source(self, i: int) -> bytes:
         base = len(self._offsets) - 1
         if i >= base:
@@ -129,9 +135,12 @@ class UnitList(Sequence[MemoryUnit]):
     def __iter__(self) -> Iterator[MemoryUnit]:
         return (self._row(i) for i in range(len(self._units)))
 
-    def append(self, unit: MemoryUnit) -> None:
-        """Add a row at the end (its JSON first: a reader that sees the row can always parse it)."""
-        self._json.append(unit.model_dump_json().encode())
+    def append(self, unit: MemoryUnit, data: bytes | None = None) -> None:
+        """Add a row at the end; ``data``: its JSON when at hand (else it is serialised).
+
+        The JSON goes first: a reader that sees the row can always parse it.
+        """
+        self._json.append(data if data is not None else unit.model_dump_json().encode())
         self._units.append(None)
         self._keep(len(self._units) - 1, unit)
 

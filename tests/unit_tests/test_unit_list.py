@@ -42,3 +42,15 @@ def test_a_rewritten_row_keeps_its_rewrite_after_its_model_is_dropped(kept_three
     assert held[2] == rewritten and held[2].metadata == {"suppressed": True}
     again = UnitList.from_json(*held.json_rows())
     assert list(again) == [*units[:2], rewritten, *units[3:]]
+
+
+def test_a_row_appended_with_its_json_holds_that_json(kept_three):
+    units = _units(6)
+    source = UnitList(units)
+    copy = UnitList()
+    for row, unit in enumerate(units):
+        copy.append(unit, source.json(row))
+    assert copy.json_rows()[0] == source.json_rows()[0]
+    assert list(copy) == units
+    with pytest.raises(IndexError):
+        source.json(6)
