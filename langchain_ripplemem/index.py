@@ -149,7 +149,9 @@ class NamespaceView:
             # position, so any id a reader sees already has its unit and vector.
             self.units.append(unit, json[offset] if json is not None else None)
             self.max_seq = max(self.max_seq, _seq(unit))
-            self._unit_bytes += VIEW_BYTES_PER_UNIT + VIEW_BYTES_PER_CHAR * len(unit.restatement)
+            # the model (while kept, unit_list.PARSED_KEPT) and its JSON, held beside it
+            self._unit_bytes += VIEW_BYTES_PER_UNIT + VIEW_BYTES_PER_CHAR * len(unit.restatement) + len(
+                self.units.json(i))
             self.ids.append(unit.id)
             self.pos[unit.id] = i
             for field, value in cue_keys(unit):
