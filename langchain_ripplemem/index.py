@@ -122,8 +122,8 @@ class NamespaceView:
         """``(n, dim)`` unit vectors, row ``i`` for ``ids[i]``."""
         return self._matrix[: len(self.ids)]
 
-    def add(self, units: Sequence[MemoryUnit], vectors: np.ndarray) -> None:
-        """Append units that are not in the view yet."""
+    def add(self, units: Sequence[MemoryUnit], vectors: np.ndarray, json: Sequence[bytes] | None = None) -> None:
+        """Append units that are not in the view yet (``json``: their JSON, when at hand)."""
         vectors = np.asarray(vectors, dtype=np.float32)
         n, need = len(self.ids), len(self.ids) + len(units)
         if self._matrix.shape[1] != vectors.shape[1] or need > self._matrix.shape[0]:
@@ -147,9 +147,11 @@ class NamespaceView:
             self.keys.append(keys)
             # Readers run without a lock: publish the unit before its id and
             # position, so any id a reader sees already has its unit and vector.
-            self.units.append(unit)
+            self.units.append(unit, json[offset] if json is not None else None)
             self.max_seq = max(self.max_seq, _seq(unit))
-            self._unit_bytes += VIEW_BYTES_PER_UNIT + VIEW_BYTES_PER_CHAR * len(unit.restatement)
+            # the model (while kept, unit_list.PARSED_KEPT) and its JSON, held beside it
+            self._unit_bytes += VIEW_BYTES_PER_UNIT + VIEW_BYTES_PER_CHAR * len(unit.restatement) + len(
+                self.units.json(i))
             self.ids.append(unit.id)
             self.pos[unit.id] = i
             for field, value in cue_keys(unit):
@@ -189,7 +191,7 @@ class NamespaceView:
         gone = set(ids)
         rows = [i for i, uid in enumerate(self.ids) if uid not in gone]
         view = NamespaceView(self.namespace, self._matrix.shape[1])
-        view.add([self.units[i] for i in rows], self.matrix[rows])
+        view.add([self.units[i] for i in rows], self.matrix[rows], [self.units.json(i) for i in rows])
         if len(self._bm25):  # in use: carry the postings over rather than re-tokenise every unit
             view._bm25 = self._lexical_index().subset(rows)
         return view

@@ -29,7 +29,7 @@ import numpy as np
 from langchain_ripplemem.blas import product
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.index import NamespaceView
-from langchain_ripplemem.memory_graph.candidates import above, similarities
+from langchain_ripplemem.memory_graph.candidates import PROJECTED_FROM, above, leading, projection, similarities
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.schemas import Edge, MemoryUnit
 
@@ -49,8 +49,11 @@ def link_rows(view: NamespaceView, rows: list[int], config: WriteConfig) -> list
             upto = max(block) + 1
             sims = product(matrix[block], matrix[:upto].T)
             pools = [_nearest(sims[offset, :row], config.semantic_pool) for offset, row in enumerate(block)]
-        else:  # only edges count: the rows that may reach the threshold (memory_graph/candidates.py)
+        elif max(block) < PROJECTED_FROM:  # only edges count: the rows that may reach the threshold
             pools = above(matrix, block, threshold)
+        else:  # the same edges from a bound on each cosine (memory_graph/candidates.py)
+            keep = min(config.semantic_pool, config.max_semantic_edges)
+            pools = leading(projection(view, matrix), matrix, block, threshold, keep)
         for row, pool in zip(block, pools, strict=True):
             edges.extend(_link_one(view, row, pool, threshold, config))
     return edges

@@ -1,10 +1,12 @@
-"""Semantic linking from the rows over the threshold: the edges of the full top-k pool, batches as single units."""
+"""Semantic linking from the rows over the threshold, or a bound on them: the full top-k pool's edges, batch or not."""
 
 import numpy as np
+import pytest
 
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.index import NamespaceView
-from langchain_ripplemem.memory_graph.candidates import above, similarities
+from langchain_ripplemem.memory_graph import candidates, linking
+from langchain_ripplemem.memory_graph.candidates import Projection, above, leading, projection, similarities
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.schemas import MemoryUnit, Provenance
 
@@ -64,3 +66,71 @@ def test_a_batch_links_as_one_unit_at_a_time():
     batch = _edges(view, list(range(220, 300)))
     one_by_one = set().union(*(_edges(_view(300), [row]) for row in range(220, 300)))
     assert batch == one_by_one
+
+
+def _tied_view(n: int, seed: int = 1) -> NamespaceView:
+    """:func:`_view` with every third vector a copy of an earlier one: exact ties at the top of many pools."""
+    view = _view(n, seed)
+    rng = np.random.default_rng(seed)
+    matrix = view.matrix.copy()
+    for row in range(3, n, 3):
+        matrix[row] = matrix[rng.integers(0, row)]
+    tied = NamespaceView(NS)
+    tied.add(list(view.units), matrix)
+    return tied
+
+
+@pytest.mark.parametrize("dimensions", [2, 8, 96])
+def test_the_projected_bound_links_the_edges_of_the_full_product(monkeypatch, dimensions):
+    # Few directions leave a wide slack (the cuts by threshold and by the keep-th lower bound do
+    # the work); 96 of 32 leave none. Either way the edges are the full product's, ties included.
+    view = _tied_view(400)
+    rows = list(range(150, 400))
+    full = _edges(view, rows)
+    monkeypatch.setattr(linking, "PROJECTED_FROM", 100)
+    monkeypatch.setattr(candidates, "DIMENSIONS", dimensions)
+    candidates._projections.clear()
+    assert _edges(view, rows) == full
+    want = set().union(*(_reference(view, row, CONFIG) for row in rows))
+    assert {(s, d, w) for s, d, t, w in full if t == "semantic"} == want
+    one_by_one = set().union(*(_edges(view, [row]) for row in rows))
+    assert one_by_one == full
+
+
+def test_leading_keeps_every_row_that_can_be_among_the_closest_and_drops_the_rest():
+    view = _tied_view(500)
+    matrix = view.matrix
+    block, keep = list(range(300, 500)), 6
+    exact = matrix @ matrix.T
+    kept_total = over_total = 0
+    for dimensions in (3, 12):
+        projected = Projection(matrix, dimensions=dimensions)
+        for row, kept in zip(block, leading(projected, matrix, block, 0.8, keep), strict=True):
+            sims = exact[row, :row]
+            over = np.flatnonzero(sims >= 0.8 + 1e-4)
+            # the keep closest over the threshold (ties: the later row), with a rounding margin
+            closest = over[np.lexsort((-over, -sims[over]))][:keep]
+            assert set(closest.tolist()) <= set(kept.tolist())
+            assert kept.max(initial=-1) < row
+            kept_total, over_total = kept_total + len(kept), over_total + len(over)
+    assert kept_total < over_total / 2  # the keep-th bound cuts: most rows over the threshold go
+
+
+def test_a_projection_grows_with_its_view_and_is_renewed_past_twice_its_rows():
+    view = _view(120)
+    first = projection(view, view.matrix)
+    assert first.rows == 120 and first.built_for == 120
+    more = _view(260, seed=5)
+    view.add(list(more.units)[120:200], more.matrix[120:200])
+    grown = projection(view, view.matrix)
+    assert grown is first and grown.rows == 200
+    # every row projected, and what is left is the rest of its norm: |x|^2 = |Px|^2 + rest^2
+    for held in (grown, Projection(view.matrix, dimensions=3)):
+        norms = np.linalg.norm(view.matrix.astype(np.float64), axis=1) ** 2
+        parts = np.linalg.norm(held.coords.astype(np.float64), axis=1) ** 2 + held.rest.astype(np.float64) ** 2
+        assert np.allclose(parts, norms, atol=1e-5)
+    assert Projection(view.matrix, dimensions=3).rest.min() > 0.1  # 3 of 32 directions leave much
+    view.add(list(more.units)[200:], more.matrix[200:])
+    assert projection(view, view.matrix) is not first  # 260 >= 2 x 120: directions taken again
+    with pytest.raises(ValueError, match="dimensions"):
+        Projection(view.matrix, dimensions=0)
