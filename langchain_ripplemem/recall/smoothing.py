@@ -180,9 +180,15 @@ def in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float]
     if not any(weights):
         return scores
     if terms:
-        credit = _in_context(view, scores, weights) - scores
-        return scores + np.minimum(1.0, terms / np.maximum(view.term_counts()[: len(scores)], 1)) * credit
+        share = per_view(view, f"context_share:{terms}", lambda v, n: _share(v, terms, 0, n),
+                         lambda v, known, before, n: np.append(known, _share(v, terms, before, n)))
+        return scores + share[: len(scores)] * (_in_context(view, scores, weights) - scores)
     return _in_context(view, scores, weights)
+
+
+def _share(view: NamespaceView, terms: int, start: int, stop: int) -> np.ndarray:
+    """``min(1, terms / n)`` for rows ``start..stop-1``, ``n`` each unit's number of content terms."""
+    return np.minimum(1.0, terms / np.maximum(view.term_counts()[start:stop], 1))
 
 
 def _in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float]) -> np.ndarray:

@@ -85,6 +85,10 @@ def test_a_long_unit_takes_context_credit_in_proportion_to_its_terms():
     own = np.array([0.5, 0.2, 0.9])
     assert [uid for uid, _ in top_in_context(view, own, weights, 2)] == ["a3", "a2"]
     assert [uid for uid, _ in top_in_context(view, own, weights, 2, terms=10)] == ["a3", "a1"]
+    # the shares follow the view as it grows
+    view.add([unit("a4", "S1", 4).model_copy(update={"restatement": " ".join(f"w{i}" for i in range(20))})],
+             np.ones((1, 8), dtype=np.float32))
+    assert in_context(view, np.array([1.0, 0.0, 1.0, 0.0]), weights, terms=10).tolist() == [1.0, 0.125, 1.0, 0.25]
 
 
 def test_units_without_turn_index_keep_write_order():
