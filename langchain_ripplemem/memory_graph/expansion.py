@@ -124,8 +124,8 @@ def _walk(
     # The graph's own adjacency dicts, not NetworkX's read-only views over them (a view
     # per node and per neighbour cost more than the walk); a filtered graph keeps its views.
     adjacency = graph._adj if isinstance(graph._adj, dict) else graph.adj
-    held = exclude.rows if isinstance(exclude, Unreachable) else None
-    # ``nbr in exclude``, spelled out for Unreachable (asked of every unit every walk reaches).
+    # ``nbr in exclude``, spelled out for Unreachable (asked of every unit every walk reaches);
+    # its rows (the view's units) also bound where a walk may step.
     taken, rows, limit = (exclude.taken, exclude.rows, exclude.limit) if isinstance(exclude, Unreachable) \
         else (exclude, None, 0)
     best: _Found = {}
@@ -134,7 +134,7 @@ def _walk(
             continue
         layers = walks.get((anchor, hops)) if walks is not None else None
         if layers is None:
-            layers = _anchor_walk(adjacency, anchor, channel, hops, held, strength)
+            layers = _anchor_walk(adjacency, anchor, channel, hops, rows, strength)
             if walks is not None:
                 walks[(anchor, hops)] = layers
         for layer in layers:
@@ -210,10 +210,12 @@ def expand_channel(
                          for i, s in zip(ids, scores, strict=True) if s is not None and (found := reached[i]))
         return [ExpansionHit(uid, channel, float(s), rank, reached[uid][0], list(reached[uid][1]), reached[uid][2])
                 for rank, (_, _, uid, s) in enumerate(bridged[:top_n])]
-    ties = tiebreak(ids) if tiebreak is not None else [0.0] * len(ids)
+    # The semantic channel breaks ties by its own scores: they are at hand.
+    ties: Sequence[float | None] = scores if tiebreak is score else \
+        tiebreak(ids) if tiebreak is not None else [0.0] * len(ids)
     ranked = sorted(
         (
-            (round(s, _NEAR_EQUAL_DECIMALS), len(reached[i][1]), -round(reached[i][2], 6), -t, i, s)
+            (round(s, _NEAR_EQUAL_DECIMALS), len(reached[i][1]), -round(reached[i][2], 6), -(t or 0.0), i, s)
             for i, s, t in zip(ids, scores, ties, strict=True)
             if s is not None
         ),

@@ -102,11 +102,15 @@ def assemble_memories(
         direct[uid] = rho
     # Lifts only across sessions, unless bridge_within_session: whose session an id is in
     # (the evidence's read off the units at hand; an anchor is evidence, so rarely another).
-    sessions = {uid: unit.source.session_id for uid, unit in zip(ids, units, strict=True)} \
-        if not config.bridge_within_session else {}
-    session = (lambda uid: sessions[uid] if uid in sessions else
-               view.units[view.pos[uid]].source.session_id if uid in view.pos else None) \
-        if not config.bridge_within_session else None
+    session: Callable[[str], str | None] | None = None
+    if not config.bridge_within_session:
+        sessions = {uid: unit.source.session_id for uid, unit in zip(ids, units, strict=True)}
+
+        def session(uid: str) -> str | None:
+            if uid in sessions:
+                return sessions[uid]
+            return view.units[view.pos[uid]].source.session_id if uid in view.pos else None
+
     scores = bridged_scores(evidence, direct, config, session)
     scored = []
     for uid, unit, cos in zip(ids, units, cosines.tolist(), strict=True):
@@ -162,16 +166,13 @@ def bridged_scores(evidence: dict[str, list[Hit]], direct: dict[str, float],
     structural: dict[int, dict[str, list[Hit]]] = {}
     for uid, hits in evidence.items():
         for h in hits:
-            if h.source == "expansion":
-                found = structural.setdefault(h.round, {})
-                if h.channel == "structural":
-                    found.setdefault(uid, []).append(h)
+            if h.source == "expansion" and h.channel == "structural":
+                structural.setdefault(h.round, {}).setdefault(uid, []).append(h)
     for r in sorted(structural):
-        snapshot, found = dict(scores), structural[r]
-        lifted = {uid: b for uid in evidence if uid in scores
-                  and (b := bridged([h for h in found[uid]
-                                     if session is None or session(h.anchor or "") != session(uid)],
-                                    snapshot, config) if uid in found else 0.0) > scores[uid]}
+        snapshot = dict(scores)
+        lifted = {uid: b for uid, hits in structural[r].items() if uid in scores
+                  and (b := bridged([h for h in hits if session is None or session(h.anchor or "") != session(uid)],
+                                    snapshot, config)) > scores[uid]}
         best = sorted(lifted, key=lambda uid: (-lifted[uid], uid))
         for uid in best[: config.bridge_top] if config.bridge_top else best:
             scores[uid] = lifted[uid]

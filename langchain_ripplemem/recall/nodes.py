@@ -266,14 +266,9 @@ class RecallNodes:
         else:
             target_vec, target_text = self.reader.embed_query(target.restatement), target.restatement
         align = aligner(view, target_vec, target_text, cfg.alignment)  # one BM25 pass for both channels
-        # A channel's scores and its tie-break ask for the same ids: align them once.
-        aligned: dict[int, tuple[list[str], list[float]]] = {}
 
         def semantic_scores(ids: list[str]) -> list[float]:
-            done = aligned.get(id(ids))
-            if done is None or done[0] is not ids:
-                done = aligned[id(ids)] = (ids, [float(a) for a in align(ids)[0]])
-            return done[1]
+            return [float(a) for a in align(ids)[0]]
 
         overlap: list[np.ndarray] = []  # the target's cue overlap over the namespace, for both structural scorers
 
