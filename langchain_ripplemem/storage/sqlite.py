@@ -43,13 +43,19 @@ from langchain_ripplemem.schemas import Edge, Namespace, namespace_from_key, nam
 from langchain_ripplemem.storage.base import Changes, EdgeRow
 from langchain_ripplemem.storage.locks import namespace_writer
 
-__all__ = ["CHANGES_KEPT", "GRAPH_FILENAME", "SQLiteEdgeBackend", "SQLiteNamespaceLog", "open_sqlite_graph"]
+__all__ = ["CHANGES_KEPT", "GRAPH_FILENAME", "WAL_CHECKPOINT_PAGES", "SQLiteEdgeBackend", "SQLiteNamespaceLog",
+           "open_sqlite_graph"]
 
 GRAPH_FILENAME = "ripplemem_graph.sqlite3"
 # Versions whose changes are kept: a cache further behind than this reloads.
 CHANGES_KEPT = 256
 # SQLite binds at most 32,766 variables per statement (999 in old builds): chunk id lists.
 _CHUNK = 400
+# WAL pages before a checkpoint copies them into the file (SQLite's default: 1,000). A write's
+# edges land on random pages of two id-keyed indexes (one page each past a few thousand units),
+# and a checkpoint copies each page once however often it was written since: at 10,000 (a WAL
+# of at most ~40 MB) the edge insert of a 20-unit write costs about a third less CPU at 50k units.
+WAL_CHECKPOINT_PAGES = 10_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS edges (
@@ -88,6 +94,7 @@ class _Connection:
         with self.lock, self.conn:
             if path is not None:
                 self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
             self.conn.executescript(_SCHEMA)
             columns = {row[1] for row in self.conn.execute("PRAGMA table_info(ns_changes)")}
             if "removed" not in columns:  # an edge file from before deletes were logged

@@ -10,7 +10,7 @@ from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.expansion import expand_channel, reachable
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.schemas import Edge, MemoryUnit, Provenance, TimeInterval
-from langchain_ripplemem.storage.sqlite import SQLiteEdgeBackend
+from langchain_ripplemem.storage.sqlite import WAL_CHECKPOINT_PAGES, SQLiteEdgeBackend, open_sqlite_graph
 
 NS = ("u",)
 T = TimeInterval.point(datetime(2026, 1, 1, tzinfo=timezone.utc))
@@ -52,6 +52,14 @@ def test_edge_backend_roundtrip_and_namespace_separation(tmp_path):
     reopened.drop(("b",))
     assert reopened.namespaces() == [("a",)]
     assert reopened.edges(("b",)) == []
+
+
+def test_the_edge_file_checkpoints_its_wal_at_the_bound_it_names(tmp_path):
+    """Every connection to the file sets it (a per-connection setting, not stored in the file)."""
+    for opened in (SQLiteEdgeBackend(tmp_path / "g.sqlite3"), open_sqlite_graph(tmp_path / "g.sqlite3")[0]):
+        assert opened._db.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == WAL_CHECKPOINT_PAGES
+        assert opened._db.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        opened.close()
 
 
 def test_semantic_threshold_and_cap():
