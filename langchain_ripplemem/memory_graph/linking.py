@@ -165,5 +165,6 @@ def _key_pool(view: NamespaceView, row: int, config: WriteConfig) -> dict[int, f
         log_miss = math.log1p(-min(weight, 1.0 - 1e-9))
         for j in rows[max(0, cut - per_posting) : cut]:
             missing[j] = missing.get(j, 0.0) + log_miss
-    scored = sorted(((-math.expm1(m), j) for j, m in missing.items()), key=lambda t: (-t[0], -t[1]))
-    return {j: s for s, j in scored[: config.cue_pool]}
+    # The strongest overlap first, then the later row: (expm1(m), -j) ascending, compared natively.
+    best = sorted([(math.expm1(m), -j) for j, m in missing.items()])[: config.cue_pool]
+    return {-negated: -score for score, negated in best}
