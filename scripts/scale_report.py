@@ -59,6 +59,45 @@ def _cpu_rate(ingest: dict[str, Any]) -> str:
     return f" ({ingest['per_cpu_s_at_size']:g} per CPU-s)" if "per_cpu_s_at_size" in ingest else ""
 
 
+AMORTIZED = 10_000  # memories: long enough to hold the full garbage collections in proportion
+
+
+def amortized_cpu_rate(curve: list[dict[str, Any]], memories: int = AMORTIZED) -> float | None:
+    """Memories per CPU-s over the last ``memories`` of an ingest curve (all of it when shorter).
+
+    A window's count is the difference of the cumulative ``memories`` of two windows.
+
+    Example:
+        >>> amortized_cpu_rate([{"memories": 1000, "per_cpu_s": 500.0}, {"memories": 2000, "per_cpu_s": 250.0}])
+        333.3
+    """
+    if not curve or "per_cpu_s" not in curve[-1]:
+        return None
+    units = cpu = 0.0
+    for i in range(len(curve) - 1, -1, -1):
+        n = curve[i]["memories"] - (curve[i - 1]["memories"] if i else 0)
+        units, cpu = units + n, cpu + n / curve[i]["per_cpu_s"]
+        if units >= memories:
+            break
+    return round(units / cpu, 1)
+
+
+def ingest_rows(entry: dict[str, Any]) -> list[str]:
+    """Per size: the last 1,000 memories' and the last 10,000's CPU rate, each against the run's 1k rate."""
+    rows = [r for r in entry["single"] if "curve" in r.get("ingest", {})]
+    base = next((r for r in rows if r["size"] == 1000), None)
+    if base is None or "per_cpu_s_at_size" not in base["ingest"]:
+        return []
+    start = base["ingest"]["per_cpu_s_at_size"]
+    out = []
+    for row in rows:
+        last, spread = row["ingest"]["per_cpu_s_at_size"], amortized_cpu_rate(row["ingest"]["curve"])
+        assert spread is not None
+        out.append(f"| {entry['label']} | {_size(row['size'])} | {last:g} (x{last / start:.2f}) | "
+                   f"{spread:g} (x{spread / start:.2f}) |")
+    return out
+
+
 def many_rows(entry: dict[str, Any]) -> list[str]:
     many = entry.get("many")
     if not many:
@@ -98,6 +137,12 @@ def write_report(results: Path, md: Path) -> None:
     ]
     for entry in runs:
         lines += single_rows(entry)
+    lines += ["", "Ingest, memories per CPU-s (embedding excluded) and the ratio to the same run's 1k figure: "
+              f"the last 1,000 memories before the size, and the last {AMORTIZED:,} (all of them below that "
+              "size), which hold the full garbage collections in proportion.", "",
+              "| run | memories | last 1,000 | last 10,000 |", "|---|---|---|---|"]
+    for entry in runs:
+        lines += ingest_rows(entry)
     lines += ["", "Many namespaces in one store: `namespaces()`, then recall in 200 random namespaces "
               "(first and second time, p50 ms), RSS of that process.", "",
               "| run | namespaces x memories | `namespaces()` | first recall p50 | warm recall p50 | RSS after open | "

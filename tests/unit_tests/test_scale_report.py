@@ -1,0 +1,46 @@
+"""The scale report's ingest table: the amortised rate spans whole windows, from the end."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+_SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+
+
+@pytest.fixture(scope="module")
+def scale_report():
+    spec = importlib.util.spec_from_file_location("scale_report", _SCRIPTS / "scale_report.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("scale_report", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _curve(rates: list[float], step: int = 1000) -> list[dict[str, float]]:
+    return [{"memories": step * (i + 1), "per_cpu_s": r} for i, r in enumerate(rates)]
+
+
+def test_amortized_rate_weighs_windows_by_their_cpu_time(scale_report) -> None:
+    # 10 windows: nine at 500 memories per CPU-s, one (a full collection) at 100.
+    curve = _curve([900.0] * 5 + [500.0] * 9 + [100.0])
+    spread = scale_report.amortized_cpu_rate(curve, memories=10_000)
+    # 10,000 memories over 9 x 2 s + 10 s = 28 s; the first five windows are outside the span.
+    assert spread == pytest.approx(10_000 / 28, abs=0.1)
+    assert scale_report.amortized_cpu_rate(curve[:1]) == 900.0  # shorter than the span: all of it
+    assert scale_report.amortized_cpu_rate([{"memories": 1000, "per_s": 10.0}]) is None  # no CPU rate recorded
+
+
+def test_ingest_rows_compare_each_size_with_the_runs_1k(scale_report) -> None:
+    entry = {"label": "run", "single": [
+        {"size": 1000, "ingest": {"per_cpu_s_at_size": 600.0, "curve": _curve([600.0])}},
+        {"size": 12000, "ingest": {"per_cpu_s_at_size": 300.0, "curve": _curve([600.0] * 2 + [500.0] * 9 + [300.0])}},
+    ]}
+    rows = scale_report.ingest_rows(entry)
+    assert rows[0] == "| run | 1k | 600 (x1.00) | 600 (x1.00) |"
+    assert rows[1].startswith("| run | 12k | 300 (x0.50) | ")
+    assert "468.7 (x0.78)" in rows[1]  # 10,000 memories / (9 x 2 + 3.33 CPU-s) = 468.7 per CPU-s
