@@ -3,7 +3,10 @@
 ``extract_cues -> tri_view_recall -> check_sufficiency -> (plan_expansion -> expand
 -> check_sufficiency)* -> assemble [-> answer]``. The loop ends when the
 controller says the evidence suffices, an expansion adds nothing, the plan has
-no valid anchor, or ``RecallConfig.max_rounds`` is spent. ``answer`` runs only
+no valid anchor, or ``RecallConfig.max_rounds`` is spent. The last two need no
+controller: the node that produced the evidence (``tri_view_recall`` or ``expand``)
+routes straight to ``assemble`` and records the reason in the round's trace.
+Routing nodes return a ``Command`` naming the next node. ``answer`` runs only
 with a chat model and when the input asks for it (``{"with_answer": True}``).
 
 Example:
@@ -40,12 +43,14 @@ NODE_NAMES = ("extract_cues", "tri_view_recall", "check_sufficiency", "plan_expa
               "assemble", "answer")
 
 
-def _after_check(state: RecallState) -> str:
-    return "plan_expansion" if state["plan"].get("should_continue") else "assemble"
-
-
-def _after_plan(state: RecallState) -> str:
-    return "expand" if state["plan"].get("anchors") else "assemble"
+# Where each routing node may go: it returns a ``Command`` naming the next node (no
+# conditional-edge function, whose run re-reads a copy of every state channel).
+_DESTINATIONS = {
+    "tri_view_recall": ("check_sufficiency", "assemble"),
+    "check_sufficiency": ("plan_expansion", "assemble"),
+    "plan_expansion": ("expand", "assemble"),
+    "expand": ("check_sufficiency", "assemble"),
+}
 
 
 def _after_assemble(state: RecallState) -> str:
@@ -86,13 +91,10 @@ def build_recall_graph(
     if llm is not None:
         steps.append(("answer", nodes.answer, nodes.aanswer))
     for name, func, afunc in steps:
-        builder.add_node(name, func if afunc is None else RunnableLambda(func, afunc=afunc, name=name))
+        builder.add_node(name, func if afunc is None else RunnableLambda(func, afunc=afunc, name=name),
+                         destinations=_DESTINATIONS.get(name))
     builder.add_edge(START, "extract_cues")
     builder.add_edge("extract_cues", "tri_view_recall")
-    builder.add_edge("tri_view_recall", "check_sufficiency")
-    builder.add_conditional_edges("check_sufficiency", _after_check, ["plan_expansion", "assemble"])
-    builder.add_conditional_edges("plan_expansion", _after_plan, ["expand", "assemble"])
-    builder.add_edge("expand", "check_sufficiency")
     if llm is not None:
         builder.add_conditional_edges("assemble", _after_assemble, ["answer", END])
         builder.add_edge("answer", END)

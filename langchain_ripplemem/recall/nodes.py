@@ -24,6 +24,7 @@ import networkx as nx
 import numpy as np
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import get_runtime
+from langgraph.types import Command
 
 from langchain_ripplemem.chat_models import (
     StructuredOutcome,
@@ -138,7 +139,7 @@ class RecallNodes:
         return await asyncio.to_thread(self._cues_update, state, ctx, started, outcome)
 
     # -- tri_view_recall -------------------------------------------------------------
-    def tri_view_recall(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
+    def tri_view_recall(self, state: RecallState, config: RunnableConfig) -> Command[str]:
         """Every first-hop view's top-k (``views.RECALL_VIEWS``), united by id with per-view rank and score."""
         ctx, started = self._ctx(), time.perf_counter()
         view = self.reader.view(ctx.namespace)
@@ -154,8 +155,22 @@ class RecallNodes:
         with round_run(config, "tri_view_recall", 0, namespace=list(ctx.namespace)) as out:
             out.update(first_hop=first_hop, counts={k: len(v) for k, v in first_hop.items()},
                        evidence=len(evidence))
-        return {"evidence": evidence, "rounds": [RoundTrace(round=0, first_hop=first_hop)],
-                "last_added": len(evidence), "usage": _timed(state.get("usage"), "tri_view_recall", started)}
+        return self._evidence_step(ctx, {
+            "evidence": evidence, "rounds": [RoundTrace(round=0, first_hop=first_hop)],
+            "last_added": len(evidence), "usage": _timed(state.get("usage"), "tri_view_recall", started)})
+
+    def _evidence_step(self, ctx: ResolvedContext, update: dict[str, Any]) -> Command[str]:
+        """After new evidence: on to the controller, or straight to assembly when a budget ends the loop.
+
+        The budget stops need no controller, so the round's trace records them here and
+        the loop skips a ``check_sufficiency`` run that could only say stop.
+        """
+        stop = self._budget_stop(update.get("round", 0), update["last_added"], ctx.config)
+        if stop is None:
+            return Command(update=update, goto="check_sufficiency")
+        rounds = update["rounds"]
+        rounds[-1] = rounds[-1].model_copy(update={"sufficient": True, "reason": stop["reason"]})
+        return Command(update={**update, "plan": stop}, goto="assemble")
 
     # -- check_sufficiency -------------------------------------------------------------
     def _controller_input(self, state: RecallState, ctx: ResolvedContext) -> ControllerInput:
@@ -166,10 +181,11 @@ class RecallNodes:
             graph_degree=degrees(graph, state["evidence"]),
         )
 
-    def _budget_stop(self, state: RecallState, ctx: ResolvedContext) -> Plan | None:
-        if state["round"] >= ctx.config.max_rounds:
-            return Plan(should_continue=False, reason=f"round budget spent ({ctx.config.max_rounds})")
-        if state["round"] > 0 and state["last_added"] == 0:
+    @staticmethod
+    def _budget_stop(round_number: int, last_added: int, cfg: RecallConfig) -> Plan | None:
+        if round_number >= cfg.max_rounds:
+            return Plan(should_continue=False, reason=f"round budget spent ({cfg.max_rounds})")
+        if round_number > 0 and last_added == 0:
             return Plan(should_continue=False, reason="expansion added nothing")
         return None
 
@@ -178,7 +194,7 @@ class RecallNodes:
         return self._fallback if state.get("model_down") else self.controller
 
     def _decision_update(self, state: RecallState, ctx: ResolvedContext, decision: Plan,
-                         started: float, config: RunnableConfig) -> dict[str, Any]:
+                         started: float, config: RunnableConfig) -> Command[str]:
         update: dict[str, Any] = {}
         if decision.get("model_down") and not state.get("model_down"):
             # Unreachable now: decide this round, and plan it, with the heuristic controller.
@@ -194,20 +210,21 @@ class RecallNodes:
             "sufficient": not decision["should_continue"], "reason": decision.get("reason", "")})
         with round_run(config, "check_sufficiency", state["round"], evidence=len(state["evidence"])) as out:
             out.update(should_continue=decision["should_continue"], reason=decision.get("reason", ""))
-        return {**update, "plan": decision, "rounds": rounds,
-                "usage": _timed(state["usage"], "check_sufficiency", started, decision.get("usage"))}
+        return Command(update={**update, "plan": decision, "rounds": rounds,
+                               "usage": _timed(state["usage"], "check_sufficiency", started, decision.get("usage"))},
+                       goto="plan_expansion" if decision["should_continue"] else "assemble")
 
-    def check_sufficiency(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
+    def check_sufficiency(self, state: RecallState, config: RunnableConfig) -> Command[str]:
         """Ask the controller whether the evidence suffices (budgets checked first)."""
         ctx, started = self._ctx(), time.perf_counter()
-        decision = self._budget_stop(state, ctx) or \
+        decision = self._budget_stop(state["round"], state["last_added"], ctx.config) or \
             self._controller(state).decide(self._controller_input(state, ctx))
         return self._decision_update(state, ctx, decision, started, config)
 
-    async def acheck_sufficiency(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
+    async def acheck_sufficiency(self, state: RecallState, config: RunnableConfig) -> Command[str]:
         """Async :meth:`check_sufficiency`."""
         ctx, started = self._ctx(), time.perf_counter()
-        decision = self._budget_stop(state, ctx)
+        decision = self._budget_stop(state["round"], state["last_added"], ctx.config)
         if decision is None:
             inp = await asyncio.to_thread(self._controller_input, state, ctx)
             adecide = getattr(self._controller(state), "adecide", None)
@@ -216,7 +233,7 @@ class RecallNodes:
         return await asyncio.to_thread(self._decision_update, state, ctx, decision, started, config)
 
     # -- plan_expansion ----------------------------------------------------------------
-    def plan_expansion(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
+    def plan_expansion(self, state: RecallState, config: RunnableConfig) -> Command[str]:
         """Anchors and the missing-support target for the next round."""
         ctx, started = self._ctx(), time.perf_counter()
         plan = self._controller(state).plan(self._controller_input(state, ctx), state["plan"])
@@ -240,11 +257,13 @@ class RecallNodes:
                                      target=plan.get("target"), reason=plan.get("reason", "")))
         with round_run(config, "plan_expansion", state["round"] + 1, evidence=len(state["evidence"])) as out:
             out.update(anchors=plan.get("anchors", []), target=plan.get("target"))
-        return {**update, "plan": plan, "rounds": rounds, "anchors": [*state["anchors"], *plan.get("anchors", [])],
-                "usage": _timed(state["usage"], "plan_expansion", started)}
+        return Command(update={**update, "plan": plan, "rounds": rounds,
+                               "anchors": [*state["anchors"], *plan.get("anchors", [])],
+                               "usage": _timed(state["usage"], "plan_expansion", started)},
+                       goto="expand" if plan.get("anchors") else "assemble")
 
     # -- expand ----------------------------------------------------------------------
-    def expand(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
+    def expand(self, state: RecallState, config: RunnableConfig) -> Command[str]:
         """Per-channel expansion within ``hops`` of the anchors, scored against the target."""
         ctx, started = self._ctx(), time.perf_counter()
         cfg, plan = ctx.config, state["plan"]
@@ -315,8 +334,8 @@ class RecallNodes:
         rounds[-1] = rounds[-1].model_copy(update={"expanded": added, "paths": paths, "channels": kinds})
         with round_run(config, "expand", next_round, anchors=anchors) as out:
             out.update(expanded=added, count=len(added))
-        return {"evidence": evidence, "round": next_round, "last_added": len(added), "rounds": rounds,
-                "usage": _timed(state["usage"], "expand", started)}
+        return self._evidence_step(ctx, {"evidence": evidence, "round": next_round, "last_added": len(added),
+                                         "rounds": rounds, "usage": _timed(state["usage"], "expand", started)})
 
     @staticmethod
     def _strength(view: Any, cfg: RecallConfig, expanded_rounds: int) -> Any:

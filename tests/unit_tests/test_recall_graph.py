@@ -62,6 +62,19 @@ def test_round_budget_and_empty_expansion_stop_the_loop(memory):
     assert 2 <= len(deep.rounds) < 7
 
 
+@pytest.mark.parametrize("rounds", [0, 1])
+def test_a_spent_budget_goes_straight_to_assembly_without_a_controller_run(memory, rounds):
+    with collect_runs() as cb:
+        result = memory.recall(QUESTION, namespace=NS, config=SMALL.model_copy(update={"max_rounds": rounds}),
+                               callbacks=[cb])
+    root = next(r for r in cb.traced_runs if r.name == "ripplemem_recall")
+    steps = [r.name for r in sorted(root.child_runs, key=lambda r: r.dotted_order)]
+    # The controller decides only rounds it may continue; the last evidence node routes to assembly.
+    assert steps.count("check_sufficiency") == rounds
+    assert steps[-2:] == ["tri_view_recall" if rounds == 0 else "expand", "assemble"]
+    assert result.rounds[-1].sufficient and result.rounds[-1].reason == f"round budget spent ({rounds})"
+
+
 def test_controller_stops_when_evidence_covers_the_query(memory):
     result = memory.recall("birthday dinner book", namespace=NS, config=SMALL)
     assert len(result.rounds) == 1
