@@ -15,7 +15,7 @@ multiply rho per unit (superseded memories, optional recency decay: see
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -24,9 +24,10 @@ from langchain_ripplemem.config import RecallConfig, context_weights
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.scoring import time_similarity
 from langchain_ripplemem.recall.controller import support
+from langchain_ripplemem.recall.evidence import AnyHit, public_hits
 from langchain_ripplemem.recall.smoothing import in_context
 from langchain_ripplemem.rendering import memory_line
-from langchain_ripplemem.schemas import Hit, MemoryUnit, QueryCues, RecalledMemory
+from langchain_ripplemem.schemas import MemoryUnit, QueryCues, RecalledMemory
 
 T = TypeVar("T")
 
@@ -67,7 +68,7 @@ def aligner(view: NamespaceView, query_vector: np.ndarray, query: str, mode: str
 
 
 def assemble_memories(
-    evidence: dict[str, list[Hit]], anchors: set[str], view: NamespaceView,
+    evidence: Mapping[str, Sequence[AnyHit]], anchors: set[str], view: NamespaceView,
     query_vector: np.ndarray, config: RecallConfig, query: str = "", *,
     hidden: set[str] | None = None, weight: Callable[[MemoryUnit], float] | None = None,
     cues: QueryCues | None = None,
@@ -125,7 +126,7 @@ def assemble_memories(
         scored = distinct_sessions_first(scored, config.distinct_sessions_first, lambda row: row[2].source.session_id)
     # Only the kept K become result objects (validated; the rest never leave this function).
     return [RecalledMemory(unit=unit, score=-neg_rho, alignment=cos, is_anchor=is_anchor,
-                           provenance=evidence[uid])
+                           provenance=public_hits(evidence[uid]))
             for neg_rho, uid, unit, cos, is_anchor in scored[: config.top_k]]
 
 
@@ -150,7 +151,7 @@ def distinct_sessions_first(ranked: list[T], n: int, session: Callable[[T], str]
     return head + rest + ranked[2 * n :]
 
 
-def bridged_scores(evidence: dict[str, list[Hit]], direct: dict[str, float],
+def bridged_scores(evidence: Mapping[str, Sequence[AnyHit]], direct: dict[str, float],
                    config: RecallConfig, session: Callable[[str], str | None] | None = None) -> dict[str, float]:
     """``max(direct rho, bridged)`` per memory, round by round.
 
@@ -163,7 +164,7 @@ def bridged_scores(evidence: dict[str, list[Hit]], direct: dict[str, float],
     """
     scores = dict(direct)
     # Only structural expansion hits lift (bridged); each round's, by memory, gathered in one pass.
-    structural: dict[int, dict[str, list[Hit]]] = {}
+    structural: dict[int, dict[str, list[AnyHit]]] = {}
     for uid, hits in evidence.items():
         for h in hits:
             if h.source == "expansion" and h.channel == "structural":
@@ -179,7 +180,7 @@ def bridged_scores(evidence: dict[str, list[Hit]], direct: dict[str, float],
     return scores
 
 
-def bridged(hits: list[Hit], direct: dict[str, float], config: RecallConfig) -> float:
+def bridged(hits: Sequence[AnyHit], direct: dict[str, float], config: RecallConfig) -> float:
     """The score a memory inherits from the anchor it was reached from over cue (or time) edges.
 
     ``rho(anchor) x min(BELOW_ANCHOR, bridge_weight x strength x (f + (1 - f) x target overlap))``
@@ -194,6 +195,7 @@ def bridged(hits: list[Hit], direct: dict[str, float], config: RecallConfig) -> 
 
     Example:
         >>> from langchain_ripplemem.config import RecallConfig
+        >>> from langchain_ripplemem.schemas import Hit
         >>> hit = Hit(source="expansion", rank=0, score=0.9, channel="structural", anchor="a", path=["a", "m"],
         ...           edge_weight=0.8)
         >>> round(bridged([hit], {"a": 2.0}, RecallConfig(bridge_weight=0.75, bridge_floor=0.5)), 3)

@@ -18,6 +18,7 @@ how many of those rare cues it shares, weighted by rarity.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,16 +31,17 @@ from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.lexical import content_words, lexical_token_set, stem
 from langchain_ripplemem.prompts.recall import CONTROLLER_PROMPT, ControllerPlan
 from langchain_ripplemem.recall.bridging import bridge_potential, mentioned_time
+from langchain_ripplemem.recall.evidence import AnyHit
 from langchain_ripplemem.recall.smoothing import per_view, speakers
 from langchain_ripplemem.recall.state import Plan
 from langchain_ripplemem.rendering import memory_line
-from langchain_ripplemem.schemas import ExpansionTarget, Hit, MemoryUnit, QueryCues, TimeInterval
+from langchain_ripplemem.schemas import ExpansionTarget, MemoryUnit, QueryCues, TimeInterval
 
 # A name at least this rare says what the missing support is about (a speaker's name says nothing).
 _TARGET_MIN_RARITY = 0.5
 
 
-def support(hits: list[Hit], config: RecallConfig) -> float:
+def support(hits: Iterable[AnyHit], config: RecallConfig) -> float:
     """Provenance support pi(m): source weight x rank support 1/(offset + rank), summed.
 
     Expansion hits are further scaled by their path strength (product of edge weights).
@@ -77,7 +79,7 @@ class ControllerInput:
 
     query: str
     cues: QueryCues
-    evidence: dict[str, list[Hit]]
+    evidence: Mapping[str, Sequence[AnyHit]]
     view: NamespaceView
     round: int
     config: RecallConfig
@@ -134,7 +136,7 @@ class HeuristicController:
         for uid in in_graph:
             for h in inp.evidence[uid]:
                 if h.source == "expansion" and h.channel == "structural" and h.round == last and uid not in used \
-                        and h.anchor in inp.evidence:
+                        and h.anchor is not None and h.anchor in inp.evidence:
                     # What the memory inherits from the anchor that reached it (as assembly lifts it).
                     score = support(inp.evidence[h.anchor], inp.config) * (h.edge_weight or 0.0) \
                         * (floor + (1.0 - floor) * h.score)

@@ -43,13 +43,14 @@ from langchain_ripplemem.recall.assembly import aligner, assemble_memories, form
 from langchain_ripplemem.recall.bridging import shared_bridge_strength, time_hits
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController
 from langchain_ripplemem.recall.cues import cues_from_llm, move_speakers, reference_time, rule_based_cues, with_asker
+from langchain_ripplemem.recall.evidence import Evidence, FoundHit
 from langchain_ripplemem.recall.reader import MemoryReader
 from langchain_ripplemem.recall.smoothing import speakers
 from langchain_ripplemem.recall.state import Plan, RecallContext, RecallState, ResolvedContext
 from langchain_ripplemem.recall.views import RECALL_VIEWS, ViewQuery
 from langchain_ripplemem.recall.visibility import hidden_ids, score_weight
 from langchain_ripplemem.recall.walks import shared_walks
-from langchain_ripplemem.schemas import EdgeType, Hit, RecallResult, RoundTrace, Usage
+from langchain_ripplemem.schemas import EdgeType, RecallResult, RoundTrace, Usage
 from langchain_ripplemem.tracing import round_run
 
 
@@ -147,10 +148,10 @@ class RecallNodes:
                           set(state.get("hidden") or ()))
         views = {v.name: v.search(view, query, v.k(ctx.config), ctx.config, self.reader.write_config)
                  for v in RECALL_VIEWS}
-        evidence: dict[str, list[Hit]] = {}
+        evidence: Evidence = {}
         for source, ranked in views.items():
             for rank, (uid, score) in enumerate(ranked):
-                evidence.setdefault(uid, []).append(Hit(source=source, rank=rank, score=score))
+                evidence.setdefault(uid, []).append(FoundHit(source, rank, float(score)))
         first_hop = {source: [uid for uid, _ in ranked] for source, ranked in views.items()}
         with round_run(config, "tri_view_recall", 0, namespace=list(ctx.namespace)) as out:
             out.update(first_hop=first_hop, counts={k: len(v) for k, v in first_hop.items()},
@@ -327,9 +328,8 @@ class RecallNodes:
             if hit.unit_id not in evidence:
                 added.append(hit.unit_id)
                 paths[hit.unit_id], kinds[hit.unit_id] = hit.path, hit.channel
-            evidence.setdefault(hit.unit_id, []).append(Hit(
-                source="expansion", rank=hit.rank, score=hit.score, round=next_round,
-                channel=hit.channel, anchor=hit.anchor, path=hit.path, edge_weight=hit.strength))
+            evidence.setdefault(hit.unit_id, []).append(FoundHit(
+                "expansion", hit.rank, hit.score, next_round, hit.channel, hit.anchor, hit.path, hit.strength))
         rounds = list(state["rounds"])
         rounds[-1] = rounds[-1].model_copy(update={"expanded": added, "paths": paths, "channels": kinds})
         with round_run(config, "expand", next_round, anchors=anchors) as out:

@@ -13,10 +13,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.recall.evidence import Evidence
 from langchain_ripplemem.recall.visibility import coerce_as_of
 from langchain_ripplemem.schemas import (
     ExpansionTarget,
-    Hit,
     Namespace,
     QueryCues,
     RecallResult,
@@ -115,7 +115,7 @@ class RecallState(TypedDict, total=False):
     with_answer: bool
     cues: QueryCues
     query_vector: list[float]
-    evidence: dict[str, list[Hit]]
+    evidence: Evidence  # unit id -> each way it was found (recall/evidence.py)
     hidden: list[str]
     anchors: list[str]
     round: int
