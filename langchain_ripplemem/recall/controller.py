@@ -244,7 +244,7 @@ class HeuristicController:
         missing = work.missing = self.missing_terms(inp)
         top_semantic = max((h.score for hits in inp.evidence.values() for h in hits
                             if h.source == "semantic"), default=0.0)
-        if inp.config.anchor_bridge_weight:
+        if inp.config.anchor_bridge_weight and not missing:  # with missing support, no bridge changes the answer
             work.candidates = self.candidates(inp)
         bridges = [(p, uid) for uid, _, p in (work.candidates or [])[: inp.config.max_anchors]
                    if p >= _TARGET_MIN_RARITY]
@@ -266,15 +266,15 @@ class HeuristicController:
         if work is None or (work.round, work.evidence) != (inp.round, len(inp.evidence)):
             work = HeuristicWork(round=inp.round, evidence=len(inp.evidence))  # decided elsewhere: compute here
             work.event = self.event_time(inp) if inp.round == 0 and cfg.bridge_weight else None
-        in_graph = [uid for uid in inp.evidence if inp.graph_degree.get(uid, 0) > 0]
-        if work.candidates is None:
-            work.candidates = self.candidates(inp)
-        anchors = [uid for uid, _, _ in work.candidates[: cfg.max_anchors]]
         event = work.event
-        if event is not None:  # expand from the event's memory too; the query's time is now known
-            anchors = [event[0], *(a for a in anchors if a != event[0])][: cfg.max_anchors]
-        if inp.round > 0 and cfg.bridge_weight:
-            anchors = self.bridge_anchors(inp, in_graph)
+        if inp.round > 0 and cfg.bridge_weight:  # a chain: on from what the last round bridged to
+            anchors = self.bridge_anchors(inp, [uid for uid in inp.evidence if inp.graph_degree.get(uid, 0) > 0])
+        else:
+            if work.candidates is None:
+                work.candidates = self.candidates(inp)
+            anchors = [uid for uid, _, _ in work.candidates[: cfg.max_anchors]]
+            if event is not None:  # expand from the event's memory too; the query's time is now known
+                anchors = [event[0], *(a for a in anchors if a != event[0])][: cfg.max_anchors]
         units = [u for u in (inp.view.unit(a) for a in anchors) if u is not None]
         missing = work.missing if work.missing is not None else self.missing_terms(inp)
         participants = list(dict.fromkeys([*inp.cues.participants,

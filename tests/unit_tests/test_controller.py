@@ -37,9 +37,35 @@ def test_a_plan_made_from_its_decision_equals_one_made_from_scratch():
     controller = HeuristicController()
     inp = _input("Should Maya accept Sam's dinner pick at the pier?", [1, 0], anchor_bridge_weight=0.3)
     decision = controller.decide(inp)
-    assert decision["should_continue"] and decision["heuristic"].candidates is not None
+    assert decision["should_continue"] and decision["heuristic"].missing
+    # With support missing the decision needs no anchor ranking: the plan ranks them.
+    assert decision["heuristic"].candidates is None
     reused, fresh = controller.plan(inp, decision), controller.plan(inp, {"reason": decision["reason"]})
     assert reused["anchors"] == fresh["anchors"] and reused["target"] == fresh["target"]
     # Work done on other evidence (another round) is not reused.
     later = ControllerInput(**{**inp.__dict__, "round": 1})
     assert controller.plan(later, decision)["anchors"] == controller.plan(later, {})["anchors"]
+
+
+class _CountingController(HeuristicController):
+    def __init__(self) -> None:
+        self.ranked = 0
+
+    def candidates(self, inp: ControllerInput) -> list[tuple[str, float, float]]:
+        self.ranked += 1
+        return super().candidates(inp)
+
+
+def test_anchors_are_ranked_only_where_they_decide_or_plan():
+    covered = _input("Sam booked Harbor Grill", [1, 2], anchor_bridge_weight=0.3, sufficiency_similarity=0.99)
+    controller = _CountingController()
+    decision = controller.decide(covered)  # nothing missing: whether an anchor bridges decides
+    assert not decision["heuristic"].missing and decision["heuristic"].candidates is not None
+    controller.plan(covered, decision)
+    assert controller.ranked == 1  # the plan reused the decision's ranking
+    # After a round, bridging expands from what that round bridged to: no ranking of the evidence.
+    later = ControllerInput(**{**_input("Is Maya allergic to seafood?", [1, 2], anchor_bridge_weight=0.3,
+                                        bridge_weight=0.75).__dict__, "round": 1})
+    controller.ranked = 0
+    controller.plan(later, controller.decide(later))
+    assert controller.ranked == 0
