@@ -15,6 +15,7 @@ inverted cue indexes (participant, location, day bucket).
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from bisect import bisect_left
@@ -63,6 +64,13 @@ def unit_cues(unit: MemoryUnit) -> Cues:
     speaker = unit.metadata.get("speaker")
     speakers = [speaker] if isinstance(speaker, str) and speaker else []
     return identifying_cues(unit.restatement, speakers=speakers, extra=[*unit.participants, *unit.locations])
+
+
+@functools.lru_cache(maxsize=64)
+def _text_keys(text: str, speakers: tuple[str, ...]) -> tuple[str, ...]:
+    """A query's identifying cue keys, names first: views, controller and plan all ask for them each recall."""
+    names, topics = identifying_cues(text, speakers=speakers)
+    return tuple(dict.fromkeys(names + topics))
 
 
 def cue_keys(cues: HasCues) -> list[tuple[str, str | int]]:
@@ -296,8 +304,7 @@ class NamespaceView:
     def known_keys(self, text: str, speakers: Iterable[str] = ()) -> list[str]:
         """The identifying cue keys of ``text`` (a query) that some memory of the namespace has."""
         postings = self.postings["cues"]
-        names, topics = identifying_cues(text, speakers=speakers)
-        return [key for key in dict.fromkeys(names + topics) if key in postings]
+        return [key for key in _text_keys(text, tuple(speakers)) if key in postings]
 
     def _posting_array(self, field: str, value: object) -> np.ndarray:
         """A posting list as an int array, cached until the list grows (lists only grow)."""

@@ -362,7 +362,8 @@ class RippleMemory:
         callbacks: Any, as_of: datetime | str | None, answer: bool, asker: str | None = None,
     ) -> tuple[Any, dict[str, Any], dict[str, Any], Any]:
         """Arguments of one graph run: no storage work here (the graph's first node prepares)."""
-        from langchain_ripplemem.recall import RecallContext, build_recall_graph
+        from langchain_ripplemem.recall import build_recall_graph
+        from langchain_ripplemem.recall.state import ResolvedContext
 
         cfg = config or self.recall_config
         if k is not None:
@@ -377,7 +378,7 @@ class RippleMemory:
         if callbacks is not None:
             run_config["callbacks"] = callbacks
         ns = self.default_namespace if namespace is None else validate_namespace(namespace)
-        context = RecallContext(namespace=ns, config=cfg, as_of=coerce_as_of(as_of), asker=asker)
+        context = ResolvedContext(namespace=ns, config=cfg, as_of=coerce_as_of(as_of), asker=asker)
         return self._recall_graph, {"query": query, "with_answer": answer}, run_config, context
 
     # -- lifecycle -----------------------------------------------------------------

@@ -55,7 +55,9 @@ from langchain_ripplemem.tracing import round_run
 
 
 def _timed(usage: Usage | None, stage: str, started: float, extra: Usage | None = None) -> Usage:
-    usage = (usage or Usage()).add(extra or Usage())
+    usage = usage or Usage()
+    # A new Usage each node (state values are never changed in place); a copy unless there is usage to add.
+    usage = usage.add(extra) if extra is not None else usage.model_copy(update={"seconds": dict(usage.seconds)})
     usage.seconds[stage] = usage.seconds.get(stage, 0.0) + time.perf_counter() - started
     return usage
 
@@ -80,6 +82,8 @@ class RecallNodes:
     def _ctx(self) -> ResolvedContext:
         """The run's context; what it leaves out comes from the reader (one effective config)."""
         raw = get_runtime().context
+        if isinstance(raw, ResolvedContext):  # RippleMemory.recall resolves it once for every node
+            return raw
         ctx = raw if isinstance(raw, RecallContext) else RecallContext(**dict(raw or {}))
         return ctx.resolved(self.reader)
 
