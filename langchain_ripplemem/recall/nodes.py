@@ -178,13 +178,18 @@ class RecallNodes:
         return Command(update={**update, "plan": stop}, goto="assemble")
 
     # -- check_sufficiency -------------------------------------------------------------
-    def _controller_input(self, state: RecallState, ctx: ResolvedContext) -> ControllerInput:
-        graph = self.reader.walk_graph(ctx.namespace)
+    def _controller_input(self, state: RecallState, ctx: ResolvedContext,
+                          degree: dict[str, int] | None = None) -> ControllerInput:
+        if degree is None:
+            degree = degrees(self.reader.walk_graph(ctx.namespace), state["evidence"])
         return ControllerInput(
             query=state["query"], cues=state["cues"], evidence=state["evidence"],
-            view=self.reader.view(ctx.namespace), round=state["round"], config=ctx.config,
-            graph_degree=degrees(graph, state["evidence"]),
-        )
+            view=self.reader.view(ctx.namespace), round=state["round"], config=ctx.config, graph_degree=degree)
+
+    def _decided(self, decision: Plan, inp: ControllerInput) -> Plan:
+        """The decision, carrying the degrees it read: its plan reads the same evidence next."""
+        decision["graph_degree"] = inp.graph_degree
+        return decision
 
     @staticmethod
     def _budget_stop(round_number: int, last_added: int, cfg: RecallConfig) -> Plan | None:
@@ -205,7 +210,8 @@ class RecallNodes:
             # Unreachable now: decide this round, and plan it, with the heuristic controller.
             down = decision["model_down"]
             usage = decision.get("usage")
-            decision = self._fallback.decide(self._controller_input(state, ctx))
+            inp = self._controller_input(state, ctx, decision.get("graph_degree"))
+            decision = self._decided(self._fallback.decide(inp), inp)
             decision["usage"] = usage or Usage()
             update = {"model_down": down, "warnings": [
                 *state.get("warnings", []), f"controller: the chat model is unreachable ({down}); "
@@ -222,8 +228,10 @@ class RecallNodes:
     def check_sufficiency(self, state: RecallState, config: RunnableConfig) -> Command[str]:
         """Ask the controller whether the evidence suffices (budgets checked first)."""
         ctx, started = self._ctx(), time.perf_counter()
-        decision = self._budget_stop(state["round"], state["last_added"], ctx.config) or \
-            self._controller(state).decide(self._controller_input(state, ctx))
+        decision = self._budget_stop(state["round"], state["last_added"], ctx.config)
+        if decision is None:
+            inp = self._controller_input(state, ctx)
+            decision = self._decided(self._controller(state).decide(inp), inp)
         return self._decision_update(state, ctx, decision, started, config)
 
     async def acheck_sufficiency(self, state: RecallState, config: RunnableConfig) -> Command[str]:
@@ -233,7 +241,8 @@ class RecallNodes:
         if decision is None:
             inp = await asyncio.to_thread(self._controller_input, state, ctx)
             adecide = getattr(self._controller(state), "adecide", None)
-            decision = await adecide(inp) if adecide else await asyncio.to_thread(self._fallback.decide, inp)
+            decision = self._decided(await adecide(inp) if adecide else
+                                     await asyncio.to_thread(self._fallback.decide, inp), inp)
         assert decision is not None
         return await asyncio.to_thread(self._decision_update, state, ctx, decision, started, config)
 
@@ -241,7 +250,8 @@ class RecallNodes:
     def plan_expansion(self, state: RecallState, config: RunnableConfig) -> Command[str]:
         """Anchors and the missing-support target for the next round."""
         ctx, started = self._ctx(), time.perf_counter()
-        plan = self._controller(state).plan(self._controller_input(state, ctx), state["plan"])
+        inp = self._controller_input(state, ctx, state["plan"].get("graph_degree"))
+        plan = self._controller(state).plan(inp, state["plan"])
         if not ctx.config.use_planning:
             # Ablation: expand around the same anchors but search for the query itself
             # (its own identifying cues, not the anchors' names).

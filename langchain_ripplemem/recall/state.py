@@ -106,6 +106,7 @@ class Plan(TypedDict, total=False):
     # grounded from the event's memory: (that memory's id, the time).
     event_time: tuple[str, TimeInterval]
     heuristic: Any  # what the heuristic controller's decide computed, for its plan (controller.HeuristicWork)
+    graph_degree: dict[str, int]  # the decided evidence's graph degrees: the plan reads the same evidence
 
 
 class RecallState(TypedDict, total=False):
