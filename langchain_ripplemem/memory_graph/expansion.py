@@ -213,14 +213,10 @@ def expand_channel(
     # The semantic channel breaks ties by its own scores: they are at hand.
     ties: Sequence[float | None] = scores if tiebreak is score else \
         tiebreak(ids) if tiebreak is not None else [0.0] * len(ids)
-    ranked = sorted(
-        (
-            (round(s, _NEAR_EQUAL_DECIMALS), len(reached[i][1]), -round(reached[i][2], 6), -(t or 0.0), i, s)
-            for i, s, t in zip(ids, scores, ties, strict=True)
-            if s is not None
-        ),
-        key=lambda t: (-t[0], *t[1:5]),
-    )
+    # Best near-equal score first, then the shorter path, the stronger path, the tie-break and the id
+    # (ids are distinct: the score itself is never compared).
+    ranked = sorted((-round(s, _NEAR_EQUAL_DECIMALS), len(found[1]), -round(found[2], 6), -(t or 0.0), i, s)
+                    for (i, found), s, t in zip(reached.items(), scores, ties, strict=True) if s is not None)
     return [
         ExpansionHit(uid, channel, float(s), rank, reached[uid][0], list(reached[uid][1]), reached[uid][2])
         for rank, (_, _, _, _, uid, s) in enumerate(ranked[:top_n])

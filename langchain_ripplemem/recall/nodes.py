@@ -302,7 +302,7 @@ class RecallNodes:
         align = aligner(view, target_vec, target_text, cfg.alignment)  # one BM25 pass for both channels
 
         def semantic_scores(ids: list[str]) -> list[float]:
-            return [float(a) for a in align(ids)[0]]
+            return align(ids)[0].tolist()  # type: ignore[no-any-return]
 
         overlap: list[np.ndarray] = []  # the target's cue overlap over the namespace, for both structural scorers
 
