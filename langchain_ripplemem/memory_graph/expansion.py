@@ -95,12 +95,13 @@ def reachable(
     ``strength``, and to the rows ``exclude`` holds (``Unreachable.rows``); what
     ``exclude`` takes is applied after it (``recall/walks.py`` hands such maps out).
     """
-    return {nbr: Reached(nbr, anchor, list(path), reach)
-            for nbr, (anchor, path, reach) in _reached(graph, anchors, channel, hops, exclude, strength, walks).items()}
+    return {nbr: Reached(nbr, path[0], list(path), reach)
+            for nbr, (path, reach) in _reached(graph, anchors, channel, hops, exclude, strength, walks).items()}
 
 
-# What a walk found per unit: (anchor, path, strength); made into Reached or hits only when returned.
-_Found = dict[str, tuple[str, tuple[str, ...], float]]
+# What a walk found per unit: (path, strength), the anchor first on the path; the walk's own entries
+# (no tuple per unit), made into Reached or hits only when returned.
+_Found = dict[str, tuple[tuple[str, ...], float]]
 
 
 def _reached(
@@ -138,12 +139,12 @@ def _walk(
             if walks is not None:
                 walks[(anchor, hops)] = layers
         for layer in layers:
-            for nbr, (path, reach) in layer.items():
+            for nbr, found in layer.items():
                 if nbr in taken or (rows is not None and rows.get(nbr, limit) >= limit):
                     continue
                 old = best.get(nbr)
-                if old is None or (len(path), -reach) < (len(old[1]), -old[2]):
-                    best[nbr] = (anchor, path, reach)
+                if old is None or (len(found[0]), -found[1]) < (len(old[0]), -old[1]):
+                    best[nbr] = found
     return best
 
 
@@ -206,18 +207,19 @@ def expand_channel(
     if path_floor is not None:
         f = path_floor
         # Keys built in one pass (ids are distinct: the id settles every tie, as a key function's would).
-        bridged = sorted((-round(found[2] * (f + (1.0 - f) * s), 6), len(found[1]), i, s)
-                         for i, s in zip(ids, scores, strict=True) if s is not None and (found := reached[i]))
-        return [ExpansionHit(uid, channel, float(s), rank, reached[uid][0], list(reached[uid][1]), reached[uid][2])
-                for rank, (_, _, uid, s) in enumerate(bridged[:top_n])]
+        bridged = sorted((-round(found[1] * (f + (1.0 - f) * s), 6), len(found[0]), i, s)
+                         for (i, found), s in zip(reached.items(), scores, strict=True) if s is not None)
+        return [_hit(uid, channel, s, rank, reached[uid]) for rank, (_, _, uid, s) in enumerate(bridged[:top_n])]
     # The semantic channel breaks ties by its own scores: they are at hand.
     ties: Sequence[float | None] = scores if tiebreak is score else \
         tiebreak(ids) if tiebreak is not None else [0.0] * len(ids)
     # Best near-equal score first, then the shorter path, the stronger path, the tie-break and the id
     # (ids are distinct: the score itself is never compared).
-    ranked = sorted((-round(s, _NEAR_EQUAL_DECIMALS), len(found[1]), -round(found[2], 6), -(t or 0.0), i, s)
+    ranked = sorted((-round(s, _NEAR_EQUAL_DECIMALS), len(found[0]), -round(found[1], 6), -(t or 0.0), i, s)
                     for (i, found), s, t in zip(reached.items(), scores, ties, strict=True) if s is not None)
-    return [
-        ExpansionHit(uid, channel, float(s), rank, reached[uid][0], list(reached[uid][1]), reached[uid][2])
-        for rank, (_, _, _, _, uid, s) in enumerate(ranked[:top_n])
-    ]
+    return [_hit(uid, channel, s, rank, reached[uid]) for rank, (_, _, _, _, uid, s) in enumerate(ranked[:top_n])]
+
+
+def _hit(uid: str, channel: EdgeType, score: float, rank: int, found: tuple[tuple[str, ...], float]) -> ExpansionHit:
+    path, reach = found
+    return ExpansionHit(uid, channel, float(score), rank, path[0], list(path), reach)

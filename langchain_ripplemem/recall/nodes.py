@@ -291,7 +291,7 @@ class RecallNodes:
         if state.get("hidden"):
             # Hidden memories are neither results nor bridges: no path runs through them.
             graph = nx.restricted_view(graph, state["hidden"], [])
-        evidence = {uid: list(hits) for uid, hits in state["evidence"].items()}
+        evidence = dict(state["evidence"])  # a memory's list is copied when it gains a hit: states never change
         if target.restates_query:
             # The heuristic target adds words, not meaning: keep the query's vector
             # (no second encoder call) and let BM25 weigh the added keywords.
@@ -342,8 +342,8 @@ class RecallNodes:
             if hit.unit_id not in evidence:
                 added.append(hit.unit_id)
                 paths[hit.unit_id], kinds[hit.unit_id] = hit.path, hit.channel
-            evidence.setdefault(hit.unit_id, []).append(FoundHit(
-                "expansion", hit.rank, hit.score, next_round, hit.channel, hit.anchor, hit.path, hit.strength))
+            evidence[hit.unit_id] = [*evidence.get(hit.unit_id, ()), FoundHit(
+                "expansion", hit.rank, hit.score, next_round, hit.channel, hit.anchor, hit.path, hit.strength)]
         rounds = list(state["rounds"])
         rounds[-1] = rounds[-1].model_copy(update={"expanded": added, "paths": paths, "channels": kinds})
         with round_run(config, "expand", next_round, anchors=anchors) as out:

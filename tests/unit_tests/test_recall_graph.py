@@ -85,6 +85,17 @@ def test_a_plan_reads_the_graph_degrees_its_decision_read(memory, monkeypatch):
     assert len(asked) == 1  # check_sufficiency asked once; plan_expansion planned on the same evidence
 
 
+def test_expansion_leaves_the_evidence_it_read_unchanged(memory):
+    graph = build_recall_graph(memory)
+    first_hop, seen = None, None
+    for update in graph.stream({"query": QUESTION}, context=RecallContext(namespace=NS, config=RecallConfig()),
+                               stream_mode="updates"):
+        if "tri_view_recall" in update:
+            first_hop = update["tri_view_recall"]["evidence"]
+            seen = {uid: list(hits) for uid, hits in first_hop.items()}
+    assert first_hop is not None and first_hop == seen  # expand added to its own copies
+
+
 def test_controller_stops_when_evidence_covers_the_query(memory):
     result = memory.recall("birthday dinner book", namespace=NS, config=SMALL)
     assert len(result.rounds) == 1
