@@ -14,6 +14,8 @@ the order in which a graph lists neighbours never changes what recall finds.
 
 from __future__ import annotations
 
+import heapq
+import math
 from collections.abc import Callable, Container, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 
@@ -206,18 +208,44 @@ def expand_channel(
     scores = score(ids)
     if path_floor is not None:
         f = path_floor
-        # Keys built in one pass (ids are distinct: the id settles every tie, as a key function's would).
-        bridged = sorted((-round(found[1] * (f + (1.0 - f) * s), 6), len(found[0]), i, s)
-                         for (i, found), s in zip(reached.items(), scores, strict=True) if s is not None)
+        values = [None if s is None else found[1] * (f + (1.0 - f) * s)
+                  for found, s in zip(reached.values(), scores, strict=True)]
+        bar = _contention_bar(values, top_n, 6)
+        # Keys built in one pass, for contenders only (ids are distinct: the id settles every tie,
+        # as a key function's would).
+        bridged = sorted((-round(v, 6), len(found[0]), i, s)
+                         for (i, found), s, v in zip(reached.items(), scores, values, strict=True)
+                         if s is not None and v is not None and v >= bar)
         return [_hit(uid, channel, s, rank, reached[uid]) for rank, (_, _, uid, s) in enumerate(bridged[:top_n])]
     # The semantic channel breaks ties by its own scores: they are at hand.
     ties: Sequence[float | None] = scores if tiebreak is score else \
         tiebreak(ids) if tiebreak is not None else [0.0] * len(ids)
+    bar = _contention_bar(scores, top_n, _NEAR_EQUAL_DECIMALS)
     # Best near-equal score first, then the shorter path, the stronger path, the tie-break and the id
     # (ids are distinct: the score itself is never compared).
     ranked = sorted((-round(s, _NEAR_EQUAL_DECIMALS), len(found[0]), -round(found[1], 6), -(t or 0.0), i, s)
-                    for (i, found), s, t in zip(reached.items(), scores, ties, strict=True) if s is not None)
+                    for (i, found), s, t in zip(reached.items(), scores, ties, strict=True)
+                    if s is not None and s >= bar)
     return [_hit(uid, channel, s, rank, reached[uid]) for rank, (_, _, _, _, uid, s) in enumerate(ranked[:top_n])]
+
+
+def _contention_bar(values: Sequence[float | None], top_n: int, decimals: int) -> float:
+    """A value below which nothing ranks among the ``top_n`` largest once values are rounded to ``decimals``.
+
+    Rounding moves a value by at most half a unit in its last decimal, so a value more
+    than a unit below the ``top_n``-th largest rounds strictly below every one of the
+    ``top_n``: ranking only the values at or above the bar (two units below, a margin
+    for float error) keeps the same top ``top_n`` and skips building sort keys for the
+    many that cannot place.
+
+    Example:
+        >>> _contention_bar([0.9, None, 0.5, 0.7, 0.1], 2, 3)
+        0.698
+        >>> _contention_bar([0.9, None], 2, 3)
+        -inf
+    """
+    best = heapq.nlargest(top_n, [v for v in values if v is not None])
+    return best[-1] - 2 * 10.0 ** -decimals if len(best) == top_n else -math.inf
 
 
 def _hit(uid: str, channel: EdgeType, score: float, rank: int, found: tuple[tuple[str, ...], float]) -> ExpansionHit:

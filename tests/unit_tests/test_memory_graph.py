@@ -125,6 +125,29 @@ def test_reachable_and_expansion_prefers_short_strong_paths():
     assert hits[0].anchor == "A" and hits[0].rank == 0
 
 
+@pytest.mark.parametrize("path_floor", [None, 0.5])
+@pytest.mark.parametrize("top_n", [1, 7, 40])
+def test_expansion_keeps_the_top_n_of_a_full_ranking_when_scores_sit_on_rounding_edges(path_floor, top_n):
+    # Scores and strengths a hair either side of where rounding flips: only contenders get sort keys
+    # (expansion._contention_bar), and the top n must still be the full ranking's.
+    rng = np.random.default_rng(7)
+    g = nx.Graph()
+    for i in range(30):
+        g.add_edge("A", f"h{i}", types={"semantic": float(rng.choice([0.5, 0.5 + 1e-7, 0.9]))})
+        g.add_edge(f"h{i}", f"m{i}", types={"semantic": float(rng.choice([0.5, 0.5 - 1e-7, 0.8]))})
+    reach = reachable(g, ["A"], "semantic", 2, exclude={"A"})
+    edge = [0.5004999, 0.5005, 0.5005001, 0.501, 0.4995, None]
+    score = {uid: edge[int(rng.integers(len(edge)))] for uid in reach}
+    hits = expand_channel(g, ["A"], "semantic", lambda ids: [score[i] for i in ids], hops=2, top_n=top_n,
+                          exclude={"A"}, path_floor=path_floor)
+    f = path_floor
+    full = sorted((uid for uid in reach if score[uid] is not None), key=lambda uid: (
+        (-round(reach[uid].strength * (f + (1.0 - f) * score[uid]), 6), len(reach[uid].path), uid) if f is not None
+        else (-round(score[uid], 3), len(reach[uid].path), -round(reach[uid].strength, 6), 0.0, uid)))
+    assert [h.unit_id for h in hits] == full[:top_n]
+    assert [h.rank for h in hits] == list(range(len(hits)))
+
+
 @pytest.mark.parametrize("order", [1, -1])
 def test_a_walk_keeps_the_strongest_path_of_each_length_whatever_the_neighbour_order(order):
     # D is two hops from A through B (weak) and through C (strong); E through C and F (equal).
