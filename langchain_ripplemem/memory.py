@@ -374,9 +374,7 @@ class RippleMemory:
             raise ValueError("answer=True needs a chat model: create the memory with llm=...")
         if self._recall_graph is None:
             self._recall_graph = build_recall_graph(self, llm=self.llm)
-        run_config: dict[str, Any] = {"run_name": "ripplemem_recall"}
-        if callbacks is not None:
-            run_config["callbacks"] = callbacks
+        run_config: dict[str, Any] = {"run_name": "ripplemem_recall", "callbacks": callbacks}  # None keeps the caller's
         ns = self.default_namespace if namespace is None else validate_namespace(namespace)
         context = ResolvedContext(namespace=ns, config=cfg, as_of=coerce_as_of(as_of), asker=asker)
         return self._recall_graph, {"query": query, "with_answer": answer}, run_config, context
