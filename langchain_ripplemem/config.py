@@ -216,7 +216,8 @@ class RecallConfig(BaseModel):
     )
     bridge_within_session: bool = Field(
         False, description="assembly: also lift a memory bridged from an anchor of its own session (False: lift only "
-        "across sessions; within one, dialogue context already scores the anchor's neighbours, and on LongMemEval "
+        "across sessions, and within one only to the same speaker's next or previous turn, the rest of the anchor's "
+        "message; elsewhere in a session dialogue context already scores the anchor's neighbours, and on LongMemEval "
         "the lifts within a session displaced the first hop's evidence)",
     )
     bridge_floor: float = Field(

@@ -34,6 +34,9 @@ T = TypeVar("T")
 #: The most a memory inherits of its anchor's rho: a lifted memory ranks just below its anchor.
 BELOW_ANCHOR = 0.999
 
+#: Where a memory was said: (session id, lower-cased speaker, turn index in the session; -1 if unknown).
+Place = tuple[str, str | None, int]
+
 
 def _minmax(values: np.ndarray) -> np.ndarray:
     low, high = float(values.min()), float(values.max())
@@ -101,18 +104,18 @@ def assemble_memories(
         if cues is not None:
             rho += cue_bonus(unit, cues, config)
         direct[uid] = rho
-    # Lifts only across sessions, unless bridge_within_session: whose session an id is in
-    # (the evidence's read off the units at hand; an anchor is evidence, so rarely another).
-    session: Callable[[str], str | None] | None = None
+    # Lifts only across sessions, unless bridge_within_session (or the memory continues its anchor's
+    # message): where an id is (the evidence's read off the units at hand; an anchor is evidence).
+    place: Callable[[str], Place | None] | None = None
     if not config.bridge_within_session:
-        sessions = {uid: unit.source.session_id for uid, unit in zip(ids, units, strict=True)}
+        places = {uid: _place(unit) for uid, unit in zip(ids, units, strict=True)}
 
-        def session(uid: str) -> str | None:
-            if uid in sessions:
-                return sessions[uid]
-            return view.units[view.pos[uid]].source.session_id if uid in view.pos else None
+        def place(uid: str) -> Place | None:
+            if uid in places:
+                return places[uid]
+            return _place(view.units[view.pos[uid]]) if uid in view.pos else None
 
-    scores = bridged_scores(evidence, direct, config, session)
+    scores = bridged_scores(evidence, direct, config, place)
     scored = []
     for uid, unit, cos in zip(ids, units, cosines.tolist(), strict=True):
         is_anchor = uid in anchors
@@ -152,15 +155,16 @@ def distinct_sessions_first(ranked: list[T], n: int, session: Callable[[T], str]
 
 
 def bridged_scores(evidence: Mapping[str, Sequence[AnyHit]], direct: dict[str, float],
-                   config: RecallConfig, session: Callable[[str], str | None] | None = None) -> dict[str, float]:
+                   config: RecallConfig, place: Callable[[str], Place | None] | None = None) -> dict[str, float]:
     """``max(direct rho, bridged)`` per memory, round by round.
 
     A memory reached in round ``r`` inherits from its anchor's score *after* rounds
     before ``r``, so a chain (a name bridge, then a topic bridge from what it found)
     carries the first anchor's rank on, discounted at each hop. Per round, only the
     ``bridge_top`` memories that gain most are lifted (0: all): a bridge is a bet,
-    and the first hop's own ranking keeps the other places. With ``session`` (id ->
-    session id), a hit from an anchor of the memory's own session lifts nothing.
+    and the first hop's own ranking keeps the other places. With ``place`` (id ->
+    :data:`Place`), a hit lifts only where :func:`lifts_across` allows: from another
+    session, or to the rest of the anchor's own message.
     """
     scores = dict(direct)
     # Only structural expansion hits lift (bridged); each round's, by memory, gathered in one pass.
@@ -171,13 +175,38 @@ def bridged_scores(evidence: Mapping[str, Sequence[AnyHit]], direct: dict[str, f
                 structural.setdefault(h.round, {}).setdefault(uid, []).append(h)
     for r in sorted(structural):
         snapshot = dict(scores)
-        lifted = {uid: b for uid, hits in structural[r].items() if uid in scores
-                  and (b := bridged([h for h in hits if session is None or session(h.anchor or "") != session(uid)],
-                                    snapshot, config)) > scores[uid]}
+        lifted = {uid: b for uid, hits in structural[r].items() if uid in scores and (b := bridged(
+                  [h for h in hits if place is None or lifts_across(place(h.anchor or ""), place(uid))],
+                  snapshot, config)) > scores[uid]}
         best = sorted(lifted, key=lambda uid: (-lifted[uid], uid))
         for uid in best[: config.bridge_top] if config.bridge_top else best:
             scores[uid] = lifted[uid]
     return scores
+
+
+def _place(unit: MemoryUnit) -> Place:
+    turn = unit.metadata.get("turn_index")
+    return unit.source.session_id, _speaker(unit), turn if isinstance(turn, int) else -1
+
+
+def lifts_across(anchor: Place | None, memory: Place | None) -> bool:
+    """Whether a bridge from ``anchor`` to ``memory`` may lift it.
+
+    Across sessions it may. Within one, dialogue context already scores an anchor's
+    neighbours, and lifts there displace the first hop's evidence (LongMemEval's long
+    sessions), except for one case: ``memory`` is the same speaker's next or previous
+    turn, one message sent in two parts ("Proof:" and a photo, a thought finished on
+    the next line), which only makes sense read with the anchor.
+
+    Example:
+        >>> lifts_across(("s1", "maya", 3), ("s2", "sam", 0)), lifts_across(("s1", "maya", 3), ("s1", "maya", 4))
+        (True, True)
+        >>> lifts_across(("s1", "maya", 3), ("s1", "sam", 4)), lifts_across(("s1", "maya", 3), ("s1", "maya", 5))
+        (False, False)
+    """
+    if anchor is None or memory is None or anchor[0] != memory[0]:
+        return True
+    return anchor[1] is not None and anchor[1] == memory[1] and anchor[2] >= 0 and abs(anchor[2] - memory[2]) == 1
 
 
 def bridged(hits: Sequence[AnyHit], direct: dict[str, float], config: RecallConfig) -> float:

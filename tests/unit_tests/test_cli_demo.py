@@ -58,3 +58,18 @@ def test_cli_rejects_bad_namespace(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["recall", "x", "--persist", str(tmp_path), "--namespace", "bad.label"])
     assert "--namespace" in capsys.readouterr().err
+
+
+def test_recollection_reads_a_photo_with_the_message_it_completes():
+    # "Proof:" and its photo are the rest of the kayak message: the same speaker's next turn,
+    # lifted with it although the photo shares nothing with the question (rank 28 when lifts stop at sessions).
+    from langchain_ripplemem.demo import NAMESPACE
+    from langchain_ripplemem.memory import RippleMemory
+
+    conversation, questions = load_sample()
+    kayak = next(q for q in questions if "S4:2" in q["evidence"])
+    with RippleMemory() as memory:
+        memory.add_conversation(conversation, namespace=NAMESPACE)
+        units = memory.recall(kayak["question"], namespace=NAMESPACE, k=10).units
+    found = {turn for unit in units for turn in unit.source.turn_ids}
+    assert {"S4:1", "S4:2"} <= found

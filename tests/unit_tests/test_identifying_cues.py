@@ -255,11 +255,34 @@ def test_a_bridge_within_the_anchors_own_session_lifts_nothing_by_default():
         return Hit(source="expansion", rank=0, score=1.0, round=1, channel="structural", anchor="a",
                    path=["a", target], edge_weight=0.8)
 
-    sessions = {"a": "S1", "same": "S1", "other": "S2"}
+    places = {"a": ("S1", "maya", 3), "same": ("S1", "maya", 5), "other": ("S2", "maya", 0)}
     evidence, direct = {"a": [], "same": [hop("same")], "other": [hop("other")]}, {"a": 2.0, "same": 0.1, "other": 0.1}
     config = RecallConfig(bridge_weight=1.0, bridge_floor=0.5)
     assert not config.bridge_within_session
-    scores = bridged_scores(evidence, direct, config, sessions.get)
+    scores = bridged_scores(evidence, direct, config, places.get)
     assert scores["same"] == 0.1 and scores["other"] == pytest.approx(2.0 * 0.8)
     within = config.model_copy(update={"bridge_within_session": True})
     assert bridged_scores(evidence, direct, within)["same"] == pytest.approx(2.0 * 0.8)
+
+
+@pytest.mark.parametrize(("place", "lifts"), [
+    (("S1", "maya", 4), True),  # the same speaker's next turn: one message sent in two parts
+    (("S1", "maya", 2), True),  # ... or the part before
+    (("S1", "maya", 5), False),  # the same speaker two turns on: a reply came between
+    (("S1", "sam", 4), False),  # the other speaker's reply
+    (("S1", None, 4), False),  # no speaker known
+    (("S2", "sam", 0), True),  # another session
+])
+def test_a_bridge_within_a_session_lifts_only_the_rest_of_the_anchors_message(place, lifts):
+    from langchain_ripplemem.config import RecallConfig
+    from langchain_ripplemem.recall.assembly import bridged_scores, lifts_across
+    from langchain_ripplemem.schemas import Hit
+
+    hit = Hit(source="expansion", rank=0, score=0.0, round=1, channel="structural", anchor="a",
+              path=["a", "m"], edge_weight=0.8)
+    places = {"a": ("S1", "maya", 3), "m": place}
+    scores = bridged_scores({"a": [], "m": [hit]}, {"a": 2.0, "m": 0.1},
+                            RecallConfig(bridge_weight=1.0, bridge_floor=0.5), places.get)
+    assert lifts_across(places["a"], place) is lifts
+    assert (scores["m"] > 0.1) is lifts
+    assert not lifts_across(("S1", None, 3), ("S1", None, 4))  # without speakers, never
