@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_ripplemem.bench import answering, results
 from langchain_ripplemem.bench.checkpoint import Checkpoint
@@ -48,6 +48,7 @@ from langchain_ripplemem.bench.systems import (
 from langchain_ripplemem.cache_bounds import clear_text_caches
 from langchain_ripplemem.config import RecallConfig, WriteConfig, preset
 
+T = TypeVar("T")
 DEFAULT_KS = (5, 10, 30)
 DATASETS = ("locomo", "longmemeval", "linked")
 #: The paper's preset for each dataset: its write settings, and the ``ripplemem_paper`` row.
@@ -262,10 +263,11 @@ def _score_conversation(bench_conv: BenchConversation, memory: Any, built: dict[
         for name, system in built.items():
             first_query[name] = _timed(system.retrieve, scoring.warmup, namespace, kmax)[1]
     bar.phase(f"{len(questions)} questions")
-    for question in questions:
-        # Systems are interleaved per question so warm caches or a busy
-        # machine affect all of them alike.
-        for name, system in built.items():
+    for position, question in enumerate(questions):
+        # Systems are interleaved per question so a busy machine affects all of them alike,
+        # in an order rotated per question so warm caches do too: in one fixed order hybrid
+        # RRF always ran right after BM25 and dense, which had just warmed its every cache.
+        for name, system in rotated(built, position):
             got, ms = _timed(retrieve_question, system, question, namespace, kmax)
             if name in first_query:
                 latencies[name].append(ms)
@@ -285,6 +287,21 @@ def _score_conversation(bench_conv: BenchConversation, memory: Any, built: dict[
     return {"id": bench_conv.id, "row": row, "records": records, "latencies": latencies,
             "first_query_ms": first_query, "usage": usage,
             "unresolved": [_unresolved_row(bench_conv, q) for q in questions if q.unresolved]}
+
+
+def rotated(systems: Mapping[str, T], position: int) -> list[tuple[str, T]]:
+    """``systems``' items starting at index ``position`` (mod their number), wrapping around.
+
+    Over ``len(systems)`` consecutive questions each system runs in every place once,
+    and after every other system once.
+
+    Example:
+        >>> [name for name, _ in rotated({"a": 1, "b": 2, "c": 3}, 4)]
+        ['b', 'c', 'a']
+    """
+    items = list(systems.items())
+    start = position % len(items) if items else 0
+    return items[start:] + items[:start]
 
 
 def _timed(retrieve: Callable[..., Retrieved], *args: Any) -> tuple[Retrieved, float]:
