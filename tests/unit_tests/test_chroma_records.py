@@ -1,0 +1,59 @@
+"""A record keeps its unit as JSON with the creation time first; any key order loads back the same unit."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+
+from langchain_ripplemem.schemas import MemoryUnit, Provenance, namespace_key
+from langchain_ripplemem.storage.chroma import ChromaUnitBackend, stored_json
+
+NS = ("maya",)
+START = datetime(2026, 3, 1, 9, 30, 0, 250_000, tzinfo=timezone.utc)
+
+
+def _unit(i: int, **fields) -> MemoryUnit:
+    return MemoryUnit.create(namespace=NS, restatement=f"Maya: note {i} \u00e9 \"quoted\" created_at",
+                             source=Provenance(conversation_id="c", session_id="s", turn_ids=[str(i)]),
+                             created_at=START + timedelta(seconds=i), **fields)
+
+
+def test_the_stored_json_puts_the_creation_time_first_and_parses_back_to_the_unit():
+    tricky = _unit(1, metadata={"created_at": "not the unit's", "nested": {"created_at": 1}},
+                   participants=["Maya"], cues=["harbor grill"])
+    plus_two = timezone(timedelta(hours=2))
+    offset = _unit(2).model_copy(update={"created_at": datetime(2026, 3, 1, 11, 0, tzinfo=plus_two)})
+    for unit in (tricky, offset, _unit(3)):
+        text = stored_json(unit)
+        assert text.startswith('{"created_at":"')
+        assert MemoryUnit.model_validate_json(text) == unit
+        assert text.count('"created_at":') == unit.model_dump_json().count('"created_at":')
+
+
+def test_units_created_in_order_are_stored_in_that_order_whatever_their_ids():
+    # What keeps Chroma's index of metadata values append-only: new units sort after earlier ones.
+    units = [_unit(i) for i in range(40)]
+    assert sorted(u.id for u in units) != [u.id for u in units]  # ids (hashes) are in no such order
+    texts = [stored_json(u) for u in units]
+    assert sorted(texts) == texts
+
+
+def test_records_in_either_key_order_load_back_and_updates_keep_the_new_order():
+    backend = ChromaUnitBackend()
+    try:
+        new, old = _unit(1, participants=["Maya"]), _unit(2)
+        backend.upsert(NS, [new], np.ones((1, 3), dtype=np.float32))
+        # a record written by an earlier release: the id first
+        record = {"ns": namespace_key(NS), "kind": old.kind, "unit": old.model_dump_json()}
+        backend.collection.upsert(ids=[old.id], embeddings=np.ones((1, 3), dtype=np.float32),
+                                  documents=[old.restatement], metadatas=[record])
+        loaded = {u.id: u for units, _ in backend.load(NS) for u in units}
+        assert loaded == {new.id: new, old.id: old}
+        changed = old.model_copy(update={"metadata": {"superseded_by": new.id}})
+        backend.update(NS, [changed])
+        assert {u.id: u for units, _ in backend.load(NS) for u in units}[old.id] == changed
+        stored = backend.collection.get(ids=[old.id], include=["metadatas"])["metadatas"][0]["unit"]
+        assert stored == stored_json(changed)
+    finally:
+        backend.close()
