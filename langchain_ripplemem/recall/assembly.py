@@ -23,8 +23,7 @@ import numpy as np
 from langchain_ripplemem.config import RecallConfig, context_weights
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.scoring import time_similarity
-from langchain_ripplemem.recall.controller import support
-from langchain_ripplemem.recall.evidence import AnyHit, public_hits
+from langchain_ripplemem.recall.evidence import AnyHit, public_hits, supports
 from langchain_ripplemem.recall.smoothing import in_context
 from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import MemoryUnit, QueryCues, RecalledMemory
@@ -74,7 +73,7 @@ def assemble_memories(
     evidence: Mapping[str, Sequence[AnyHit]], anchors: set[str], view: NamespaceView,
     query_vector: np.ndarray, config: RecallConfig, query: str = "", *,
     hidden: set[str] | None = None, weight: Callable[[MemoryUnit], float] | None = None,
-    cues: QueryCues | None = None,
+    cues: QueryCues | None = None, support: Mapping[str, float] | None = None,
 ) -> list[RecalledMemory]:
     """The top ``config.top_k`` memories by rho, each with its merged provenance.
 
@@ -90,6 +89,8 @@ def assemble_memories(
         cues: the query's cues, for the cue bonuses: a memory whose speaker is a
             participant of the query gets ``config.speaker_bonus``; with a query time,
             every memory gets ``config.time_bonus`` times its time similarity to it.
+        support: each evidence memory's provenance support under ``config``
+            (:func:`~langchain_ripplemem.recall.evidence.supports`); ``None``: summed here.
     """
     ids = [uid for uid in evidence if uid in view.pos and not (hidden and uid in hidden)]
     if not ids:
@@ -97,9 +98,11 @@ def assemble_memories(
     alignments, cosines = aligner(view, query_vector, query, config.alignment, context_weights(config),
                                   config.context_terms)(ids)
     units = [view.units[view.pos[uid]] for uid in ids]
+    if support is None or len(support) != len(evidence):
+        support = supports(evidence, config)
     direct: dict[str, float] = {}
     for uid, unit, alignment in zip(ids, units, alignments.tolist(), strict=True):
-        rho = (config.alignment_weight * alignment + config.provenance_weight * support(evidence[uid], config)
+        rho = (config.alignment_weight * alignment + config.provenance_weight * support[uid]
                + config.anchor_bonus * (uid in anchors))
         if cues is not None:
             rho += cue_bonus(unit, cues, config)

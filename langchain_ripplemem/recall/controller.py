@@ -18,7 +18,7 @@ how many of those rare cues it shares, weighted by rarity.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,7 @@ from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.lexical import content_words, lexical_token_set, stem
 from langchain_ripplemem.prompts.recall import CONTROLLER_PROMPT, ControllerPlan
 from langchain_ripplemem.recall.bridging import bridge_potential, mentioned_time
-from langchain_ripplemem.recall.evidence import AnyHit
+from langchain_ripplemem.recall.evidence import AnyHit, supports
 from langchain_ripplemem.recall.smoothing import per_view, speakers
 from langchain_ripplemem.recall.state import Plan
 from langchain_ripplemem.rendering import memory_line
@@ -39,18 +39,6 @@ from langchain_ripplemem.schemas import ExpansionTarget, MemoryUnit, QueryCues, 
 
 # A name at least this rare says what the missing support is about (a speaker's name says nothing).
 _TARGET_MIN_RARITY = 0.5
-
-
-def support(hits: Iterable[AnyHit], config: RecallConfig) -> float:
-    """Provenance support pi(m): source weight x rank support 1/(offset + rank), summed.
-
-    Expansion hits are further scaled by their path strength (product of edge weights).
-    """
-    weights, offset, total = config.source_weights, config.rank_offset + 1, 0.0
-    for hit in hits:
-        strength = hit.edge_weight
-        total += weights.get(hit.source, 0.0) * (1.0 if strength is None else strength) / (offset + hit.rank)
-    return total
 
 
 def cue_values(view: NamespaceView) -> list[frozenset[str]]:
@@ -84,6 +72,14 @@ class ControllerInput:
     round: int
     config: RecallConfig
     graph_degree: dict[str, int]
+    # Each evidence memory's provenance support under ``config`` (evidence.supports); None: summed when asked.
+    support: Mapping[str, float] | None = None
+
+    def supports(self) -> Mapping[str, float]:
+        """Every evidence memory's provenance support: as given, else summed over its hits once."""
+        if self.support is None or len(self.support) != len(self.evidence):
+            self.support = supports(self.evidence, self.config)
+        return self.support
 
 
 @dataclass
@@ -132,13 +128,13 @@ class HeuristicController:
         used = {h.anchor for h in hits}
         last = max((h.round for h in hits), default=0)
         best: dict[str, float] = {}
-        floor = inp.config.bridge_floor
+        floor, sup = inp.config.bridge_floor, inp.supports()
         for uid in in_graph:
             for h in inp.evidence[uid]:
                 if h.source == "expansion" and h.channel == "structural" and h.round == last and uid not in used \
                         and h.anchor is not None and h.anchor in inp.evidence:
                     # What the memory inherits from the anchor that reached it (as assembly lifts it).
-                    score = support(inp.evidence[h.anchor], inp.config) * (h.edge_weight or 0.0) \
+                    score = sup[h.anchor] * (h.edge_weight or 0.0) \
                         * (floor + (1.0 - floor) * h.score)
                     best[uid] = max(best.get(uid, 0.0), score)
         return sorted(best, key=lambda uid: (-best[uid], uid))[: inp.config.max_anchors]
@@ -184,10 +180,11 @@ class HeuristicController:
         base: dict[str, float] = {}
         view, degree = inp.view, inp.graph_degree
         values = cue_values(view) if query_cues else []
-        for uid, hits in inp.evidence.items():
+        sup = inp.supports()
+        for uid in inp.evidence:
             if degree.get(uid, 0) <= 0:
                 continue
-            score = support(hits, cfg)
+            score = sup[uid]
             if query_cues and (row := view.pos.get(uid)) is not None and not query_cues.isdisjoint(
                     values[row] if row < len(values) else _lower_cues(view.units[row])):
                 score += 0.05
@@ -218,12 +215,13 @@ class HeuristicController:
         for rel in relative_times(inp.query):
             event = lexical_token_set(inp.query[rel.end:])
             best: tuple[tuple[int, float], str, TimeInterval] | None = None
-            for uid, hits in inp.evidence.items():
+            sup = inp.supports()
+            for uid in inp.evidence:
                 unit = inp.view.unit(uid)
                 when = mentioned_time(unit) if unit is not None else None
                 shared = len(event & lexical_token_set(unit.restatement)) if unit is not None and when else 0
-                if when is not None and shared and (best is None or (shared, support(hits, inp.config)) > best[0]):
-                    best = ((shared, support(hits, inp.config)), uid, when)
+                if when is not None and shared and (best is None or (shared, sup[uid]) > best[0]):
+                    best = ((shared, sup[uid]), uid, when)
             if best is not None:
                 return best[1], shift(best[2], rel)
         return None

@@ -17,12 +17,13 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.schemas import EdgeType, Hit, HitSource
 
-__all__ = ["AnyHit", "Evidence", "FoundHit", "public_hits"]
+__all__ = ["AnyHit", "Evidence", "FoundHit", "Supports", "public_hits", "support", "supports"]
 
 
 @dataclass(slots=True)
@@ -52,6 +53,54 @@ class FoundHit:
 AnyHit = FoundHit | Hit
 # Unit id -> every way it was found, in the order found.
 Evidence = dict[str, list[FoundHit]]
+# Unit id -> its provenance support (:func:`support`) over every way it was found so far.
+Supports = dict[str, float]
+
+
+def support(hits: Iterable[AnyHit], config: RecallConfig) -> float:
+    """Provenance support pi(m): source weight x rank support 1/(offset + rank), summed.
+
+    Expansion hits are further scaled by their path strength (product of edge weights).
+
+    Example:
+        >>> from langchain_ripplemem.config import RecallConfig
+        >>> config = RecallConfig(source_weights={"semantic": 1.0}, rank_offset=1)
+        >>> support([FoundHit("semantic", 0, 0.9), FoundHit("semantic", 2, 0.5)], config)
+        0.75
+    """
+    weights, offset, total = config.source_weights, config.rank_offset + 1, 0.0
+    for hit in hits:
+        strength = hit.edge_weight
+        total += weights.get(hit.source, 0.0) * (1.0 if strength is None else strength) / (offset + hit.rank)
+    return total
+
+
+def supports(evidence: Mapping[str, Sequence[AnyHit]], config: RecallConfig, known: Mapping[str, float] | None = None,
+             changed: Iterable[str] | None = None) -> Supports:
+    """Every memory's :func:`support`, reading ``known`` (this evidence before ``changed`` gained hits) if given.
+
+    A recall's nodes pass the supports on with the evidence, so the controller and
+    assembly read each memory's support instead of summing its hits again; a
+    memory whose hits changed is summed again over all of them, in order, so the
+    value is the one :func:`support` gives.
+
+    Example:
+        >>> from langchain_ripplemem.config import RecallConfig
+        >>> config = RecallConfig(source_weights={"semantic": 1.0, "expansion": 1.0}, rank_offset=1)
+        >>> evidence = {"a": [FoundHit("semantic", 0, 0.9)], "b": [FoundHit("semantic", 2, 0.5)]}
+        >>> known = supports(evidence, config)
+        >>> known
+        {'a': 0.5, 'b': 0.25}
+        >>> evidence["b"] = [*evidence["b"], FoundHit("expansion", 0, 0.4, 1, "semantic", "a", ("a", "b"), 0.5)]
+        >>> supports(evidence, config, known, changed=["b"])
+        {'a': 0.5, 'b': 0.5}
+    """
+    if known is None or changed is None:
+        return {uid: support(hits, config) for uid, hits in evidence.items()}
+    out = dict(known)
+    for uid in changed:
+        out[uid] = support(evidence[uid], config)
+    return out
 
 
 def public_hits(hits: Sequence[AnyHit]) -> list[Hit]:

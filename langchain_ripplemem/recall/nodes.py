@@ -43,7 +43,7 @@ from langchain_ripplemem.recall.assembly import aligner, assemble_memories, form
 from langchain_ripplemem.recall.bridging import shared_bridge_strength, time_hits
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController
 from langchain_ripplemem.recall.cues import cues_from_llm, move_speakers, reference_time, rule_based_cues, with_asker
-from langchain_ripplemem.recall.evidence import Evidence, FoundHit
+from langchain_ripplemem.recall.evidence import Evidence, FoundHit, supports
 from langchain_ripplemem.recall.reader import MemoryReader
 from langchain_ripplemem.recall.smoothing import speakers
 from langchain_ripplemem.recall.state import Plan, RecallContext, RecallState, ResolvedContext
@@ -161,7 +161,8 @@ class RecallNodes:
             out.update(first_hop=first_hop, counts={k: len(v) for k, v in first_hop.items()},
                        evidence=len(evidence))
         return self._evidence_step(ctx, {
-            "evidence": evidence, "rounds": [RoundTrace(round=0, first_hop=first_hop)],
+            "evidence": evidence, "support": supports(evidence, ctx.config),
+            "rounds": [RoundTrace(round=0, first_hop=first_hop)],
             "last_added": len(evidence), "usage": _timed(state.get("usage"), "tri_view_recall", started)})
 
     def _evidence_step(self, ctx: ResolvedContext, update: dict[str, Any]) -> Command[str]:
@@ -184,7 +185,8 @@ class RecallNodes:
             degree = degrees(self.reader.walk_graph(ctx.namespace), state["evidence"])
         return ControllerInput(
             query=state["query"], cues=state["cues"], evidence=state["evidence"],
-            view=self.reader.view(ctx.namespace), round=state["round"], config=ctx.config, graph_degree=degree)
+            view=self.reader.view(ctx.namespace), round=state["round"], config=ctx.config, graph_degree=degree,
+            support=state.get("support"))
 
     def _decided(self, decision: Plan, inp: ControllerInput) -> Plan:
         """The decision, carrying the degrees it read: its plan reads the same evidence next."""
@@ -348,7 +350,11 @@ class RecallNodes:
         rounds[-1] = rounds[-1].model_copy(update={"expanded": added, "paths": paths, "channels": kinds})
         with round_run(config, "expand", next_round, anchors=anchors) as out:
             out.update(expanded=added, count=len(added))
-        return self._evidence_step(ctx, {"evidence": evidence, "round": next_round, "last_added": len(added),
+        known = state.get("support")
+        found = supports(evidence, cfg, known if known is not None and len(known) == len(state["evidence"]) else None,
+                         {hit.unit_id for hit in hits})
+        return self._evidence_step(ctx, {"evidence": evidence, "support": found, "round": next_round,
+                                         "last_added": len(added),
                                          "rounds": rounds, "usage": _timed(state["usage"], "expand", started)})
 
     @staticmethod
@@ -374,7 +380,7 @@ class RecallNodes:
         memories = assemble_memories(state["evidence"], set(state["anchors"]), view,
                                      np.asarray(state["query_vector"], dtype=np.float32), cfg,
                                      query=state["cues"].query, hidden=set(state.get("hidden") or ()),
-                                     cues=state["cues"],
+                                     cues=state["cues"], support=state.get("support"),
                                      weight=score_weight(cfg, ctx.as_of, reference))
         usage = _timed(state["usage"], "assemble", started)
         with round_run(config, "assemble", state["round"], evidence=len(state["evidence"])) as out:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.recall.evidence import Evidence
+from langchain_ripplemem.recall.evidence import Evidence, Supports
 from langchain_ripplemem.recall.visibility import coerce_as_of
 from langchain_ripplemem.schemas import (
     ExpansionTarget,
@@ -117,6 +117,7 @@ class RecallState(TypedDict, total=False):
     cues: QueryCues
     query_vector: list[float]
     evidence: Evidence  # unit id -> each way it was found (recall/evidence.py)
+    support: Supports  # unit id -> its provenance support over those hits, kept as they arrive
     hidden: list[str]
     anchors: list[str]
     round: int
