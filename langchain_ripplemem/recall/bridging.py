@@ -41,6 +41,7 @@ import weakref
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -50,8 +51,8 @@ from langchain_ripplemem.memory_graph.expansion import ExpansionHit
 from langchain_ripplemem.recall.smoothing import per_view
 from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
 
-__all__ = ["BridgeStrength", "TimeBridge", "bridge_potential", "bridge_strength", "mentioned_time", "salience",
-           "shared_bridge_strength", "time_bridges", "time_hits"]
+__all__ = ["BridgePotentials", "BridgeStrength", "TimeBridge", "bridge_potential", "bridge_strength", "mentioned_time",
+           "salience", "shared_bridge_strength", "time_bridges", "time_hits"]
 
 # A time longer than this names a season, not an occasion ("in 2022", "this summer").
 _SPECIFIC = timedelta(days=31)
@@ -108,7 +109,7 @@ class BridgeStrength:
 # Not smoothing.per_view: its values live in view.derived, which a view's snapshot saves, and these are
 # a process's working memory (and refer back to their view).
 _EDGES_KEPT = 200_000
-_SHARED: weakref.WeakKeyDictionary[NamespaceView, dict[tuple[int, float, int], BridgeStrength]] = \
+_SHARED: weakref.WeakKeyDictionary[NamespaceView, dict[tuple[int, str, float, int], Any]] = \
     weakref.WeakKeyDictionary()
 _SHARED_LOCK = threading.Lock()
 
@@ -119,16 +120,25 @@ def shared_bridge_strength(view: NamespaceView, topic_weight: float = 1.0, key_b
     A view that grew gets a new one (the rarities moved); a view that lost units is a
     new view. Instances leave with their view.
     """
+    return _shared(view, ("strength", topic_weight, key_budget), lambda proxy: BridgeStrength(
+        proxy, topic_weight, key_budget))
+
+
+_Made = TypeVar("_Made")
+
+
+def _shared(view: NamespaceView, key: tuple[str, float, int], make: Callable[[NamespaceView], _Made]) -> _Made:
+    """The ``key`` instance of ``view`` at its current size (``make(proxy of view)`` at first); older sizes' go."""
     with _SHARED_LOCK:
         per_view = _SHARED.setdefault(view, {})
-        key = (len(view), topic_weight, key_budget)
-        found = per_view.get(key)
+        sized = (len(view), *key)
+        found = per_view.get(sized)
         if found is None:
-            for stale in [k for k in per_view if k[0] != key[0]]:
+            for stale in [k for k in per_view if k[0] != sized[0]]:
                 del per_view[stale]
             # A proxy, not the view: a value holding its own key strongly would keep every view alive.
-            found = per_view[key] = BridgeStrength(weakref.proxy(view), topic_weight, key_budget)
-        return found
+            found = per_view[sized] = make(weakref.proxy(view))
+        return found  # type: ignore[no-any-return]
 
 
 def salience(n_keys: int, key_budget: int) -> float:
@@ -150,14 +160,42 @@ def bridge_potential(view: NamespaceView, uid: str, known: Container[str] = (), 
 
     Names in ``known`` (the query's own cues) are left out: the first hop searched for
     them already. Topic words are left out too: from the first hop, only a name
-    bridges (``RecallConfig.first_topic_weight``).
+    bridges (``RecallConfig.first_topic_weight``). What does not depend on ``known``
+    is worked out once per memory and view size (:class:`BridgePotentials`).
     """
-    postings = view.postings["cues"]
-    names = max((view.rarity(key) for key in view.keys[view.pos[uid]]
-                 if view.is_name(key) and key not in known and len(postings.get(key, ())) > 1), default=0.0)
-    when = mentioned_time(view.units[view.pos[uid]])
-    times = max((b.weight for b in time_bridges(view, uid, when)), default=0.0) if when is not None else 0.0
-    return max(names * salience(len(view.keys[view.pos[uid]]), key_budget), times)
+    return _shared(view, ("potential", 0.0, key_budget), lambda proxy: BridgePotentials(proxy, key_budget))(uid, known)
+
+
+class BridgePotentials:
+    """:func:`bridge_potential` over one state of a view: per memory, its bridging names' rarities and time's bridge.
+
+    The controller asks for the potential of the same well-supported memories recall
+    after recall; only which names the query already holds changes.
+    """
+
+    def __init__(self, view: NamespaceView, key_budget: int = 0) -> None:
+        self.view, self.key_budget = view, key_budget
+        self._parts: dict[str, tuple[tuple[tuple[str, float], ...], float, float]] = {}
+
+    def __call__(self, uid: str, known: Container[str] = ()) -> float:
+        """``uid``'s potential, the names in ``known`` left out."""
+        found = self._parts.get(uid)
+        if found is None:
+            found = self._of(uid)
+            if len(self._parts) < _EDGES_KEPT:
+                self._parts[uid] = found
+        names, scale, times = found
+        return max(max((weight for key, weight in names if key not in known), default=0.0) * scale, times)
+
+    def _of(self, uid: str) -> tuple[tuple[tuple[str, float], ...], float, float]:
+        """(each name of ``uid`` another memory holds, with its rarity), its :func:`salience`, its time's bridge."""
+        view = self.view
+        row = view.pos[uid]
+        postings, keys = view.postings["cues"], view.keys[row]
+        names = tuple((key, view.rarity(key)) for key in keys if view.is_name(key) and len(postings.get(key, ())) > 1)
+        when = mentioned_time(view.units[row])
+        times = max((b.weight for b in time_bridges(view, uid, when)), default=0.0) if when is not None else 0.0
+        return names, salience(len(keys), self.key_budget), times
 
 
 def mentioned_time(unit: MemoryUnit) -> TimeInterval | None:

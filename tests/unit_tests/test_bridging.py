@@ -282,3 +282,17 @@ def test_shared_edge_strengths_do_not_keep_their_view_alive():
     del view
     gc.collect()
     assert gone() is None  # an evicted namespace's view is freed, edge strengths and all
+
+
+def test_bridge_potentials_are_kept_per_view_size_and_follow_the_querys_names():
+    a, b = unit(1, names=["harbor grill", "copper kettle"]), unit(2, names=["harbor grill", "copper kettle"])
+    view = view_of([a, b, unit(3, names=["copper kettle"])])
+    first = bridge_potential(view, a.id)
+    assert first == pytest.approx(view.rarity("harbor grill"))  # the rarer of the two names
+    # The names the query holds are left out on every call, kept or not.
+    assert bridge_potential(view, a.id, known={"harbor grill"}) == pytest.approx(view.rarity("copper kettle"))
+    assert bridge_potential(view, a.id, known={"harbor grill", "copper kettle"}) == 0.0
+    # A fourth memory naming Harbor Grill makes it less rare: the potential is worked out anew, not served stale.
+    view.add([unit(4, names=["harbor grill"])], np.zeros((1, 8), dtype=np.float32))
+    grown = bridge_potential(view, a.id)
+    assert grown == pytest.approx(view.rarity("harbor grill")) and grown < first
