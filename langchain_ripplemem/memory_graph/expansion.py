@@ -78,7 +78,20 @@ _WALK_ATTEMPTS = 5
 EdgeStrength = Callable[[str, str], float]
 # One anchor's walk: per hop, each unit reached at that length with its best path and strength.
 Layers = list[dict[str, tuple[tuple[str, ...], float]]]
-Walks = MutableMapping[tuple[str, int], Layers]
+# Per node, the edges of one channel a walk may take from it: (neighbour, weight as re-weighed), in adjacency order.
+Steps = MutableMapping[str, list[tuple[str, float]]]
+
+
+class Walks(dict[tuple[str, int], Layers]):
+    """``(anchor, hops) -> layers`` kept for later calls, and the :data:`Steps` those walks took.
+
+    Like the walks, the steps belong to one state of the graph, one channel, one edge
+    weighing and one set of rows a walk may step on.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps: Steps = {}
 
 
 def reachable(
@@ -137,7 +150,8 @@ def _walk(
             continue
         layers = walks.get((anchor, hops)) if walks is not None else None
         if layers is None:
-            layers = _anchor_walk(adjacency, anchor, channel, hops, rows, strength)
+            steps = walks.steps if isinstance(walks, Walks) else {}
+            layers = _anchor_walk(adjacency, anchor, channel, hops, rows, strength, steps)
             if walks is not None:
                 walks[(anchor, hops)] = layers
         for layer in layers:
@@ -152,8 +166,12 @@ def _walk(
 
 def _anchor_walk(adjacency: Mapping[str, Mapping[str, dict[str, dict[str, float]]]], anchor: str,
                  channel: EdgeType, hops: int, held: Container[str] | None,
-                 strength: EdgeStrength | None) -> Layers:
-    """One anchor's walk, whatever the walk must leave out: what it may not return is the caller's to drop."""
+                 strength: EdgeStrength | None, steps: Steps) -> Layers:
+    """One anchor's walk, whatever the walk must leave out: what it may not return is the caller's to drop.
+
+    ``steps`` gives (and keeps) each node's channel edges to ``held`` units, re-weighed:
+    walks from other anchors cross the same well-connected nodes.
+    """
     frontier: dict[str, tuple[tuple[str, ...], float]] = {anchor: ((anchor,), 1.0)}
     seen = {anchor}
     layers: Layers = []
@@ -162,12 +180,14 @@ def _anchor_walk(adjacency: Mapping[str, Mapping[str, dict[str, dict[str, float]
         # smallest path), so what a walk finds does not depend on the order of neighbours.
         layer: dict[str, tuple[tuple[str, ...], float]] = {}
         for node, (path, so_far) in frontier.items():
-            for nbr, data in adjacency[node].items():
-                weight = data["types"].get(channel)
-                if weight is None or nbr in seen or (held is not None and nbr not in held):
+            out = steps.get(node)
+            if out is None:
+                out = _steps(adjacency[node], node, channel, held, strength)
+                if len(steps) < _STEPS_KEPT:
+                    steps[node] = out
+            for nbr, weight in out:
+                if nbr in seen:
                     continue
-                if strength is not None:
-                    weight = strength(node, nbr)
                 reach, old = so_far * weight, layer.get(nbr)
                 if old is None or reach > old[1] or (reach == old[1] and path < old[0][:-1]):
                     layer[nbr] = ((*path, nbr), reach)
@@ -175,6 +195,22 @@ def _anchor_walk(adjacency: Mapping[str, Mapping[str, dict[str, dict[str, float]
         layers.append(layer)
         frontier = layer
     return layers
+
+
+# Nodes whose steps a Walks keeps: a recall's walks cross a few hundred.
+_STEPS_KEPT = 20_000
+
+
+def _steps(neighbours: Mapping[str, dict[str, dict[str, float]]], node: str, channel: EdgeType,
+           held: Container[str] | None, strength: EdgeStrength | None) -> list[tuple[str, float]]:
+    """``node``'s ``channel`` edges to ``held`` units as (neighbour, weight), ``strength`` re-weighing them."""
+    out = []
+    for nbr, data in neighbours.items():
+        weight = data["types"].get(channel)
+        if weight is None or (held is not None and nbr not in held):
+            continue
+        out.append((nbr, weight if strength is None else strength(node, nbr)))
+    return out
 
 
 def expand_channel(

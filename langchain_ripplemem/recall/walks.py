@@ -45,7 +45,7 @@ import networkx as nx
 
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.adjacency import LazyAdjacency
-from langchain_ripplemem.memory_graph.expansion import Layers
+from langchain_ripplemem.memory_graph.expansion import Layers, Walks
 from langchain_ripplemem.schemas import EdgeType
 
 __all__ = ["KeptWalks", "shared_walks"]
@@ -55,7 +55,7 @@ __all__ = ["KeptWalks", "shared_walks"]
 _REACHED_KEPT = 50_000
 
 
-class KeptWalks(dict[tuple[str, int], Layers]):
+class KeptWalks(Walks):
     """``(anchor, hops) -> layers`` of one view state, graph state, channel and edge weighing; bounded.
 
     Past ``limit`` units reached in all, new walks are not kept (the walks kept so far still serve).

@@ -66,6 +66,7 @@ def test_kept_walks_serve_the_same_reach_whatever_each_call_excludes(chain):
         assert plain(reachable(graph, [a, d], "semantic", 2, exclude, walks=walks)) == plain(fresh)
         assert not taken & set(fresh)
     assert set(walks) == {(a, 2), (d, 2)}
+    assert walks.steps[a] == [(b, 0.9)] and walks.steps[b] == [(a, 0.9), (c, 0.8), (f, 0.5)]  # semantic edges only
     hits = expand_channel(graph, [a], "semantic", lambda ids: [0.5] * len(ids), hops=2, top_n=3,
                           exclude=Unreachable(taken={a}, rows=view.pos, limit=len(view)), walks=walks)
     assert [h.unit_id for h in hits] == [b, c, f] and hits[1].path == [a, b, c]
@@ -83,7 +84,7 @@ def test_a_write_or_a_grown_view_is_never_served_an_old_walk(chain):
     backend.add(NS, [edge])
     cache.add(NS, [edge])
     after = shared_walks(view, graph, "semantic")
-    assert after is not before and not after
+    assert after is not before and not after and not after.steps  # no step read before the write is served
     assert reachable(graph, [a], "semantic", 2, exclude, walks=after)[d].path == [a, d]
     newer = make_units(7)[6]
     view.add([newer], np.ones((1, 6), dtype=np.float32))  # rows grew: rarities and held rows moved
