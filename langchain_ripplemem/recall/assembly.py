@@ -22,7 +22,7 @@ import numpy as np
 
 from langchain_ripplemem.config import RecallConfig, context_weights
 from langchain_ripplemem.index import NamespaceView
-from langchain_ripplemem.memory_graph.scoring import time_similarity
+from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
 from langchain_ripplemem.recall.evidence import AnyHit, public_hits, supports
 from langchain_ripplemem.recall.smoothing import in_context
 from langchain_ripplemem.rendering import memory_line
@@ -97,16 +97,18 @@ def assemble_memories(
         return []
     alignments, cosines = aligner(view, query_vector, query, config.alignment, context_weights(config),
                                   config.context_terms)(ids)
-    units = [view.units[view.pos[uid]] for uid in ids]
+    rows = np.fromiter((view.pos[uid] for uid in ids), dtype=np.int64, count=len(ids))
+    units = [view.units[row] for row in rows.tolist()]
     if support is None or len(support) != len(evidence):
         support = supports(evidence, config)
-    direct: dict[str, float] = {}
-    for uid, unit, alignment in zip(ids, units, alignments.tolist(), strict=True):
-        rho = (config.alignment_weight * alignment + config.provenance_weight * support[uid]
-               + config.anchor_bonus * (uid in anchors))
-        if cues is not None:
-            rho += cue_bonus(unit, cues, config)
-        direct[uid] = rho
+    # Every memory's rho at once, in float64 with the operations (and their order) of the formula.
+    found = np.fromiter((support[uid] for uid in ids), dtype=np.float64, count=len(ids))
+    anchored = np.fromiter((uid in anchors for uid in ids), dtype=np.float64, count=len(ids))
+    rhos = (config.alignment_weight * alignments.astype(np.float64) + config.provenance_weight * found
+            + config.anchor_bonus * anchored)
+    if cues is not None:
+        rhos += cue_bonuses(view, rows, cues, config)
+    direct = dict(zip(ids, rhos.tolist(), strict=True))
     # Lifts only across sessions, unless bridge_within_session (or the memory continues its anchor's
     # message): where an id is (the evidence's read off the units at hand; an anchor is evidence).
     place: Callable[[str], Place | None] | None = None
@@ -189,7 +191,7 @@ def bridged_scores(evidence: Mapping[str, Sequence[AnyHit]], direct: dict[str, f
 
 def _place(unit: MemoryUnit) -> Place:
     turn = unit.metadata.get("turn_index")
-    return unit.source.session_id, _speaker(unit), turn if isinstance(turn, int) else -1
+    return unit.source.session_id, speaker_of(unit), turn if isinstance(turn, int) else -1
 
 
 def lifts_across(anchor: Place | None, memory: Place | None) -> bool:
@@ -243,22 +245,6 @@ def bridged(hits: Sequence[AnyHit], direct: dict[str, float], config: RecallConf
                                        * (floor + (1.0 - floor) * h.score))
                 for h in hits if h.source == "expansion" and h.channel == "structural" and h.anchor in direct),
                default=0.0)
-
-
-def cue_bonus(unit: MemoryUnit, cues: QueryCues, config: RecallConfig) -> float:
-    """What agreeing with the query's speaker and time cues adds to rho (0 with the paper's weights)."""
-    bonus = 0.0
-    if config.speaker_bonus and cues.participants and _speaker(unit) in cues.participants:
-        bonus += config.speaker_bonus
-    if config.time_bonus and cues.time is not None and unit.time is not None:
-        bonus += config.time_bonus * time_similarity(cues.time, unit.time)
-    return bonus
-
-
-def _speaker(unit: MemoryUnit) -> str | None:
-    """The lower-cased speaker of a unit (rule-based units record it), else ``None``."""
-    speaker = unit.metadata.get("speaker")
-    return speaker.lower() if isinstance(speaker, str) and speaker else None
 
 
 def format_evidence(memories: Sequence[RecalledMemory]) -> str:

@@ -52,7 +52,7 @@ from langchain_ripplemem.recall.smoothing import per_view
 from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
 
 __all__ = ["BridgePotentials", "BridgeStrength", "TimeBridge", "bridge_potential", "bridge_strength", "mentioned_time",
-           "salience", "shared_bridge_strength", "time_bridges", "time_hits"]
+           "RowTimes", "epoch_micros", "row_times", "salience", "shared_bridge_strength", "time_bridges", "time_hits"]
 
 # A time longer than this names a season, not an occasion ("in 2022", "this summer").
 _SPECIFIC = timedelta(days=31)
@@ -233,11 +233,10 @@ def time_bridges(view: NamespaceView, anchor: str, interval: TimeInterval, *, in
     rows: set[int] = set()
     for day in range(first, last + 1):
         rows.update(view.postings["days"].get(day, ()))
-    # Rows only grow, and a unit's time and time phrase never change in place (NamespaceView.replace).
-    times = per_view(view, "times", _Times.of, lambda v, known, before, n: known.grown(v, before, n))
+    times = row_times(view)
     found = np.fromiter(sorted(rows), dtype=np.int64, count=len(rows))
     found = found[found < len(times.start)]
-    start, end = _micros(interval.start), _micros(interval.end)
+    start, end = epoch_micros(interval.start), epoch_micros(interval.end)
     if inside:  # the time inside the interval; else the time its words name overlaps it
         meets = times.timed[found] & (start <= times.start[found]) & (times.end[found] <= end)
     else:
@@ -252,13 +251,19 @@ def time_bridges(view: NamespaceView, anchor: str, interval: TimeInterval, *, in
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
-def _micros(when: datetime) -> int:
+def epoch_micros(when: datetime) -> int:
     """Microseconds since the epoch: exact, so comparisons agree with the datetimes'."""
     return (when - _EPOCH) // timedelta(microseconds=1)
 
 
+def row_times(view: NamespaceView) -> RowTimes:
+    """Per row of ``view``, its time and the time its own words name, in exact microseconds (kept per view)."""
+    # Rows only grow, and a unit's time and time phrase never change in place (NamespaceView.replace).
+    return per_view(view, "times", RowTimes.of, lambda v, known, before, n: known.grown(v, before, n))
+
+
 @dataclass(frozen=True)
-class _Times:
+class RowTimes:
     """Per row: its time (``timed``, ``start``, ``end``) and the time its own words name (:func:`mentioned_time`)."""
 
     timed: np.ndarray
@@ -269,22 +274,24 @@ class _Times:
     said_end: np.ndarray
 
     @classmethod
-    def of(cls, view: NamespaceView, n: int, first: int = 0) -> _Times:
+    def of(cls, view: NamespaceView, n: int, first: int = 0) -> RowTimes:
+        """Rows ``first..n-1`` of ``view``."""
         columns: list[list[int]] = [[] for _ in range(6)]
         for unit in view.units[first:n]:
             said = mentioned_time(unit)
-            values = (unit.time is not None, *((_micros(unit.time.start), _micros(unit.time.end))
+            values = (unit.time is not None, *((epoch_micros(unit.time.start), epoch_micros(unit.time.end))
                                                if unit.time is not None else (0, 0)),
-                      said is not None, *((_micros(said.start), _micros(said.end)) if said is not None else (0, 0)))
+                      said is not None, *((epoch_micros(said.start), epoch_micros(said.end))
+                                          if said is not None else (0, 0)))
             for column, value in zip(columns, values, strict=True):
                 column.append(value)
         kinds = (bool, np.int64, np.int64, bool, np.int64, np.int64)
         return cls(*(np.array(column, dtype=kind) for column, kind in zip(columns, kinds, strict=True)))
 
-    def grown(self, view: NamespaceView, before: int, n: int) -> _Times:
+    def grown(self, view: NamespaceView, before: int, n: int) -> RowTimes:
         """These rows' arrays and rows ``before..n-1``'s (readers keep the old arrays)."""
-        new = _Times.of(view, n, before)
-        return _Times(*(np.concatenate([getattr(self, f)[:before], getattr(new, f)])
+        new = RowTimes.of(view, n, before)
+        return RowTimes(*(np.concatenate([getattr(self, f)[:before], getattr(new, f)])
                         for f in ("timed", "start", "end", "mentioned", "said_start", "said_end")))
 
 
