@@ -24,7 +24,7 @@ from langchain_ripplemem.config import RecallConfig, context_weights
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
 from langchain_ripplemem.recall.evidence import AnyHit, public_hits, supports
-from langchain_ripplemem.recall.smoothing import in_context
+from langchain_ripplemem.recall.smoothing import in_context, per_view
 from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import MemoryUnit, QueryCues, RecalledMemory
 
@@ -113,12 +113,11 @@ def assemble_memories(
     # message): where an id is (the evidence's read off the units at hand; an anchor is evidence).
     place: Callable[[str], Place | None] | None = None
     if not config.bridge_within_session:
-        places = {uid: _place(unit) for uid, unit in zip(ids, units, strict=True)}
+        places, at = row_places(view), view.pos
 
         def place(uid: str) -> Place | None:
-            if uid in places:
-                return places[uid]
-            return _place(view.units[view.pos[uid]]) if uid in view.pos else None
+            row = at.get(uid)
+            return None if row is None else places[row] if row < len(places) else _place(view.units[row])
 
     scores = bridged_scores(evidence, direct, config, place)
     scored = []
@@ -192,6 +191,16 @@ def bridged_scores(evidence: Mapping[str, Sequence[AnyHit]], direct: dict[str, f
 def _place(unit: MemoryUnit) -> Place:
     turn = unit.metadata.get("turn_index")
     return unit.source.session_id, speaker_of(unit), turn if isinstance(turn, int) else -1
+
+
+def row_places(view: NamespaceView) -> list[Place]:
+    """Per row of ``view``, where its unit was said (:data:`Place`), kept with the view as it grows.
+
+    A unit's session, speaker and turn never change in place (the neighbours of
+    :mod:`~langchain_ripplemem.recall.smoothing` are kept on the same terms).
+    """
+    return per_view(view, "row_places", lambda v, n: [_place(u) for u in v.units[:n]],
+                    lambda v, known, before, n: known + [_place(u) for u in v.units[before:n]])
 
 
 def lifts_across(anchor: Place | None, memory: Place | None) -> bool:

@@ -1,4 +1,7 @@
-"""Cue bonuses over many rows at once (recall/cue_bonus.py) equal the one-memory rule bit for bit."""
+"""What recall keeps per row of a view, and reads for many memories at once, equals the one-memory rules.
+
+Cue bonuses (recall/cue_bonus.py) bit for bit; places (recall/assembly.py) as the view grows.
+"""
 
 from datetime import datetime, timedelta, timezone
 
@@ -7,6 +10,7 @@ import pytest
 
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.recall.assembly import _place, row_places
 from langchain_ripplemem.recall.cue_bonus import cue_bonus, cue_bonuses, row_speakers
 from langchain_ripplemem.schemas import MemoryUnit, Provenance, QueryCues, TimeInterval
 
@@ -56,3 +60,14 @@ def test_row_speakers_follow_the_view_as_it_grows():
     view.add(memories[4:], np.eye(6, dtype=np.float32)[4:])
     speakers = [m.metadata.get("speaker") for m in memories]
     assert row_speakers(view) == [s.lower() if s else None for s in speakers]
+
+
+def test_row_places_follow_the_view_as_it_grows():
+    memories = [m.model_copy(update={"metadata": {**m.metadata, "turn_index": i}}) if i % 2 else m
+                for i, m in enumerate(units(6, seed=2))]
+    view = NamespaceView(NS)
+    view.add(memories[:3], np.eye(6, dtype=np.float32)[:3])
+    assert row_places(view) == [_place(m) for m in memories[:3]]
+    view.add(memories[3:], np.eye(6, dtype=np.float32)[3:])
+    assert row_places(view) == [_place(m) for m in memories]
+    assert [p[2] for p in row_places(view)] == [-1, 1, -1, 3, -1, 5]
