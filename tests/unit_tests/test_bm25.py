@@ -46,6 +46,19 @@ def test_scores_and_rankings_equal_bm25s_after_any_growth(docs, cuts, query, k):
 
 
 @settings(max_examples=80, deadline=None)
+@given(docs=documents, cuts=st.lists(st.integers(1, 60), max_size=4), query=queries)
+def test_terms_scored_before_a_growth_are_scored_anew_after_it(docs, cuts, query):
+    # The index keeps each term's scores between calls: scoring between writes must never serve them stale.
+    index, start = BM25Index(), 0
+    for cut in sorted({min(c, len(docs)) for c in cuts}) + [len(docs)]:
+        index.extend(docs[start:cut])
+        start = cut
+        if len(index):
+            assert np.array_equal(index.scores(query), _bm25s(docs[:cut]).get_scores(query))
+    assert np.array_equal(index.scores(query), _bm25s(docs).get_scores(query))  # and again, from what it kept
+
+
+@settings(max_examples=80, deadline=None)
 @given(docs=documents, data=st.data(), query=queries)
 def test_subset_equals_bm25s_over_the_kept_documents(docs, data, query):
     keep = sorted(data.draw(st.sets(st.integers(0, len(docs) - 1), min_size=1)))
