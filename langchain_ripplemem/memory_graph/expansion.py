@@ -144,6 +144,9 @@ def _walk(
     # its rows (the view's units) also bound where a walk may step.
     taken, rows, limit = (exclude.taken, exclude.rows, exclude.limit) if isinstance(exclude, Unreachable) \
         else (exclude, None, 0)
+    # A walk steps only on units ``rows`` holds, and rows only grow: while they number at most
+    # ``limit``, every unit a walk reached has a row below it.
+    bounded = rows is not None and len(rows) > limit
     best: _Found = {}
     for anchor in anchors:
         if anchor not in graph:
@@ -156,10 +159,10 @@ def _walk(
                 walks[(anchor, hops)] = layers
         for layer in layers:
             for nbr, found in layer.items():
-                if nbr in taken or (rows is not None and rows.get(nbr, limit) >= limit):
+                if nbr in taken or (bounded and rows.get(nbr, limit) >= limit):  # type: ignore[union-attr]
                     continue
-                old = best.get(nbr)
-                if old is None or (len(found[0]), -found[1]) < (len(old[0]), -old[1]):
+                old = best.setdefault(nbr, found)
+                if old is not found and (len(found[0]), -found[1]) < (len(old[0]), -old[1]):
                     best[nbr] = found
     return best
 

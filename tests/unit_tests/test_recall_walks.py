@@ -142,3 +142,15 @@ def test_recalls_that_share_kept_walks_return_what_fresh_recalls_return(bow):
             [(m.unit.id, m.score, m.provenance) for m in fresh.memories]
         assert [r.model_dump(exclude={"usage"}) for r in again.rounds] == \
             [r.model_dump(exclude={"usage"}) for r in fresh.rounds]
+
+
+def test_units_past_the_rows_a_recall_scored_are_not_reached(chain):
+    units, _, cache = chain
+    view, graph = view_of(units), cache.walkable(NS)
+    a, b, c, _, _, f = (u.id for u in units)
+    # A writer added rows 3.. after the recall took its scores (limit 3): f (row 5) counts as absent.
+    late = Unreachable(taken={a}, rows=view.pos, limit=3)
+    walks = shared_walks(view, graph, "semantic")
+    assert set(reachable(graph, [a], "semantic", 2, late)) == {b, c}
+    assert set(reachable(graph, [a], "semantic", 2, late, walks=walks)) == {b, c}
+    assert set(reachable(graph, [a], "semantic", 2, Unreachable(taken={a}, rows=view.pos, limit=6))) == {b, c, f}
