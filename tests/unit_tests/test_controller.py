@@ -69,3 +69,19 @@ def test_anchors_are_ranked_only_where_they_decide_or_plan():
     controller.ranked = 0
     controller.plan(later, controller.decide(later))
     assert controller.ranked == 0
+
+
+def test_anchors_read_the_support_passed_with_the_evidence_and_sum_it_when_it_is_missing_or_stale():
+    from langchain_ripplemem.recall.evidence import supports
+
+    inp = _input("Sam booked Harbor Grill", [0, 1, 2, 3], anchor_bridge_weight=0.3)
+    fresh = HeuristicController().candidates(inp)
+    given = ControllerInput(**{**inp.__dict__, "support": supports(inp.evidence, inp.config)})
+    assert HeuristicController().candidates(given) == fresh
+    # The controller ranks by the support it is given: the nodes pass it on and never sum hits again.
+    last = fresh[-1][0]
+    boosted = ControllerInput(**{**inp.__dict__, "support": {**supports(inp.evidence, inp.config), last: 9.0}})
+    assert HeuristicController().candidates(boosted)[0][0] == last
+    # Support for other evidence (fewer memories) is not trusted: it is summed again.
+    stale = ControllerInput(**{**inp.__dict__, "support": {last: 9.0}})
+    assert HeuristicController().candidates(stale) == fresh
