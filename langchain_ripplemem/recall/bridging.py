@@ -51,8 +51,9 @@ from langchain_ripplemem.memory_graph.expansion import ExpansionHit
 from langchain_ripplemem.recall.smoothing import per_view
 from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
 
-__all__ = ["BridgePotentials", "BridgeStrength", "TimeBridge", "bridge_potential", "bridge_strength", "mentioned_time",
-           "RowTimes", "epoch_micros", "row_times", "salience", "shared_bridge_strength", "time_bridges", "time_hits"]
+__all__ = ["BridgePotentials", "BridgeStrength", "MentionedBridges", "RowTimes", "TimeBridge", "bridge_potential",
+           "bridge_strength", "epoch_micros", "mentioned_bridges", "mentioned_time", "row_times", "salience",
+           "shared_bridge_strength", "time_bridges", "time_hits"]
 
 # A time longer than this names a season, not an occasion ("in 2022", "this summer").
 _SPECIFIC = timedelta(days=31)
@@ -163,7 +164,9 @@ def bridge_potential(view: NamespaceView, uid: str, known: Container[str] = (), 
     bridges (``RecallConfig.first_topic_weight``). What does not depend on ``known``
     is worked out once per memory and view size (:class:`BridgePotentials`).
     """
-    return _shared(view, ("potential", 0.0, key_budget), lambda proxy: BridgePotentials(proxy, key_budget))(uid, known)
+    mentioned = mentioned_bridges(view)  # not inside _shared's make: it holds the lock
+    return _shared(view, ("potential", 0.0, key_budget),
+                   lambda proxy: BridgePotentials(proxy, key_budget, mentioned))(uid, known)
 
 
 class BridgePotentials:
@@ -173,8 +176,9 @@ class BridgePotentials:
     after recall; only which names the query already holds changes.
     """
 
-    def __init__(self, view: NamespaceView, key_budget: int = 0) -> None:
+    def __init__(self, view: NamespaceView, key_budget: int = 0, mentioned: MentionedBridges | None = None) -> None:
         self.view, self.key_budget = view, key_budget
+        self.mentioned = mentioned or MentionedBridges(view)
         self._parts: dict[str, tuple[tuple[tuple[str, float], ...], float, float]] = {}
 
     def __call__(self, uid: str, known: Container[str] = ()) -> float:
@@ -193,9 +197,37 @@ class BridgePotentials:
         row = view.pos[uid]
         postings, keys = view.postings["cues"], view.keys[row]
         names = tuple((key, view.rarity(key)) for key in keys if view.is_name(key) and len(postings.get(key, ())) > 1)
-        when = mentioned_time(view.units[row])
-        times = max((b.weight for b in time_bridges(view, uid, when)), default=0.0) if when is not None else 0.0
+        times = max((b.weight for b in self.mentioned(uid)), default=0.0)
         return names, salience(len(keys), self.key_budget), times
+
+
+class MentionedBridges:
+    """Per memory, the bridges of the time its own words name (:func:`mentioned_time`, :func:`time_bridges`).
+
+    Kept per view size (:func:`mentioned_bridges`): the controller weighs the same
+    memories' time bridges as anchor candidates, and expansion follows them from anchors.
+    """
+
+    def __init__(self, view: NamespaceView) -> None:
+        self.view = view
+        self._found: dict[str, list[TimeBridge]] = {}
+        self._kept = 0
+
+    def __call__(self, uid: str) -> list[TimeBridge]:
+        """The bridges out of ``uid`` (none when its words name no specific time); do not change the list."""
+        found = self._found.get(uid)
+        if found is None:
+            when = mentioned_time(self.view.units[self.view.pos[uid]])
+            found = time_bridges(self.view, uid, when) if when is not None else []
+            if self._kept + len(found) < _EDGES_KEPT:
+                self._kept += len(found) + 1
+                self._found[uid] = found
+        return found
+
+
+def mentioned_bridges(view: NamespaceView) -> MentionedBridges:
+    """The :class:`MentionedBridges` of ``view`` at its current size, shared by the recalls that read it."""
+    return _shared(view, ("mentioned", 0.0, 0), MentionedBridges)
 
 
 def mentioned_time(unit: MemoryUnit) -> TimeInterval | None:
@@ -306,9 +338,9 @@ def time_hits(view: NamespaceView, anchors: Sequence[str], score: Callable[[list
     ``x (floor + (1 - floor) x score)``, ``score`` being the target overlap; each hit's
     path is its one step from the anchor, its strength the bridge's weight.
     """
+    mentioned = mentioned_bridges(view)
     bridges = [bridge for anchor in anchors if anchor in view.pos
-               and (when := mentioned_time(view.units[view.pos[anchor]])) is not None
-               for bridge in time_bridges(view, anchor, when, exclude=exclude)]
+               for bridge in mentioned(anchor) if bridge.unit_id not in exclude]
     if event is not None and event[0] in view.pos:
         bridges += time_bridges(view, event[0], event[1], inside=True, exclude=exclude)
     best: dict[str, TimeBridge] = {}

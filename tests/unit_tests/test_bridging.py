@@ -296,3 +296,19 @@ def test_bridge_potentials_are_kept_per_view_size_and_follow_the_querys_names():
     view.add([unit(4, names=["harbor grill"])], np.zeros((1, 8), dtype=np.float32))
     grown = bridge_potential(view, a.id)
     assert grown == pytest.approx(view.rarity("harbor grill")) and grown < first
+
+
+def test_time_hits_follow_kept_bridges_only_while_the_view_keeps_its_size():
+    flight = unit(1, when=day(10), phrase="June 10th")
+    conference = unit(2, when=day(8, 7), phrase="June 8th to 14th")
+    view = view_of([flight, conference])
+    first = time_hits(view, [flight.id], lambda ids: [0.0] * len(ids), floor=0.5, top_n=5)
+    assert [h.unit_id for h in first] == [conference.id]
+    assert time_hits(view, [flight.id], lambda ids: [0.0] * len(ids), floor=0.5, top_n=5,
+                     exclude={conference.id}) == []  # what a recall excludes is left out of kept bridges
+    # A memory added later names the same day: the flight's bridges are worked out anew, weaker and wider.
+    dinner = unit(3, when=day(10), phrase="June 10th")
+    view.add([dinner], np.zeros((1, 8), dtype=np.float32))
+    grown = time_hits(view, [flight.id], lambda ids: [0.0] * len(ids), floor=0.5, top_n=5)
+    assert {h.unit_id for h in grown} == {conference.id, dinner.id}
+    assert grown[0].strength < first[0].strength
