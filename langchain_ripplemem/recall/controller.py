@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -189,7 +190,8 @@ class HeuristicController:
                     values[row] if row < len(values) else _lower_cues(view.units[row])):
                 score += 0.05
             base[uid] = score
-        order = sorted(base, key=lambda uid: (-base[uid], uid))
+        # Best first, ties by id: by id, then (stably) by score, keys read in C rather than built per memory.
+        order = sorted(sorted(base), key=base.__getitem__, reverse=True)
         if not weight:
             return [(uid, base[uid], 0.0) for uid in order]
         bar = base[order[cfg.max_anchors - 1]] if len(order) >= cfg.max_anchors else 0.0
@@ -199,7 +201,7 @@ class HeuristicController:
             likely = base[uid] * (1.0 + weight) >= bar
             potential = bridge_potential(inp.view, uid, known, cfg.bridge_key_budget) if likely else 0.0
             ranked.append((uid, base[uid] * (1.0 + weight * potential), potential))
-        return sorted(ranked, key=lambda t: (-t[1], t[0]))
+        return sorted(sorted(ranked), key=itemgetter(1), reverse=True)
 
     def event_time(self, inp: ControllerInput) -> tuple[str, TimeInterval] | None:
         """A time the query names relative to an event, grounded from the evidence: ``(event memory, time)``.

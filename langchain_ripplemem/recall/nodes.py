@@ -312,7 +312,7 @@ class RecallNodes:
             if cfg.target_cues and target.cues:  # rarity-weighted overlap with the target's identifying cues
                 if not overlap:
                     overlap.append(view.key_overlap(target.cues, topic_weight=cfg.topic_weight))
-                return [float(overlap[0][view.pos[i]]) for i in ids]
+                return overlap[0][[view.pos[i] for i in ids]].tolist()  # type: ignore[no-any-return]
             return [structural_score(target, view.units[view.pos[i]], self.reader.write_config) for i in ids]
 
         scorers: dict[str, Callable[[list[str]], Sequence[float | None]]] = {
