@@ -52,8 +52,8 @@ from langchain_ripplemem.recall.smoothing import per_view
 from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
 
 __all__ = ["BridgePotentials", "BridgeStrength", "MentionedBridges", "RowTimes", "TimeBridge", "bridge_potential",
-           "bridge_strength", "epoch_micros", "mentioned_bridges", "mentioned_time", "row_times", "salience",
-           "shared_bridge_strength", "time_bridges", "time_hits"]
+           "bridge_potentials", "bridge_strength", "epoch_micros", "mentioned_bridges", "mentioned_time", "row_times",
+           "salience", "shared_bridge_strength", "time_bridges", "time_hits"]
 
 # A time longer than this names a season, not an occasion ("in 2022", "this summer").
 _SPECIFIC = timedelta(days=31)
@@ -164,9 +164,13 @@ def bridge_potential(view: NamespaceView, uid: str, known: Container[str] = (), 
     bridges (``RecallConfig.first_topic_weight``). What does not depend on ``known``
     is worked out once per memory and view size (:class:`BridgePotentials`).
     """
+    return bridge_potentials(view, key_budget)(uid, known)
+
+
+def bridge_potentials(view: NamespaceView, key_budget: int = 0) -> BridgePotentials:
+    """The :class:`BridgePotentials` of ``view`` at its current size, shared by the recalls that read it."""
     mentioned = mentioned_bridges(view)  # not inside _shared's make: it holds the lock
-    return _shared(view, ("potential", 0.0, key_budget),
-                   lambda proxy: BridgePotentials(proxy, key_budget, mentioned))(uid, known)
+    return _shared(view, ("potential", 0.0, key_budget), lambda proxy: BridgePotentials(proxy, key_budget, mentioned))
 
 
 class BridgePotentials:

@@ -31,7 +31,7 @@ from langchain_ripplemem.extraction.relative_time import relative_times, shift
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.lexical import content_words, lexical_token_set, stem
 from langchain_ripplemem.prompts.recall import CONTROLLER_PROMPT, ControllerPlan
-from langchain_ripplemem.recall.bridging import bridge_potential, mentioned_time
+from langchain_ripplemem.recall.bridging import bridge_potentials, mentioned_time
 from langchain_ripplemem.recall.evidence import AnyHit, supports
 from langchain_ripplemem.recall.smoothing import per_view, speakers
 from langchain_ripplemem.recall.state import Plan
@@ -196,10 +196,11 @@ class HeuristicController:
             return [(uid, base[uid], 0.0) for uid in order]
         bar = base[order[cfg.max_anchors - 1]] if len(order) >= cfg.max_anchors else 0.0
         known = set(inp.view.known_keys(inp.query, speakers(inp.view)))
+        potentials = bridge_potentials(inp.view, cfg.bridge_key_budget)
         ranked = []
         for uid in order:
             likely = base[uid] * (1.0 + weight) >= bar
-            potential = bridge_potential(inp.view, uid, known, cfg.bridge_key_budget) if likely else 0.0
+            potential = potentials(uid, known) if likely else 0.0
             ranked.append((uid, base[uid] * (1.0 + weight * potential), potential))
         return sorted(sorted(ranked), key=itemgetter(1), reverse=True)
 
