@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Container, Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -78,8 +78,26 @@ _WALK_ATTEMPTS = 5
 EdgeStrength = Callable[[str, str], float]
 # One anchor's walk: per hop, each unit reached at that length with its best path and strength.
 Layers = list[dict[str, tuple[tuple[str, ...], float]]]
-# Per node, the edges of one channel a walk may take from it: (neighbour, weight as re-weighed), in adjacency order.
-Steps = MutableMapping[str, list[tuple[str, float]]]
+# One edge a walk may take: (neighbour, weight as re-weighed).
+Step = tuple[str, float]
+
+
+class Steps(dict[str, list[Step]]):
+    """Per node, the edges of one channel a walk may take from it, in adjacency order; bounded.
+
+    Past ``limit`` edges (plus one per node) in all, new nodes' steps are not kept; the
+    steps kept so far still serve. ``Steps(0)`` keeps none.
+    """
+
+    def __init__(self, limit: int = 50_000) -> None:
+        super().__init__()
+        self.limit, self.kept = limit, 0
+
+    def keep(self, node: str, out: list[Step]) -> None:
+        """Keep ``node``'s steps, unless that would pass the limit."""
+        if self.kept + len(out) + 1 <= self.limit:
+            self.kept += len(out) + 1
+            self[node] = out
 
 
 class Walks(dict[tuple[str, int], Layers]):
@@ -91,7 +109,7 @@ class Walks(dict[tuple[str, int], Layers]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.steps: Steps = {}
+        self.steps = Steps()
 
 
 def reachable(
@@ -153,7 +171,7 @@ def _walk(
             continue
         layers = walks.get((anchor, hops)) if walks is not None else None
         if layers is None:
-            steps = walks.steps if isinstance(walks, Walks) else {}
+            steps = walks.steps if isinstance(walks, Walks) else Steps(0)
             layers = _anchor_walk(adjacency, anchor, channel, hops, rows, strength, steps)
             if walks is not None:
                 walks[(anchor, hops)] = layers
@@ -186,8 +204,7 @@ def _anchor_walk(adjacency: Mapping[str, Mapping[str, dict[str, dict[str, float]
             out = steps.get(node)
             if out is None:
                 out = _steps(adjacency[node], node, channel, held, strength)
-                if len(steps) < _STEPS_KEPT:
-                    steps[node] = out
+                steps.keep(node, out)
             for nbr, weight in out:
                 if nbr in seen:
                     continue
@@ -200,12 +217,8 @@ def _anchor_walk(adjacency: Mapping[str, Mapping[str, dict[str, dict[str, float]
     return layers
 
 
-# Nodes whose steps a Walks keeps: a recall's walks cross a few hundred.
-_STEPS_KEPT = 20_000
-
-
 def _steps(neighbours: Mapping[str, dict[str, dict[str, float]]], node: str, channel: EdgeType,
-           held: Container[str] | None, strength: EdgeStrength | None) -> list[tuple[str, float]]:
+           held: Container[str] | None, strength: EdgeStrength | None) -> list[Step]:
     """``node``'s ``channel`` edges to ``held`` units as (neighbour, weight), ``strength`` re-weighing them."""
     out = []
     for nbr, data in neighbours.items():

@@ -99,6 +99,16 @@ def test_walks_are_kept_only_for_a_graph_that_says_when_it_changes(chain):
     assert shared_walks(view, nx.Graph([(units[0].id, units[1].id)]), "semantic") is None
 
 
+def test_kept_steps_stop_growing_at_their_limit():
+    from langchain_ripplemem.memory_graph.expansion import Steps
+
+    steps = Steps(limit=5)
+    steps.keep("a", [("b", 0.9), ("c", 0.5)])
+    steps.keep("x", [("y", 1.0), ("z", 1.0)])  # 3 + 3 > 5: not kept
+    assert set(steps) == {"a"} and steps.kept == 3
+    assert not Steps(0).keep("a", []) and not Steps(0)
+
+
 def test_kept_walks_stop_growing_at_their_limit():
     walks = KeptWalks(state=(), limit=3)
     walks[("a", 2)] = [{"b": (("a", "b"), 1.0)}, {"c": (("a", "b", "c"), 0.5)}]
