@@ -42,8 +42,8 @@ K1, B = 1.5, 0.75  # bm25s.BM25() defaults
 # bm25s adds a numpy float64 scalar to a float32 array: NumPy 2 keeps float64 (NEP 50),
 # NumPy 1 computed in float32. The denominator is cast to what this NumPy does.
 _SCALAR_PLUS_F32 = (np.float64(1.0) + np.ones(1, dtype=np.float32)).dtype
-# Terms whose scores an index keeps between calls (until it grows).
-_TERMS_KEPT = 4096
+# Row scores an index keeps between calls, over all terms (about 12 bytes each), until it grows.
+_TERM_ROWS_KEPT = 1_000_000
 
 
 class BM25Index:
@@ -64,7 +64,7 @@ class BM25Index:
         # Each term's (rows, scores) at the current row count: a recall scores the same few terms
         # several times (its query, then expansion targets made of the query's words).
         self._term_cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._term_cache_rows = 0
+        self._term_cache_rows = self._term_cache_size = 0
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -95,15 +95,17 @@ class BM25Index:
             l_avg = np.float64(self._total) / n  # == np.mean(lengths), as bm25s computes it
             lengths = np.frombuffer(self._lengths, dtype=np.int64)
             if self._term_cache_rows != n:
-                self._term_cache, self._term_cache_rows = {}, n
+                self._term_cache, self._term_cache_rows, self._term_cache_size = {}, n, 0
             contributions = self._term_cache
             for term in query:
                 if term not in self._rows:
                     continue
                 if term not in contributions:
-                    if len(contributions) >= _TERMS_KEPT:
+                    if self._term_cache_size + len(self._rows[term]) > _TERM_ROWS_KEPT:
                         contributions.clear()
+                        self._term_cache_size = 0
                     contributions[term] = self._term_scores(term, n, lengths, l_avg)
+                    self._term_cache_size += len(self._rows[term])
                 rows, values = contributions[term]
                 out[rows] += values  # rows are distinct within a term, as in bm25s's np.add.at
             return out

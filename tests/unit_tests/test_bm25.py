@@ -58,6 +58,18 @@ def test_terms_scored_before_a_growth_are_scored_anew_after_it(docs, cuts, query
     assert np.array_equal(index.scores(query), _bm25s(docs).get_scores(query))  # and again, from what it kept
 
 
+def test_kept_term_scores_are_bounded_and_scores_stay_exact(monkeypatch):
+    from langchain_ripplemem import bm25 as bm25_module
+
+    monkeypatch.setattr(bm25_module, "_TERM_ROWS_KEPT", 5)
+    docs = [["t1", "t2"], ["t1", "t3"], ["t1"], ["t2", "t3", "t1"]]
+    index = BM25Index()
+    index.extend(docs)
+    for query in (["t1", "t2"], ["t3"], ["t1", "t3", "t2"]):
+        assert np.array_equal(index.scores(query), _bm25s(docs).get_scores(query))
+        assert index._term_cache_size <= 5
+
+
 @settings(max_examples=80, deadline=None)
 @given(docs=documents, data=st.data(), query=queries)
 def test_subset_equals_bm25s_over_the_kept_documents(docs, data, query):
