@@ -16,7 +16,9 @@ Conventions (days are calendar days; weeks run Monday to Sunday):
 * "the month/year before X": the calendar month/year before X's;
 * "the Sunday before X": the last Sunday before X's day;
 * a count ("two weeks before X") moves that many periods: the seven days that
-  end 7 days before X for "two weeks", and so on.
+  end 7 days before X for "two weeks", and so on;
+* "while <Name> is/was ..." (:func:`concurrent_times`, questions only): the time of
+  that event itself ("Could Sam feed the cat while Maya is in Lisbon?").
 
 Example:
     >>> from datetime import datetime, timezone
@@ -39,7 +41,7 @@ from datetime import date, timedelta
 from langchain_ripplemem.extraction.intervals import month_span, shift_month, span
 from langchain_ripplemem.schemas import TimeInterval
 
-__all__ = ["RelativeTime", "relative_times", "shift"]
+__all__ = ["RelativeTime", "concurrent_times", "relative_times", "shift"]
 
 _WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "a couple of": 2,
@@ -48,6 +50,10 @@ _RELATIVE = re.compile(
     r"\b(?:(?:the|that|last)\s+)?(?:(?P<count>\d{1,2}|a couple of|couple of|an?|one|two|three|four|five|six)\s+)?"
     r"(?P<period>day|night|weekend|week|month|year|" + "|".join(_WEEKDAY_NAMES) + r")s?"
     r"\s+(?P<direction>before|after|prior to|following)\s+", re.IGNORECASE)
+# "while" and a clause whose subject is a name ("while Maya is away"): a time that is the event's own.
+# A pronoun or a bare verb ("while she writes", "while camping") asks about the event, not about
+# something else in its time, so only a capitalised subject and a form of "be" count.
+_CONCURRENT = re.compile(r"\bwhile\s+(?=[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)?\s+(?:is|was|will be|are|were)\b)")
 
 
 @dataclass(frozen=True)
@@ -78,8 +84,23 @@ def relative_times(text: str) -> list[RelativeTime]:
     return found
 
 
+def concurrent_times(text: str) -> list[RelativeTime]:
+    """Every "while <Name> is/was" phrase of ``text``: the event's own time (period ``"while"``).
+
+    Example:
+        >>> [rel.phrase for rel in concurrent_times("Could Sam feed Biscuit while Maya is away in Lisbon?")]
+        ['while']
+        >>> concurrent_times("What does Joanna do while she writes?")
+        []
+    """
+    return [RelativeTime(phrase=m.group(0).strip(), period="while", count=1, before=False, start=m.start(),
+                         end=m.end()) for m in _CONCURRENT.finditer(text)]
+
+
 def shift(interval: TimeInterval, rel: RelativeTime) -> TimeInterval:
     """The period ``rel`` names relative to ``interval`` (see the module docs for the conventions)."""
+    if rel.period == "while":
+        return interval
     first, last, n, tz = interval.start.date(), interval.end.date(), rel.count, interval.start.tzinfo
     if rel.period == "day":
         d = first - timedelta(days=n) if rel.before else last + timedelta(days=n)

@@ -41,7 +41,7 @@ import weakref
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -51,12 +51,30 @@ from langchain_ripplemem.memory_graph.expansion import ExpansionHit
 from langchain_ripplemem.recall.smoothing import per_view
 from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
 
-__all__ = ["BridgePotentials", "BridgeStrength", "MentionedBridges", "RowTimes", "TimeBridge", "bridge_potential",
-           "bridge_potentials", "bridge_strength", "epoch_micros", "mentioned_bridges", "mentioned_time", "row_times",
-           "salience", "shared_bridge_strength", "time_bridges", "time_hits"]
+__all__ = ["BridgePotentials", "BridgeStrength", "EventTime", "MentionedBridges", "RowTimes", "TimeBridge",
+           "bridge_potential", "bridge_potentials", "bridge_strength", "epoch_micros", "mentioned_bridges",
+           "mentioned_time", "row_times", "salience", "shared_bridge_strength", "time_bridges", "time_hits"]
 
 # A time longer than this names a season, not an occasion ("in 2022", "this summer").
 _SPECIFIC = timedelta(days=31)
+
+
+class EventTime(NamedTuple):
+    """A time the query names relative to an event, grounded from the event's memory (the controller's).
+
+    ``overlapping``: the query asks about what else happened at the event's own time
+    ("while Maya is away in Lisbon"), so memories whose words name a time that meets it
+    are bridged, and those of a person in ``about`` match the target; else about a period
+    moved from it ("the weekend before her interview"), so the memories inside that
+    period are.
+    """
+
+    memory: str
+    time: TimeInterval
+    overlapping: bool = False
+    # With ``overlapping``: the people the query's main clause names ("Could Sam feed the cat while
+    # Maya is away?": sam), lower-cased. What they do in the event's time is what the query asks.
+    about: frozenset[str] = frozenset()
 
 
 def bridge_strength(view: NamespaceView, a: str, b: str, topic_weight: float = 1.0) -> float:
@@ -234,6 +252,11 @@ def mentioned_bridges(view: NamespaceView) -> MentionedBridges:
     return _shared(view, ("mentioned", 0.0, 0), MentionedBridges)
 
 
+def _lower_participants(view: NamespaceView, uid: str) -> set[str]:
+    unit = view.unit(uid)
+    return {p.lower() for p in unit.participants} if unit is not None else set()
+
+
 def mentioned_time(unit: MemoryUnit) -> TimeInterval | None:
     """The time ``unit``'s own words name, when specific (at most 31 days); ``None`` for its session's day.
 
@@ -333,26 +356,31 @@ class RowTimes:
 
 def time_hits(view: NamespaceView, anchors: Sequence[str], score: Callable[[list[str]], Sequence[float | None]], *,
               floor: float, top_n: int, exclude: Container[str] = (),
-              event: tuple[str, TimeInterval] | None = None) -> list[ExpansionHit]:
+              event: EventTime | None = None) -> list[ExpansionHit]:
     """The structural channel's time bridges: the ``top_n`` memories reached through time, as expansion hits.
 
     From each anchor's :func:`mentioned_time` to the memories naming an overlapping
     time, and from an ``event`` memory (the controller grounded a time the query names
-    relative to it) to the memories inside that time. Ranked like cue bridges: weight
+    relative to it) to the memories inside that time, or naming a time that meets it
+    (:class:`EventTime`). Ranked like cue bridges: weight
     ``x (floor + (1 - floor) x score)``, ``score`` being the target overlap; each hit's
     path is its one step from the anchor, its strength the bridge's weight.
     """
     mentioned = mentioned_bridges(view)
     bridges = [bridge for anchor in anchors if anchor in view.pos
                for bridge in mentioned(anchor) if bridge.unit_id not in exclude]
-    if event is not None and event[0] in view.pos:
-        bridges += time_bridges(view, event[0], event[1], inside=True, exclude=exclude)
+    concurrent: set[str] = set()
+    if event is not None and event.memory in view.pos:
+        found = time_bridges(view, event.memory, event.time, inside=not event.overlapping, exclude=exclude)
+        bridges += found
+        if event.about:  # the main clause's person at the event's time: what the query asks about
+            concurrent = {b.unit_id for b in found if event.about & _lower_participants(view, b.unit_id)}
     best: dict[str, TimeBridge] = {}
     for bridge in bridges:
         if bridge.unit_id not in best or bridge.weight > best[bridge.unit_id].weight:
             best[bridge.unit_id] = bridge
     ids = list(best)
-    targets = [s or 0.0 for s in score(ids)] if ids else []
+    targets = [1.0 if uid in concurrent else s or 0.0 for uid, s in zip(ids, score(ids), strict=True)] if ids else []
     ranked = sorted(zip(ids, targets, strict=True),
                     key=lambda p: (-round(best[p[0]].weight * (floor + (1.0 - floor) * p[1]), 6), p[0]))
     return [ExpansionHit(uid, "structural", float(t), rank, best[uid].anchor, [best[uid].anchor, uid], best[uid].weight)

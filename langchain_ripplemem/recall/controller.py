@@ -27,11 +27,11 @@ import numpy as np
 
 from langchain_ripplemem.chat_models import StructuredOutcome, acall_structured, call_structured, resolve_chat_model
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.extraction.relative_time import relative_times, shift
+from langchain_ripplemem.extraction.relative_time import concurrent_times, relative_times, shift
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.lexical import content_words, lexical_token_set, stem
 from langchain_ripplemem.prompts.recall import CONTROLLER_PROMPT, ControllerPlan
-from langchain_ripplemem.recall.bridging import bridge_potentials, mentioned_time
+from langchain_ripplemem.recall.bridging import EventTime, bridge_potentials, mentioned_time
 from langchain_ripplemem.recall.evidence import AnyHit, supports
 from langchain_ripplemem.recall.smoothing import per_view, speakers
 from langchain_ripplemem.recall.state import Plan
@@ -95,7 +95,7 @@ class HeuristicWork:
     evidence: int
     missing: list[str] | None = None
     candidates: list[tuple[str, float, float]] | None = None
-    event: tuple[str, TimeInterval] | None = None
+    event: EventTime | None = None
 
 
 class HeuristicController:
@@ -204,29 +204,40 @@ class HeuristicController:
             ranked.append((uid, base[uid] * (1.0 + weight * potential), potential))
         return sorted(sorted(ranked), key=itemgetter(1), reverse=True)
 
-    def event_time(self, inp: ControllerInput) -> tuple[str, TimeInterval] | None:
-        """A time the query names relative to an event, grounded from the evidence: ``(event memory, time)``.
+    def event_time(self, inp: ControllerInput) -> EventTime | None:
+        """A time the query names relative to an event, grounded from the evidence.
 
-        "the weekend before her second interview at Lumen Labs": the event's memory is
-        the recalled memory whose own words name a time (:func:`~.bridging.mentioned_time`)
-        and that shares the most words with the text after the phrase (then the best
-        supported); the time is that memory's, moved (:func:`~.relative_time.shift`).
-        ``None`` when the query has its own time, no such phrase, or no such memory.
+        "the weekend before her second interview at Lumen Labs", "while Maya is away in
+        Lisbon": the event's memory is the recalled memory whose own words name a time
+        (:func:`~.bridging.mentioned_time`) and that shares the most names (a place, an
+        organisation: "Lisbon"), then the most words, with the text after the phrase
+        (speakers' names left out: half the memories hold them), then the best
+        supported; the time is that memory's, moved (:func:`~.relative_time.shift`).
+        For "while", :attr:`EventTime.about` holds the people the query's main clause
+        names. ``None`` when the query has its own time, no such phrase, or no such memory.
         """
         if inp.cues.time is not None:
             return None
-        for rel in relative_times(inp.query):
-            event = lexical_token_set(inp.query[rel.end:])
-            best: tuple[tuple[int, float], str, TimeInterval] | None = None
-            sup = inp.supports()
+        view, sup = inp.view, inp.supports()
+        people = speakers(view)
+        left_out = set().union(*(lexical_token_set(name) for name in people))
+        for rel in [*relative_times(inp.query), *concurrent_times(inp.query)]:
+            text = inp.query[rel.end:]
+            words = lexical_token_set(text) - left_out
+            names = {key for key in view.known_keys(text, people) if view.is_name(key)}
+            best: tuple[tuple[int, int, float], str, TimeInterval] | None = None
             for uid in inp.evidence:
-                unit = inp.view.unit(uid)
-                when = mentioned_time(unit) if unit is not None else None
-                shared = len(event & lexical_token_set(unit.restatement)) if unit is not None and when else 0
-                if when is not None and shared and (best is None or (shared, sup[uid]) > best[0]):
-                    best = ((shared, sup[uid]), uid, when)
+                row = view.pos.get(uid)
+                if row is None or (when := mentioned_time(unit := view.units[row])) is None:
+                    continue
+                shared = (len(names.intersection(view.keys[row])), len(words & lexical_token_set(unit.restatement)))
+                if any(shared) and (best is None or (*shared, sup[uid]) > best[0]):
+                    best = ((*shared, sup[uid]), uid, when)
             if best is not None:
-                return best[1], shift(best[2], rel)
+                overlapping = rel.period == "while"
+                head = lexical_token_set(inp.query[: rel.start]) if overlapping else frozenset()
+                about = frozenset(p for p in inp.cues.participants if lexical_token_set(p) & head)
+                return EventTime(best[1], shift(best[2], rel), overlapping=overlapping, about=about)
         return None
 
     def decide(self, inp: ControllerInput) -> Plan:

@@ -265,7 +265,7 @@ class RecallNodes:
                 "cues": keys})
         update: dict[str, Any] = {}
         if (event := plan.get("event_time")) is not None:  # the query's own time, now grounded: assembly rewards it
-            update["cues"] = state["cues"].model_copy(update={"time": event[1]})
+            update["cues"] = state["cues"].model_copy(update={"time": event.time})
         rounds = list(state["rounds"])
         if not plan.get("anchors"):
             rounds[-1] = rounds[-1].model_copy(update={"sufficient": True, "reason": plan.get("reason", "")})

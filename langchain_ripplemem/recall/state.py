@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.recall.bridging import EventTime
 from langchain_ripplemem.recall.evidence import Evidence, Supports
 from langchain_ripplemem.recall.visibility import coerce_as_of
 from langchain_ripplemem.schemas import (
@@ -21,7 +22,6 @@ from langchain_ripplemem.schemas import (
     QueryCues,
     RecallResult,
     RoundTrace,
-    TimeInterval,
     Usage,
     validate_namespace,
 )
@@ -102,9 +102,9 @@ class Plan(TypedDict, total=False):
     llm_plan: Any
     usage: Usage
     model_down: str  # the chat model could not be reached: why
-    # A time the query names relative to an event ("the weekend before her interview"),
-    # grounded from the event's memory: (that memory's id, the time).
-    event_time: tuple[str, TimeInterval]
+    # A time the query names relative to an event ("the weekend before her interview",
+    # "while Maya is in Lisbon"), grounded from the event's memory.
+    event_time: EventTime
     heuristic: Any  # what the heuristic controller's decide computed, for its plan (controller.HeuristicWork)
     graph_degree: dict[str, int]  # the decided evidence's graph degrees: the plan reads the same evidence
 

@@ -14,6 +14,7 @@ from langchain_ripplemem.memory_graph.scoring import cue_overlap
 from langchain_ripplemem.recall.assembly import bridged
 from langchain_ripplemem.recall.bridging import (
     BridgeStrength,
+    EventTime,
     bridge_potential,
     bridge_strength,
     mentioned_time,
@@ -33,10 +34,10 @@ def day(offset: int, length: int = 1) -> TimeInterval:
 
 
 def unit(i: int, names=(), topics=(), when: TimeInterval | None = None, phrase: str | None = None,
-         text: str = "") -> MemoryUnit:
+         text: str = "", speaker: str = "Maya") -> MemoryUnit:
     return MemoryUnit.create(
-        namespace=NS, restatement=text or f"unit {i}", participants=["Maya"], cues=list(names), topics=list(topics),
-        time=when or day(0), metadata={"speaker": "Maya", **({"time_phrase": phrase} if phrase else {})},
+        namespace=NS, restatement=text or f"unit {i}", participants=[speaker], cues=list(names), topics=list(topics),
+        time=when or day(0), metadata={"speaker": speaker, **({"time_phrase": phrase} if phrase else {})},
         source=Provenance(conversation_id="c", session_id=f"S{i}", turn_ids=[f"t{i}"]))
 
 
@@ -149,6 +150,62 @@ def test_time_hits_rank_by_weight_and_target_and_record_one_step_paths():
     assert all(h.path == [flight.id, h.unit_id] and h.channel == "structural" for h in hits)
     assert time_hits(view, [flight.id], lambda ids: [0.0] * len(ids), floor=0.5, top_n=1,
                      exclude={dinner.id})[0].unit_id == conference.id
+
+
+def test_an_overlapping_event_reaches_times_that_meet_it_and_its_main_clauses_person_matches_the_target():
+    # "Could Sam feed the cat while Maya is in Lisbon?": the trip's memory grounds the time.
+    trip = unit(1, when=day(10, 8), phrase="June 10th to 17th")
+    conference = unit(2, when=day(8, 7), phrase="June 8th to 14th", speaker="Sam")  # meets the trip, not inside
+    packing = unit(3, when=day(12), phrase="June 12th")  # inside it, Maya's
+    earlier = unit(4, when=day(2), phrase="June 2nd", speaker="Sam")  # Sam's, before the trip
+    view = view_of([trip, conference, packing, earlier])
+
+    def none(ids: list[str]) -> list[float]:
+        return [0.0] * len(ids)
+
+    inside = time_hits(view, [], none, floor=0.5, top_n=5, event=EventTime(trip.id, trip.time))
+    assert {h.unit_id for h in inside} == {packing.id}  # "the weekend before" kind: inside the period only
+    event = EventTime(trip.id, trip.time, overlapping=True, about=frozenset({"sam"}))
+    hits = time_hits(view, [], none, floor=0.5, top_n=5, event=event)
+    assert [h.unit_id for h in hits] == [conference.id, packing.id]
+    assert [h.score for h in hits] == [1.0, 0.0]  # Sam's time during the trip is what the query asks
+    assert all(h.anchor == trip.id for h in hits)
+    unnamed = time_hits(view, [], none, floor=0.5, top_n=5, event=event._replace(about=frozenset()))
+    assert [h.score for h in unnamed] == [0.0, 0.0]
+
+
+def test_a_while_clause_grounds_the_query_time_at_the_events_memory_not_at_a_speakers_name():
+    from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController
+    from langchain_ripplemem.schemas import QueryCues
+
+    trip = unit(1, names=["lisbon"], when=day(10, 8), phrase="June 10th to 17th",
+                text="flying to Lisbon June 10th to 17th")
+    # Better supported, and shares two of the query's words: a speaker's name and a common word.
+    passport = unit(2, when=day(3), phrase="June 3rd", text="Maya: my passport runs out June 3rd, a lifetime away")
+    view = view_of([trip, passport, unit(3, names=["lisbon"], text="Lisbon has good tiles")])
+    query = "Could Sam feed Biscuit while Maya is away in Lisbon?"
+    evidence = {passport.id: [Hit(source="semantic", rank=0, score=0.9)],
+                trip.id: [Hit(source="semantic", rank=3, score=0.5)]}
+    cues = QueryCues(query=query, participants=["sam", "biscuit", "maya"], locations=["lisbon"])
+    inp = ControllerInput(query=query, cues=cues, evidence=evidence, view=view, round=0, config=RecallConfig(),
+                          graph_degree={})
+    event = HeuristicController().event_time(inp)
+    assert event is not None
+    assert (event.memory, event.time, event.overlapping) == (trip.id, trip.time, True)
+    assert event.about == {"sam", "biscuit"}  # the main clause's: not the event's own subject
+    before = HeuristicController().event_time(ControllerInput(**{
+        **inp.__dict__, "query": "What did Sam do the week before Maya was in Lisbon?"}))
+    assert before is not None and not before.overlapping and not before.about
+    # No name to go by: the speaker's name ("Maya") is no shared word, the dentist is.
+    dentist = unit(4, when=day(5), phrase="June 5th", text="dentist appointment on June 5th")
+    view = view_of([trip, passport, dentist])
+    query = "Could Sam feed Biscuit while Maya is at the dentist?"
+    evidence = {passport.id: [Hit(source="semantic", rank=0, score=0.9)],
+                dentist.id: [Hit(source="semantic", rank=3, score=0.5)]}
+    event = HeuristicController().event_time(ControllerInput(**{
+        **inp.__dict__, "view": view, "query": query, "evidence": evidence, "cues": QueryCues(query=query),
+        "support": None}))
+    assert event is not None and event.memory == dentist.id
 
 
 # -- assembly: one edge, below the anchor ------------------------------------------------

@@ -73,3 +73,19 @@ def test_recollection_reads_a_photo_with_the_message_it_completes():
         units = memory.recall(kayak["question"], namespace=NAMESPACE, k=10).units
     found = {turn for unit in units for turn in unit.source.turn_ids}
     assert {"S4:1", "S4:2"} <= found
+
+
+def test_recollection_reads_a_while_clause_as_the_time_of_the_event_it_names():
+    # "while Maya is away in Lisbon": the trip's memory grounds the time, and Sam's conference dates,
+    # which share no word with the question, meet it (not found in the top 30 when the time stays open).
+    from langchain_ripplemem.demo import NAMESPACE
+    from langchain_ripplemem.memory import RippleMemory
+
+    conversation, questions = load_sample()
+    away = next(q for q in questions if "S6:1" in q["evidence"])
+    with RippleMemory() as memory:
+        memory.add_conversation(conversation, namespace=NAMESPACE)
+        result = memory.recall(away["question"], namespace=NAMESPACE, k=10)
+    found = {turn for unit in result.units for turn in unit.source.turn_ids}
+    assert set(away["evidence"]) <= found
+    assert "relative to an event" in result.rounds[0].reason

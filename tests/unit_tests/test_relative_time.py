@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from langchain_ripplemem.extraction.relative_time import relative_times, shift
+from langchain_ripplemem.extraction.relative_time import concurrent_times, relative_times, shift
 from langchain_ripplemem.extraction.timeparse import ground_time
 from langchain_ripplemem.schemas import TimeInterval
 
@@ -45,3 +45,21 @@ def test_ground_time_moves_a_date_the_phrase_is_relative_to():
     assert grounded["the week before August 3, 2023"].day_span() == "2023-07-27..2023-08-02"
     (only,) = ground_time("We went camping on August 3, 2023.", reference)
     assert only[1].day_span() == "2023-08-03"
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("Could Sam feed Biscuit while Maya is away in Lisbon?", True),
+    ("What did Nate do while Joanna was on her road trip?", True),
+    ("Who waters the plants while Mary Ann will be abroad?", True),
+    ("What does Joanna do while she writes?", False),  # about the event itself
+    ("What did Melanie and her family do while camping?", False),
+    ("Where was Sam the week after Maya was in Lisbon?", False),
+])
+def test_concurrent_times_find_while_and_a_named_subject(text: str, found: bool):
+    rels = concurrent_times(text)
+    assert bool(rels) is found
+    if found:
+        (rel,) = rels
+        assert rel.period == "while" and text[rel.end:].split()[0][0].isupper()
+        assert shift(THURSDAY, rel) == THURSDAY  # the event's own time
+    assert relative_times(text) == [] or "week after" in text  # the write-time grounder never sees "while"
