@@ -44,10 +44,11 @@ class FoundHit:
     edge_weight: float | None = None
 
     def public(self) -> Hit:
-        """The result's model of this hit."""
-        return Hit(source=self.source, rank=self.rank, score=self.score, round=self.round, channel=self.channel,
-                   anchor=self.anchor, path=list(self.path), edge_weight=self.edge_weight)
+        """The result's model of this hit, validated from this record's fields as they are (no keyword dict)."""
+        return _validate_hit(self, from_attributes=True)  # type: ignore[no-any-return]
 
+
+_validate_hit = Hit.__pydantic_validator__.validate_python
 
 # Hits as recall's functions read them: found in this recall, or given as models (tests, callers' own evidence).
 AnyHit = FoundHit | Hit
@@ -105,4 +106,4 @@ def supports(evidence: Mapping[str, Sequence[AnyHit]], config: RecallConfig, kno
 
 def public_hits(hits: Sequence[AnyHit]) -> list[Hit]:
     """The result's provenance: each hit as a :class:`~langchain_ripplemem.schemas.Hit`."""
-    return [h.public() if isinstance(h, FoundHit) else h for h in hits]
+    return [_validate_hit(h, from_attributes=True) if isinstance(h, FoundHit) else h for h in hits]
