@@ -23,7 +23,7 @@ import numpy as np
 from langchain_ripplemem.config import RecallConfig, context_weights
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
-from langchain_ripplemem.recall.evidence import AnyHit, public_hits, supports
+from langchain_ripplemem.recall.evidence import AnyHit, recalled_memory, supports
 from langchain_ripplemem.recall.smoothing import in_context, per_view
 from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import MemoryUnit, QueryCues, RecalledMemory
@@ -128,8 +128,7 @@ def assemble_memories(
     if config.distinct_sessions_first:
         scored = distinct_sessions_first(scored, config.distinct_sessions_first, lambda row: row[2].source.session_id)
     # Only the kept K become result objects (validated; the rest never leave this function).
-    return [RecalledMemory(unit=unit, score=-neg_rho, alignment=cos, is_anchor=is_anchor,
-                           provenance=public_hits(evidence[uid]))
+    return [recalled_memory(unit, -neg_rho, cos, is_anchor, evidence[uid])
             for neg_rho, uid, unit, cos, is_anchor in scored[: config.top_k]]
 
 

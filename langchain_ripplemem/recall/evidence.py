@@ -21,9 +21,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.schemas import EdgeType, Hit, HitSource
+from langchain_ripplemem.schemas import EdgeType, Hit, HitSource, MemoryUnit, RecalledMemory
 
-__all__ = ["AnyHit", "Evidence", "FoundHit", "Supports", "public_hits", "support", "supports"]
+__all__ = ["AnyHit", "Evidence", "FoundHit", "Supports", "public_hits", "recalled_memory", "support", "supports"]
 
 
 @dataclass(slots=True)
@@ -107,3 +107,22 @@ def supports(evidence: Mapping[str, Sequence[AnyHit]], config: RecallConfig, kno
 def public_hits(hits: Sequence[AnyHit]) -> list[Hit]:
     """The result's provenance: each hit as a :class:`~langchain_ripplemem.schemas.Hit`."""
     return [_validate_hit(h, from_attributes=True) if isinstance(h, FoundHit) else h for h in hits]
+
+
+_validate_memory = RecalledMemory.__pydantic_validator__.validate_python
+
+
+def recalled_memory(unit: MemoryUnit, score: float, alignment: float, is_anchor: bool,
+                    hits: Sequence[AnyHit]) -> RecalledMemory:
+    """A result's memory with ``hits`` as its provenance, validated in one call (the hits from their attributes).
+
+    Example:
+        >>> from langchain_ripplemem.schemas import Provenance
+        >>> unit = MemoryUnit.create(namespace=("demo",), restatement="Maya is allergic to shellfish.",
+        ...                          source=Provenance(conversation_id="c", session_id="s", turn_ids=["1"]))
+        >>> memory = recalled_memory(unit, 1.5, 0.9, False, [FoundHit("semantic", 0, 0.9)])
+        >>> memory.score, memory.provenance == public_hits([FoundHit("semantic", 0, 0.9)])
+        (1.5, True)
+    """
+    fields = {"unit": unit, "score": score, "alignment": alignment, "is_anchor": is_anchor, "provenance": hits}
+    return _validate_memory(fields, from_attributes=True)  # type: ignore[no-any-return]
