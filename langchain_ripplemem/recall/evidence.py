@@ -4,7 +4,8 @@ A recall finds a memory through first-hop views and expansion channels, a hundre
 and more times over, and returns only its top K. Between nodes each finding is a
 plain slotted record, :class:`FoundHit` (what :class:`~langchain_ripplemem.schemas.Hit`
 holds, without validation); only the provenance of the memories returned becomes
-``Hit`` models (:meth:`FoundHit.public`), when the result is assembled.
+``Hit`` models, validated with their memory when the result is assembled
+(:func:`recalled_memory`; one hit alone: :meth:`FoundHit.public`).
 
 Example:
     >>> found = FoundHit(source="expansion", rank=0, score=0.5, round=1, channel="structural",
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.schemas import EdgeType, Hit, HitSource, MemoryUnit, RecalledMemory
 
-__all__ = ["AnyHit", "Evidence", "FoundHit", "Supports", "public_hits", "recalled_memory", "support", "supports"]
+__all__ = ["AnyHit", "Evidence", "FoundHit", "Supports", "recalled_memory", "support", "supports"]
 
 
 @dataclass(slots=True)
@@ -104,11 +105,6 @@ def supports(evidence: Mapping[str, Sequence[AnyHit]], config: RecallConfig, kno
     return out
 
 
-def public_hits(hits: Sequence[AnyHit]) -> list[Hit]:
-    """The result's provenance: each hit as a :class:`~langchain_ripplemem.schemas.Hit`."""
-    return [_validate_hit(h, from_attributes=True) if isinstance(h, FoundHit) else h for h in hits]
-
-
 _validate_memory = RecalledMemory.__pydantic_validator__.validate_python
 
 
@@ -121,7 +117,7 @@ def recalled_memory(unit: MemoryUnit, score: float, alignment: float, is_anchor:
         >>> unit = MemoryUnit.create(namespace=("demo",), restatement="Maya is allergic to shellfish.",
         ...                          source=Provenance(conversation_id="c", session_id="s", turn_ids=["1"]))
         >>> memory = recalled_memory(unit, 1.5, 0.9, False, [FoundHit("semantic", 0, 0.9)])
-        >>> memory.score, memory.provenance == public_hits([FoundHit("semantic", 0, 0.9)])
+        >>> memory.score, memory.provenance == [FoundHit("semantic", 0, 0.9).public()]
         (1.5, True)
     """
     fields = {"unit": unit, "score": score, "alignment": alignment, "is_anchor": is_anchor, "provenance": hits}
