@@ -374,7 +374,8 @@ class NamespaceView:
         # Ties by the query's cosines, shared with the semantic view (no copy of the candidates' vectors).
         tie = self.cosines(query_vector)[rows_kept] if query_vector is not None else np.zeros(len(rows_kept))
         order = np.lexsort((rows_kept, -tie, -scores_kept))[:k]
-        return [(self.ids[rows_kept[j]], float(scores_kept[j])) for j in order.tolist()]
+        ids = self.ids  # rows and scores read as Python values at once, not one NumPy scalar at a time
+        return list(zip([ids[row] for row in rows_kept[order].tolist()], scores_kept[order].tolist(), strict=True))
 
     def _structural(self, cues: HasCues, rows: np.ndarray, cfg: WriteConfig) -> np.ndarray:
         """``s_str(cues, unit)`` of each row, vectorised; 0 where no cue type is comparable."""

@@ -124,6 +124,19 @@ class UnitList(Sequence[MemoryUnit]):
             raise IndexError("unit row out of range")
         return self._row(i)
 
+    def take(self, rows: Iterable[int]) -> list[MemoryUnit]:
+        """The units of ``rows`` (non-negative), as ``[self[i] for i in rows]`` gives them, in one pass.
+
+        Example:
+            >>> from langchain_ripplemem.schemas import Provenance
+            >>> units = UnitList([MemoryUnit.create(namespace=("d",), restatement=text, source=Provenance(
+            ...     conversation_id="c", session_id="s", turn_ids=["1"])) for text in ("One.", "Two.")])
+            >>> [unit.restatement for unit in units.take([1, 0])]
+            ['Two.', 'One.']
+        """
+        units, parse = self._units, self._row
+        return [unit if (unit := units[i]) is not None else parse(i) for i in rows]
+
     def __setitem__(self, i: int, unit: MemoryUnit) -> None:
         data, base = unit.model_dump_json().encode(), len(self._offsets) - 1
         if i >= base:

@@ -23,7 +23,7 @@ import numpy as np
 from langchain_ripplemem.config import RecallConfig, context_weights
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
-from langchain_ripplemem.recall.evidence import AnyHit, public_hits, supports
+from langchain_ripplemem.recall.evidence import AnyHit, recalled_memory, supports
 from langchain_ripplemem.recall.smoothing import in_context, per_view
 from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import MemoryUnit, QueryCues, RecalledMemory
@@ -98,7 +98,7 @@ def assemble_memories(
     alignments, cosines = aligner(view, query_vector, query, config.alignment, context_weights(config),
                                   config.context_terms)(ids)
     rows = np.fromiter((view.pos[uid] for uid in ids), dtype=np.int64, count=len(ids))
-    units = [view.units[row] for row in rows.tolist()]
+    units = view.units.take(rows.tolist())
     if support is None or len(support) != len(evidence):
         support = supports(evidence, config)
     # Every memory's rho at once, in float64 with the operations (and their order) of the formula.
@@ -120,20 +120,15 @@ def assemble_memories(
             return None if row is None else places[row] if row < len(places) else _place(view.units[row])
 
     scores = bridged_scores(evidence, direct, config, place)
-    scored = []
-    for uid, unit, cos in zip(ids, units, cosines.tolist(), strict=True):
-        is_anchor = uid in anchors
-        rho = scores[uid]
-        factor = weight(unit) if weight is not None else 1.0
-        if factor != 1.0:  # multiply only when it matters: unmarked memories keep their exact rho
-            rho *= factor
-        scored.append((-rho, uid, unit, cos, is_anchor))
+    factors = [weight(unit) for unit in units] if weight is not None else [1.0] * len(ids)
+    # Multiplied only when it matters: unmarked memories keep their exact rho.
+    scored = [(-(scores[uid] * factor if factor != 1.0 else scores[uid]), uid, unit, cos, uid in anchors)
+              for uid, unit, cos, factor in zip(ids, units, cosines.tolist(), factors, strict=True)]
     scored.sort(key=lambda row: row[:2])
     if config.distinct_sessions_first:
         scored = distinct_sessions_first(scored, config.distinct_sessions_first, lambda row: row[2].source.session_id)
     # Only the kept K become result objects (validated; the rest never leave this function).
-    return [RecalledMemory(unit=unit, score=-neg_rho, alignment=cos, is_anchor=is_anchor,
-                           provenance=public_hits(evidence[uid]))
+    return [recalled_memory(unit, -neg_rho, cos, is_anchor, evidence[uid])
             for neg_rho, uid, unit, cos, is_anchor in scored[: config.top_k]]
 
 
@@ -178,10 +173,15 @@ def bridged_scores(evidence: Mapping[str, Sequence[AnyHit]], direct: dict[str, f
             if h.source == "expansion" and h.channel == "structural":
                 structural.setdefault(h.round, {}).setdefault(uid, []).append(h)
     for r in sorted(structural):
-        snapshot = dict(scores)
-        lifted = {uid: b for uid, hits in structural[r].items() if uid in scores and (b := bridged(
-                  [h for h in hits if place is None or lifts_across(place(h.anchor or ""), place(uid))],
-                  snapshot, config)) > scores[uid]}
+        snapshot, lifted = dict(scores), {}
+        for uid, hits in structural[r].items():
+            if uid not in scores:
+                continue
+            if place is not None:  # where the memory is, read once for all its hits
+                here = place(uid)
+                hits = [h for h in hits if lifts_across(place(h.anchor or ""), here)]
+            if (b := bridged(hits, snapshot, config)) > scores[uid]:
+                lifted[uid] = b
         best = sorted(lifted, key=lambda uid: (-lifted[uid], uid))
         for uid in best[: config.bridge_top] if config.bridge_top else best:
             scores[uid] = lifted[uid]

@@ -4,7 +4,8 @@ A recall finds a memory through first-hop views and expansion channels, a hundre
 and more times over, and returns only its top K. Between nodes each finding is a
 plain slotted record, :class:`FoundHit` (what :class:`~langchain_ripplemem.schemas.Hit`
 holds, without validation); only the provenance of the memories returned becomes
-``Hit`` models (:meth:`FoundHit.public`), when the result is assembled.
+``Hit`` models, validated with their memory when the result is assembled
+(:func:`recalled_memory`; one hit alone: :meth:`FoundHit.public`).
 
 Example:
     >>> found = FoundHit(source="expansion", rank=0, score=0.5, round=1, channel="structural",
@@ -21,9 +22,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.schemas import EdgeType, Hit, HitSource
+from langchain_ripplemem.schemas import EdgeType, Hit, HitSource, MemoryUnit, RecalledMemory
 
-__all__ = ["AnyHit", "Evidence", "FoundHit", "Supports", "public_hits", "support", "supports"]
+__all__ = ["AnyHit", "Evidence", "FoundHit", "Supports", "recalled_memory", "support", "supports"]
 
 
 @dataclass(slots=True)
@@ -44,10 +45,11 @@ class FoundHit:
     edge_weight: float | None = None
 
     def public(self) -> Hit:
-        """The result's model of this hit."""
-        return Hit(source=self.source, rank=self.rank, score=self.score, round=self.round, channel=self.channel,
-                   anchor=self.anchor, path=list(self.path), edge_weight=self.edge_weight)
+        """The result's model of this hit, validated from this record's fields as they are (no keyword dict)."""
+        return _validate_hit(self, from_attributes=True)  # type: ignore[no-any-return]
 
+
+_validate_hit = Hit.__pydantic_validator__.validate_python
 
 # Hits as recall's functions read them: found in this recall, or given as models (tests, callers' own evidence).
 AnyHit = FoundHit | Hit
@@ -103,6 +105,20 @@ def supports(evidence: Mapping[str, Sequence[AnyHit]], config: RecallConfig, kno
     return out
 
 
-def public_hits(hits: Sequence[AnyHit]) -> list[Hit]:
-    """The result's provenance: each hit as a :class:`~langchain_ripplemem.schemas.Hit`."""
-    return [h.public() if isinstance(h, FoundHit) else h for h in hits]
+_validate_memory = RecalledMemory.__pydantic_validator__.validate_python
+
+
+def recalled_memory(unit: MemoryUnit, score: float, alignment: float, is_anchor: bool,
+                    hits: Sequence[AnyHit]) -> RecalledMemory:
+    """A result's memory with ``hits`` as its provenance, validated in one call (the hits from their attributes).
+
+    Example:
+        >>> from langchain_ripplemem.schemas import Provenance
+        >>> unit = MemoryUnit.create(namespace=("demo",), restatement="Maya is allergic to shellfish.",
+        ...                          source=Provenance(conversation_id="c", session_id="s", turn_ids=["1"]))
+        >>> memory = recalled_memory(unit, 1.5, 0.9, False, [FoundHit("semantic", 0, 0.9)])
+        >>> memory.score, memory.provenance == [FoundHit("semantic", 0, 0.9).public()]
+        (1.5, True)
+    """
+    fields = {"unit": unit, "score": score, "alignment": alignment, "is_anchor": is_anchor, "provenance": hits}
+    return _validate_memory(fields, from_attributes=True)  # type: ignore[no-any-return]

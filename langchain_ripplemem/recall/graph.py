@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,11 @@ _DESTINATIONS = {
     "plan_expansion": ("expand", "assemble"),
     "expand": ("check_sufficiency", "assemble"),
 }
+
+
+# Each run's thread pool sized once per process (ThreadPoolExecutor's default): left unset, LangGraph's
+# pool asks the operating system for the CPU count on every invoke, a file read the size of a node's work.
+_MAX_CONCURRENCY = min(32, (os.cpu_count() or 1) + 4)
 
 
 def _after_assemble(state: RecallState) -> str:
@@ -100,4 +106,4 @@ def build_recall_graph(
         builder.add_edge("answer", END)
     else:
         builder.add_edge("assemble", END)
-    return builder.compile(name="ripplemem_recall")
+    return builder.compile(name="ripplemem_recall").with_config(max_concurrency=_MAX_CONCURRENCY)

@@ -228,7 +228,8 @@ def top_in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[fl
     rows = np.flatnonzero(eligible)
     if k <= 0 or len(rows) == 0:
         return []
-    return [(view.ids[i], float(contextual[i])) for i in best_first(rows, contextual[rows], k)]
+    best, ids = best_first(rows, contextual[rows], k), view.ids  # read as Python values at once, not per scalar
+    return list(zip([ids[i] for i in best.tolist()], contextual[best].tolist(), strict=True))
 
 
 def best_first(rows: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:

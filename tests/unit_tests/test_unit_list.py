@@ -54,3 +54,16 @@ def test_a_row_appended_with_its_json_holds_that_json(kept_three):
     assert list(copy) == units
     with pytest.raises(IndexError):
         source.json(6)
+
+
+@pytest.mark.parametrize("restored", [False, True])
+def test_take_reads_rows_as_indexing_does_parsing_dropped_and_restored_rows(kept_three, restored):
+    units = _units(8)
+    held = UnitList(units)  # only the last three are held as models
+    if restored:  # none held: every row is parsed from the snapshot's blob
+        held = UnitList.from_json(*held.json_rows())
+    rows = [6, 0, 3, 3, 7]
+    assert held.take(rows) == [units[row] for row in rows]
+    assert held.parsed == 3  # what take parsed is kept as indexing keeps it: bounded
+    with pytest.raises(IndexError):
+        held.take([8])
