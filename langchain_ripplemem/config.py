@@ -22,7 +22,7 @@ exactly. Named presets (:data:`PRESETS`, :func:`preset`):
 Example:
     >>> from langchain_ripplemem.config import PAPER, RecallConfig, preset
     >>> PAPER.semantic_k, RecallConfig().semantic_k
-    (10, 45)
+    (10, 35)
     >>> preset("paper-long-history")[0].window_size
     10
 
