@@ -41,7 +41,7 @@ import weakref
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -59,14 +59,15 @@ __all__ = ["BridgePotentials", "BridgeStrength", "EventTime", "MentionedBridges"
 _SPECIFIC = timedelta(days=31)
 
 
-class EventTime(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class EventTime:
     """A time the query names relative to an event, grounded from the event's memory (the controller's).
 
     ``overlapping``: the query asks about what else happened at the event's own time
     ("while Maya is away in Lisbon"), so memories whose words name a time that meets it
     are bridged, and those of a person in ``about`` match the target; else about a period
     moved from it ("the weekend before her interview"), so the memories inside that
-    period are.
+    period are. A dataclass, so a checkpointer can name it (``checkpointing.py``).
     """
 
     memory: str

@@ -34,7 +34,7 @@ from langchain_ripplemem.prompts.recall import CONTROLLER_PROMPT, ControllerPlan
 from langchain_ripplemem.recall.bridging import EventTime, bridge_potentials, mentioned_time
 from langchain_ripplemem.recall.evidence import AnyHit, supports
 from langchain_ripplemem.recall.smoothing import per_view, speakers
-from langchain_ripplemem.recall.state import Plan
+from langchain_ripplemem.recall.state import HeuristicWork, Plan
 from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import ExpansionTarget, MemoryUnit, QueryCues, TimeInterval
 
@@ -81,21 +81,6 @@ class ControllerInput:
         if self.support is None or len(self.support) != len(self.evidence):
             self.support = supports(self.evidence, self.config)
         return self.support
-
-
-@dataclass
-class HeuristicWork:
-    """What :meth:`HeuristicController.decide` computed in a round, for :meth:`HeuristicController.plan` to reuse.
-
-    ``round`` and ``evidence`` (its size) say which round's evidence it was computed
-    on; ``None`` fields were not computed.
-    """
-
-    round: int
-    evidence: int
-    missing: list[str] | None = None
-    candidates: list[tuple[str, float, float]] | None = None
-    event: EventTime | None = None
 
 
 class HeuristicController:
@@ -286,14 +271,14 @@ class HeuristicController:
                 work.candidates = self.candidates(inp)
             anchors = [uid for uid, _, _ in work.candidates[: cfg.max_anchors]]
             if event is not None:  # expand from the event's memory too; the query's time is now known
-                anchors = [event[0], *(a for a in anchors if a != event[0])][: cfg.max_anchors]
+                anchors = [event.memory, *(a for a in anchors if a != event.memory)][: cfg.max_anchors]
         units = [u for u in (inp.view.unit(a) for a in anchors) if u is not None]
         missing = work.missing if work.missing is not None else self.missing_terms(inp)
         participants = list(dict.fromkeys([*inp.cues.participants,
                                            *(p.lower() for u in units for p in u.participants)]))
         locations = list(dict.fromkeys([*inp.cues.locations,
                                         *(loc.lower() for u in units for loc in u.locations)]))
-        time = inp.cues.time or (event[1] if event else next((u.time for u in units if u.time is not None), None))
+        time = inp.cues.time or (event.time if event else next((u.time for u in units if u.time is not None), None))
         cues = self.target_keys(inp, anchors) if cfg.target_cues else []
         role = f"missing: {', '.join(missing)}" if missing else "more support"
         about = f" about {', '.join(participants[:3])}" if participants else ""

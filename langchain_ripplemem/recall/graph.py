@@ -37,6 +37,7 @@ from langchain_ripplemem.recall.state import RecallContext, RecallInput, RecallO
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
+    from langgraph.types import Checkpointer
 
 __all__ = ["NODE_NAMES", "build_recall_graph"]
 
@@ -64,7 +65,7 @@ def _after_assemble(state: RecallState) -> str:
 
 
 def build_recall_graph(
-    reader: MemoryReader, *, llm: Any = None
+    reader: MemoryReader, *, llm: Any = None, checkpointer: Checkpointer = None
 ) -> CompiledStateGraph[RecallState, RecallContext, RecallInput, RecallOutput]:
     """Compile the recall graph over a memory.
 
@@ -74,6 +75,10 @@ def build_recall_graph(
         llm: optional chat model (or ``"provider:model"``): LLM cue extraction, the LLM
             controller and an ``answer`` node (run when the input has ``with_answer``).
             Without it: rule-based cues, the heuristic controller, no answer node.
+        checkpointer: LangGraph's: ``None`` (a subgraph uses its parent's), a saver, or
+            ``False`` (never checkpointed: inside a checkpointed agent, recall runs as one
+            step). A saver's serializer must revive recall's state types:
+            :func:`~langchain_ripplemem.checkpointing.checkpoint_serde`.
 
     Returns:
         A compiled graph with input ``{"query", "with_answer"?}`` and output
@@ -106,4 +111,5 @@ def build_recall_graph(
         builder.add_edge("answer", END)
     else:
         builder.add_edge("assemble", END)
-    return builder.compile(name="ripplemem_recall").with_config(max_concurrency=_MAX_CONCURRENCY)
+    return builder.compile(checkpointer=checkpointer, name="ripplemem_recall").with_config(
+        max_concurrency=_MAX_CONCURRENCY)

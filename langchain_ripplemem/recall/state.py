@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.prompts.recall import ControllerPlan
 from langchain_ripplemem.recall.bridging import EventTime
 from langchain_ripplemem.recall.evidence import Evidence, Supports
 from langchain_ripplemem.recall.visibility import coerce_as_of
@@ -92,6 +93,21 @@ class RecallOutput(TypedDict, total=False):
     answer: str | None
 
 
+@dataclass
+class HeuristicWork:
+    """What :meth:`HeuristicController.decide` computed in a round, for :meth:`HeuristicController.plan` to reuse.
+
+    ``round`` and ``evidence`` (its size) say which round's evidence it was computed
+    on; ``None`` fields were not computed.
+    """
+
+    round: int
+    evidence: int
+    missing: list[str] | None = None
+    candidates: list[tuple[str, float, float]] | None = None
+    event: EventTime | None = None
+
+
 class Plan(TypedDict, total=False):
     """The controller's decision for the next round."""
 
@@ -99,13 +115,13 @@ class Plan(TypedDict, total=False):
     reason: str
     anchors: list[str]
     target: ExpansionTarget | None
-    llm_plan: Any
+    llm_plan: ControllerPlan  # the LLM controller's parsed output
     usage: Usage
     model_down: str  # the chat model could not be reached: why
     # A time the query names relative to an event ("the weekend before her interview",
     # "while Maya is in Lisbon"), grounded from the event's memory.
     event_time: EventTime
-    heuristic: Any  # what the heuristic controller's decide computed, for its plan (controller.HeuristicWork)
+    heuristic: HeuristicWork  # what the heuristic controller's decide computed, for its plan
     graph_degree: dict[str, int]  # the decided evidence's graph degrees: the plan reads the same evidence
 
 

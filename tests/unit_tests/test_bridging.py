@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -170,7 +171,7 @@ def test_an_overlapping_event_reaches_times_that_meet_it_and_its_main_clauses_pe
     assert [h.unit_id for h in hits] == [conference.id, packing.id]
     assert [h.score for h in hits] == [1.0, 0.0]  # Sam's time during the trip is what the query asks
     assert all(h.anchor == trip.id for h in hits)
-    unnamed = time_hits(view, [], none, floor=0.5, top_n=5, event=event._replace(about=frozenset()))
+    unnamed = time_hits(view, [], none, floor=0.5, top_n=5, event=dataclasses.replace(event, about=frozenset()))
     assert [h.score for h in unnamed] == [0.0, 0.0]
 
 
