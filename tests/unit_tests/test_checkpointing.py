@@ -40,6 +40,20 @@ def memory_with() -> RippleMemory:
     return memory
 
 
+class Parent(TypedDict, total=False):
+    query: str
+    result: RecallResult
+
+
+def agent_with(recall_graph, saver: InMemorySaver):
+    """An agent whose one node is the recall graph, checkpointed by ``saver``."""
+    parent = StateGraph(Parent, context_schema=RecallContext)
+    parent.add_node("recall", recall_graph)
+    parent.add_edge(START, "recall")
+    parent.add_edge("recall", END)
+    return parent.compile(checkpointer=saver)
+
+
 def scripted() -> ScriptedChatModel:
     return ScriptedChatModel(responses=[CUES, plan(), plan(should_continue=False, stop_reason="enough")])
 
@@ -66,17 +80,8 @@ def test_a_recall_resumed_from_a_strict_checkpoint_ends_as_an_uninterrupted_one(
 
 def test_every_value_a_recall_checkpoints_comes_back_as_it_went_in():
     """Each state value of each checkpoint (as a subgraph of an agent), through checkpoint_serde."""
-    class Parent(TypedDict, total=False):
-        query: str
-        result: RecallResult
-
-    memory = memory_with()
-    parent = StateGraph(Parent, context_schema=RecallContext)
-    parent.add_node("recall", build_recall_graph(memory))
-    parent.add_edge(START, "recall")
-    parent.add_edge("recall", END)
     saver = InMemorySaver(serde=JsonPlusSerializer())  # revives everything (with warnings): the reference
-    app = parent.compile(checkpointer=saver)
+    app = agent_with(build_recall_graph(memory_with()), saver)
     for query in (QUERY, "What did Sam say while Maya went hiking near Portland with Priya?"):
         app.invoke({"query": query}, {"configurable": {"thread_id": query}}, context=RecallContext(namespace=NS))
     serde, kinds = checkpoint_serde(), set()
@@ -97,17 +102,8 @@ def test_the_allowlist_names_every_class_recall_state_declares():
 
 
 def test_recall_can_run_as_one_unchecked_step_of_a_checkpointed_agent():
-    class Parent(TypedDict, total=False):
-        query: str
-        result: RecallResult
-
-    memory = memory_with()
-    parent = StateGraph(Parent, context_schema=RecallContext)
-    parent.add_node("recall", build_recall_graph(memory, checkpointer=False))
-    parent.add_edge(START, "recall")
-    parent.add_edge("recall", END)
     saver = InMemorySaver(serde=checkpoint_serde())
-    out = parent.compile(checkpointer=saver).invoke(
+    out = agent_with(build_recall_graph(memory_with(), checkpointer=False), saver).invoke(
         {"query": QUERY}, {"configurable": {"thread_id": "t"}}, context=RecallContext(namespace=NS))
     assert isinstance(out["result"], RecallResult) and out["result"].memories
     assert all(not c.config["configurable"]["checkpoint_ns"] for c in saver.list(None))  # the agent's only
