@@ -27,9 +27,10 @@ ABLATIONS = ("no_expansion", "no_structural", "no_planning", "no_context", "no_c
 RECALL_SYSTEMS = ("ripplemem", "ripplemem_paper", "ripplemem_long_history", *ABLATIONS)
 BASELINES = ("bm25", "dense", "hybrid_rrf")
 SYSTEM_NAMES: tuple[str, ...] = RECALL_SYSTEMS + BASELINES
-# What the linked-evidence suite compares by default: recollection, the two ablations that
-# remove the graph's part, and the baselines.
-LINKED_SYSTEMS: tuple[str, ...] = ("ripplemem", "no_expansion", "no_structural", "dense", "bm25", "hybrid_rrf")
+# What the linked-evidence suite compares by default: recollection, the ablations that remove
+# the graph's part (expansion, cue edges) and the controller's missing-support target, and the baselines.
+LINKED_SYSTEMS: tuple[str, ...] = ("ripplemem", "no_expansion", "no_structural", "no_planning",
+                                   "dense", "bm25", "hybrid_rrf")
 
 # Ablations change one knob of the recall config each (METHOD.md, "Ablations"); full systems none.
 _ABLATIONS: dict[str, dict[str, Any]] = {

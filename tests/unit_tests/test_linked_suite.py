@@ -221,7 +221,8 @@ def test_run_linked_end_to_end_on_the_fallback_haystack():
     factory = FreshMemories("linked", embeddings=CachedEmbeddings(BagOfWordsEmbeddings()))
     res = run_linked(cases, sample_haystacks(), ks=[5, 10], memory_factory=factory, progress=False)
     assert res["dataset"] == "linked" and res["k"] == [5, 10] and res["n_questions"] == 2
-    assert list(res["systems"]) == ["ripplemem", "no_expansion", "no_structural", "dense", "bm25", "hybrid_rrf"]
+    assert list(res["systems"]) == ["ripplemem", "no_expansion", "no_structural", "no_planning",
+                                   "dense", "bm25", "hybrid_rrf"]
     assert res["splits"] == {"tune": [f"{cases[0].id}@sample-x3"], "heldout": [f"{cases[1].id}@sample-x3"]}
     assert res["config"]["recall"] == RecallConfig().model_dump(mode="json")  # the recommended settings
     for name, entry in res["systems"].items():
