@@ -30,7 +30,7 @@ bench:
 	ripplemem bench locomo $(LOCOMO) --out results/locomo.json --plot docs/locomo_recall.png
 	ripplemem bench report results/locomo.json --md docs/benchmarks_tables.md
 
-# The linked-evidence suite injected into LoCoMo conversations (offline, ~5 min with the vector cache).
+# The linked-evidence suite injected into LoCoMo conversations (offline, ~1 min with the vector cache).
 bench-linked:
 	ripplemem bench linked --haystack $(LOCOMO) --out results/linked.json --md docs/linked_tables.md
 
