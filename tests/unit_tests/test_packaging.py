@@ -1,0 +1,61 @@
+"""The built wheel: every file of the package, its type marker and its licences ship.
+
+A user installs a wheel, not this checkout: a data file left out of
+``package-data`` (the tokenizer, the linked suite, the sample conversation)
+works in every test here and fails only after ``pip install``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from .test_cli_store_commands import ROOT
+
+PACKAGE = "langchain_ripplemem"
+
+
+def _tracked_package_files() -> set[str]:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("the package's file list comes from git, and this is not a git checkout")
+    run = subprocess.run(["git", "ls-files", PACKAGE], cwd=ROOT, capture_output=True, text=True, check=True)
+    return {line for line in run.stdout.splitlines() if line}
+
+
+@pytest.fixture(scope="module")
+def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    """The file names inside a wheel built from a copy of the checkout (the checkout gets no build/)."""
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, source / name)
+    shutil.copytree(ROOT / PACKAGE, source / PACKAGE, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    out = tmp_path_factory.mktemp("wheel")
+    # pip fetches the build backend pyproject.toml asks for, as `pip install` does.
+    run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                          "-w", str(out), str(source)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    (wheel,) = out.glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        return set(archive.namelist())
+
+
+def test_every_tracked_package_file_is_in_the_wheel(wheel_names: set[str]) -> None:
+    missing = sorted(_tracked_package_files() - wheel_names)
+    assert not missing, f"in git but not in the wheel (add them to package-data): {missing}"
+
+
+def test_the_wheel_is_marked_typed(wheel_names: set[str]) -> None:
+    # PEP 561: without the marker, mypy ignores the package's annotations in a user's project.
+    assert f"{PACKAGE}/py.typed" in wheel_names
+
+
+def test_the_wheel_carries_the_licences(wheel_names: set[str]) -> None:
+    licences = {Path(name).name for name in wheel_names if ".dist-info/" in name}
+    assert "LICENSE" in licences, "the package's MIT licence text must ship in the wheel's metadata"
+    # The tokenizer files are Apache-2.0: their notice travels with them.
+    assert f"{PACKAGE}/assets/minilm/NOTICE" in wheel_names
