@@ -40,56 +40,60 @@ class WriteConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    window_size: int = Field(40, ge=1, description="turns per extraction window")
-    window_overlap: int = Field(2, ge=0, description="turns shared by consecutive windows")
+    window_size: int = Field(default=40, ge=1, description="turns per extraction window")
+    window_overlap: int = Field(default=2, ge=0, description="turns shared by consecutive windows")
     semantic_threshold: float | None = Field(
-        None, ge=-1.0, le=1.0,
+        default=None, ge=-1.0, le=1.0,
         description="min cosine for a semantic edge; None = calibrated for the encoder "
         "(memory_graph/calibration.py), the paper's 0.85 for an unknown one",
     )
-    structural_threshold: float = Field(0.60, ge=0.0, le=1.0, description="min s_str for a structural edge")
-    max_semantic_edges: int = Field(6, ge=0, description="semantic edges kept per new unit")
-    max_structural_edges: int = Field(6, ge=0, description="structural edges kept per new unit")
-    semantic_pool: int = Field(20, ge=0, description="nearest neighbours considered per new unit")
-    cue_pool: int = Field(20, ge=0, description="cue-index candidates considered per new unit")
-    time_decay_days: float = Field(7.0, gt=0, description="tau of exp(-gap/tau)")
-    beta_participants: float = Field(0.5, ge=0)
-    beta_locations: float = Field(0.2, ge=0)
-    beta_time: float = Field(0.3, ge=0)
+    structural_threshold: float = Field(default=0.60, ge=0.0, le=1.0, description="min s_str for a structural edge")
+    max_semantic_edges: int = Field(default=6, ge=0, description="semantic edges kept per new unit")
+    max_structural_edges: int = Field(default=6, ge=0, description="structural edges kept per new unit")
+    semantic_pool: int = Field(default=20, ge=0, description="nearest neighbours considered per new unit")
+    cue_pool: int = Field(default=20, ge=0, description="cue-index candidates considered per new unit")
+    time_decay_days: float = Field(default=7.0, gt=0, description="tau of exp(-gap/tau)")
+    beta_participants: float = Field(default=0.5, ge=0)
+    beta_locations: float = Field(default=0.2, ge=0)
+    beta_time: float = Field(default=0.3, ge=0)
     structural_edges: Literal["cues", "paper"] = Field(
-        "cues", description="what a structural edge measures: 'cues' = the rarity-weighted overlap of identifying "
+        default="cues",
+        description="what a structural edge measures: 'cues' = the rarity-weighted overlap of identifying "
         "cues (names, topic words; memory_graph/linking.py), so a shared rare name outweighs shared speakers and "
         "day; 'paper' = METHOD.md's s_str over participants, locations and time",
     )
-    cue_threshold: float = Field(0.6, ge=0.0, le=1.0, description="min cue overlap for a 'cues' structural edge")
+    cue_threshold: float = Field(default=0.6, ge=0.0, le=1.0,
+                                 description="min cue overlap for a 'cues' structural edge")
     topic_weight: float = Field(
-        1.0, ge=0.0, le=1.0, description="a shared topic word counts this much of a shared name of the same rarity",
+        default=1.0, ge=0.0, le=1.0,
+        description="a shared topic word counts this much of a shared name of the same rarity",
     )
     cue_min_rarity: float = Field(
-        0.3, ge=0.0, le=1.0, description="identifying cues rarer than this feed a new unit's 'cues' candidate pool",
+        default=0.3, ge=0.0, le=1.0,
+        description="identifying cues rarer than this feed a new unit's 'cues' candidate pool",
     )
-    embed_batch_size: int = Field(64, ge=1)
+    embed_batch_size: int = Field(default=64, ge=1)
     # 900 characters of English are 200 to 230 MiniLM tokens: a chunk fits the encoder's
     # 256-token window, so all of it is embedded (4000 were ~900 tokens, three quarters unseen).
     max_turn_chars: int = Field(
-        900, ge=100, description="longer turns are split at sentences into chunks of at most this many "
+        default=900, ge=100, description="longer turns are split at sentences into chunks of at most this many "
         "characters, sized to fit the default encoder's 256-token window (extraction/rules.py)",
     )
-    llm_max_retries: int = Field(2, ge=0, description="extra attempts after invalid LLM output")
+    llm_max_retries: int = Field(default=2, ge=0, description="extra attempts after invalid LLM output")
     rules_for_uncovered_turns: bool = Field(
-        True, description="LLM extraction: a turn with text that no extracted event cites becomes a rule-based "
+        default=True, description="LLM extraction: a turn with text that no extracted event cites becomes a rule-based "
         "unit (extraction/rules.py), so no turn vanishes; a warning names such turns either way",
     )
     supersession: bool = Field(
-        True, description="mark older statements of a person's residence, job, relationship or favourite "
+        default=True, description="mark older statements of a person's residence, job, relationship or favourite "
         "as superseded by later ones with another value (supersession/rules.py, docs/lifecycle.md)",
     )
     llm_supersession: bool = Field(
-        False, description="also ask the memory's chat model (llm=) which older memories of the same people "
+        default=False, description="also ask the memory's chat model (llm=) which older memories of the same people "
         "each ingest's new ones supersede (supersession/llm.py); needs supersession=True",
     )
-    supersession_candidates: int = Field(5, ge=1, description="older memories shown to the model per new one")
-    supersession_batch: int = Field(8, ge=1, description="new memories per supersession call")
+    supersession_candidates: int = Field(default=5, ge=1, description="older memories shown to the model per new one")
+    supersession_batch: int = Field(default=8, ge=1, description="new memories per supersession call")
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> WriteConfig:
@@ -142,90 +146,100 @@ class RecallConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    semantic_k: int = Field(35, ge=0, description="first-hop semantic view size")
-    lexical_k: int = Field(45, ge=0, description="first-hop lexical (BM25) view size")
-    cue_k: int = Field(30, ge=0, description="first-hop cue view size")
-    max_rounds: int = Field(2, ge=0, description="expansion rounds after the first hop (paper: R=1)")
-    max_anchors: int = Field(3, ge=1)
-    hops: int = Field(2, ge=1)
-    per_channel: int = Field(15, ge=1, description="expanded units kept per channel per round")
-    top_k: int = Field(30, ge=1, description="K: memories returned after assembly")
+    semantic_k: int = Field(default=35, ge=0, description="first-hop semantic view size")
+    lexical_k: int = Field(default=45, ge=0, description="first-hop lexical (BM25) view size")
+    cue_k: int = Field(default=30, ge=0, description="first-hop cue view size")
+    max_rounds: int = Field(default=2, ge=0, description="expansion rounds after the first hop (paper: R=1)")
+    max_anchors: int = Field(default=3, ge=1)
+    hops: int = Field(default=2, ge=1)
+    per_channel: int = Field(default=15, ge=1, description="expanded units kept per channel per round")
+    top_k: int = Field(default=30, ge=1, description="K: memories returned after assembly")
     distinct_sessions_first: int = Field(
-        0, ge=0, description="the first n memories come from n different sessions where the 2n best hold that "
+        default=0, ge=0, description="the first n memories come from n different sessions where the 2n best hold that "
         "many (the rest follow in rho order; the best 2n stay the best 2n); 0 = rho order throughout",
     )
     expand_semantic: bool = True
     expand_structural: bool = True
-    use_planning: bool = Field(True, description="score expansion against the controller's target")
+    use_planning: bool = Field(default=True, description="score expansion against the controller's target")
     sufficiency_similarity: float = Field(
-        0.8, description="heuristic controller: best first-hop cosine needed to stop early (>1 never stops)"
+        default=0.8, description="heuristic controller: best first-hop cosine needed to stop early (>1 never stops)"
     )
     alignment: Literal["semantic", "hybrid"] = Field(
-        "hybrid", description="a(q,m): paper's normalised cosine, or its mean with normalised BM25"
+        default="hybrid", description="a(q,m): paper's normalised cosine, or its mean with normalised BM25"
     )
     context_weight: float = Field(
-        0.5, ge=0.0, description="w of s + w * max(neighbour s): semantic, lexical and alignment scores "
+        default=0.5, ge=0.0, description="w of s + w * max(neighbour s): semantic, lexical and alignment scores "
         "also credit a unit's adjacent turns in its session (recall/smoothing.py); 0 = the paper's scoring",
     )
     context_weight_2: float = Field(
-        0.3, ge=0.0, description="the same for the turns two away in the session (a speaker's next turn)",
+        default=0.3, ge=0.0, description="the same for the turns two away in the session (a speaker's next turn)",
     )
     context_terms: int = Field(
-        60, ge=0, description="a unit of more content terms (BM25 terms) than this takes proportionally less of "
+        default=60, ge=0,
+        description="a unit of more content terms (BM25 terms) than this takes proportionally less of "
         "its neighbours' context credit, min(1, context_terms / terms): a long answer carries its own context "
         "(recall/smoothing.py); 0 = every unit takes all of it",
     )
     speaker_bonus: float = Field(
-        0.5, ge=0.0, description="added to rho when the memory's speaker is a person the query names; "
+        default=0.5, ge=0.0, description="added to rho when the memory's speaker is a person the query names; "
         "those names then leave the query text (recall/cues.py move_speakers)",
     )
     time_bonus: float = Field(
-        0.5, ge=0.0, description="with a time in the query, rho += time_bonus * time similarity of the memory",
+        default=0.5, ge=0.0, description="with a time in the query, rho += time_bonus * time similarity of the memory",
     )
     cue_key_weight: float = Field(
-        1.0, ge=0.0, description="the cue view also scores a memory by this times the rarity-weighted overlap of "
+        default=1.0, ge=0.0,
+        description="the cue view also scores a memory by this times the rarity-weighted overlap of "
         "its identifying cues with the query's (0 = the paper's cue view)",
     )
     topic_weight: float = Field(
-        1.0, ge=0.0, le=1.0, description="in the cue view and the structural channel, a shared topic word counts "
+        default=1.0, ge=0.0, le=1.0,
+        description="in the cue view and the structural channel, a shared topic word counts "
         "this much of a shared name of the same rarity",
     )
     first_topic_weight: float = Field(
-        0.0, ge=0.0, le=1.0, description="bridging from the first hop's anchors: a shared topic word weighs this much "
+        default=0.0, ge=0.0, le=1.0,
+        description="bridging from the first hop's anchors: a shared topic word weighs this much "
         "of a shared name when a cue edge is walked (later rounds use topic_weight)",
     )
     target_cues: int = Field(
-        3, ge=0, description="heuristic controller: the target carries this many of the anchors' rarest identifying "
+        default=3, ge=0,
+        description="heuristic controller: the target carries this many of the anchors' rarest identifying "
         "cues, and the structural channel scores candidates by rarity-weighted overlap with them (0 = the paper's "
         "s_str against the target's participants, places and time)",
     )
     anchor_bridge_weight: float = Field(
-        0.3, ge=0.0, description="heuristic controller: an anchor candidate's support is multiplied by 1 + this x its "
+        default=0.3, ge=0.0,
+        description="heuristic controller: an anchor candidate's support is multiplied by 1 + this x its "
         "bridge potential (the rarity of its rarest name that other memories hold, recall/bridging.py), and the "
         "controller does not stop while a likely anchor has such a name (0 = anchors by support only)",
     )
     bridge_weight: float = Field(
-        1.2, ge=0.0, description="assembly: a memory reached over cue or time edges from an anchor scores at least "
+        default=1.2, ge=0.0,
+        description="assembly: a memory reached over cue or time edges from an anchor scores at least "
         "rho(anchor) x min(0.999, bridge_weight x path strength x (bridge_floor + (1 - bridge_floor) x t)) "
         "with t the target overlap (recall/assembly.py); also turns on time bridges and event-relative times "
         "(recall/bridging.py); 0 = the paper's rho",
     )
     bridge_top: int = Field(
-        0, ge=0, description="per expansion round, at most this many memories are lifted by bridged scores "
+        default=0, ge=0, description="per expansion round, at most this many memories are lifted by bridged scores "
         "(the best gains); 0 = no limit",
     )
     bridge_within_session: bool = Field(
-        False, description="assembly: also lift a memory bridged from an anchor of its own session (False: lift only "
+        default=False,
+        description="assembly: also lift a memory bridged from an anchor of its own session (False: lift only "
         "across sessions, and within one only to the same speaker's next or previous turn, the rest of the anchor's "
         "message; elsewhere in a session dialogue context already scores the anchor's neighbours, and on LongMemEval "
         "the lifts within a session displaced the first hop's evidence)",
     )
     bridge_floor: float = Field(
-        0.6, ge=0.0, le=1.0, description="what a bridged memory keeps of its inheritance when it shares none of the "
+        default=0.6, ge=0.0, le=1.0,
+        description="what a bridged memory keeps of its inheritance when it shares none of the "
         "target's cues: the factor is bridge_floor + (1 - bridge_floor) x target overlap",
     )
     bridge_key_budget: int = Field(
-        16, ge=0, description="a cue shared by memories with more identifying cues than this bridges less: its weight "
+        default=16, ge=0,
+        description="a cue shared by memories with more identifying cues than this bridges less: its weight "
         "is multiplied by sqrt(budget / cues) at each such end (recall/bridging.py salience); 0 = no discount",
     )
     alignment_weight: float = 1.25
@@ -235,16 +249,16 @@ class RecallConfig(BaseModel):
         default_factory=lambda: {"semantic": 1.0, "lexical": 0.75, "cue": 0.9, "expansion": 0.85}
     )
     rank_offset: int = Field(
-        8, ge=0, description="rank support is 1 / (rank_offset + rank), rank counted from 1 (the paper: 5; 8 "
+        default=8, ge=0, description="rank support is 1 / (rank_offset + rank), rank counted from 1 (the paper: 5; 8 "
         "weighs a view's first places less against agreement between views, chosen on LoCoMo and LongMemEval-S dev)",
     )
-    llm_max_retries: int = Field(2, ge=0)
+    llm_max_retries: int = Field(default=2, ge=0)
     superseded_weight: float = Field(
-        0.5, ge=0.0, le=1.0,
+        default=0.5, ge=0.0, le=1.0,
         description="rho multiplier of a superseded memory (with as_of: superseded by then); 1 = no effect",
     )
     recency_half_life_days: float | None = Field(
-        None, gt=0, description="when set, rho *= 0.5 ** (age_days / half_life), age from the namespace's "
+        default=None, gt=0, description="when set, rho *= 0.5 ** (age_days / half_life), age from the namespace's "
         "latest statement (marks.stated_at, or as_of) to the memory's time end; None = no recency decay",
     )
 

@@ -144,18 +144,18 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    batch_size: int = Field(64, ge=1, description="texts per forward pass")
+    batch_size: int = Field(default=64, ge=1, description="texts per forward pass")
     max_length: int = Field(
-        256, ge=2, le=_MAX_POSITIONS, description="tokens kept per text, special tokens included"
+        default=256, ge=2, le=_MAX_POSITIONS, description="tokens kept per text, special tokens included"
     )
     # Small passes are also the fastest on CPU (docs/benchmarks.md, "Long turns").
     max_batch_tokens: int = Field(
-        512, ge=1, description="padded tokens (texts x longest text) per forward pass; bounds its memory"
+        default=512, ge=1, description="padded tokens (texts x longest text) per forward pass; bounds its memory"
     )
     intra_op_num_threads: int | None = Field(
-        1, ge=1, description="onnxruntime intra-op threads; None = onnxruntime default"
+        default=1, ge=1, description="onnxruntime intra-op threads; None = onnxruntime default"
     )
-    kernels: Kernels = Field("integer", description="'integer' (int8 MatMulInteger) or 'float' (shipped graph)")
+    kernels: Kernels = Field(default="integer", description="'integer' (int8 MatMulInteger) or 'float' (shipped graph)")
 
     @property
     def dimension(self) -> int:

@@ -103,7 +103,7 @@ class RippleMemRetriever(BaseRetriever):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     memory: Any = Field(description="the RippleMemory to recall from")
-    k: int = Field(10, description="memories returned per call")
+    k: int = Field(default=10, description="memories returned per call")
     namespace: tuple[str, ...] | None = None
     config: RecallConfig | None = None
     as_of: datetime | None = None

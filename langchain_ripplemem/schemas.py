@@ -138,11 +138,12 @@ class MemoryUnit(BaseModel):
     locations: list[str] = Field(default_factory=list)
     time: TimeInterval | None = None
     cues: list[str] | None = Field(
-        None, description="identifying names (extraction/identifying.py): keys of people other than the speakers, "
+        default=None,
+        description="identifying names (extraction/identifying.py): keys of people other than the speakers, "
         "places, organisations and named things; None on units stored before cues existed (derived from the text)",
     )
     topics: list[str] | None = Field(
-        None, description="identifying topic words (keys); None on units stored before cues existed",
+        default=None, description="identifying topic words (keys); None on units stored before cues existed",
     )
     kind: str = "event"
     source: Provenance
@@ -213,7 +214,7 @@ class ExpansionTarget(BaseModel):
         "rare names and topic words, and the query's); the structural channel weighs them by rarity",
     )
     restates_query: bool = Field(
-        False, description="the target is the query plus words (the heuristic controller's): expansion "
+        default=False, description="the target is the query plus words (the heuristic controller's): expansion "
         "reuses the query's vector and weighs the added keywords lexically instead of embedding it again",
     )
 
@@ -280,8 +281,8 @@ class NamespaceStats(BaseModel):
 
     namespace: Namespace
     units: int = 0
-    suppressed: int = Field(0, description="units hidden from recall by a user correction")
-    superseded: int = Field(0, description="units a later statement supersedes")
+    suppressed: int = Field(default=0, description="units hidden from recall by a user correction")
+    superseded: int = Field(default=0, description="units a later statement supersedes")
     conversations: list[str] = Field(default_factory=list, description="conversation ids, first-seen order")
     sessions: int = 0
     edges: dict[str, int] = Field(default_factory=lambda: {"semantic": 0, "structural": 0})

@@ -57,11 +57,11 @@ class ExtractedEvent(BaseModel):
     locations: list[str] = Field(
         default_factory=list, description="Named places involved (cities, venues, countries).")
     time_start: str | None = Field(
-        None, description="ISO 8601 date or datetime when it happened or will happen, computed "
+        default=None, description="ISO 8601 date or datetime when it happened or will happen, computed "
                           "from the session timestamp; null when the transcript does not "
                           "support a time. Never guess.")
     time_end: str | None = Field(
-        None, description="ISO 8601 end of the period (same as time_start for one day or "
+        default=None, description="ISO 8601 end of the period (same as time_start for one day or "
                           "moment); null when unknown.")
     # Required, without a default: OpenAI's strict structured outputs reject non-null defaults.
     kind: EventKind = Field(description="What sort of memory this is.")

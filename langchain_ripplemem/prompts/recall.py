@@ -17,8 +17,8 @@ class QueryCueOutput(BaseModel):
     keywords: list[str] = Field(default_factory=list, description="content words and named things")
     participants: list[str] = Field(default_factory=list, description="people the question is about")
     locations: list[str] = Field(default_factory=list, description="places the question mentions")
-    time_start: str | None = Field(None, description="ISO 8601 start of the time the question asks about")
-    time_end: str | None = Field(None, description="ISO 8601 end of that time")
+    time_start: str | None = Field(default=None, description="ISO 8601 start of the time the question asks about")
+    time_end: str | None = Field(default=None, description="ISO 8601 end of that time")
 
 
 QUERY_CUES_PROMPT = ChatPromptTemplate.from_messages(
@@ -43,12 +43,12 @@ class ControllerPlan(BaseModel):
         default_factory=list, description="up to 3 ids of memories in the evidence to expand around"
     )
     target_restatement: str = Field(
-        "", description="the missing evidence role, as a statement to search for"
+        default="", description="the missing evidence role, as a statement to search for"
     )
     target_participants: list[str] = Field(default_factory=list)
     target_locations: list[str] = Field(default_factory=list)
     target_keywords: list[str] = Field(default_factory=list)
-    stop_reason: str = Field("", description="why the evidence suffices, when stopping")
+    stop_reason: str = Field(default="", description="why the evidence suffices, when stopping")
 
 
 CONTROLLER_PROMPT = ChatPromptTemplate.from_messages(

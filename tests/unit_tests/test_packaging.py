@@ -7,6 +7,7 @@ works in every test here and fails only after ``pip install``.
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -59,3 +60,15 @@ def test_the_wheel_carries_the_licences(wheel_names: set[str]) -> None:
     assert "LICENSE" in licences, "the package's MIT licence text must ship in the wheel's metadata"
     # The tokenizer files are Apache-2.0: their notice travels with them.
     assert f"{PACKAGE}/assets/minilm/NOTICE" in wheel_names
+
+
+def test_field_defaults_are_keywords_so_type_checkers_see_them() -> None:
+    # Pydantic models are dataclass transforms (PEP 681) to mypy and pyright, which take a field's
+    # default only from ``Field(default=...)``: with ``Field(40, ...)`` a typed user's
+    # ``RecallConfig(top_k=5)`` is an error naming every other field as missing.
+    positional = []
+    for path in sorted((ROOT / PACKAGE).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Field" and node.args:
+                positional.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not positional, f"Field() with a positional default (write default=...): {positional}"
