@@ -38,7 +38,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 class WriteConfig(BaseModel):
     """How conversations become linked memory units."""
 
-    model_config = ConfigDict(frozen=True)
+    # A misspelt setting is an error naming it, never a default silently kept.
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     window_size: int = Field(default=40, ge=1, description="turns per extraction window")
     window_overlap: int = Field(default=2, ge=0, description="turns shared by consecutive windows")
@@ -144,7 +145,7 @@ class RecallConfig(BaseModel):
     :data:`PAPER` is METHOD.md's settings.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     semantic_k: int = Field(default=35, ge=0, description="first-hop semantic view size")
     lexical_k: int = Field(default=45, ge=0, description="first-hop lexical (BM25) view size")

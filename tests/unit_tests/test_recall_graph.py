@@ -120,6 +120,17 @@ def test_ablations_change_what_expansion_does(memory):
     assert no_planning.rounds[1].target.restatement == QUESTION
 
 
+def test_a_misspelt_setting_is_an_error_naming_it_not_a_default_silently_kept(bow):
+    with pytest.raises(ValueError, match="top_kk"):
+        RecallConfig(top_kk=3)
+    with pytest.raises(ValueError, match="window"):
+        WriteConfig(window=10)
+    # The run context of a served graph carries settings as JSON: the same error, before any node runs.
+    graph = build_recall_graph(RippleMemory(bow))
+    with pytest.raises(ValueError, match="max_rond"):
+        graph.invoke({"query": QUESTION}, context={"namespace": ["maya"], "config": {"max_rond": 1}})
+
+
 def test_presets_are_named_by_purpose_and_the_default_is_the_recommended_one(bow):
     assert (PAPER.semantic_k, PAPER.lexical_k, PAPER.cue_k) == (10, 5, 5)
     assert (PAPER.context_weight, PAPER.speaker_bonus, PAPER.time_bonus, PAPER.alignment) == (0, 0, 0, "semantic")
