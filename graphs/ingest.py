@@ -64,9 +64,7 @@ def _prepare(state: IngestState) -> tuple[Any, Conversation, Namespace]:
         else:
             conv = Conversation.model_validate(record)
     elif state.get("messages"):
-        from langchain_core.messages import convert_to_messages
-
-        conv = adapters.conversation_from_messages(convert_to_messages(state["messages"]))
+        conv = adapters.conversation_from_messages(state["messages"])  # JSON dicts are converted there
     else:
         raise InvalidConversationError("ingest input needs 'conversation' (JSON object) or 'messages' (list)")
     return get_memory(), conv, namespace

@@ -29,7 +29,7 @@ import json
 import re
 import uuid
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +41,7 @@ from langchain_ripplemem.extraction.timeparse import parse_timestamp
 from langchain_ripplemem.schemas import Conversation, Session, Turn
 
 if TYPE_CHECKING:
-    from langchain_core.messages import BaseMessage
+    from langchain_core.messages import BaseMessage, MessageLikeRepresentation
 
 __all__ = [
     "conversation_from_json",
@@ -57,8 +57,30 @@ _ROLE_KEYS = {"human": ("human", "user"), "ai": ("ai", "assistant")}
 _LOCOMO_SESSION = re.compile(r"^session_(\d+)$")
 
 
+def _chat_messages(messages: Any) -> list[BaseMessage]:
+    """``messages`` as LangChain messages, or an error naming the item that is none."""
+    from langchain_core.messages import BaseMessage, convert_to_messages
+
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
+        raise InvalidConversationError(
+            f"messages must be a list of chat messages, got {type(messages).__name__} "
+            "(one message goes in a list: [HumanMessage(text)])")
+    out: list[BaseMessage] = []
+    for position, item in enumerate(messages):
+        if isinstance(item, BaseMessage):
+            out.append(item)
+            continue
+        try:
+            out.extend(convert_to_messages([item]))
+        except (ValueError, TypeError, NotImplementedError) as error:
+            raise InvalidConversationError(
+                f"messages[{position}]: not a chat message (a LangChain message, a {{'role', 'content'}} dict "
+                f"or a (role, text) pair), got {type(item).__name__}: {error}") from None
+    return out
+
+
 def conversation_from_messages(
-    messages: Sequence[BaseMessage],
+    messages: Iterable[MessageLikeRepresentation],
     *,
     conversation_id: str | None = None,
     session_time: datetime | str | None = None,
@@ -83,14 +105,17 @@ def conversation_from_messages(
         session_id: id of the single session.
         speaker_names: role -> display name, e.g. ``{"user": "Maya"}``.
 
+    Each message is a LangChain message or anything ``convert_to_messages`` takes
+    (a ``{"role", "content"}`` dict, a ``(role, text)`` pair, a string: the user's).
+
     Raises:
-        InvalidConversationError: no usable message, duplicate message ids or a
-            bad ``session_time``.
+        InvalidConversationError: ``messages`` not a list, an item that is no chat
+            message, no usable message, duplicate message ids or a bad ``session_time``.
 
     """
     names = dict(speaker_names or {})
     turns: list[Turn] = []
-    for position, message in enumerate(messages):
+    for position, message in enumerate(_chat_messages(messages)):
         role = getattr(message, "type", None)
         if role not in _ROLE_KEYS:
             continue

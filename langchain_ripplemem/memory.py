@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -60,7 +60,7 @@ from langchain_ripplemem.view_snapshot import ViewSnapshots
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-    from langchain_core.messages import BaseMessage
+    from langchain_core.messages import MessageLikeRepresentation
 
     from langchain_ripplemem.retrievers import RippleMemRetriever
 
@@ -254,15 +254,21 @@ class RippleMemory:
         return await asyncio.to_thread(self._write.commit, ns, results, report, unit_metadata, on_embedded)
 
     def add_messages(
-        self, messages: Sequence[BaseMessage], *, namespace: Namespace | str | None = None,
+        self, messages: Iterable[MessageLikeRepresentation], *, namespace: Namespace | str | None = None,
         session_time: datetime | None = None, conversation_id: str | None = None,
     ) -> IngestReport:
-        """Remember a list of LangChain messages as one session of a conversation."""
+        """Remember a list of chat messages as one session of a conversation.
+
+        Messages are LangChain messages or anything ``convert_to_messages`` takes
+        (``{"role", "content"}`` dicts, ``(role, text)`` pairs).
+
+        Raises:
+            InvalidConversationError: ``messages`` is no list of chat messages, or holds
+                no human or AI text (nothing is written).
+        """
         from langchain_ripplemem.adapters import conversation_from_messages
 
-        conv = conversation_from_messages(
-            list(messages), conversation_id=conversation_id, session_time=session_time
-        )
+        conv = conversation_from_messages(messages, conversation_id=conversation_id, session_time=session_time)
         return self.add_conversation(conv, namespace=namespace)
 
     def _prepare(

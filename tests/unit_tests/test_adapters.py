@@ -119,6 +119,20 @@ def test_messages_errors() -> None:
 # --------------------------------------------------------------------------- LoCoMo
 
 
+def test_messages_as_langchain_converts_them_and_a_bare_string_is_refused() -> None:
+    conv = conversation_from_messages([{"role": "user", "content": "I adopted a beagle."},
+                                       ("ai", "What is its name?"), "Biscuit."])
+    assert [(t.speaker, t.text) for t in conv.sessions[0].turns] == [
+        ("user", "I adopted a beagle."), ("assistant", "What is its name?"), ("user", "Biscuit.")]
+    assert conversation_from_messages(m for m in [HumanMessage("a generator works too")]).sessions[0].turns
+    # A string or one dict is not a list of messages: say so (it was "no human or AI message with text").
+    for wrong in ("I adopted a beagle.", {"role": "user", "content": "hi"}):
+        with pytest.raises(InvalidConversationError, match="must be a list of chat messages"):
+            conversation_from_messages(wrong)  # type: ignore[arg-type]
+    with pytest.raises(InvalidConversationError, match=r"messages\[1\]: not a chat message.*int"):
+        conversation_from_messages([HumanMessage("hi"), 42])  # type: ignore[list-item]
+
+
 def test_locomo_record() -> None:
     conv = conversation_from_locomo(LOCOMO)
     assert conv.id == "demo-1"

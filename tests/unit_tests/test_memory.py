@@ -158,3 +158,13 @@ def test_delete_conversation_and_stats(bow, conversation):
     assert memory.stats(("sam",)).conversations == ["c3"]  # another namespace is untouched
     with pytest.raises(ValueError, match="conversation_id"):
         memory.delete_conversation("", namespace=("maya",))
+
+
+def test_add_messages_refuses_a_bare_string_and_writes_nothing(bow):
+    memory = RippleMemory(bow)
+    with pytest.raises(InvalidConversationError, match="must be a list of chat messages, got str"):
+        memory.add_messages("We adopted a beagle called Biscuit.", namespace="maya")  # type: ignore[arg-type]
+    assert memory.namespaces() == []
+    report = memory.add_messages([{"role": "user", "content": "We adopted a beagle called Biscuit."}],
+                                 namespace="maya")
+    assert report.units == 1 and memory.recall("dog's name?", namespace="maya").memories
