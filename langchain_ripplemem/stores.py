@@ -120,6 +120,11 @@ def _entries(units: Iterable[MemoryUnit]) -> dict[str, _Entry]:
     return entries
 
 
+def _passes(item: Item, conditions: dict[str, Any] | None) -> bool:
+    """Whether ``item`` meets every condition of a search ``filter``."""
+    return all(_matches(item.value.get(k), c) for k, c in (conditions or {}).items())
+
+
 def _matches(value: Any, condition: Any) -> bool:
     """Exact match on a value field; ``{"$gt": 3}``-style operators as LangGraph documents them."""
     if isinstance(condition, Mapping) and any(str(k).startswith("$") for k in condition):
@@ -163,8 +168,10 @@ class RippleMemStore(BaseStore):
     ``(namespace, key)`` winning. A re-``put`` replaces the key's units (and their
     edges); ``delete`` removes them. ``search`` without a query lists items in
     insertion order; with a query it runs recollection in each namespace under the
-    prefix and ranks items by their best memory's score (``filter`` applies to what
-    recollection returned). ``index`` and TTLs are not supported: every item is
+    prefix and ranks items by their best memory's score. As in LangGraph's stores,
+    ``filter`` chooses the items first and the page is over all of them: items
+    recollection did not return fill it after the ranked ones, with score ``None``,
+    nearest to the query first. ``index`` and TTLs are not supported: every item is
     indexed, nothing expires. Each item's value and timestamps are written into its
     units' metadata (``add_conversation(..., unit_metadata=...)``), so ``get``
     returns the value exactly. User corrections go through :meth:`suppress` /
@@ -282,27 +289,48 @@ class RippleMemStore(BaseStore):
 
     def _search(self, op: SearchOp, known: list[Namespace],
                 cache: dict[Namespace, dict[str, _Entry]]) -> Generator[_Call, Any, list[SearchItem]]:
-        prefix = tuple(op.namespace_prefix)
+        prefix, query = tuple(op.namespace_prefix), (op.query or "").strip()
         spaces = [ns for ns in known if ns[: len(prefix)] == prefix]
-        found: list[tuple[float | None, Item]] = []
+        wanted = op.offset + op.limit
+        scored: list[tuple[float, Item]] = []
+        unscored: dict[Namespace, list[Item]] = {}  # filter first, as LangGraph's stores do
         for ns in spaces:
             entries = yield from self._namespace(ns, cache)
-            if not op.query or not op.query.strip():
-                found.extend((None, e.item) for e in entries.values() if e.visible)
+            matching = [e for e in entries.values() if e.visible and _passes(e.item, op.filter)]
+            if not query:
+                unscored[ns] = [e.item for e in matching]
                 continue
-            owner = {uid: e for e in entries.values() for uid in e.unit_ids}
-            result = yield _Call("recall", (op.query,), {"namespace": ns, "config": self._search_config(op)})
+            owner = {uid: e for e in matching for uid in e.unit_ids}
+            result = yield _Call("recall", (query,), {"namespace": ns, "config": self._search_config(op)})
             best: dict[str, float] = {}
             for memory in result.memories:
                 entry = owner.get(memory.unit.id)
                 if entry is not None and memory.score > best.get(entry.item.key, float("-inf")):
                     best[entry.item.key] = memory.score
-            found.extend((score, entries[key].item) for key, score in best.items())
-        if op.query and op.query.strip():
-            found.sort(key=lambda pair: pair[0] or 0.0, reverse=True)
-        kept = [(s, i) for s, i in found if all(_matches(i.value.get(k), c) for k, c in (op.filter or {}).items())]
+            scored.extend((score, entries[key].item) for key, score in best.items())
+            unscored[ns] = [e.item for e in matching if e.item.key not in best]
+        scored.sort(key=lambda pair: pair[0], reverse=True)
+        found: list[tuple[float | None, Item]] = [*scored]
+        for ns, rest in unscored.items():
+            if len(found) >= wanted:
+                break
+            if query and len(rest) > 1:
+                # Matching items recollection left out still fill the page, as unindexed items do in
+                # LangGraph's stores (score None), nearest to the query first.
+                rest = yield from self._by_similarity(query, ns, rest, cache)
+            found.extend((None, item) for item in rest)
         return [SearchItem(namespace=i.namespace, key=i.key, value=i.value, created_at=i.created_at,
-                           updated_at=i.updated_at, score=s) for s, i in kept[op.offset: op.offset + op.limit]]
+                           updated_at=i.updated_at, score=s) for s, i in found[op.offset: wanted]]
+
+    def _by_similarity(self, query: str, ns: Namespace, items: list[Item],
+                       cache: dict[Namespace, dict[str, _Entry]]) -> Generator[_Call, Any, list[Item]]:
+        """``items`` ordered by their best memory's cosine to ``query``."""
+        owner = {uid: e.item.key for e in cache[ns].values() for uid in e.unit_ids}
+        hits = yield _Call("search", (query,), {"namespace": ns, "k": max(len(owner), 1)})
+        rank: dict[str, int] = {}
+        for position, (unit, _) in enumerate(hits):
+            rank.setdefault(owner.get(unit.id, ""), position)
+        return sorted(items, key=lambda item: rank.get(item.key, len(rank)))
 
     def _search_config(self, op: SearchOp) -> RecallConfig:
         cfg = self.recall_config or self.memory.recall_config

@@ -11,7 +11,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 
-from langchain_ripplemem.config import PAPER_WRITE, WriteConfig
+from langchain_ripplemem.config import PAPER_WRITE, RecallConfig, WriteConfig
 from langchain_ripplemem.errors import ExtractionError
 from langchain_ripplemem.extraction.base import ExtractionResult
 from langchain_ripplemem.memory import RippleMemory
@@ -106,6 +106,23 @@ async def test_search_with_query_recollects_and_ranks(store, mode):
     assert [r.key for r in kept] == [r.key for r in unfiltered]
     grill = {"text": "Harbor Grill serves the best shrimp and oysters."}
     assert [r.key for r in await call(store, mode, "search", ("users",), query="shrimp", filter=grill)] == ["grill"]
+
+
+async def test_search_filters_before_ranking_and_fills_the_page_as_langgraph_does(memory, mode):
+    # Recollection returns its best few (top_k 3 here); the filter and the page are over every item.
+    store = RippleMemStore(memory, recall_config=RecallConfig(top_k=3, semantic_k=3, lexical_k=3, cue_k=3))
+    for day in ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"):
+        await call(store, mode, "put", MAYA, f"dinner-{day}", {"text": f"Dinner on {day} at the noodle bar.",
+                                                              "kind": "plans"})
+    await call(store, mode, "put", MAYA, "allergy", {"text": "I am allergic to shellfish.", "kind": "health"})
+    await call(store, mode, "put", MAYA, "knee", {"text": "My knee hurts after running.", "kind": "health"})
+    health = await call(store, mode, "search", MAYA, query="dinner at the noodle bar", filter={"kind": "health"},
+                        limit=2)
+    assert sorted(r.key for r in health) == ["allergy", "knee"]  # before: [], recollection's best were dinners
+    scores = [r.score for r in health]  # what recollection ranked first, then the rest (score None)
+    assert scores == sorted((s for s in scores if s is not None), reverse=True) + [None] * scores.count(None)
+    page = await call(store, mode, "search", MAYA, query="dinner at the noodle bar", limit=8)
+    assert len({r.key for r in page}) == 8 and page[0].key.startswith("dinner-")
 
 
 async def test_search_dedupes_an_item_split_into_several_units(mode):
