@@ -98,8 +98,9 @@ def conversation_from_messages(
 
     Args:
         messages: the chat history.
-        conversation_id: defaults to a hash of the turns, so the same history
-            always gets the same id (re-ingesting is idempotent).
+        conversation_id: defaults to a hash of the first message (its id, speaker
+            and text), so the same chat keeps its id as it grows: adding the whole
+            history again after each exchange adds only the new messages.
         session_time: when the session happened (datetime or any format
             :func:`~langchain_ripplemem.extraction.timeparse.parse_timestamp` reads).
         session_id: id of the single session.
@@ -134,8 +135,10 @@ def conversation_from_messages(
             "messages: no human or AI message with text; nothing to remember")
     when = _timestamp(session_time, "session_time") if session_time is not None else None
     if conversation_id is None:
-        digest = hashlib.sha256(json.dumps(
-            [session_id, [[t.id, t.speaker, t.text] for t in turns]]).encode()).hexdigest()
+        # A chat is named by where it starts: re-adding the history as it grows keeps the id, so
+        # the turns already remembered make the same units and only the new ones are added.
+        first = turns[0]
+        digest = hashlib.sha256(json.dumps([session_id, [first.id, first.speaker, first.text]]).encode()).hexdigest()
         conversation_id = f"conv-{digest[:16]}"
     return Conversation(id=conversation_id,
                         sessions=[Session(id=session_id, time=when, turns=turns)])

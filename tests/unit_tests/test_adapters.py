@@ -104,6 +104,8 @@ def test_messages_speaker_names_and_stable_default_id() -> None:
     plain = conversation_from_messages(msgs)
     assert plain.id == conversation_from_messages(list(msgs)).id  # same history, same id
     assert plain.id != conversation_from_messages([HumanMessage("I love ramen.")]).id
+    grown = conversation_from_messages([*msgs, HumanMessage("And ramen.")])
+    assert grown.id == plain.id and grown.sessions[0].turns[:2] == plain.sessions[0].turns  # the chat, grown
     assert conversation_from_messages(msgs, conversation_id="mine").id == "mine"
 
 

@@ -168,3 +168,29 @@ def test_add_messages_refuses_a_bare_string_and_writes_nothing(bow):
     report = memory.add_messages([{"role": "user", "content": "We adopted a beagle called Biscuit."}],
                                  namespace="maya")
     assert report.units == 1 and memory.recall("dog's name?", namespace="maya").memories
+
+
+def test_adding_a_chat_history_again_as_it_grows_adds_only_the_new_messages(bow):
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    memory = RippleMemory(bow)
+    history = [HumanMessage("I adopted a beagle called Biscuit."), AIMessage("Lovely name!")]
+    assert memory.add_messages(history, namespace="maya").new_units == 2
+    history += [HumanMessage("Biscuit hates the vet."), AIMessage("Poor Biscuit.")]
+    report = memory.add_messages(history, namespace="maya")
+    assert report.new_units == 2  # before: 4, every earlier message remembered twice
+    texts = [unit.restatement for unit in memory.list_units("maya")]
+    assert len(texts) == len(set(texts)) == 4
+    assert len(memory.stats("maya").conversations) == 1
+
+
+def test_a_thread_trimmed_at_the_front_adds_nothing_twice_under_its_conversation_id(bow):
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    memory = RippleMemory(bow)
+    said = [HumanMessage("I adopted a beagle.", id="m1"), AIMessage("Lovely!", id="m2"),
+            HumanMessage("He is called Biscuit.", id="m3"), AIMessage("Cute name.", id="m4"),
+            HumanMessage("Biscuit hates the vet.", id="m5"), AIMessage("Poor Biscuit.", id="m6")]
+    assert memory.add_messages(said[:4], namespace="maya", conversation_id="thread-1").new_units == 4
+    assert memory.add_messages(said[2:], namespace="maya", conversation_id="thread-1").new_units == 2
+    assert len(memory.list_units("maya")) == 6
