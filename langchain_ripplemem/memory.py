@@ -31,8 +31,9 @@ from langchain_ripplemem.cache_bounds import CacheBounds
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.embeddings import embed_query
 from langchain_ripplemem.errors import InvalidConversationError
+from langchain_ripplemem.extraction import known_turns
 from langchain_ripplemem.extraction.base import Extractor, Window
-from langchain_ripplemem.extraction.windows import with_progress
+from langchain_ripplemem.extraction.windows import make_windows, with_progress
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.ingest import EmbedProgress, WritePath
 from langchain_ripplemem.marks import is_suppressed, with_suppression
@@ -236,36 +237,29 @@ class RippleMemory:
         Raises:
             InvalidConversationError: the conversation has no turns.
         """
-        ns, conv, windows, report = self._prepare(conversation, namespace)
+        ns, conv, windows, report, cited = self._prepare(conversation, namespace)
         started = time.perf_counter()
         results = [self.extractor.extract(w, ns) for w in with_progress(windows, progress, conv.id)]
         report.usage.seconds["extract"] = time.perf_counter() - started
-        return self._write.commit(ns, results, report, unit_metadata, on_embedded)
+        return self._write.commit(ns, results, report, unit_metadata, on_embedded, cited=cited)
 
     async def aadd_conversation(
         self, conversation: Conversation | dict[str, Any], *, namespace: Namespace | str | None = None,
         unit_metadata: dict[str, Any] | None = None, on_embedded: EmbedProgress | None = None,
     ) -> IngestReport:
         """Async :meth:`add_conversation`: extraction calls run concurrently, storage work in a thread."""
-        ns, _, windows, report = await asyncio.to_thread(self._prepare, conversation, namespace)
+        ns, _, windows, report, cited = await asyncio.to_thread(self._prepare, conversation, namespace)
         started = time.perf_counter()
         results = list(await asyncio.gather(*(self.extractor.aextract(w, ns) for w in windows)))
         report.usage.seconds["extract"] = time.perf_counter() - started
-        return await asyncio.to_thread(self._write.commit, ns, results, report, unit_metadata, on_embedded)
+        return await asyncio.to_thread(self._write.commit, ns, results, report, unit_metadata, on_embedded,
+                                       cited=cited)
 
     def add_messages(
         self, messages: Iterable[MessageLikeRepresentation], *, namespace: Namespace | str | None = None,
         session_time: datetime | None = None, conversation_id: str | None = None,
     ) -> IngestReport:
-        """Remember a list of chat messages as one session of a conversation.
-
-        Messages are LangChain messages or anything ``convert_to_messages`` takes
-        (``{"role", "content"}`` dicts, ``(role, text)`` pairs).
-
-        Raises:
-            InvalidConversationError: ``messages`` is no list of chat messages, or holds
-                no human or AI text (nothing is written).
-        """
+        """Remember chat messages as one session (``adapters.conversation_from_messages``: ids, errors)."""
         from langchain_ripplemem.adapters import conversation_from_messages
 
         conv = conversation_from_messages(messages, conversation_id=conversation_id, session_time=session_time)
@@ -273,9 +267,7 @@ class RippleMemory:
 
     def _prepare(
         self, conversation: Conversation | dict[str, Any], namespace: Namespace | str | None
-    ) -> tuple[Namespace, Conversation, list[Window], IngestReport]:
-        from langchain_ripplemem.extraction.windows import make_windows
-
+    ) -> tuple[Namespace, Conversation, list[Window], IngestReport, known_turns.Cited | None]:
         ns = self._ns(namespace)
         conv = conversation if isinstance(conversation, Conversation) else \
             Conversation.model_validate(conversation)
@@ -284,7 +276,8 @@ class RippleMemory:
             raise InvalidConversationError(f"conversation {conv.id!r} has no turns")
         self._write.ensure_linked(ns)
         windows = make_windows(conv, self.write_config.window_size, self.write_config.window_overlap)
-        return ns, conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns)
+        windows, cited = known_turns.new_work(self.extractor, self.index.view(ns).units, conv.id, windows)
+        return ns, conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns), cited
 
     # -- reads ---------------------------------------------------------------------
     def get(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> list[MemoryUnit]:

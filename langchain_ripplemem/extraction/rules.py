@@ -193,6 +193,9 @@ class RuleBasedExtractor:
 
     _CACHE_SIZE = 256
 
+    # The same units every time (extraction/known_turns.py): re-adding a conversation dedupes by id.
+    deterministic = True
+
     def __init__(self, config: WriteConfig | None = None, *, max_turn_chars: int | None = None,
                  aliases: dict[str, str] | None = None, addressee: bool = True) -> None:
         limit = max_turn_chars if max_turn_chars is not None else (

@@ -1,0 +1,78 @@
+"""A chat model reads each turn once: adding a growing chat again neither pays nor duplicates."""
+
+from __future__ import annotations
+
+import re
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from langchain_ripplemem.adapters import conversation_from_messages
+from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.memory import RippleMemory
+
+from .conftest import BagOfWordsEmbeddings
+from .fakes import ScriptedChatModel
+
+CHAT = [HumanMessage("I adopted a beagle called Biscuit."), AIMessage("Lovely name!"),
+        HumanMessage("Biscuit hates the vet."), AIMessage("Poor Biscuit."),
+        HumanMessage("The vet is Dr. Okafor on Elm Street."), AIMessage("Noted.")]
+
+
+class RewordingModel(ScriptedChatModel):
+    """Answers every extraction call with one event per turn, worded anew each call (as a real model may)."""
+
+    def __init__(self, fail_first: int = 0) -> None:
+        super().__init__(responses=[self._answer] * 50)
+        self._fail_first = fail_first
+
+    def _answer(self, messages: list[BaseMessage]) -> object:
+        call = len(self.calls)
+        if call <= self._fail_first:
+            return "not an extraction"  # calls no tool: the window fails
+        turns = re.findall(r'"id": "([^"]+)"', str(messages[-1].content))
+        return {"events": [{"restatement": f"(call {call}) what was said in turn {turn}", "turn_ids": [turn],
+                            "kind": "event"} for turn in turns]}
+
+
+def memory_with(model: RewordingModel) -> RippleMemory:
+    return RippleMemory(BagOfWordsEmbeddings(), llm=model, write_config=WriteConfig(llm_max_retries=0))
+
+
+def test_adding_the_grown_chat_extracts_only_its_new_turns():
+    model = RewordingModel()
+    memory = memory_with(model)
+    assert memory.add_messages(CHAT[:2], namespace="maya").new_units == 2
+    report = memory.add_messages(CHAT[:4], namespace="maya")
+    # The window holds all four turns (context for the new ones), but the two already
+    # remembered are not stored again in other words: before, 4 new units.
+    assert report.new_units == 2 and len(model.calls) == 2
+    restated = sorted(u.restatement for u in memory.list_units("maya"))
+    assert len(restated) == 4 and sum("(call 1)" in text for text in restated) == 2
+    calls = len(model.calls)
+    assert memory.add_messages(CHAT[:4], namespace="maya").new_units == 0
+    assert len(model.calls) == calls  # nothing new: no model call at all (before: one more call)
+
+
+def test_a_window_that_failed_is_read_again_when_the_chat_is_added_again():
+    model = RewordingModel(fail_first=1)
+    memory = memory_with(model)
+    failed = memory.add_messages(CHAT[:2], namespace="maya")
+    assert failed.failed_windows and failed.new_units == 0
+    assert memory.add_messages(CHAT[:2], namespace="maya").new_units == 2
+
+
+async def test_async_ingest_reads_each_turn_once_too():
+    model = RewordingModel()
+    memory = memory_with(model)
+    first = conversation_from_messages(CHAT[:4])
+    assert (await memory.aadd_conversation(first, namespace="maya")).new_units == 4
+    grown = conversation_from_messages(CHAT)
+    assert grown.id == first.id
+    assert (await memory.aadd_conversation(grown, namespace="maya")).new_units == 2
+    assert len(memory.list_units("maya")) == 6
+
+
+def test_rule_based_ingest_keeps_its_own_dedupe():
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    assert memory.add_messages(CHAT[:4], namespace="maya").new_units == 4
+    assert memory.add_messages(CHAT, namespace="maya").new_units == 2
