@@ -121,6 +121,9 @@ class ObservationExtractor:
 
     """
 
+    # Recorded: the same units every time (extraction/known_turns.py).
+    deterministic = True
+
     def __init__(self, observations: Observations | Mapping[str, Sequence[Observation]], *,
                  config: WriteConfig | None = None, fallback: Extractor | None = None) -> None:
         from langchain_ripplemem.extraction.rules import RuleBasedExtractor
