@@ -27,7 +27,7 @@ from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.embeddings import embed_texts
 from langchain_ripplemem.errors import InvalidNamespaceError
 from langchain_ripplemem.extraction.base import ExtractionResult
-from langchain_ripplemem.extraction.known_turns import Cited, without_restatements
+from langchain_ripplemem.extraction.known_turns import KnownTurns
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.linking import link_rows
@@ -143,16 +143,16 @@ class WritePath:
 
     def commit(self, ns: Namespace, results: list[ExtractionResult], report: IngestReport,
                unit_metadata: dict[str, Any] | None = None, on_embedded: EmbedProgress | None = None, *,
-               cited: Cited | None = None) -> IngestReport:
+               known: KnownTurns | None = None) -> IngestReport:
         """Write every valid window's units, then link them. Failed windows write nothing.
 
         Embedding and LLM supersession, the slow steps, run before the namespace's
         writer lock, against the view as it was then; under the lock, units another
         writer stored meanwhile leave the batch, or are asked about as candidates.
         ``on_embedded(done, total)`` hears of the embedding's progress (see :func:`embed_reporting`).
-        Units that cite only turns in ``cited`` are dropped (``extraction/known_turns.py``).
+        With ``known``, units citing only turns memories already cite are dropped (``extraction/known_turns.py``).
         """
-        units = collect_units(ns, results if cited is None else without_restatements(results, cited), report)
+        units = collect_units(ns, results if known is None else known.kept(results), report)
         self.sync.catch_up(ns)
         snapshot = Snapshot(self.index.view(ns))
         new = numbered(snapshot.view, [u for uid, u in units.items() if uid not in snapshot.view.pos], unit_metadata)

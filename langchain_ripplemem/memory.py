@@ -237,23 +237,23 @@ class RippleMemory:
         Raises:
             InvalidConversationError: the conversation has no turns.
         """
-        ns, conv, windows, report, cited = self._prepare(conversation, namespace)
+        ns, conv, windows, report, known = self._prepare(conversation, namespace)
         started = time.perf_counter()
         results = [self.extractor.extract(w, ns) for w in with_progress(windows, progress, conv.id)]
         report.usage.seconds["extract"] = time.perf_counter() - started
-        return self._write.commit(ns, results, report, unit_metadata, on_embedded, cited=cited)
+        return self._write.commit(ns, results, report, unit_metadata, on_embedded, known=known)
 
     async def aadd_conversation(
         self, conversation: Conversation | dict[str, Any], *, namespace: Namespace | str | None = None,
         unit_metadata: dict[str, Any] | None = None, on_embedded: EmbedProgress | None = None,
     ) -> IngestReport:
         """Async :meth:`add_conversation`: extraction calls run concurrently, storage work in a thread."""
-        ns, _, windows, report, cited = await asyncio.to_thread(self._prepare, conversation, namespace)
+        ns, _, windows, report, known = await asyncio.to_thread(self._prepare, conversation, namespace)
         started = time.perf_counter()
         results = list(await asyncio.gather(*(self.extractor.aextract(w, ns) for w in windows)))
         report.usage.seconds["extract"] = time.perf_counter() - started
         return await asyncio.to_thread(self._write.commit, ns, results, report, unit_metadata, on_embedded,
-                                       cited=cited)
+                                       known=known)
 
     def add_messages(
         self, messages: Iterable[MessageLikeRepresentation], *, namespace: Namespace | str | None = None,
@@ -267,7 +267,7 @@ class RippleMemory:
 
     def _prepare(
         self, conversation: Conversation | dict[str, Any], namespace: Namespace | str | None
-    ) -> tuple[Namespace, Conversation, list[Window], IngestReport, known_turns.Cited | None]:
+    ) -> tuple[Namespace, Conversation, list[Window], IngestReport, known_turns.KnownTurns | None]:
         ns = self._ns(namespace)
         conv = conversation if isinstance(conversation, Conversation) else \
             Conversation.model_validate(conversation)
@@ -276,8 +276,8 @@ class RippleMemory:
             raise InvalidConversationError(f"conversation {conv.id!r} has no turns")
         self._write.ensure_linked(ns)
         windows = make_windows(conv, self.write_config.window_size, self.write_config.window_overlap)
-        windows, cited = known_turns.new_work(self.extractor, self.index.view(ns).units, conv.id, windows)
-        return ns, conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns), cited
+        windows, known = known_turns.new_work(self.extractor, self.index.view(ns).units, conv, windows)
+        return ns, conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns), known
 
     # -- reads ---------------------------------------------------------------------
     def get(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> list[MemoryUnit]:

@@ -12,29 +12,34 @@ that calls a model, the write path therefore
 * keeps, from the windows that run, only the units that cite a turn not cited
   yet: the old turns in such a window are context for the new ones.
 
-A window that failed cited nothing, so adding the conversation again retries it.
+A turn is known by its id and its text (a fingerprint each unit keeps in its
+metadata), so an edited message is read again. A window that failed cited
+nothing, so adding the conversation again retries it.
 
 Example:
     >>> from langchain_ripplemem.extraction.windows import make_windows
     >>> from langchain_ripplemem.schemas import Conversation, Session, Turn
     >>> conv = Conversation(id="c", sessions=[
     ...     Session(id="S1", turns=[Turn(id=f"t{i}", speaker="A", text="hi") for i in range(4)])])
-    >>> windows = make_windows(conv, size=2)
-    >>> [w.turn_ids for w in windows_with_new_turns(windows, {("S1", "t0"), ("S1", "t1"), ("S1", "t2")})]
+    >>> known = KnownTurns.of([], conv)
+    >>> known.cited = {("S1", f"t{i}", known.current[("S1", f"t{i}")]) for i in range(3)}
+    >>> [w.turn_ids for w in known.new_windows(make_windows(conv, size=2))]
     [['t2', 't3']]
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from langchain_ripplemem.extraction.base import ExtractionResult, Window
-from langchain_ripplemem.schemas import MemoryUnit
+from langchain_ripplemem.schemas import Conversation, MemoryUnit, Turn
 
-__all__ = ["Cited", "calls_model", "cited_turns", "new_work", "windows_with_new_turns", "without_restatements"]
+__all__ = ["FINGERPRINTS", "KnownTurns", "calls_model", "fingerprint", "new_work"]
 
-# (session id, turn id) of the turns of one conversation that memories cite.
-Cited = set[tuple[str, str]]
+# Unit metadata: {turn id: fingerprint of the turn's speaker and text when the unit was made}.
+FINGERPRINTS = "turn_fingerprints"
 
 
 def calls_model(extractor: object) -> bool:
@@ -45,31 +50,60 @@ def calls_model(extractor: object) -> bool:
     return not getattr(extractor, "deterministic", False)
 
 
-def cited_turns(units: Iterable[MemoryUnit], conversation_id: str) -> Cited:
-    """The turns of ``conversation_id`` that ``units`` cite."""
-    return {(unit.source.session_id, turn) for unit in units
-            if unit.source.conversation_id == conversation_id for turn in unit.source.turn_ids}
+def fingerprint(turn: Turn) -> str:
+    """A short hash of what a turn says and who says it."""
+    return hashlib.sha256(f"{turn.speaker}\x1f{turn.text}".encode()).hexdigest()[:16]
 
 
-def new_work(extractor: object, units: Iterable[MemoryUnit], conversation_id: str,
-             windows: list[Window]) -> tuple[list[Window], Cited | None]:
-    """The windows ``extractor`` must read, and the turns ``units`` cite (``None``: rule-based, ids dedupe)."""
+@dataclass
+class KnownTurns:
+    """The turns of one conversation its memories cite, each with the text they cite.
+
+    Attributes:
+        cited: ``(session id, turn id, fingerprint)``; fingerprint ``""`` for memories
+            written before fingerprints were kept (known whatever the text).
+        current: ``(session id, turn id) -> fingerprint`` of the conversation being added.
+    """
+
+    cited: set[tuple[str, str, str]]
+    current: dict[tuple[str, str], str]
+
+    @classmethod
+    def of(cls, units: Iterable[MemoryUnit], conversation: Conversation) -> KnownTurns:
+        """What ``units`` cite of ``conversation``, and its turns as they read now."""
+        cited = {(unit.source.session_id, turn, unit.metadata.get(FINGERPRINTS, {}).get(turn, ""))
+                 for unit in units if unit.source.conversation_id == conversation.id
+                 for turn in unit.source.turn_ids}
+        current = {(s.id, t.id): fingerprint(t) for s in conversation.sessions for t in s.turns}
+        return cls(cited, current)
+
+    def knows(self, session_id: str, turn_id: str) -> bool:
+        """Whether a memory cites this turn as it reads now."""
+        return (session_id, turn_id, self.current.get((session_id, turn_id), "")) in self.cited or \
+            (session_id, turn_id, "") in self.cited
+
+    def new_windows(self, windows: list[Window]) -> list[Window]:
+        """The windows holding at least one turn no memory cites as it reads now."""
+        return [w for w in windows if not all(self.knows(session.id, turn.id) for session, turn in w.items)]
+
+    def kept(self, results: list[ExtractionResult]) -> list[ExtractionResult]:
+        """``results``, each unit stamped with its turns' fingerprints, without those citing only known turns."""
+        def stamped(unit: MemoryUnit) -> MemoryUnit:
+            s = unit.source.session_id
+            marks = {t: self.current[(s, t)] for t in unit.source.turn_ids if (s, t) in self.current}
+            return unit.model_copy(update={"metadata": {**unit.metadata, FINGERPRINTS: marks}})
+
+        def restates(unit: MemoryUnit) -> bool:
+            turns = unit.source.turn_ids
+            return bool(turns) and all(self.knows(unit.source.session_id, turn) for turn in turns)
+
+        return [r.model_copy(update={"units": [stamped(u) for u in r.units if not restates(u)]}) for r in results]
+
+
+def new_work(extractor: object, units: Iterable[MemoryUnit], conversation: Conversation,
+             windows: list[Window]) -> tuple[list[Window], KnownTurns | None]:
+    """The windows ``extractor`` must read, and what is known (``None`` for a deterministic one: ids dedupe)."""
     if not calls_model(extractor):
         return windows, None
-    cited = cited_turns(units, conversation_id)
-    return windows_with_new_turns(windows, cited), cited
-
-
-def windows_with_new_turns(windows: list[Window], cited: Cited) -> list[Window]:
-    """The windows holding at least one turn no memory cites."""
-    return [w for w in windows if any((session.id, turn.id) not in cited for session, turn in w.items)]
-
-
-def without_restatements(results: list[ExtractionResult], cited: Cited) -> list[ExtractionResult]:
-    """``results`` without the units that cite only turns memories already cite."""
-    def restates(unit: MemoryUnit) -> bool:
-        turns = unit.source.turn_ids
-        return bool(turns) and all((unit.source.session_id, turn) in cited for turn in turns)
-
-    return [r if not any(restates(u) for u in r.units) else
-            r.model_copy(update={"units": [u for u in r.units if not restates(u)]}) for r in results]
+    known = KnownTurns.of(units, conversation)
+    return known.new_windows(windows), known

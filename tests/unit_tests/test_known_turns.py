@@ -53,6 +53,17 @@ def test_adding_the_grown_chat_extracts_only_its_new_turns():
     assert len(model.calls) == calls  # nothing new: no model call at all (before: one more call)
 
 
+def test_an_edited_message_is_read_again():
+    model = RewordingModel()
+    memory = memory_with(model)
+    assert memory.add_messages(CHAT[:4], namespace="maya").new_units == 4
+    edited = [*CHAT[:2], HumanMessage("Biscuit loves the vet now."), CHAT[3]]
+    report = memory.add_messages(edited, namespace="maya")
+    assert len(model.calls) == 2 and report.new_units == 1  # only the edited turn's event is new
+    (new,) = [u for u in memory.list_units("maya") if "(call 2)" in u.restatement]
+    assert new.source.turn_ids == ["S1:2"] and set(new.metadata["turn_fingerprints"]) == {"S1:2"}
+
+
 def test_a_window_that_failed_is_read_again_when_the_chat_is_added_again():
     model = RewordingModel(fail_first=1)
     memory = memory_with(model)
