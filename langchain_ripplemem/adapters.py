@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import uuid
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
@@ -152,7 +151,9 @@ def single_turn_conversation(text: str, *, speaker: str, conversation_id: str | 
     Args:
         text: what was said.
         speaker: who said it.
-        conversation_id: default a fresh ``note-<random>`` id, so each statement is its own conversation.
+        conversation_id: default ``note-<hash>`` of the speaker, the text and the (UTC) day it
+            was said: the same statement said again that day is the same memory (adding it
+            again stores nothing), and said on a later day it is new evidence of when it held.
         session_id: the session's id.
         turn_id: default ``"<session_id>:0"``.
         time: when it was said (default now, UTC).
@@ -165,8 +166,10 @@ def single_turn_conversation(text: str, *, speaker: str, conversation_id: str | 
     """
     when = time or datetime.now(timezone.utc)
     turn = Turn(id=turn_id or f"{session_id}:0", speaker=speaker, text=text)
-    return Conversation(id=conversation_id or f"note-{uuid.uuid4().hex[:16]}",
-                        sessions=[Session(id=session_id, time=when, turns=[turn])])
+    if conversation_id is None:
+        day = (when.astimezone(timezone.utc) if when.tzinfo else when).date().isoformat()
+        conversation_id = "note-" + hashlib.sha256(json.dumps([speaker, text, day]).encode()).hexdigest()[:16]
+    return Conversation(id=conversation_id, sessions=[Session(id=session_id, time=when, turns=[turn])])
 
 
 def conversation_from_locomo(record: Mapping[str, Any]) -> Conversation:

@@ -227,9 +227,10 @@ def create_remember_tool(
 ) -> StructuredTool:
     """A tool that writes a statement to memory and confirms with the new unit ids.
 
-    The statement becomes a one-turn conversation (fresh id, spoken by ``speaker``,
-    timed now) that goes through the normal write path: extraction, embedding,
-    linking to what the namespace already holds.
+    The statement becomes a one-turn conversation (spoken by ``speaker``, timed now)
+    that goes through the normal write path: extraction, embedding, linking to what
+    the namespace already holds. The same statement remembered again the same day is
+    the memory already stored (the reply says so); on a later day it is a new memory.
 
     Args:
         memory: the ``RippleMemory``, or a function returning it (called on first use).
@@ -256,6 +257,8 @@ def create_remember_tool(
         if not ids:
             return f"Nothing was stored: {'; '.join(w.error for w in report.failed_windows) or 'no memory found'}."
         noun = "memory" if len(ids) == 1 else "memories"
+        if report.new_units == 0:
+            return f"Already remembered in {'/'.join(ns)}: {', '.join(ids)}"
         return f"Remembered {len(ids)} {noun} in {'/'.join(ns)}: {', '.join(ids)}"
 
     def remember(content: str, config: RunnableConfig) -> str:

@@ -53,6 +53,30 @@ async def test_remember_then_recall(memory, mode):
     assert all(line.startswith("- [") and " | " in line for line in lines[1:])
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_the_same_statement_remembered_again_the_same_day_is_one_memory(memory, mode):
+    remember = create_remember_tool(memory)
+    note = {"content": "Maya is allergic to shellfish."}
+    first = remember.invoke(note, MAYA) if mode == "sync" else await remember.ainvoke(note, MAYA)
+    again = remember.invoke(note, MAYA) if mode == "sync" else await remember.ainvoke(note, MAYA)
+    assert first.startswith("Remembered 1 memory") and again.startswith("Already remembered in memories/maya: ")
+    assert first.rsplit(": ", 1)[1] == again.rsplit(": ", 1)[1]
+    notes = [u for u in memory.list_units(("memories", "maya")) if u.source.conversation_id.startswith("note-")]
+    assert len(notes) == 1  # before: two copies, both recalled
+
+
+def test_a_statement_said_again_on_a_later_day_is_new_evidence():
+    from datetime import datetime, timezone
+
+    from langchain_ripplemem.adapters import single_turn_conversation
+
+    def note(day: int, hour: int, text: str = "I live in Paris.") -> str:
+        return single_turn_conversation(text, speaker="user", time=datetime(2024, 5, day, hour, tzinfo=timezone.utc)).id
+
+    assert note(1, 8) == note(1, 22) != note(2, 8)
+    assert note(1, 8) != note(1, 8, "I live in Berlin.")
+
+
 def test_namespace_template_isolates_users(memory):
     recall = create_recall_tool(memory)
     assert "shellfish" in recall.invoke({"query": "allergic shellfish"}, MAYA)
