@@ -45,7 +45,7 @@ from langchain_ripplemem.recall.controller import ControllerInput, HeuristicCont
 from langchain_ripplemem.recall.cues import cues_from_llm, move_speakers, reference_time, rule_based_cues, with_asker
 from langchain_ripplemem.recall.evidence import Evidence, FoundHit, supports
 from langchain_ripplemem.recall.reader import MemoryReader
-from langchain_ripplemem.recall.smoothing import speakers
+from langchain_ripplemem.recall.smoothing import speakers, unknown_asker
 from langchain_ripplemem.recall.state import Plan, RecallContext, RecallState, ResolvedContext
 from langchain_ripplemem.recall.views import RECALL_VIEWS, ViewQuery
 from langchain_ripplemem.recall.visibility import hidden_ids, score_weight
@@ -114,7 +114,7 @@ class RecallNodes:
             down = why if outcome.unreachable else None
         names = speakers(view)
         if ctx.asker:
-            cues = with_asker(cues, ctx.asker, names)
+            cues, warnings = with_asker(cues, ctx.asker, names), [*warnings, *unknown_asker(ctx.asker, names)]
         if ctx.config.speaker_bonus:
             cues = move_speakers(cues, names)
         vector = self.reader.embed_query(cues.query)

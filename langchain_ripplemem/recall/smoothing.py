@@ -98,6 +98,22 @@ def speakers(view: NamespaceView) -> frozenset[str]:
                     lambda v, known, before, n: known | _speakers(v, before, n))
 
 
+def unknown_asker(asker: str, speakers: frozenset[str]) -> list[str]:
+    """A warning when ``asker`` is none of the namespace's speakers (a typo makes "I" no one).
+
+    Example:
+        >>> unknown_asker("Maia", frozenset({"maya", "sam"}))
+        ["asker 'Maia' is not a speaker of these memories (maya, sam): the question's I and my name no one"]
+        >>> unknown_asker("user", frozenset())  # speakers unknown (units made by a chat model): no warning
+        []
+
+    """
+    if not speakers or asker.strip().lower() in speakers:
+        return []
+    known = ", ".join(sorted(speakers)[:8]) + (", ..." if len(speakers) > 8 else "")
+    return [f"asker {asker!r} is not a speaker of these memories ({known}): the question's I and my name no one"]
+
+
 def _speakers(view: NamespaceView, start: int, stop: int) -> frozenset[str]:
     return frozenset(s.lower() for u in view.units[start:stop] if isinstance(s := u.metadata.get("speaker"), str) and s)
 

@@ -194,3 +194,12 @@ def test_a_thread_trimmed_at_the_front_adds_nothing_twice_under_its_conversation
     assert memory.add_messages(said[:4], namespace="maya", conversation_id="thread-1").new_units == 4
     assert memory.add_messages(said[2:], namespace="maya", conversation_id="thread-1").new_units == 2
     assert len(memory.list_units("maya")) == 6
+
+
+def test_an_asker_who_is_no_speaker_is_named_in_the_warnings(bow, conversation):
+    memory = RippleMemory(bow)
+    memory.add_conversation(conversation, namespace="maya")
+    typo = memory.recall("What am I allergic to?", namespace="maya", asker="Maia")
+    assert any("asker 'Maia' is not a speaker" in w and "maya, sam" in w for w in typo.warnings)
+    right = memory.recall("What am I allergic to?", namespace="maya", asker="Maya")
+    assert not right.warnings
