@@ -71,6 +71,8 @@ async def test_remember_text_then_recall_returns_memories_provenance_and_trace(m
         error, text, done = await call("remember", text="Maya is allergic to shellfish.", speaker="Maya")
         assert not error and done["new"] == 1 and done["namespace"] == "users/maya"
         assert text.startswith("Remembered 1 new memory in users/maya")
+        error, again, repeated = await call("remember", text="Maya is allergic to shellfish.", speaker="Maya")
+        assert not error and repeated["new"] == 0 and "(1 already stored)" in again  # the same day: one memory
         error, text, structured = await call("recall", query="What is Maya allergic to?", k=3)
     assert not error
     result = RecallResult.model_validate(structured)
