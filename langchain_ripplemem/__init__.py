@@ -34,6 +34,7 @@ from langchain_ripplemem.errors import (
     ExtractionError,
     InvalidConversationError,
     InvalidNamespaceError,
+    MemoryClosedError,
     ModelConfigurationError,
     RippleMemError,
 )
@@ -106,6 +107,7 @@ __all__ = [
     "MemoryUnit",
     "MiniLMOnnxEmbeddings",
     "LONG_HISTORY",
+    "MemoryClosedError",
     "ModelConfigurationError",
     "NamespaceStats",
     "PAPER",

@@ -19,6 +19,10 @@ class InvalidNamespaceError(RippleMemError, ValueError):
     """A namespace breaks the rules: non-empty tuple of non-empty string labels."""
 
 
+class MemoryClosedError(RippleMemError, RuntimeError):
+    """The memory was closed (``RippleMemory.close()`` or the end of its ``with`` block): open a new one."""
+
+
 class ModelConfigurationError(RippleMemError):
     """The chat model refuses every request with these settings (bad API key, no access, unknown model).
 

@@ -136,12 +136,11 @@ class RippleMemory:
 
             embeddings = MiniLMOnnxEmbeddings()
         self.embeddings = embeddings
-        self.write_config = write_config or WriteConfig()
-        if self.write_config.semantic_threshold is None:
+        self.write_config = cfg = write_config or WriteConfig()
+        if cfg.semantic_threshold is None:
             from langchain_ripplemem.memory_graph.calibration import semantic_threshold_for
 
-            self.write_config = self.write_config.model_copy(
-                update={"semantic_threshold": semantic_threshold_for(embeddings)})
+            self.write_config = cfg.model_copy(update={"semantic_threshold": semantic_threshold_for(embeddings)})
         self.recall_config = recall_config or RecallConfig()
         self.llm = llm
         self.default_namespace = validate_namespace(namespace)
@@ -170,6 +169,8 @@ class RippleMemory:
     def close(self) -> None:
         """Save the views that changed since their snapshots, close the storage backends (and store lock)."""
         with self._sync.lock:
+            if not self._sync.mark_closed():  # closed already: nothing to do
+                return
             try:
                 self.index.save_snapshots()
             finally:
@@ -298,6 +299,7 @@ class RippleMemory:
 
     def namespaces(self) -> list[Namespace]:
         """Namespaces that hold units."""
+        self._sync.check_open()
         return self.index.namespaces()
 
     def search(self, query: str, *, namespace: Namespace | str | None = None, k: int = 10,
@@ -393,10 +395,7 @@ class RippleMemory:
         return len(present)
 
     def delete_conversation(self, conversation_id: str, *, namespace: Namespace | str | None = None) -> int:
-        """Delete every unit of ``namespace`` that came from ``conversation_id`` (and their edges).
-
-        Returns:
-            Units deleted (0 when the namespace holds nothing of that conversation).
+        """Delete every unit of ``namespace`` from ``conversation_id`` (and their edges); returns units deleted.
 
         Raises:
             ValueError: naming ``conversation_id`` when it is not a non-empty string.

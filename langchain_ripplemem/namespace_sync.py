@@ -21,6 +21,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
+from langchain_ripplemem.errors import MemoryClosedError
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.schemas import Namespace
 from langchain_ripplemem.storage.base import NamespaceLog
@@ -44,9 +45,22 @@ class NamespaceSync:
         self.versions: dict[Namespace, int] = {}  # last namespace version this object has seen
         # Namespaces whose crash recovery ran since they last changed under this object.
         self.resumed: set[Namespace] = set()
+        self.closed = False  # set by RippleMemory.close(): every later read or write says so
+
+    def mark_closed(self) -> bool:
+        """Refuse every later read and write; ``False`` when this was closed already."""
+        was_open, self.closed = not self.closed, True
+        return was_open
+
+    def check_open(self) -> None:
+        """Raise :class:`MemoryClosedError` once the memory was closed."""
+        if self.closed:
+            raise MemoryClosedError("this RippleMemory is closed (close() or the end of its with block): "
+                                    "open a new RippleMemory on the same persist_directory")
 
     def catch_up(self, ns: Namespace) -> None:
         """Apply what other writers changed in ``ns`` since this object last looked."""
+        self.check_open()
         current = self.log.version(ns)
         with self.lock:
             seen = self.versions.get(ns)
@@ -68,6 +82,7 @@ class NamespaceSync:
         The namespace's writer lock comes first, so waiting for another process blocks
         no lock of this object; then the caches catch up with every earlier write.
         """
+        self.check_open()
         with self.log.writer(ns), self.lock:
             self.catch_up(ns)
             yield

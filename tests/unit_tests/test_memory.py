@@ -203,3 +203,20 @@ def test_an_asker_who_is_no_speaker_is_named_in_the_warnings(bow, conversation):
     assert any("asker 'Maia' is not a speaker" in w and "maya, sam" in w for w in typo.warnings)
     right = memory.recall("What am I allergic to?", namespace="maya", asker="Maya")
     assert not right.warnings
+
+
+def test_a_closed_memory_says_so_on_every_read_and_write(bow, tmp_path):
+    from langchain_core.messages import HumanMessage
+
+    from langchain_ripplemem import MemoryClosedError
+
+    with RippleMemory(bow, persist_directory=tmp_path) as memory:
+        memory.add_messages([HumanMessage("We adopted a beagle called Biscuit.")], namespace="maya")
+    for call in (lambda: memory.recall("dog?", namespace="maya"), lambda: memory.search("dog", namespace="maya"),
+                 lambda: memory.add_messages([HumanMessage("Biscuit is two.")], namespace="maya"),
+                 lambda: memory.list_units("maya"), lambda: memory.delete_namespace("maya"), memory.namespaces):
+        with pytest.raises(MemoryClosedError, match="is closed"):  # before: sqlite3's "closed database"
+            call()
+    memory.close()  # closing again is fine
+    with RippleMemory(bow, persist_directory=tmp_path) as reopened:
+        assert len(reopened.list_units("maya")) == 1
