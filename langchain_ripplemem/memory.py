@@ -40,6 +40,7 @@ from langchain_ripplemem.marks import is_suppressed, with_suppression
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.namespace_stats import namespace_stats
 from langchain_ripplemem.namespace_sync import NamespaceSync
+from langchain_ripplemem.recall.smoothing import conversation_units
 from langchain_ripplemem.recall.visibility import coerce_as_of
 from langchain_ripplemem.schemas import (
     Conversation,
@@ -81,8 +82,7 @@ class RippleMemory:
         client: a ``chromadb`` client (e.g. ``chromadb.HttpClient(...)``) to hold units
             instead; edges then go to ``graph_path`` (in memory when ``None``).
         collection_name: Chroma collection for units.
-        graph_path: SQLite file for edges and the namespace log; defaults next to
-            ``persist_directory``.
+        graph_path: SQLite file for edges and the namespace log; default in ``persist_directory``.
         unit_backend: any :class:`~langchain_ripplemem.storage.base.UnitBackend`
             instead of Chroma (then neither ``client`` nor ``collection_name`` is used).
         edge_backend: any :class:`~langchain_ripplemem.storage.base.EdgeBackend`
@@ -277,7 +277,8 @@ class RippleMemory:
             raise InvalidConversationError(f"conversation {conv.id!r} has no turns")
         self._write.ensure_linked(ns)
         windows = make_windows(conv, self.write_config.window_size, self.write_config.window_overlap)
-        windows, known = known_turns.new_work(self.extractor, self.index.view(ns).units, conv, windows)
+        windows, known = known_turns.new_work(self.extractor, lambda: conversation_units(self.index.view(ns), conv.id),
+                                               conv, windows)
         return ns, conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns), known
 
     # -- reads ---------------------------------------------------------------------

@@ -30,7 +30,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from langchain_ripplemem.extraction.base import ExtractionResult, Window
@@ -100,10 +100,13 @@ class KnownTurns:
         return [r.model_copy(update={"units": [stamped(u) for u in r.units if not restates(u)]}) for r in results]
 
 
-def new_work(extractor: object, units: Iterable[MemoryUnit], conversation: Conversation,
+def new_work(extractor: object, units: Callable[[], Iterable[MemoryUnit]], conversation: Conversation,
              windows: list[Window]) -> tuple[list[Window], KnownTurns | None]:
-    """The windows ``extractor`` must read, and what is known (``None`` for a deterministic one: ids dedupe)."""
+    """The windows ``extractor`` must read, and what ``units()`` (the conversation's memories) cite.
+
+    ``None`` for a deterministic extractor: its ids dedupe, and ``units`` is not called.
+    """
     if not calls_model(extractor):
         return windows, None
-    known = KnownTurns.of(units, conversation)
+    known = KnownTurns.of(units(), conversation)
     return known.new_windows(windows), known

@@ -163,6 +163,13 @@ def _more_sessions(view: NamespaceView, known: _Sessions, before: int, n: int) -
     return _Sessions(known.keys, known.rows, neighbours)
 
 
+def conversation_units(view: NamespaceView, conversation_id: str) -> list[MemoryUnit]:
+    """The units of one conversation, from the per-session rows recall keeps (no pass over every unit)."""
+    sessions = per_view(view, "neighbours", _sessions, _more_sessions).rows
+    return [view.units[row] for (conversation, _), rows in list(sessions.items()) if conversation == conversation_id
+            for row in rows]
+
+
 def best_away(scores: np.ndarray, neighbours: np.ndarray, distance: int) -> np.ndarray:
     """Per row, the best score exactly ``distance`` turns before or after it in the session (0: none)."""
     padded = np.append(scores, 0.0)  # row -1 reads this zero
