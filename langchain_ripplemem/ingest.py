@@ -170,7 +170,11 @@ class WritePath:
                 if self.superseder is not None and new:
                     new = self.superseder.annotate(view, new, vectors, report, among=since)
             report.new_units = len(new)
+            stale = known.replaced(units.values()) if known is not None else []  # edited turns' old memories
             if not new:
+                if stale:
+                    report.replaced = self.remove(ns, stale)
+                    self.sync.written(ns)
                 return report
             start = len(view)
             timer = time.perf_counter()
@@ -183,10 +187,21 @@ class WritePath:
             report.usage.seconds["link"] = time.perf_counter() - timer
             if self.config.supersession:
                 report.superseded = refresh_supersession(self.index, ns, new)
+            if stale:  # after linking, which reads the rows just added
+                report.replaced = self.remove(ns, stale)
             self.sync.written(ns, edges=touched)
         for edge in edges:
             report.edges[edge.type] = report.edges.get(edge.type, 0) + 1
         return report
+
+    def remove(self, ns: Namespace, ids: list[str]) -> list[str]:
+        """Delete units of ``ns`` and every edge touching them (under the writer lock); returns the ids present."""
+        gone = self.index.get(ns, ids) if self.config.supersession else []
+        present = self.index.delete(ns, ids)
+        self.edge_backend.remove_units(ns, present)
+        self.graphs.remove(ns, present)
+        refresh_supersession(self.index, ns, gone)  # what they superseded is current again
+        return present
 
     def link(self, ns: Namespace, rows: list[int]) -> tuple[list[Edge], list[str]]:
         """Link the units at ``rows``; returns the edges and the linked ids, which every new edge touches.

@@ -268,7 +268,7 @@ class RippleMemory:
 
     def _prepare(
         self, conversation: Conversation | dict[str, Any], namespace: Namespace | str | None
-    ) -> tuple[Namespace, Conversation, list[Window], IngestReport, known_turns.KnownTurns | None]:
+    ) -> tuple[Namespace, Conversation, list[Window], IngestReport, known_turns.KnownTurns]:
         ns = self._ns(namespace)
         conv = conversation if isinstance(conversation, Conversation) else \
             Conversation.model_validate(conversation)
@@ -387,11 +387,7 @@ class RippleMemory:
         ns = self._ns(namespace)
         ids = list(ids)
         with self._sync.writing(ns):
-            gone = self.index.get(ns, ids) if self.write_config.supersession else []
-            present = self.index.delete(ns, ids)
-            self.edge_backend.remove_units(ns, present)
-            self.graphs.remove(ns, present)
-            refresh_supersession(self.index, ns, gone)  # what they superseded is current again
+            present = self._write.remove(ns, ids)
             self._sync.written(ns)
         return len(present)
 
@@ -404,7 +400,7 @@ class RippleMemory:
         if not isinstance(conversation_id, str) or not conversation_id:
             raise ValueError(f"conversation_id must be a non-empty string, got {conversation_id!r}")
         ns = self._ns(namespace)
-        ids = [u.id for u in self.index.view(ns).units if u.source.conversation_id == conversation_id]
+        ids = [u.id for u in conversation_units(self.index.view(ns), conversation_id)]
         return self.delete(ids, namespace=ns) if ids else 0
 
     def stats(self, namespace: Namespace | str | None = None) -> NamespaceStats:

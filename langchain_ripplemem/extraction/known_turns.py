@@ -1,4 +1,4 @@
-"""A model reads each turn once: what the namespace already cites is not extracted again.
+"""What a conversation's memories already hold: a model reads each turn once, an edit replaces.
 
 A chat is usually remembered by adding its whole history again after each
 exchange. Rule-based units are made per turn, with ids that hash their text and
@@ -12,9 +12,13 @@ that calls a model, the write path therefore
 * keeps, from the windows that run, only the units that cite a turn not cited
   yet: the old turns in such a window are context for the new ones.
 
-A turn is known by its id and its text (a fingerprint each unit keeps in its
-metadata), so an edited message is read again. A window that failed cited
-nothing, so adding the conversation again retries it.
+A turn is known by its id and its text: every unit keeps a fingerprint of each
+turn it cites (``metadata["turn_fingerprints"]``). A turn that reads otherwise
+now is an edited message: it is read again, and once this write holds its new
+version the memories made of the old one are deleted (``IngestReport.replaced``;
+suppressed ones stay, for audit, and memories written before fingerprints are
+never replaced). A window that failed cited nothing, so adding the conversation
+again retries it, and the old version of an edit stays until then.
 
 Example:
     >>> from langchain_ripplemem.extraction.windows import make_windows
@@ -31,9 +35,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from langchain_ripplemem.extraction.base import ExtractionResult, Window
+from langchain_ripplemem.marks import is_suppressed
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Turn
 
 __all__ = ["FINGERPRINTS", "KnownTurns", "calls_model", "fingerprint", "new_work"]
@@ -67,15 +72,39 @@ class KnownTurns:
 
     cited: set[tuple[str, str, str]]
     current: dict[tuple[str, str], str]
+    stale: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # unit id -> the turns edited since
+    rewords: bool = True  # a model's extractor: units restating known turns are dropped
 
     @classmethod
-    def of(cls, units: Iterable[MemoryUnit], conversation: Conversation) -> KnownTurns:
-        """What ``units`` cite of ``conversation``, and its turns as they read now."""
-        cited = {(unit.source.session_id, turn, unit.metadata.get(FINGERPRINTS, {}).get(turn, ""))
-                 for unit in units if unit.source.conversation_id == conversation.id
-                 for turn in unit.source.turn_ids}
+    def of(cls, units: Iterable[MemoryUnit], conversation: Conversation, rewords: bool = True) -> KnownTurns:
+        """What ``units`` cite of ``conversation``, its turns as they read now, and what their edits made stale.
+
+        A unit is stale when a turn it cites reads differently now (an edited message);
+        the turns it cites are then not known through it. Suppressed units stay (audit).
+        """
         current = {(s.id, t.id): fingerprint(t) for s in conversation.sessions for t in s.turns}
-        return cls(cited, current)
+        cited: set[tuple[str, str, str]] = set()
+        stale: dict[str, list[tuple[str, str]]] = {}
+        for unit in units:
+            if unit.source.conversation_id != conversation.id:
+                continue
+            session, marks = unit.source.session_id, unit.metadata.get(FINGERPRINTS) or {}
+            # A turn is edited when the unit marked it and it is in this add, reading otherwise.
+            edited = [(session, t) for t in unit.source.turn_ids
+                      if marks.get(t) and current.get((session, t), marks[t]) != marks[t]]
+            if edited and not is_suppressed(unit):
+                stale[unit.id] = edited
+                continue
+            cited.update((session, t, marks.get(t, "")) for t in unit.source.turn_ids)
+        return cls(cited, current, stale, rewords)
+
+    def replaced(self, units: Iterable[MemoryUnit]) -> list[str]:
+        """The stale units whose edited turns ``units`` (what this write holds) cite as they read now.
+
+        A stale unit whose new version failed to extract stays until the next add.
+        """
+        now = {(u.source.session_id, t) for u in units for t in u.source.turn_ids}
+        return [uid for uid, edited in self.stale.items() if all(turn in now for turn in edited)]
 
     def knows(self, session_id: str, turn_id: str) -> bool:
         """Whether a memory cites this turn as it reads now."""
@@ -95,18 +124,17 @@ class KnownTurns:
 
         def restates(unit: MemoryUnit) -> bool:
             turns = unit.source.turn_ids
-            return bool(turns) and all(self.knows(unit.source.session_id, turn) for turn in turns)
+            return self.rewords and bool(turns) and all(self.knows(unit.source.session_id, turn) for turn in turns)
 
         return [r.model_copy(update={"units": [stamped(u) for u in r.units if not restates(u)]}) for r in results]
 
 
 def new_work(extractor: object, units: Callable[[], Iterable[MemoryUnit]], conversation: Conversation,
-             windows: list[Window]) -> tuple[list[Window], KnownTurns | None]:
+             windows: list[Window]) -> tuple[list[Window], KnownTurns]:
     """The windows ``extractor`` must read, and what ``units()`` (the conversation's memories) cite.
 
-    ``None`` for a deterministic extractor: its ids dedupe, and ``units`` is not called.
+    A deterministic extractor reads every window (its ids dedupe what it made before);
+    what is known still stamps its units and names the memories of edited turns.
     """
-    if not calls_model(extractor):
-        return windows, None
-    known = KnownTurns.of(units(), conversation)
-    return known.new_windows(windows), known
+    known = KnownTurns.of(units(), conversation, rewords=calls_model(extractor))
+    return (known.new_windows(windows) if known.rewords else windows), known

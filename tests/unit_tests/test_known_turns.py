@@ -21,13 +21,15 @@ CHAT = [HumanMessage("I adopted a beagle called Biscuit."), AIMessage("Lovely na
 class RewordingModel(ScriptedChatModel):
     """Answers every extraction call with one event per turn, worded anew each call (as a real model may)."""
 
+    fail_from: int | None = None  # calls from this number on fail
+
     def __init__(self, fail_first: int = 0) -> None:
         super().__init__(responses=[self._answer] * 50)
         self._fail_first = fail_first
 
     def _answer(self, messages: list[BaseMessage]) -> object:
         call = len(self.calls)
-        if call <= self._fail_first:
+        if call <= self._fail_first or (self.fail_from is not None and call >= self.fail_from):
             return "not an extraction"  # calls no tool: the window fails
         turns = re.findall(r'"id": "([^"]+)"', str(messages[-1].content))
         return {"events": [{"restatement": f"(call {call}) what was said in turn {turn}", "turn_ids": [turn],
@@ -87,3 +89,51 @@ def test_rule_based_ingest_keeps_its_own_dedupe():
     memory = RippleMemory(BagOfWordsEmbeddings())
     assert memory.add_messages(CHAT[:4], namespace="maya").new_units == 4
     assert memory.add_messages(CHAT, namespace="maya").new_units == 2
+
+
+def _texts(memory: RippleMemory) -> list[str]:
+    return sorted(u.restatement for u in memory.list_units("maya", include_suppressed=True))
+
+
+def test_an_edited_message_replaces_its_memory_offline(tmp_path):
+    with RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path) as memory:
+        memory.add_messages(CHAT[:4], namespace="maya")
+        (old,) = [u.id for u in memory.list_units("maya") if "hates the vet" in u.restatement]
+    edited = [*CHAT[:2], HumanMessage("Biscuit loves the vet now."), CHAT[3]]
+    with RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path) as memory:  # fingerprints persist
+        report = memory.add_messages(edited, namespace="maya")
+        assert report.replaced == [old] and report.new_units == 1  # before: both versions kept
+        assert "User: Biscuit loves the vet now." in _texts(memory) and len(_texts(memory)) == 4
+        recalled = memory.recall("How does Biscuit feel about the vet?", namespace="maya")
+        assert all("hates" not in m.unit.restatement for m in recalled.memories)
+
+
+def test_an_edited_message_replaces_what_a_model_made_of_it():
+    model = RewordingModel()
+    memory = memory_with(model)
+    memory.add_messages(CHAT[:4], namespace="maya")
+    edited = [*CHAT[:2], HumanMessage("Biscuit loves the vet now."), CHAT[3]]
+    report = memory.add_messages(edited, namespace="maya")
+    assert len(report.replaced) == 1 and report.new_units == 1
+    assert [t for t in _texts(memory) if "turn S1:2" in t] == ["(call 2) what was said in turn S1:2"]
+
+
+def test_a_failed_extraction_of_the_edit_keeps_the_old_memory():
+    model = RewordingModel()
+    memory = memory_with(model)
+    memory.add_messages(CHAT[:4], namespace="maya")
+    model.fail_from = len(model.calls) + 1  # the next call fails
+    edited = [*CHAT[:2], HumanMessage("Biscuit loves the vet now."), CHAT[3]]
+    report = memory.add_messages(edited, namespace="maya")
+    assert report.failed_windows and report.replaced == [] and len(_texts(memory)) == 4
+    model.fail_from = None
+    assert len(memory.add_messages(edited, namespace="maya").replaced) == 1  # the next add replaces it
+
+
+def test_a_suppressed_memory_of_an_edited_message_stays_for_audit():
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory.add_messages(CHAT[:4], namespace="maya")
+    (old,) = [u.id for u in memory.list_units("maya") if "hates the vet" in u.restatement]
+    memory.suppress([old], namespace="maya", reason="wrong")
+    report = memory.add_messages([*CHAT[:2], HumanMessage("Biscuit loves the vet now."), CHAT[3]], namespace="maya")
+    assert report.replaced == [] and old in {u.id for u in memory.list_units("maya", include_suppressed=True)}
