@@ -86,7 +86,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     with open_store(args) as memory:
         require_namespace(memory, args, strict=False)
         result = memory.recall(args.question, namespace=args.namespace, k=args.k, config=preset(args.preset)[1],
-                               asker=args.asker)
+                               asker=args.asker, as_of=args.as_of)
         units = {} if args.json else {u.id: u for u in memory.get(trace_ids(result), namespace=args.namespace)}
         if args.html:
             from langchain_ripplemem.recall_html import write_recall_html
@@ -262,6 +262,8 @@ def add_recall(sub: Subparsers) -> None:
     recall.add_argument("-k", "--k", type=int, default=None, help="memories returned (default: the preset's, 30)")
     recall.add_argument("--asker", default=None, help="the speaker asking (e.g. user): the question's I and my "
                         "are that speaker, whose own memories rank higher")
+    recall.add_argument("--as-of", metavar="TIME", default=None, help="answer as of this date or ISO time: later "
+                        "memories are hidden, and only what was superseded by then counts as superseded")
     add_json_option(recall, "the whole RecallResult")
     add_full_option(recall)
     recall.add_argument("--html", metavar="FILE", default=None,

@@ -235,3 +235,14 @@ def test_recall_takes_k_as_dash_k_too(store, capsys):
                           "--k", "1", "--json")
     assert code == 0, err
     assert len(json.loads(short)["memories"]) == 1 and json.loads(short)["memories"] == json.loads(long)["memories"]
+
+
+def test_recall_as_of_hides_later_memories_and_names_a_bad_time(store, capsys):
+    # make_conversation's sessions are on 2 March, 20 March and 20 April 2026.
+    code, out, err = cli(capsys, "recall", "Harbor Grill dinner", "--persist", store, "--namespace", "users/maya",
+                         "--as-of", "2026-03-10", "--json")
+    assert code == 0, err
+    times = [m["unit"]["time"]["start"] for m in json.loads(out)["memories"]]
+    assert times and all(t < "2026-03-11" for t in times)
+    code, _, err = cli(capsys, "recall", "dinner", "--persist", store, "--namespace", "users/maya", "--as-of", "soon")
+    assert code != 0 and "as_of" in err and "'soon'" in err
