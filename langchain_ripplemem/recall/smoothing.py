@@ -163,11 +163,16 @@ def _more_sessions(view: NamespaceView, known: _Sessions, before: int, n: int) -
     return _Sessions(known.keys, known.rows, neighbours)
 
 
-def conversation_units(view: NamespaceView, conversation_id: str) -> list[MemoryUnit]:
-    """The units of one conversation, from the per-session rows recall keeps (no pass over every unit)."""
+def conversation_units(view: NamespaceView, conversation_id: str,
+                       session_ids: Iterable[str] | None = None) -> list[MemoryUnit]:
+    """The units of one conversation (only of ``session_ids`` if given), from the per-session rows recall keeps.
+
+    No pass over every unit: the rows are kept per view (and in its snapshot).
+    """
     sessions = per_view(view, "neighbours", _sessions, _more_sessions).rows
-    return [view.units[row] for (conversation, _), rows in list(sessions.items()) if conversation == conversation_id
-            for row in rows]
+    keys = [key for key in list(sessions) if key[0] == conversation_id] if session_ids is None else \
+        [(conversation_id, session) for session in session_ids]
+    return [view.units[row] for key in keys for row in sessions.get(key, ())]
 
 
 def best_away(scores: np.ndarray, neighbours: np.ndarray, distance: int) -> np.ndarray:
