@@ -56,6 +56,10 @@ _ROLE_KEYS = {"human": ("human", "user"), "ai": ("ai", "assistant")}
 _LOCOMO_SESSION = re.compile(r"^session_(\d+)$")
 
 
+def _digest(parts: list[Any]) -> str:
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
 def _chat_messages(messages: Any) -> list[BaseMessage]:
     """``messages`` as LangChain messages, or an error naming the item that is none."""
     from langchain_core.messages import BaseMessage, convert_to_messages
@@ -92,8 +96,12 @@ def conversation_from_messages(
     unless ``message.name`` is set or ``speaker_names`` maps the role
     (keys ``"user"``/``"human"`` and ``"assistant"``/``"ai"``) to a name.
     System and tool messages, and AI messages with no text (pure tool calls),
-    are skipped. A turn's id is ``message.id`` when set, else
-    ``f"{session_id}:{position}"``.
+    are skipped. A turn's id is ``message.id`` when set (LangGraph's message state sets
+    it), else its position and a hash of its speaker and text (``"S1:2-5f0c9a1e"``):
+    the same message added again is the same turn, and a message without an id that
+    reads otherwise is a new turn. So an edit replaces what was remembered of a message
+    only when the message has an id; two chats without ids that open alike (and so
+    share the default conversation id) never replace each other's turns.
 
     Args:
         messages: the chat history.
@@ -124,7 +132,7 @@ def conversation_from_messages(
             continue
         speaker = message.name or next(
             (names[k] for k in _ROLE_KEYS[role] if k in names), _ROLE_DEFAULTS[role])
-        turn_id = message.id or f"{session_id}:{len(turns)}"
+        turn_id = message.id or f"{session_id}:{len(turns)}-{_digest([speaker, text])[:8]}"
         if any(t.id == turn_id for t in turns):
             raise InvalidConversationError(
                 f"messages[{position}]: duplicate message id {turn_id!r}")
@@ -137,8 +145,7 @@ def conversation_from_messages(
         # A chat is named by where it starts: re-adding the history as it grows keeps the id, so
         # the turns already remembered make the same units and only the new ones are added.
         first = turns[0]
-        digest = hashlib.sha256(json.dumps([session_id, [first.id, first.speaker, first.text]]).encode()).hexdigest()
-        conversation_id = f"conv-{digest[:16]}"
+        conversation_id = f"conv-{_digest([session_id, [first.id, first.speaker, first.text]])[:16]}"
     return Conversation(id=conversation_id,
                         sessions=[Session(id=session_id, time=when, turns=turns)])
 
@@ -168,7 +175,7 @@ def single_turn_conversation(text: str, *, speaker: str, conversation_id: str | 
     turn = Turn(id=turn_id or f"{session_id}:0", speaker=speaker, text=text)
     if conversation_id is None:
         day = (when.astimezone(timezone.utc) if when.tzinfo else when).date().isoformat()
-        conversation_id = "note-" + hashlib.sha256(json.dumps([speaker, text, day]).encode()).hexdigest()[:16]
+        conversation_id = f"note-{_digest([speaker, text, day])[:16]}"
     return Conversation(id=conversation_id, sessions=[Session(id=session_id, time=when, turns=[turn])])
 
 

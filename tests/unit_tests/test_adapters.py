@@ -90,9 +90,12 @@ def test_messages_roles_names_and_skips() -> None:
         HumanMessage("It's Sam here.", name="Sam"),
     ], session_time="1:56 pm on 8 May, 2023", session_id="chat")
     turns = conv.sessions[0].turns
-    assert [(t.id, t.speaker, t.text) for t in turns] == [
-        ("chat:0", "user", "I'm Maya."), ("ai-7", "assistant", "Hi Maya!"),
+    assert [(t.id.split("-")[0], t.speaker, t.text) for t in turns] == [
+        ("chat:0", "user", "I'm Maya."), ("ai", "assistant", "Hi Maya!"),
         ("chat:2", "Sam", "It's Sam here.")]
+    assert turns[1].id == "ai-7" and re.fullmatch(r"chat:0-[0-9a-f]{8}", turns[0].id)  # position and text hash
+    again = conversation_from_messages([HumanMessage("I'm Maya."), AIMessage("Hi Maya!", id="ai-7")], session_id="chat")
+    assert again.sessions[0].turns[0].id == turns[0].id  # the same message, the same turn
     assert conv.sessions[0].id == "chat"
     assert conv.sessions[0].time == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 

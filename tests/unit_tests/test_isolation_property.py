@@ -58,7 +58,9 @@ class IsolationMachine(RuleBasedStateMachine):
         report = self.memory.add_conversation(conv, namespace=ns)
         assert report.namespace == ns
         assert not set(report.unit_ids) & self._foreign(ns)
-        self.owned[ns].update(report.unit_ids)
+        # A turn stored before with other text was edited: its old units are replaced, in this namespace only.
+        assert set(report.replaced) <= self.owned[ns]
+        self.owned[ns] = (self.owned[ns] | set(report.unit_ids)) - set(report.replaced)
 
     @rule(ns=st.sampled_from(NAMESPACES), words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
           k=st.integers(1, 8))

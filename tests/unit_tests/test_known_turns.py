@@ -13,9 +13,11 @@ from langchain_ripplemem.memory import RippleMemory
 from .conftest import BagOfWordsEmbeddings
 from .fakes import ScriptedChatModel
 
-CHAT = [HumanMessage("I adopted a beagle called Biscuit."), AIMessage("Lovely name!"),
-        HumanMessage("Biscuit hates the vet."), AIMessage("Poor Biscuit."),
-        HumanMessage("The vet is Dr. Okafor on Elm Street."), AIMessage("Noted.")]
+# With ids, as in a LangGraph message state: an edit keeps the message's id.
+CHAT = [HumanMessage("I adopted a beagle called Biscuit.", id="m1"), AIMessage("Lovely name!", id="m2"),
+        HumanMessage("Biscuit hates the vet.", id="m3"), AIMessage("Poor Biscuit.", id="m4"),
+        HumanMessage("The vet is Dr. Okafor on Elm Street.", id="m5"), AIMessage("Noted.", id="m6")]
+EDITED = [*CHAT[:2], HumanMessage("Biscuit loves the vet now.", id="m3"), CHAT[3]]
 
 
 class RewordingModel(ScriptedChatModel):
@@ -59,11 +61,11 @@ def test_an_edited_message_is_read_again():
     model = RewordingModel()
     memory = memory_with(model)
     assert memory.add_messages(CHAT[:4], namespace="maya").new_units == 4
-    edited = [*CHAT[:2], HumanMessage("Biscuit loves the vet now."), CHAT[3]]
+    edited = EDITED
     report = memory.add_messages(edited, namespace="maya")
     assert len(model.calls) == 2 and report.new_units == 1  # only the edited turn's event is new
     (new,) = [u for u in memory.list_units("maya") if "(call 2)" in u.restatement]
-    assert new.source.turn_ids == ["S1:2"] and set(new.metadata["turn_fingerprints"]) == {"S1:2"}
+    assert new.source.turn_ids == ["m3"] and set(new.metadata["turn_fingerprints"]) == {"m3"}
 
 
 def test_a_window_that_failed_is_read_again_when_the_chat_is_added_again():
@@ -99,7 +101,7 @@ def test_an_edited_message_replaces_its_memory_offline(tmp_path):
     with RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path) as memory:
         memory.add_messages(CHAT[:4], namespace="maya")
         (old,) = [u.id for u in memory.list_units("maya") if "hates the vet" in u.restatement]
-    edited = [*CHAT[:2], HumanMessage("Biscuit loves the vet now."), CHAT[3]]
+    edited = EDITED
     with RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path) as memory:  # fingerprints persist
         report = memory.add_messages(edited, namespace="maya")
         assert report.replaced == [old] and report.new_units == 1  # before: both versions kept
@@ -112,10 +114,10 @@ def test_an_edited_message_replaces_what_a_model_made_of_it():
     model = RewordingModel()
     memory = memory_with(model)
     memory.add_messages(CHAT[:4], namespace="maya")
-    edited = [*CHAT[:2], HumanMessage("Biscuit loves the vet now."), CHAT[3]]
+    edited = EDITED
     report = memory.add_messages(edited, namespace="maya")
     assert len(report.replaced) == 1 and report.new_units == 1
-    assert [t for t in _texts(memory) if "turn S1:2" in t] == ["(call 2) what was said in turn S1:2"]
+    assert [t for t in _texts(memory) if "turn m3" in t] == ["(call 2) what was said in turn m3"]
 
 
 def test_a_failed_extraction_of_the_edit_keeps_the_old_memory():
@@ -123,7 +125,7 @@ def test_a_failed_extraction_of_the_edit_keeps_the_old_memory():
     memory = memory_with(model)
     memory.add_messages(CHAT[:4], namespace="maya")
     model.fail_from = len(model.calls) + 1  # the next call fails
-    edited = [*CHAT[:2], HumanMessage("Biscuit loves the vet now."), CHAT[3]]
+    edited = EDITED
     report = memory.add_messages(edited, namespace="maya")
     assert report.failed_windows and report.replaced == [] and len(_texts(memory)) == 4
     model.fail_from = None
@@ -135,5 +137,16 @@ def test_a_suppressed_memory_of_an_edited_message_stays_for_audit():
     memory.add_messages(CHAT[:4], namespace="maya")
     (old,) = [u.id for u in memory.list_units("maya") if "hates the vet" in u.restatement]
     memory.suppress([old], namespace="maya", reason="wrong")
-    report = memory.add_messages([*CHAT[:2], HumanMessage("Biscuit loves the vet now."), CHAT[3]], namespace="maya")
+    report = memory.add_messages(EDITED, namespace="maya")
     assert report.replaced == [] and old in {u.id for u in memory.list_units("maya", include_suppressed=True)}
+
+
+def test_chats_without_message_ids_that_open_alike_never_replace_each_other():
+    # Without ids a chat is known by its first message, so these two share a conversation id;
+    # their second messages are different turns, not an edit (before the content-addressed
+    # turn ids, the second chat deleted the first one's answer).
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory.add_messages([HumanMessage("hi"), AIMessage("We adopted a beagle.")], namespace="maya")
+    report = memory.add_messages([HumanMessage("hi"), AIMessage("My knee hurts.")], namespace="maya")
+    assert report.replaced == [] and report.new_units == 1
+    assert {"Assistant: We adopted a beagle.", "Assistant: My knee hurts."} <= set(_texts(memory))
