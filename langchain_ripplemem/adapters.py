@@ -18,7 +18,7 @@ Example:
     ...     [HumanMessage("I'm allergic to shellfish."), AIMessage("Noted!")],
     ...     conversation_id="chat-1", session_time="2024-03-01T10:00:00Z")
     >>> [(t.id, t.speaker, t.text) for t in conv.sessions[0].turns]
-    [('S1:0', 'user', "I'm allergic to shellfish."), ('S1:1', 'assistant', 'Noted!')]
+    [('S1:0-05d0655d', 'user', "I'm allergic to shellfish."), ('S1:1-e56549bd', 'assistant', 'Noted!')]
 
 """
 
