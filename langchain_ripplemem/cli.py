@@ -63,18 +63,20 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     conversations = load_conversations(args.file)
     started = time.perf_counter()
-    units = new = semantic = structural = failed = 0
+    units = new = replaced = semantic = structural = failed = 0
     with open_store(args, create=True) as memory:
         for conv in tqdm(conversations, desc="ingest", unit="conversation", disable=args.quiet):
             report = memory.add_conversation(conv, namespace=args.namespace, progress=not args.quiet)
-            units, new = units + report.units, new + report.new_units
+            units, new, replaced = units + report.units, new + report.new_units, replaced + len(report.replaced)
             semantic += report.edges.get("semantic", 0)
             structural += report.edges.get("structural", 0)
             failed += len(report.failed_windows)
             for warning in report.warnings:
                 warn(f"warning: {warning}")
-    emit(f"{counted(len(conversations), 'conversation')} -> {units} units ({new} new), edges: {semantic} semantic "
-         f"+ {structural} structural, {failed} failed windows, {time.perf_counter() - started:.1f}s "
+    edited = f", {replaced} replaced (edited turns)" if replaced else ""
+    emit(f"{counted(len(conversations), 'conversation')} -> {units} units ({new} new{edited}), "
+         f"edges: {semantic} semantic + {structural} structural, {failed} failed windows, "
+         f"{time.perf_counter() - started:.1f}s "
          f"[{args.persist}, namespace {format_namespace(args.namespace)}]")
     return 0
 

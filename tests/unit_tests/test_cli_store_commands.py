@@ -246,3 +246,14 @@ def test_recall_as_of_hides_later_memories_and_names_a_bad_time(store, capsys):
     assert times and all(t < "2026-03-11" for t in times)
     code, _, err = cli(capsys, "recall", "dinner", "--persist", store, "--namespace", "users/maya", "--as-of", "soon")
     assert code != 0 and "as_of" in err and "'soon'" in err
+
+
+def test_ingesting_a_corrected_file_replaces_the_edited_turns(store, capsys):
+    corrected = make_conversation("c3")
+    corrected.sessions[0].turns[0].text = "I found out I am allergic to peanuts, not shellfish."
+    file = write_conversations(store.parent / "corrected.json", corrected)
+    code, out, err = cli(capsys, "ingest", file, "--persist", store, "--namespace", "users/sam", "--quiet")
+    assert code == 0, err
+    assert "(1 new, 1 replaced (edited turns))" in out
+    texts = [u.restatement for u in units_of(store, ("users", "sam"))]
+    assert any("peanuts" in t for t in texts) and not any("shellfish, no shrimp" in t for t in texts)
