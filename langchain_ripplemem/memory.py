@@ -277,9 +277,9 @@ class RippleMemory:
             raise InvalidConversationError(f"conversation {conv.id!r} has no turns")
         self._write.ensure_linked(ns)
         windows = make_windows(conv, self.write_config.window_size, self.write_config.window_overlap)
-        sessions = [session.id for session in conv.sessions]  # what is known of this add's sessions, and only them
-        windows, known = known_turns.new_work(
-            self.extractor, lambda: conversation_units(self.index.view(ns), conv.id, sessions), conv, windows)
+        # What the memories of this add's sessions (and only them) already hold.
+        known_units = conversation_units(self.index.view(ns), conv.id, [session.id for session in conv.sessions])
+        windows, known = known_turns.new_work(self.extractor, known_units, conv, windows)
         return ns, conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns), known
 
     # -- reads ---------------------------------------------------------------------

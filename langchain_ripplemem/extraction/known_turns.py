@@ -34,7 +34,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from langchain_ripplemem.extraction.base import ExtractionResult, Window
@@ -129,12 +129,12 @@ class KnownTurns:
         return [r.model_copy(update={"units": [stamped(u) for u in r.units if not restates(u)]}) for r in results]
 
 
-def new_work(extractor: object, units: Callable[[], Iterable[MemoryUnit]], conversation: Conversation,
+def new_work(extractor: object, units: Iterable[MemoryUnit], conversation: Conversation,
              windows: list[Window]) -> tuple[list[Window], KnownTurns]:
-    """The windows ``extractor`` must read, and what ``units()`` (the conversation's memories) cite.
+    """The windows ``extractor`` must read, and what ``units`` (the conversation's memories) cite.
 
     A deterministic extractor reads every window (its ids dedupe what it made before);
     what is known still stamps its units and names the memories of edited turns.
     """
-    known = KnownTurns.of(units(), conversation, rewords=calls_model(extractor))
+    known = KnownTurns.of(units, conversation, rewords=calls_model(extractor))
     return (known.new_windows(windows) if known.rewords else windows), known
