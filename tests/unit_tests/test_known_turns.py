@@ -8,6 +8,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langchain_ripplemem.adapters import conversation_from_messages
 from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.extraction.known_turns import marks_of
 from langchain_ripplemem.memory import RippleMemory
 
 from .conftest import BagOfWordsEmbeddings
@@ -65,7 +66,7 @@ def test_an_edited_message_is_read_again():
     report = memory.add_messages(edited, namespace="maya")
     assert len(model.calls) == 2 and report.new_units == 1  # only the edited turn's event is new
     (new,) = [u for u in memory.list_units("maya") if "(call 2)" in u.restatement]
-    assert new.source.turn_ids == ["m3"] and set(new.metadata["turn_fingerprints"]) == {"m3"}
+    assert new.source.turn_ids == ["m3"] and set(marks_of(new)) == {"m3"}
 
 
 def test_a_window_that_failed_is_read_again_when_the_chat_is_added_again():
