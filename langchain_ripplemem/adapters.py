@@ -62,7 +62,7 @@ def _digest(parts: list[Any]) -> str:
 
 def _chat_messages(messages: Any) -> list[BaseMessage]:
     """``messages`` as LangChain messages, or an error naming the item that is none."""
-    from langchain_core.messages import BaseMessage, convert_to_messages
+    from langchain_core.messages import convert_to_messages
 
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
         raise InvalidConversationError(
@@ -70,9 +70,6 @@ def _chat_messages(messages: Any) -> list[BaseMessage]:
             "(one message goes in a list: [HumanMessage(text)])")
     out: list[BaseMessage] = []
     for position, item in enumerate(messages):
-        if isinstance(item, BaseMessage):
-            out.append(item)
-            continue
         try:
             out.extend(convert_to_messages([item]))
         except (ValueError, TypeError, NotImplementedError) as error:
