@@ -60,6 +60,8 @@ PROJECTED_FROM = 4096
 # benchmark dialogue's energy. Fewer leave more rows to read whole (at 50k, per new unit:
 # 64 directions 1,100 rows, 96: 400, 128: 180), more make the projected product dearer.
 DIMENSIONS = 96
+# Rows of the projected coordinates multiplied at a time (512 x 96 floats: 192 KB, kept in cache).
+_CHUNK = 512
 # Rows the directions are taken from (evenly spaced); taken again when the view has doubled.
 _SAMPLE = 2048
 
@@ -153,7 +155,7 @@ def leading(projected: Projection, matrix: np.ndarray, block: list[int], thresho
     """
     upto = max(block) + 1
     coords, rest = projected.coords, projected.rest
-    approx = product(coords[block], coords[:upto].T)
+    approx = _block_product(coords, block, upto)
     out = []
     with one_thread():  # once for the block: each product below is small
         for offset, row in enumerate(block):
@@ -163,6 +165,23 @@ def leading(projected: Projection, matrix: np.ndarray, block: list[int], thresho
             near, slack = approx[offset, rows], slack[rows]
             rows = _cut(rows, near - slack, near + slack, keep, threshold)
             out.append(_exact_cut(matrix, row, rows, approx[offset, rows], rest, keep, threshold))
+    return out
+
+
+def _block_product(coords: np.ndarray, block: list[int], upto: int) -> np.ndarray:
+    """``coords[block] @ coords[:upto].T``, taken ``_CHUNK`` rows of ``coords`` at a time.
+
+    Each chunk's product with the block is one small matrix product whose result stays in
+    cache while it is turned into the block's rows; one ``(block, upto)`` product wrote a
+    long result row by row and took twice as long (7 against 4 ms a 20-row write at 50k
+    rows). The values are the same: each is one row's dot product with one block row.
+    """
+    queries = np.ascontiguousarray(coords[block].T)
+    out = np.empty((len(block), upto), dtype=np.float32)
+    with one_thread():
+        for start in range(0, upto, _CHUNK):
+            stop = min(upto, start + _CHUNK)
+            out[:, start:stop] = (coords[start:stop] @ queries).T
     return out
 
 

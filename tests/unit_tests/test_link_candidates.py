@@ -134,3 +134,15 @@ def test_a_projection_grows_with_its_view_and_is_renewed_past_twice_its_rows():
     assert projection(view, view.matrix) is not first  # 260 >= 2 x 120: directions taken again
     with pytest.raises(ValueError, match="dimensions"):
         Projection(view.matrix, dimensions=0)
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 4096])
+def test_the_block_product_in_chunks_is_the_whole_product(monkeypatch, chunk):
+    # Chunks that end past the block, inside it and at a row that is not a multiple of the chunk.
+    matrix = _tied_view(300).matrix
+    monkeypatch.setattr(candidates, "_CHUNK", chunk)
+    for block in ([5, 9], list(range(200, 260)), [299]):
+        upto = max(block) + 1
+        got = candidates._block_product(matrix, block, upto)
+        assert got.shape == (len(block), upto)
+        np.testing.assert_allclose(got, matrix[block] @ matrix[:upto].T, atol=1e-5)
