@@ -29,7 +29,13 @@ from langchain_ripplemem.blas import product
 from langchain_ripplemem.bm25 import BM25Index, top_k
 from langchain_ripplemem.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_CHAR, VIEW_BYTES_PER_UNIT
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.extraction.identifying import Cues, identifying_cues, lowercase_keys, rarity
+from langchain_ripplemem.extraction.identifying import (
+    Cues,
+    identifying_cues,
+    lowercase_keys,
+    rarity,
+    sentence_initial_keys,
+)
 from langchain_ripplemem.lexical import lexical_tokens
 from langchain_ripplemem.memory_graph.scoring import HasCues, cue_set
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, Namespace
@@ -107,6 +113,9 @@ class NamespaceView:
         self.names: dict[str, int] = {}  # key -> first row holding it as a name
         self._name_rows: Counter[str] = Counter()  # key -> rows holding it as a name (is_name)
         self._lower_rows: Counter[str] = Counter()  # key -> rows writing it in lower case (is_name)
+        # topic key -> first row, and rows, capitalising it only where a sentence starts (is_name)
+        self.initials: dict[str, int] = {}
+        self._initial_rows: Counter[str] = Counter()
         self._arrays: dict[object, tuple[int, np.ndarray]] = {}
         self.max_seq = -1  # the largest metadata["seq"] of the units here (ingest numbers after it)
         self._unit_bytes = 0  # estimated memory of the units and what is derived from them (nbytes)
@@ -151,6 +160,9 @@ class NamespaceView:
                 self.names.setdefault(name, i)
                 self._name_rows[name] += 1
             self._lower_rows.update(lowercase_keys(unit.restatement).intersection(topics))
+            for key in sentence_initial_keys(unit.restatement).intersection(topics):
+                self.initials.setdefault(key, i)
+                self._initial_rows[key] += 1
             keys = names + [t for t in topics if t not in names]
             self.keys.append(keys)
             # Readers run without a lock: publish the unit before its id and
@@ -294,12 +306,16 @@ class NamespaceView:
         A word capitalised by its place ("**Activities**:", a Title Case heading)
         is extracted as a name in a few memories and written in lower case in the
         many others: it identifies nothing. A name ("Harbor Grill", "Biscuit") is
-        capitalised wherever it is said.
+        capitalised wherever it is said, at a sentence's start too ("Rafa texted me"),
+        where the extractor cannot tell it from a word: those rows count as a name's, and a
+        word only ever written there is a name once two memories start with it.
         """
-        first = self.names.get(key)
+        first, initial = self.names.get(key), self._initial_rows[key]
+        if first is None:  # only ever capitalised where a sentence starts: said so twice, never in lower case
+            first = self.initials.get(key) if initial >= 2 and not self._lower_rows[key] else None
         if first is None or (upto is not None and first >= upto):
             return False
-        return self._name_rows[key] >= self._lower_rows[key]
+        return self._name_rows[key] + initial >= self._lower_rows[key]
 
     def known_keys(self, text: str, speakers: Iterable[str] = ()) -> list[str]:
         """The identifying cue keys of ``text`` (a query) that some memory of the namespace has."""

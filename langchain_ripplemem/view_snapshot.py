@@ -105,7 +105,8 @@ def _state(view: NamespaceView) -> dict[str, Any]:
         lexical = (dict(bm25._rows), dict(bm25._tfs), bm25._lengths, bm25._total) if len(bm25) else None
         return {"ids": view.ids, "postings": {field: dict(rows) for field, rows in view.postings.items()},
                 "row_cues": view._row_cue_array().copy(), "keys": view.keys, "names": view.names,
-                "name_rows": view._name_rows, "lower_rows": view._lower_rows, "max_seq": view.max_seq,
+                "name_rows": view._name_rows, "lower_rows": view._lower_rows, "initials": view.initials,
+                "initial_rows": view._initial_rows, "max_seq": view.max_seq,
                 "unit_bytes": view._unit_bytes, "suppressed": view.suppressed, "claimed_by": dict(view.claimed_by),
                 "bm25": lexical, "derived": dict(view.derived)}
 
@@ -122,6 +123,7 @@ def _restored(namespace: Namespace, state: dict[str, Any], units: UnitList, matr
     view._row_cues, view._arrays["rows"] = [_NO_CUES] * len(table), (len(table), table)
     view.keys, view.names = state["keys"], state["names"]
     view._name_rows, view._lower_rows = Counter(state["name_rows"]), Counter(state["lower_rows"])
+    view.initials, view._initial_rows = state["initials"], Counter(state["initial_rows"])
     view.max_seq, view._unit_bytes, view.suppressed = state["max_seq"], state["unit_bytes"], state["suppressed"]
     view.claimed_by = defaultdict(list, state["claimed_by"])
     view.derived = state["derived"]

@@ -35,15 +35,17 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable
+from importlib import resources
 from typing import NamedTuple
 
 from langchain_ripplemem.lexical import STOPWORDS, stem
 
-__all__ = ["GENERIC_WORDS", "MONTHS", "MONTH_KEYS", "Cues", "cue_key", "entity_phrases", "identifying_cues",
-           "lowercase_keys", "rarity", "topic_words"]
+__all__ = ["COMMON_WORDS", "GENERIC_WORDS", "MONTHS", "MONTH_KEYS", "Cues", "common_words", "cue_key", "entity_phrases",
+           "identifying_cues", "lowercase_keys", "rarity", "sentence_initial_keys", "topic_words"]
 
 # "may" and "march" are also a verb and a modal: they stay generic.
 MONTHS = frozenset("january february april june july august september october november december".split())
@@ -93,6 +95,9 @@ i i'm i've i'll i'd ok okay oh lol omg haha congrats congratulations sorry pleas
 monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays
 saturdays sundays mom dad mum grandma grandpa march may easter christmas halloween thanksgiving
 tell ask let give send bring call text meet wish classic rip dr mr mrs ms
+yep yup nope nah bye goodbye hiya howdy yo woah whoa wow oof ooh ooo oops ouch aww awww woohoo hooray hurray
+yikes phew whew ahh aha ha hehe um uh eh meh mmm hmmm duh gee geez jeez welp cheers bravo argh eek alas shh
+btw gotcha wanna gonna gotta perhaps unfortunately anytime
 """.split()) | MONTHS
 
 
@@ -126,15 +131,18 @@ def entity_phrases(text: str, speakers: Iterable[str] = ()) -> list[str]:
     skip = {cue_key(s) for s in speakers if s} | {cue_key(s.split(" ")[0]) for s in speakers if s}
     found: list[str] = []
     for match in _PHRASE.finditer(text):
-        words = [w for w in match.group(0).split() if _POSSESSIVE.sub("", w).lower() not in _NOT_NAMES]
+        raw = match.group(0).split()
+        at_start = match.start() == 0 or bool(_SENTENCE_END.search(text[: match.start()]))
+        if at_start and len(raw) > 2 and raw[1].lower() == "the":
+            raw = raw[1:]  # "Cut the Lisbon trip short": a verb starts the sentence, the name follows "the"
+        words = [w for w in raw if _POSSESSIVE.sub("", w).lower() not in _NOT_NAMES]
         while words and words[0].lower() in ("of", "the", "&", "and"):
             words.pop(0)
         while words and words[-1].lower() in ("of", "the", "&", "and"):
             words.pop()
         if not words:
             continue
-        at_start = match.start() == 0 or bool(_SENTENCE_END.search(text[: match.start()]))
-        if len(words) == 1 and at_start and words[0] == match.group(0).split()[0]:
+        if len(words) == 1 and at_start and words[0] == raw[0]:
             continue  # "Biscuit threw up": maybe a name, maybe not; the topic pass keeps the word
         key = cue_key(" ".join(words))
         if key and key not in skip and key not in found:
@@ -158,6 +166,50 @@ def topic_words(text: str, speakers: Iterable[str] = ()) -> list[str]:
         if key not in skip and key not in found and key not in GENERIC_WORDS:
             found.append(key)
     return found
+
+
+def sentence_initial_keys(text: str) -> set[str]:
+    """Cue keys of the single capitalised words that start a sentence: a name or a word, the namespace tells.
+
+    "Rafa texted me" and "Cut the Lisbon trip short" look alike here; what the other
+    memories do with the word decides (:meth:`~langchain_ripplemem.index.NamespaceView.is_name`:
+    a name is never written in lower case).
+
+    Chat interjections, contractions and common English words (:func:`common_words`) are
+    left out: "Yep", "How'd" and "Count me in" start sentences; "Rafa" and "Ingrid" name someone.
+
+    Example:
+        >>> sorted(sentence_initial_keys("Rafa's couch is gone. Harbor Grill shut. How'd it go? Yep. Count. Ingrid!"))
+        ['ingrid', 'rafa']
+    """
+    found = set()
+    for match in _PHRASE.finditer(text):
+        if match.start() and not _SENTENCE_END.search(text[: match.start()]):
+            continue
+        if " " in match.group(0):  # a phrase: a name whole (entity_phrases), not word by word
+            continue
+        word = _POSSESSIVE.sub("", match.group(0).replace("\u2019", "'")).strip("'-")
+        lower = word.lower()
+        if len(word) >= 3 and "'" not in word and lower not in _NOT_NAMES and lower not in common_words():
+            found.add(stem(lower))  # ("How'd": no name)
+    return found
+
+
+# Whole words counted as common English: the first entries of the encoder's vocabulary.
+COMMON_WORDS = 6000
+
+
+@functools.cache
+def common_words() -> frozenset[str]:
+    """The ``COMMON_WORDS`` first whole words of the encoder's vocabulary (BERT uncased WordPiece).
+
+    The vocabulary lists its words roughly by frequency in English Wikipedia and books
+    ("the", "of", "and" first), so its first 6,000 are common words ("count",
+    "perhaps") and the most common first names ("john", "sam"); "hazel" and "ingrid"
+    come after them, and "rafa" is not in it.
+    """
+    text = resources.files("langchain_ripplemem").joinpath("assets/minilm/vocab.txt").read_text(encoding="utf-8")
+    return frozenset([w for w in text.split() if w.isalpha()][:COMMON_WORDS])
 
 
 def lowercase_keys(text: str) -> set[str]:

@@ -286,3 +286,32 @@ def test_a_bridge_within_a_session_lifts_only_the_rest_of_the_anchors_message(pl
     assert lifts_across(places["a"], place) is lifts
     assert (scores["m"] > 0.1) is lifts
     assert not lifts_across(("S1", None, 3), ("S1", None, 4))  # without speakers, never
+
+
+def test_a_name_said_only_at_sentence_starts_is_a_name_once_two_memories_start_with_it():
+    # The extractor cannot tell "Rafa texted me" from "Count me in"; the namespace can: a name
+    # is never written in lower case, a common English word is one, and one start proves nothing.
+    from langchain_ripplemem.memory import RippleMemory
+    from tests.unit_tests.conftest import BagOfWordsEmbeddings
+
+    texts = ["Rafa texted me in a panic about his landlord.", "Rafa's couch is off the table now.",
+             "Hazel keeps teasing my kid at school.", "Hazel got the lead in the school play.",
+             "Count me in for the hike on Sunday.", "Count the chairs before the guests arrive.",
+             "Pottery class was fun this week.", "Yep, the kids loved it.", "Yep, see you there.",
+             "Thimble chewed my shoe.", "Thimble is a menace.", "I sewed it back with a thimble."]
+    turns = [{"id": f"S1:{i}", "speaker": "Maya" if i % 2 else "Sam", "text": t} for i, t in enumerate(texts)]
+    conversation = {"id": "c1", "sessions": [{"id": "S1", "time": "2026-03-02T10:00:00Z", "turns": turns}]}
+    with RippleMemory(BagOfWordsEmbeddings()) as memory:
+        memory.add_conversation(conversation, namespace=NS)
+        view = memory.index.view(NS)
+        assert view.is_name("rafa") and view.is_name("hazel")
+        assert not view.is_name("count")  # a common English word ("Count me in")
+        assert not view.is_name(cue_key("Pottery"))  # one sentence start
+        assert not view.is_name("yep")  # chat
+        assert not view.is_name("thimbl")  # written in lower case too: a word
+
+
+def test_a_verb_starting_a_sentence_is_no_part_of_the_name_after_it():
+    assert identifying_cues("Cut the Lisbon trip short, sadly.").names == ["lisbon"]
+    assert identifying_cues("Try the Copper Kettle tonight.").names == ["copper kettl"]
+    assert identifying_cues("Bank of America called again.").names == ["bank america"]  # no verb: kept whole

@@ -304,3 +304,27 @@ def test_each_memory_is_warmed_up_before_its_timed_question():
         [WARMUP_QUERY, res["cases"][0]["question"]], [WARMUP_QUERY, res["cases"][1]["question"]]]
     assert res["warmup_query"] == WARMUP_QUERY and res["n_questions"] == 2
     assert len(res["questions"]["ripplemem"]) == 2  # the warm-up is neither timed nor scored
+
+
+def test_a_bridge_through_a_name_said_only_at_sentence_starts():
+    # "Rafa" starts every turn that says it, so the extractor never takes it for a name; the
+    # namespace does (index.is_name), and the landlord's turn, which shares no word with the
+    # question, is bridged to from the trip's.
+    from langchain_ripplemem.memory import RippleMemory
+
+    case = LinkedCase.model_validate({
+        "id": "travel-99", "domain": "travel", "split": "tune",
+        "question": "Why did {A} cut the Lisbon trip short?",
+        "evidence": [
+            {"key": "home", "session": 5, "speaker": "{A}",
+             "text": "Cut the Lisbon trip short and flew home Tuesday. Rafa's couch stopped being an option."},
+            {"key": "landlord", "session": 6, "speaker": "{B}",
+             "text": "Rafa texted me in a panic, his landlord found out about the guests and threatened to evict him.",
+             "bridge": {"from": "home", "cue": "Rafa", "kind": "person"}}],
+        "distractors": [{"session": 2, "speaker": "{B}", "text": "Rafa from the climbing wall says hi."}]})
+    bench = inject(case, sample_haystacks()[0])
+    question = bench.questions[0]
+    with RippleMemory(BagOfWordsEmbeddings()) as memory:
+        memory.add_conversation(bench.conversation, namespace=("t",))
+        found = {t for u in memory.recall(question.question, namespace=("t",), k=10).units for t in u.source.turn_ids}
+    assert set(question.evidence) <= found
