@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev60.json
 
-.PHONY: install test lint format typecheck bench bench-linked bench-observations bench-longmemeval bench-ingest demo
+.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-observations bench-longmemeval bench-ingest demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -33,6 +33,11 @@ bench:
 # The linked-evidence suite injected into LoCoMo conversations (offline, ~1 min with the vector cache).
 bench-linked:
 	ripplemem bench linked --haystack $(LOCOMO) --out results/linked.json --md docs/linked_tables.md
+
+# Its development set: 28 cases written after the tune and held-out splits, looked at (no held-out part).
+bench-linked-dev:
+	ripplemem bench linked --haystack $(LOCOMO) --suite langchain_ripplemem/bench/data/linked_dev_cases.json \
+		--out results/linked_dev.json --md docs/linked_dev_tables.md
 
 # LoCoMo with its recorded LLM observations as memory units.
 bench-observations:

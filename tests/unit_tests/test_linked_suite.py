@@ -328,3 +328,14 @@ def test_a_bridge_through_a_name_said_only_at_sentence_starts():
         memory.add_conversation(bench.conversation, namespace=("t",))
         found = {t for u in memory.recall(question.question, namespace=("t",), k=10).units for t in u.source.turn_ids}
     assert set(question.evidence) <= found
+
+
+def test_the_development_set_keeps_the_suite_rules_and_shares_no_case_or_story():
+    from langchain_ripplemem.bench.linked_cases import DEV_SUITE
+
+    dev = load_linked_cases(DEV_SUITE)
+    assert len(dev) >= 28 and {c.domain for c in dev} == set(DOMAINS)
+    assert {c.split for c in dev} == {"tune"}  # every dev case has been looked at
+    assert not {c.id for c in dev} & {c.id for c in CASES}
+    shipped = {t.text for c in CASES for t in c.evidence}
+    assert not {t.text for c in dev for t in c.evidence} & shipped
