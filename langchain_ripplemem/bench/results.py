@@ -36,7 +36,9 @@ from langchain_ripplemem.bench.systems import Retrieved
 #: How the results time queries (written into every results file).
 LATENCY_RULE = ("query_ms_*: every scored question but each system's first query on each conversation's memory; "
                 "first_query_ms_*: that first query (the warm-up query when there is one, else the first question), "
-                "which pays loading the namespace's views for whichever system asks first")
+                "which pays loading the namespace's views for whichever system asks first; "
+                "what the process holds before the first build (the dataset, the vector cache) is frozen "
+                "(gc.freeze): the collector's full passes walk the package's objects, not the harness's")
 Record = Mapping[str, Any]
 Groups = dict[str, Callable[[Record], bool]]
 

@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import gc
 import inspect
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -196,6 +197,10 @@ def run_benchmark(
     todo = [conv for conv in conversations if conv.id not in finished]
     bar = RunProgress([(conv.id, len(conv.conversation.turns())) for conv in todo], enabled=progress)
     entries = dict(finished)
+    # What the run holds now (the dataset, the vector cache's index) lives to its end; frozen, the
+    # collector's full passes stop walking it. Unfrozen, a LongMemEval run spent ~125 ms a pass
+    # on it, inside whichever recall the pass landed in: p95 latency 190 ms for a 17 ms median.
+    gc.freeze()
     try:
         for bench_conv in todo:
             if memory is None:
@@ -210,6 +215,7 @@ def run_benchmark(
             _save_vectors(factory)
             bar.finish()
     finally:
+        gc.unfreeze()
         bar.close()
         if memory is not None:
             _close(memory, (), owned=False)  # made for the fingerprint only: it holds nothing

@@ -318,3 +318,21 @@ def test_ablation_factories_reject_non_ablations():
     for name in ("bm25", "ripplemem", "nope"):
         with pytest.raises(ValueError, match="not an ablation"):
             ablation(name)
+
+
+def test_the_run_freezes_what_it_holds_before_building_and_unfreezes_at_its_end(locomo):
+    # Latency is the package's: the collector's full passes must not walk the harness's dataset.
+    import gc
+
+    seen = []
+
+    class Watching(FixedSystem):
+        def retrieve(self, question, namespace, k):
+            seen.append(gc.get_freeze_count())
+            return super().retrieve(question, namespace, k)
+
+    assert gc.get_freeze_count() == 0
+    run_benchmark("locomo", locomo[:1], ["fixed"], [1], memory_factory=FakeMemory, progress=False,
+                  system_factory=lambda name, memory, config: Watching(name, memory, ["D1:1"]))
+    assert seen and min(seen) > 0  # every query ran with the dataset frozen
+    assert gc.get_freeze_count() == 0  # and a caller's process is as it was
