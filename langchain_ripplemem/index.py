@@ -19,7 +19,7 @@ import functools
 import math
 import threading
 from bisect import bisect_left
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -29,13 +29,8 @@ from langchain_ripplemem.blas import product
 from langchain_ripplemem.bm25 import BM25Index, top_k
 from langchain_ripplemem.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_CHAR, VIEW_BYTES_PER_UNIT
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.extraction.identifying import (
-    Cues,
-    identifying_cues,
-    lowercase_keys,
-    rarity,
-    sentence_initial_keys,
-)
+from langchain_ripplemem.cue_names import NameCounts
+from langchain_ripplemem.extraction.identifying import Cues, identifying_cues, rarity
 from langchain_ripplemem.lexical import lexical_tokens
 from langchain_ripplemem.memory_graph.scoring import HasCues, cue_set
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, Namespace
@@ -110,12 +105,7 @@ class NamespaceView:
         # the time interval in days since the epoch (NaN: none), the identifying keys.
         self._row_cues: list[tuple[int, int, float, float]] = []
         self.keys: list[list[str]] = []  # names then topic words, per row
-        self.names: dict[str, int] = {}  # key -> first row holding it as a name
-        self._name_rows: Counter[str] = Counter()  # key -> rows holding it as a name (is_name)
-        self._lower_rows: Counter[str] = Counter()  # key -> rows writing it in lower case (is_name)
-        # topic key -> first row, and rows, capitalising it only where a sentence starts (is_name)
-        self.initials: dict[str, int] = {}
-        self._initial_rows: Counter[str] = Counter()
+        self.name_counts = NameCounts()  # how the memories write each key (is_name)
         self._arrays: dict[object, tuple[int, np.ndarray]] = {}
         self.max_seq = -1  # the largest metadata["seq"] of the units here (ingest numbers after it)
         self._unit_bytes = 0  # estimated memory of the units and what is derived from them (nbytes)
@@ -156,13 +146,7 @@ class NamespaceView:
                 if unit.time is not None else (np.nan, np.nan)
             self._row_cues.append((len(cue_set(unit.participants)), len(cue_set(unit.locations)), *span))
             names, topics = unit_cues(unit)
-            for name in names:
-                self.names.setdefault(name, i)
-                self._name_rows[name] += 1
-            self._lower_rows.update(lowercase_keys(unit.restatement).intersection(topics))
-            for key in sentence_initial_keys(unit.restatement).intersection(topics):
-                self.initials.setdefault(key, i)
-                self._initial_rows[key] += 1
+            self.name_counts.add(i, names, topics, unit.restatement)
             keys = names + [t for t in topics if t not in names]
             self.keys.append(keys)
             # Readers run without a lock: publish the unit before its id and
@@ -301,21 +285,8 @@ class NamespaceView:
         return weight if self.is_name(key, n) else topic_weight * weight
 
     def is_name(self, key: str, upto: int | None = None) -> bool:
-        """Whether ``key`` names something here: no more memories write it in lower case than as a name.
-
-        A word capitalised by its place ("**Activities**:", a Title Case heading)
-        is extracted as a name in a few memories and written in lower case in the
-        many others: it identifies nothing. A name ("Harbor Grill", "Biscuit") is
-        capitalised wherever it is said, at a sentence's start too ("Rafa texted me"),
-        where the extractor cannot tell it from a word: those rows count as a name's, and a
-        word only ever written there is a name once two memories start with it.
-        """
-        first, initial = self.names.get(key), self._initial_rows[key]
-        if first is None:  # only ever capitalised where a sentence starts: said so twice, never in lower case
-            first = self.initials.get(key) if initial >= 2 and not self._lower_rows[key] else None
-        if first is None or (upto is not None and first >= upto):
-            return False
-        return self._name_rows[key] + initial >= self._lower_rows[key]
+        """Whether ``key`` names something here (:meth:`~langchain_ripplemem.cue_names.NameCounts.is_name`)."""
+        return self.name_counts.is_name(key, upto)
 
     def known_keys(self, text: str, speakers: Iterable[str] = ()) -> list[str]:
         """The identifying cue keys of ``text`` (a query) that some memory of the namespace has."""

@@ -51,7 +51,7 @@ import pickle
 import struct
 import uuid
 import zlib
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -68,7 +68,7 @@ __all__ = ["SNAPSHOT_DIRNAME", "ViewSnapshots", "embeddings_id", "read_snapshot"
 
 SNAPSHOT_DIRNAME = "ripplemem_views"
 # Bump when the file layout or the pickled view state changes: older snapshots are then ignored.
-FORMAT = 1
+FORMAT = 2
 _MAGIC = b"RIPPLEMEM-VIEW\x00\x01"
 _ALIGN = 64  # the matrix starts on a 64-byte boundary
 _log = logging.getLogger(__name__)
@@ -104,9 +104,8 @@ def _state(view: NamespaceView) -> dict[str, Any]:
         bm25 = view._bm25
         lexical = (dict(bm25._rows), dict(bm25._tfs), bm25._lengths, bm25._total) if len(bm25) else None
         return {"ids": view.ids, "postings": {field: dict(rows) for field, rows in view.postings.items()},
-                "row_cues": view._row_cue_array().copy(), "keys": view.keys, "names": view.names,
-                "name_rows": view._name_rows, "lower_rows": view._lower_rows, "initials": view.initials,
-                "initial_rows": view._initial_rows, "max_seq": view.max_seq,
+                "row_cues": view._row_cue_array().copy(), "keys": view.keys,
+                "name_counts": view.name_counts, "max_seq": view.max_seq,
                 "unit_bytes": view._unit_bytes, "suppressed": view.suppressed, "claimed_by": dict(view.claimed_by),
                 "bm25": lexical, "derived": dict(view.derived)}
 
@@ -121,9 +120,7 @@ def _restored(namespace: Namespace, state: dict[str, Any], units: UnitList, matr
     # it, so the list's first rows are never read again and need no per-row tuples (placeholders).
     table = state["row_cues"]
     view._row_cues, view._arrays["rows"] = [_NO_CUES] * len(table), (len(table), table)
-    view.keys, view.names = state["keys"], state["names"]
-    view._name_rows, view._lower_rows = Counter(state["name_rows"]), Counter(state["lower_rows"])
-    view.initials, view._initial_rows = state["initials"], Counter(state["initial_rows"])
+    view.keys, view.name_counts = state["keys"], state["name_counts"]
     view.max_seq, view._unit_bytes, view.suppressed = state["max_seq"], state["unit_bytes"], state["suppressed"]
     view.claimed_by = defaultdict(list, state["claimed_by"])
     view.derived = state["derived"]

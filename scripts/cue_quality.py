@@ -75,7 +75,7 @@ def main() -> None:
     seconds = time.perf_counter() - started
     gold = {**labels["sample"], **{f"X:{i + 1}": t for i, t in enumerate(labels["extra"])}}
     # Recall counts a topic word as a name when any unit of the namespace holds it as one
-    # (index.NamespaceView.names): "Leo did" opens a sentence, "with Leo" elsewhere names him.
+    # (cue_names.NameCounts): "Leo did" opens a sentence, "with Leo" elsewhere names him.
     known = {key for unit in units.values() for key in unit.cues or ()}
     rows: dict[str, dict[str, list[tuple[set[str], set[str]]]]] = {
         "before": {"names": [], "all": []}, "identifying": {"names": [], "all": []}}

@@ -105,7 +105,7 @@ def test_cue_view_matches_a_brute_force_reference(key_weight, topic_weight):
                 rows and row in rows for rows in view.posting_lists(cues))
             if not touches:
                 continue
-            names = {k for k in shared if k in view.names}
+            names = {k for k in shared if k in view.name_counts.first_name}
             overlap = cue_overlap([rarity(len(view.postings["cues"][k]), len(view)) *
                                    (1.0 if k in names else topic_weight) for k in shared])
             score = (structural_score(cues, unit, config) or 0.0) + key_weight * overlap
@@ -235,7 +235,7 @@ def test_a_word_capitalised_by_its_place_is_no_name_where_it_is_written_in_lower
         conversation_id="c", session_id="s", turn_ids=[str(i)])) for i, t in enumerate(texts)]
     view = NamespaceView(NS)
     view.add(units, np.eye(len(units), dtype=np.float32))
-    assert "activ" in view.names and not view.is_name("activ")
+    assert "activ" in view.name_counts.first_name and not view.is_name("activ")
     assert view.rarity("activ", topic_weight=0.0) == 0.0
     assert view.is_name("harbor grill") and view.is_name("biscuit")  # a sentence's first word stays a name
     assert view.rarity("harbor grill", topic_weight=0.0) > 0.0
