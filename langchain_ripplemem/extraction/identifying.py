@@ -126,7 +126,14 @@ def entity_phrases(text: str, speakers: Iterable[str] = ()) -> list[str]:
 
     A single capitalised word at the start of a sentence is taken only when it is
     not a common word ("Biscuit threw up" is kept as a topic word instead, see
-    :func:`topic_words`); phrases of two or more words are kept anywhere.
+    :func:`topic_words`); phrases of two or more words are kept anywhere. A phrase
+    of three or more words that starts a sentence with a common English word
+    (:func:`common_words`) is kept without that word too: "Blame Coach Henley" may
+    name Coach Henley.
+
+    Example:
+        >>> entity_phrases("Blame Coach Henley. We met Lou at Harbor Grill.")
+        ['blame coach henley', 'coach henley', 'lou', 'harbor grill']
     """
     skip = {cue_key(s) for s in speakers if s} | {cue_key(s.split(" ")[0]) for s in speakers if s}
     found: list[str] = []
@@ -144,9 +151,14 @@ def entity_phrases(text: str, speakers: Iterable[str] = ()) -> list[str]:
             continue
         if len(words) == 1 and at_start and words[0] == raw[0]:
             continue  # "Biscuit threw up": maybe a name, maybe not; the topic pass keeps the word
-        key = cue_key(" ".join(words))
-        if key and key not in skip and key not in found:
-            found.append(key)
+        phrases = [words]
+        if at_start and len(words) > 2 and words[0] == raw[0] and words[0].lower() in common_words() \
+                and words[1] == raw[1]:
+            phrases.append(words[1:])  # "Blame Coach Henley": maybe a verb before the name; both keys
+        for phrase in phrases:
+            key = cue_key(" ".join(phrase))
+            if key and key not in skip and key not in found:
+                found.append(key)
     return found
 
 

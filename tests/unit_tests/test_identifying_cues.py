@@ -315,3 +315,11 @@ def test_a_verb_starting_a_sentence_is_no_part_of_the_name_after_it():
     assert identifying_cues("Cut the Lisbon trip short, sadly.").names == ["lisbon"]
     assert identifying_cues("Try the Copper Kettle tonight.").names == ["copper kettl"]
     assert identifying_cues("Bank of America called again.").names == ["bank america"]  # no verb: kept whole
+
+
+def test_a_common_word_opening_a_sentence_before_a_name_leaves_the_name_a_key_of_its_own():
+    # "Blame Coach Henley." and "Coach Henley signed us up." must share a key, or no edge joins them.
+    first = identifying_cues("Brunch is a no for me, sorry! Blame Coach Henley.").names
+    second = identifying_cues("Coach Henley signed the under-10s up for the tournament.").names
+    assert "coach henley" in set(first) & set(second)
+    assert identifying_cues("Harbor Grill is closed.").names == ["harbor grill"]  # two words: kept whole
