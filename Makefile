@@ -34,7 +34,7 @@ bench:
 bench-linked:
 	ripplemem bench linked --haystack $(LOCOMO) --out results/linked.json --md docs/linked_tables.md
 
-# Its development set: 28 cases written after the tune and held-out splits, looked at (no held-out part).
+# Its development set: 56 cases written after the tune and held-out splits, looked at (no held-out part).
 bench-linked-dev:
 	ripplemem bench linked --haystack $(LOCOMO) --suite langchain_ripplemem/bench/data/linked_dev_cases.json \
 		--out results/linked_dev.json --md docs/linked_dev_tables.md

@@ -334,7 +334,7 @@ def test_the_development_set_keeps_the_suite_rules_and_shares_no_case_or_story()
     from langchain_ripplemem.bench.linked_cases import DEV_SUITE
 
     dev = load_linked_cases(DEV_SUITE)
-    assert len(dev) >= 28 and {c.domain for c in dev} == set(DOMAINS)
+    assert len(dev) >= 56 and {c.domain for c in dev} == set(DOMAINS)
     assert {c.split for c in dev} == {"tune"}  # every dev case has been looked at
     assert not {c.id for c in dev} & {c.id for c in CASES}
     shipped = {t.text for c in CASES for t in c.evidence}
