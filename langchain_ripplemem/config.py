@@ -203,6 +203,12 @@ class RecallConfig(BaseModel):
         description="bridging from the first hop's anchors: a shared topic word weighs this much "
         "of a shared name when a cue edge is walked (later rounds use topic_weight)",
     )
+    first_rare_topic_weight: float = Field(
+        default=0.5, ge=0.0, le=1.0,
+        description="bridging from the first hop's anchors: a topic word rare in English (outside the encoder "
+        "vocabulary's first 12,000 whole words: 'peanut', 'kilim', not 'family', 'camping') weighs this much of a "
+        "shared name of the same rarity; other topic words weigh first_topic_weight",
+    )
     target_cues: int = Field(
         default=3, ge=0,
         description="heuristic controller: the target carries this many of the anchors' rarest identifying "

@@ -44,8 +44,9 @@ from typing import NamedTuple
 
 from langchain_ripplemem.lexical import STOPWORDS, stem
 
-__all__ = ["COMMON_WORDS", "GENERIC_WORDS", "MONTHS", "MONTH_KEYS", "Cues", "common_words", "cue_key", "entity_phrases",
-           "identifying_cues", "lowercase_keys", "rarity", "sentence_initial_keys", "topic_words"]
+__all__ = ["COMMON_WORDS", "ENGLISH_TOPIC_WORDS", "GENERIC_WORDS", "MONTHS", "MONTH_KEYS", "Cues", "common_keys",
+           "common_words", "cue_key", "entity_phrases", "identifying_cues", "lowercase_keys", "rarity",
+           "sentence_initial_keys", "topic_words", "vocabulary_words"]
 
 # "may" and "march" are also a verb and a modal: they stay generic.
 MONTHS = frozenset("january february april june july august september october november december".split())
@@ -211,6 +212,31 @@ def sentence_initial_keys(text: str) -> set[str]:
 COMMON_WORDS = 6000
 
 
+# Whole words whose topic keys count as ordinary English when bridging from the first hop.
+ENGLISH_TOPIC_WORDS = 12000
+
+
+@functools.cache
+def vocabulary_words() -> tuple[str, ...]:
+    """The encoder vocabulary's whole words (BERT uncased WordPiece), in its order: roughly by frequency in English."""
+    text = resources.files("langchain_ripplemem").joinpath("assets/minilm/vocab.txt").read_text(encoding="utf-8")
+    return tuple(w for w in text.split() if w.isalpha())
+
+
+@functools.cache
+def common_keys(count: int = ENGLISH_TOPIC_WORDS) -> frozenset[str]:
+    """The cue keys of the vocabulary's first ``count`` whole words: "famili", "gift", "potteri", "camp".
+
+    A topic key outside them is rare in English ("peanut", "kilim", "mussel"): shared
+    by two memories of a chat, it says what both are about, where "family" may be chance.
+
+    Example:
+        >>> "famili" in common_keys(), "peanut" in common_keys(), "kilim" in common_keys()
+        (True, False, False)
+    """
+    return frozenset(stem(w) for w in vocabulary_words()[:count])
+
+
 @functools.cache
 def common_words() -> frozenset[str]:
     """The ``COMMON_WORDS`` first whole words of the encoder's vocabulary (BERT uncased WordPiece).
@@ -220,8 +246,7 @@ def common_words() -> frozenset[str]:
     "perhaps") and the most common first names ("john", "sam"); "hazel" and "ingrid"
     come after them, and "rafa" is not in it.
     """
-    text = resources.files("langchain_ripplemem").joinpath("assets/minilm/vocab.txt").read_text(encoding="utf-8")
-    return frozenset([w for w in text.split() if w.isalpha()][:COMMON_WORDS])
+    return frozenset(vocabulary_words()[:COMMON_WORDS])
 
 
 def lowercase_keys(text: str) -> set[str]:

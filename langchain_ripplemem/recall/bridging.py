@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from langchain_ripplemem.extraction.identifying import MONTH_KEYS, rarity
+from langchain_ripplemem.extraction.identifying import MONTH_KEYS, common_keys, rarity
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.expansion import ExpansionHit
 from langchain_ripplemem.recall.smoothing import per_view
@@ -96,15 +96,23 @@ class BridgeStrength:
     :func:`shared_bridge_strength` hands recalls one instance per view and size.
     """
 
-    def __init__(self, view: NamespaceView, topic_weight: float = 1.0, key_budget: int = 0) -> None:
+    def __init__(self, view: NamespaceView, topic_weight: float = 1.0, key_budget: int = 0,
+                 rare_topic_weight: float | None = None) -> None:
         self.view, self.topic_weight, self.key_budget = view, topic_weight, key_budget
+        self.rare_topic_weight = rare_topic_weight
+        self._common = common_keys() if rare_topic_weight is not None else frozenset()
         self._weights: dict[str, float] = {}
         self._edges: dict[tuple[str, str], float] = {}
 
     def weight(self, key: str) -> float:
-        """``key``'s rarity, a topic word's times ``topic_weight`` (a month name's not)."""
+        """``key``'s rarity; a topic word's times ``topic_weight`` (``rare_topic_weight`` if it is rare in English)."""
         if key not in self._weights:
-            self._weights[key] = self.view.rarity(key, topic_weight=1.0 if key in MONTH_KEYS else self.topic_weight)
+            weight = self.topic_weight
+            if key in MONTH_KEYS:
+                weight = 1.0
+            elif self.rare_topic_weight is not None and key not in self._common:
+                weight = self.rare_topic_weight  # names are not in common_keys either: rarity() weighs them whole
+            self._weights[key] = self.view.rarity(key, topic_weight=weight)
         return self._weights[key]
 
     def __call__(self, a: str, b: str) -> float:
@@ -129,25 +137,26 @@ class BridgeStrength:
 # Not smoothing.per_view: its values live in view.derived, which a view's snapshot saves, and these are
 # a process's working memory (and refer back to their view).
 _EDGES_KEPT = 200_000
-_SHARED: weakref.WeakKeyDictionary[NamespaceView, dict[tuple[int, str, float, int], Any]] = \
+_SHARED: weakref.WeakKeyDictionary[NamespaceView, dict[tuple[Any, ...], Any]] = \
     weakref.WeakKeyDictionary()
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_bridge_strength(view: NamespaceView, topic_weight: float = 1.0, key_budget: int = 0) -> BridgeStrength:
+def shared_bridge_strength(view: NamespaceView, topic_weight: float = 1.0, key_budget: int = 0,
+                           rare_topic_weight: float | None = None) -> BridgeStrength:
     """The :class:`BridgeStrength` of ``view`` at its current size, shared by the recalls that read it.
 
     A view that grew gets a new one (the rarities moved); a view that lost units is a
     new view. Instances leave with their view.
     """
-    return _shared(view, ("strength", topic_weight, key_budget), lambda proxy: BridgeStrength(
-        proxy, topic_weight, key_budget))
+    return _shared(view, ("strength", topic_weight, key_budget, rare_topic_weight), lambda proxy: BridgeStrength(
+        proxy, topic_weight, key_budget, rare_topic_weight))
 
 
 _Made = TypeVar("_Made")
 
 
-def _shared(view: NamespaceView, key: tuple[str, float, int], make: Callable[[NamespaceView], _Made]) -> _Made:
+def _shared(view: NamespaceView, key: tuple[Any, ...], make: Callable[[NamespaceView], _Made]) -> _Made:
     """The ``key`` instance of ``view`` at its current size (``make(proxy of view)`` at first); older sizes' go."""
     with _SHARED_LOCK:
         per_view = _SHARED.setdefault(view, {})

@@ -362,13 +362,17 @@ class RecallNodes:
         """With bridging, a cue edge weighs what the rarest cue its ends share weighs today.
 
         From the first hop's anchors a shared topic word counts ``first_topic_weight``
-        (a name identifies, a topic word only continues); from what a round bridged
-        to, it counts ``topic_weight`` (the chain's next link is often a topic word).
+        (a name identifies, a topic word only continues), one rare in English
+        ``first_rare_topic_weight`` ("peanut" says what two memories are about,
+        "family" may be chance); from what a round bridged to, it counts
+        ``topic_weight`` (the chain's next link is often a topic word).
         """
         if not cfg.bridge_weight:
             return None
-        weight = cfg.first_topic_weight if expanded_rounds == 0 else cfg.topic_weight
-        return shared_bridge_strength(view, weight, cfg.bridge_key_budget)
+        if expanded_rounds == 0:
+            return shared_bridge_strength(view, cfg.first_topic_weight, cfg.bridge_key_budget,
+                                          cfg.first_rare_topic_weight)
+        return shared_bridge_strength(view, cfg.topic_weight, cfg.bridge_key_budget)
 
     # -- assemble / answer ---------------------------------------------------------------
     def assemble(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:

@@ -74,6 +74,17 @@ def test_a_shared_month_bridges_like_a_name_even_when_topic_words_do_not():
     assert bridge_strength(view, a.id, b.id, topic_weight=0.0) == pytest.approx(view.rarity("june"))
 
 
+def test_from_the_first_hop_a_topic_word_rare_in_english_bridges_and_a_common_one_does_not():
+    # "peanut" says what two memories are about; "family" may be chance, however rare in one chat.
+    a, b = unit(1, topics=["peanut", "famili"]), unit(2, topics=["peanut"])
+    c = unit(3, topics=["famili"])
+    view = view_of([a, b, c])
+    first_hop = BridgeStrength(view, topic_weight=0.0, rare_topic_weight=0.5)
+    assert first_hop(a.id, b.id) == pytest.approx(0.5 * view.rarity("peanut"))
+    assert first_hop(a.id, c.id) == 0.0
+    assert BridgeStrength(view, topic_weight=0.0)(a.id, b.id) == 0.0  # names only, as before
+
+
 def test_bridge_potential_counts_names_others_hold_and_leaves_out_the_querys_own():
     a, b = unit(1, names=["harbor grill", "copper kettle"]), unit(2, names=["harbor grill"])
     alone = unit(3, names=["lumen labs"])  # no other memory holds it: no bridge out
