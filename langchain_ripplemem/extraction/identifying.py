@@ -48,6 +48,9 @@ __all__ = ["COMMON_WORDS", "ENGLISH_TOPIC_WORDS", "GENERIC_WORDS", "MONTHS", "MO
            "common_words", "cue_key", "entity_phrases", "identifying_cues", "lowercase_keys", "rarity",
            "sentence_initial_keys", "topic_words", "vocabulary_words"]
 
+# A weekday in the plural names a schedule ("lectures are Tuesdays", "Tuesdays free"), which two
+# memories can share weeks apart; the singular dates one day, and stays generic.
+_RECURRING_DAYS = frozenset("mondays tuesdays wednesdays thursdays fridays saturdays sundays weekends".split())
 # "may" and "march" are also a verb and a modal: they stay generic.
 MONTHS = frozenset("january february april june july august september october november december".split())
 
@@ -175,7 +178,7 @@ def topic_words(text: str, speakers: Iterable[str] = ()) -> list[str]:
         word = _POSSESSIVE.sub("", raw.lower().replace("\u2019", "'")).strip("'-")
         if len(word) < 3 or (word in GENERIC_WORDS and word not in MONTHS):
             continue
-        key = stem(word)
+        key = word if word in _RECURRING_DAYS else stem(word)  # "Tuesdays": a schedule, not a date
         if key not in skip and key not in found and key not in GENERIC_WORDS:
             found.append(key)
     return found

@@ -323,3 +323,10 @@ def test_a_common_word_opening_a_sentence_before_a_name_leaves_the_name_a_key_of
     second = identifying_cues("Coach Henley signed the under-10s up for the tournament.").names
     assert "coach henley" in set(first) & set(second)
     assert identifying_cues("Harbor Grill is closed.").names == ["harbor grill"]  # two words: kept whole
+
+
+def test_a_weekday_in_the_plural_is_a_schedule_two_memories_can_share_and_the_singular_dates_a_day():
+    rota = identifying_cues("Declan's new rule: anyone wanting Tuesdays free goes on the overnight rota.").topics
+    degree = identifying_cues("Enrolled in the midwifery degree! Lectures are Tuesdays, nine to five.").topics
+    assert "tuesdays" in set(rota) & set(degree)
+    assert identifying_cues("See you on Tuesday at the depot.").topics == ["depot"]
