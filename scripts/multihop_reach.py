@@ -52,8 +52,9 @@ def _reach(memory: RippleMemory, bench: BenchConversation, questions: list[Any])
             counts["missed"] += 1
             keys = set(view.keys[view.pos[uid]])
             shared = keys & {k for a in anchors for k in view.keys[view.pos[a]]}
-            counts["shares_name"] += any(k in view.name_counts.first_name for k in shared)
-            counts["shares_rare_topic"] += any(k not in view.name_counts.first_name and view.rarity(k) >= 0.5 for k in shared)
+            named = view.name_counts.first_name
+            counts["shares_name"] += any(k in named for k in shared)
+            counts["shares_rare_topic"] += any(k not in named and view.rarity(k) >= 0.5 for k in shared)
             counts["one_edge"] += uid in near
             counts["two_edges"] += uid in far and uid not in near
     memory.delete_namespace(ns)
