@@ -118,8 +118,7 @@ class RecallNodes:
         if ctx.config.speaker_bonus:
             cues = move_speakers(cues, names)
         vector = self.reader.embed_query(cues.query)
-        # Suppressed memories (and, with as_of, later ones) stay out of every view,
-        # expansion path and the assembly.
+        # Suppressed memories (and, with as_of, later ones) stay out of every view, walk and assembly.
         hidden = sorted(hidden_ids(view, ctx.as_of))
         return {"cues": cues, "query_vector": vector.tolist(), "evidence": {}, "hidden": hidden, "anchors": [],
                 "round": 0, "last_added": -1, "rounds": [], "warnings": warnings, "model_down": down,
@@ -255,8 +254,7 @@ class RecallNodes:
         inp = self._controller_input(state, ctx, state["plan"].get("graph_degree"))
         plan = self._controller(state).plan(inp, state["plan"])
         if not ctx.config.use_planning:
-            # Ablation: expand around the same anchors but search for the query itself
-            # (its own identifying cues, not the anchors' names).
+            # Ablation: the same anchors, but search for the query itself (its cues, not the anchors' names).
             cues, view = state["cues"], self.reader.view(ctx.namespace)
             keys = view.known_keys(cues.query, speakers(view)) if ctx.config.target_cues else []
             plan["target"] = None if plan.get("target") is None else plan["target"].model_copy(update={
@@ -361,18 +359,15 @@ class RecallNodes:
     def _strength(view: Any, cfg: RecallConfig, expanded_rounds: int) -> Any:
         """With bridging, a cue edge weighs what the rarest cue its ends share weighs today.
 
-        From the first hop's anchors a shared topic word counts ``first_topic_weight``
-        (a name identifies, a topic word only continues), one rare in English
-        ``first_rare_topic_weight`` ("peanut" says what two memories are about,
-        "family" may be chance); from what a round bridged to, it counts
-        ``topic_weight`` (the chain's next link is often a topic word).
+        A shared topic word counts ``first_topic_weight`` from the first hop's anchors (a name
+        identifies, a topic word only continues; one rare in English, ``first_rare_topic_weight``)
+        and ``topic_weight`` from what a round bridged to (a chain's next link is often one).
         """
         if not cfg.bridge_weight:
             return None
-        if expanded_rounds == 0:
-            return shared_bridge_strength(view, cfg.first_topic_weight, cfg.bridge_key_budget,
-                                          cfg.first_rare_topic_weight)
-        return shared_bridge_strength(view, cfg.topic_weight, cfg.bridge_key_budget)
+        first = expanded_rounds == 0
+        return shared_bridge_strength(view, cfg.first_topic_weight if first else cfg.topic_weight,
+                                      cfg.bridge_key_budget, cfg.first_rare_topic_weight if first else None)
 
     # -- assemble / answer ---------------------------------------------------------------
     def assemble(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
