@@ -99,10 +99,49 @@ i i'm i've i'll i'd ok okay oh lol omg haha congrats congratulations sorry pleas
 monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays
 saturdays sundays mom dad mum grandma grandpa march may easter christmas halloween thanksgiving
 tell ask let give send bring call text meet wish classic rip dr mr mrs ms
-yep yup nope nah bye goodbye hiya howdy yo woah whoa wow oof ooh ooo oops ouch aww awww woohoo hooray hurray
+yep yup nope nah bye goodbye hiya howdy yo woah whoa oof ooh ooo oops ouch aww awww woohoo hooray hurray
 yikes phew whew ahh aha ha hehe um uh eh meh mmm hmmm duh gee geez jeez welp cheers bravo argh eek alas shh
 btw gotcha wanna gonna gotta perhaps unfortunately anytime
 """.split()) | MONTHS
+
+
+# Whole words counted as common English: the first entries of the encoder's vocabulary.
+COMMON_WORDS = 6000
+# Whole words whose topic keys count as ordinary English when bridging from the first hop.
+ENGLISH_TOPIC_WORDS = 12000
+
+
+@functools.cache
+def vocabulary_words() -> tuple[str, ...]:
+    """The encoder vocabulary's whole words (BERT uncased WordPiece), in its order: roughly by frequency in English."""
+    text = resources.files("langchain_ripplemem").joinpath("assets/minilm/vocab.txt").read_text(encoding="utf-8")
+    return tuple(w for w in text.split() if w.isalpha())
+
+
+@functools.cache
+def common_keys(count: int = ENGLISH_TOPIC_WORDS) -> frozenset[str]:
+    """The cue keys of the vocabulary's first ``count`` whole words: "famili", "gift", "potteri", "camp".
+
+    A topic key outside them is rare in English ("peanut", "kilim", "mussel"): shared
+    by two memories of a chat, it says what both are about, where "family" may be chance.
+
+    Example:
+        >>> "famili" in common_keys(), "peanut" in common_keys(), "kilim" in common_keys()
+        (True, False, False)
+    """
+    return frozenset(stem(w) for w in vocabulary_words()[:count])
+
+
+@functools.cache
+def common_words() -> frozenset[str]:
+    """The ``COMMON_WORDS`` first whole words of the encoder's vocabulary (BERT uncased WordPiece).
+
+    The vocabulary lists its words roughly by frequency in English Wikipedia and books
+    ("the", "of", "and" first), so its first 6,000 are common words ("count",
+    "perhaps") and the most common first names ("john", "sam"); "hazel" and "ingrid"
+    come after them, and "rafa" is not in it.
+    """
+    return frozenset(vocabulary_words()[:COMMON_WORDS])
 
 
 def cue_key(phrase: str) -> str:
@@ -125,6 +164,10 @@ def cue_key(phrase: str) -> str:
 MONTH_KEYS = frozenset(cue_key(month) for month in MONTHS)
 
 
+def _at_sentence_start(text: str, match: re.Match[str]) -> bool:
+    return match.start() == 0 or bool(_SENTENCE_END.search(text[: match.start()]))
+
+
 def entity_phrases(text: str, speakers: Iterable[str] = ()) -> list[str]:
     """Capitalised phrases of ``text`` that name something other than a speaker.
 
@@ -143,7 +186,7 @@ def entity_phrases(text: str, speakers: Iterable[str] = ()) -> list[str]:
     found: list[str] = []
     for match in _PHRASE.finditer(text):
         raw = match.group(0).split()
-        at_start = match.start() == 0 or bool(_SENTENCE_END.search(text[: match.start()]))
+        at_start = _at_sentence_start(text, match)
         if at_start and len(raw) > 2 and raw[1].lower() == "the":
             raw = raw[1:]  # "Cut the Lisbon trip short": a verb starts the sentence, the name follows "the"
         words = [w for w in raw if _POSSESSIVE.sub("", w).lower() not in _NOT_NAMES]
@@ -200,7 +243,7 @@ def sentence_initial_keys(text: str) -> set[str]:
     """
     found = set()
     for match in _PHRASE.finditer(text):
-        if match.start() and not _SENTENCE_END.search(text[: match.start()]):
+        if not _at_sentence_start(text, match):
             continue
         if " " in match.group(0):  # a phrase: a name whole (entity_phrases), not word by word
             continue
@@ -209,47 +252,6 @@ def sentence_initial_keys(text: str) -> set[str]:
         if len(word) >= 3 and "'" not in word and lower not in _NOT_NAMES and lower not in common_words():
             found.add(stem(lower))  # ("How'd": no name)
     return found
-
-
-# Whole words counted as common English: the first entries of the encoder's vocabulary.
-COMMON_WORDS = 6000
-
-
-# Whole words whose topic keys count as ordinary English when bridging from the first hop.
-ENGLISH_TOPIC_WORDS = 12000
-
-
-@functools.cache
-def vocabulary_words() -> tuple[str, ...]:
-    """The encoder vocabulary's whole words (BERT uncased WordPiece), in its order: roughly by frequency in English."""
-    text = resources.files("langchain_ripplemem").joinpath("assets/minilm/vocab.txt").read_text(encoding="utf-8")
-    return tuple(w for w in text.split() if w.isalpha())
-
-
-@functools.cache
-def common_keys(count: int = ENGLISH_TOPIC_WORDS) -> frozenset[str]:
-    """The cue keys of the vocabulary's first ``count`` whole words: "famili", "gift", "potteri", "camp".
-
-    A topic key outside them is rare in English ("peanut", "kilim", "mussel"): shared
-    by two memories of a chat, it says what both are about, where "family" may be chance.
-
-    Example:
-        >>> "famili" in common_keys(), "peanut" in common_keys(), "kilim" in common_keys()
-        (True, False, False)
-    """
-    return frozenset(stem(w) for w in vocabulary_words()[:count])
-
-
-@functools.cache
-def common_words() -> frozenset[str]:
-    """The ``COMMON_WORDS`` first whole words of the encoder's vocabulary (BERT uncased WordPiece).
-
-    The vocabulary lists its words roughly by frequency in English Wikipedia and books
-    ("the", "of", "and" first), so its first 6,000 are common words ("count",
-    "perhaps") and the most common first names ("john", "sam"); "hazel" and "ingrid"
-    come after them, and "rafa" is not in it.
-    """
-    return frozenset(vocabulary_words()[:COMMON_WORDS])
 
 
 def lowercase_keys(text: str) -> set[str]:
