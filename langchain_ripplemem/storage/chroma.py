@@ -58,7 +58,8 @@ from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_from_ke
 from langchain_ripplemem.storage.base import StoredRecord
 from langchain_ripplemem.storage.locks import StoreLock, embedded_store_directory
 
-__all__ = ["DEFAULT_COLLECTION", "PAGE_SIZE", "ChromaUnitBackend", "chroma_client", "read_retrying", "stored_json"]
+__all__ = ["DEFAULT_COLLECTION", "HNSW_SYNC_THRESHOLD", "PAGE_SIZE", "ChromaUnitBackend", "chroma_client",
+           "read_retrying", "stored_json", "tune_sync_threshold"]
 
 DEFAULT_COLLECTION = "ripplemem_units"
 # Records (or ids) per Chroma call: well under SQLite's 32,766 bound variables.
@@ -142,8 +143,26 @@ def stored_json(unit: MemoryUnit) -> str:
 # Chroma indexes every vector in an HNSW graph, which the package never queries (recall
 # searches its own matrix exactly). Its default build (ef 100, M 16) made an upsert of 20
 # memories cost 12 ms at 1k and 33 ms at 30k; a sparse build keeps it near flat
-# (11 -> 15 ms). A collection keeps the settings it was created with.
-UNIT_COLLECTION_METADATA = {"hnsw:space": "cosine", "hnsw:construction_ef": 8, "hnsw:M": 4}
+# (11 -> 15 ms). A collection keeps the build it was created with.
+# Chroma persists that index every ``sync_threshold`` records, and until it does, every write
+# reads back the records written since the last persist. 200 instead of Chroma's 1,000 makes
+# an upsert about a third cheaper at every size, with the same bytes written (chromadb alone,
+# 20-record upserts with this package's record shapes: 0.90-1.0 -> 0.53-0.62 ms CPU a record
+# at 1-2k records, 1.09-1.2 -> 0.74-0.78 at 30k; 60 or 5,000 cost more). A collection created
+# with another value gets this one when opened (Chroma lets it change; the build stays).
+HNSW_SYNC_THRESHOLD = 200
+UNIT_COLLECTION_METADATA = {"hnsw:space": "cosine", "hnsw:construction_ef": 8, "hnsw:M": 4,
+                            "hnsw:sync_threshold": HNSW_SYNC_THRESHOLD}
+
+
+def tune_sync_threshold(collection: Any) -> None:
+    """Give ``collection``'s HNSW index :data:`HNSW_SYNC_THRESHOLD` (before its first write in this process).
+
+    Collections without an HNSW index (a distributed Chroma's) are left as they are.
+    """
+    hnsw = (getattr(collection, "configuration", None) or {}).get("hnsw") or {}
+    if hnsw and hnsw.get("sync_threshold") != HNSW_SYNC_THRESHOLD:
+        collection.modify(configuration={"hnsw": {"sync_threshold": HNSW_SYNC_THRESHOLD}})
 
 
 class ChromaUnitBackend:
@@ -185,6 +204,7 @@ class ChromaUnitBackend:
             self.client = client
             self.collection = client.get_or_create_collection(
                 collection_name, embedding_function=None, metadata=UNIT_COLLECTION_METADATA)
+            tune_sync_threshold(self.collection)
             self._registry = client.get_or_create_collection(
                 f"{collection_name}__namespaces", embedding_function=None,
                 metadata={"registry_format": REGISTRY_FORMAT})

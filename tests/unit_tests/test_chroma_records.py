@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from langchain_ripplemem.schemas import MemoryUnit, Provenance, namespace_key
-from langchain_ripplemem.storage.chroma import ChromaUnitBackend, stored_json
+from langchain_ripplemem.storage.chroma import HNSW_SYNC_THRESHOLD, ChromaUnitBackend, stored_json
 
 NS = ("maya",)
 START = datetime(2026, 3, 1, 9, 30, 0, 250_000, tzinfo=timezone.utc)
@@ -57,3 +57,36 @@ def test_records_in_either_key_order_load_back_and_updates_keep_the_new_order():
         assert stored == stored_json(changed)
     finally:
         backend.close()
+
+
+def _hnsw(backend: ChromaUnitBackend) -> dict:
+    return backend.client.get_collection(backend.collection.name).configuration["hnsw"]
+
+
+def test_the_unit_collection_persists_its_index_every_200_records_in_new_and_older_stores(tmp_path):
+    # Every write reads back what was written since the index last persisted: a smaller threshold
+    # makes an upsert cheaper (docs/scale.md "Ingest"). Stores made before keep their data and get it.
+    import chromadb
+    from chromadb.config import Settings
+
+    fresh = ChromaUnitBackend(persist_directory=tmp_path / "new")
+    try:
+        assert _hnsw(fresh)["sync_threshold"] == HNSW_SYNC_THRESHOLD == 200
+        assert (_hnsw(fresh)["max_neighbors"], _hnsw(fresh)["ef_construction"]) == (4, 8)
+    finally:
+        fresh.close()
+    older = tmp_path / "older"
+    client = chromadb.PersistentClient(path=str(older), settings=Settings(anonymized_telemetry=False))
+    made = client.create_collection("ripplemem_units", embedding_function=None,
+                                    metadata={"hnsw:space": "cosine", "hnsw:construction_ef": 8, "hnsw:M": 4})
+    unit = _unit(1)
+    made.add(ids=[unit.id], embeddings=np.ones((1, 4), dtype=np.float32), documents=[unit.restatement],
+             metadatas=[{"ns": namespace_key(NS), "kind": unit.kind, "unit": stored_json(unit)}])
+    assert made.configuration["hnsw"]["sync_threshold"] == 1000  # Chroma's default
+    reopened = ChromaUnitBackend(persist_directory=older)
+    try:
+        assert _hnsw(reopened)["sync_threshold"] == 200
+        assert (_hnsw(reopened)["max_neighbors"], _hnsw(reopened)["ef_construction"]) == (4, 8)
+        assert [u.id for units, _ in reopened.load(NS) for u in units] == [unit.id]
+    finally:
+        reopened.close()
