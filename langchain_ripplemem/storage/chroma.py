@@ -146,10 +146,11 @@ def stored_json(unit: MemoryUnit) -> str:
 # (11 -> 15 ms). A collection keeps the build it was created with.
 # Chroma persists that index every ``sync_threshold`` records, and until it does, every write
 # reads back the records written since the last persist. 200 instead of Chroma's 1,000 makes
-# an upsert about a third cheaper at every size, with the same bytes written (chromadb alone,
-# 20-record upserts with this package's record shapes: 0.90-1.0 -> 0.53-0.62 ms CPU a record
-# at 1-2k records, 1.09-1.2 -> 0.74-0.78 at 30k; 60 or 5,000 cost more). A collection created
-# with another value gets this one when opened (Chroma lets it change; the build stays).
+# an upsert about a third cheaper at every size, for about the same bytes written
+# (scripts/chroma_upsert.py, 20-record upserts of this package's record shapes: 1.06 -> 0.65
+# ms CPU a record over the first 2k records, 1.25 -> 0.81 over the last 3k of 30k; 100 and
+# 400 cost more). A collection created with another value gets this one when opened
+# (Chroma lets it change; the build stays).
 HNSW_SYNC_THRESHOLD = 200
 UNIT_COLLECTION_METADATA = {"hnsw:space": "cosine", "hnsw:construction_ef": 8, "hnsw:M": 4,
                             "hnsw:sync_threshold": HNSW_SYNC_THRESHOLD}
