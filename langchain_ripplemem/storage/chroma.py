@@ -59,7 +59,7 @@ from langchain_ripplemem.storage.base import StoredRecord
 from langchain_ripplemem.storage.locks import StoreLock, embedded_store_directory
 
 __all__ = ["DEFAULT_COLLECTION", "HNSW_SYNC_THRESHOLD", "PAGE_SIZE", "ChromaUnitBackend", "chroma_client",
-           "read_retrying", "stored_json", "tune_sync_threshold"]
+           "read_retrying", "stored_json"]
 
 DEFAULT_COLLECTION = "ripplemem_units"
 # Records (or ids) per Chroma call: well under SQLite's 32,766 bound variables.
@@ -156,7 +156,7 @@ UNIT_COLLECTION_METADATA = {"hnsw:space": "cosine", "hnsw:construction_ef": 8, "
                             "hnsw:sync_threshold": HNSW_SYNC_THRESHOLD}
 
 
-def tune_sync_threshold(collection: Any) -> None:
+def _tune_sync_threshold(collection: Any) -> None:
     """Give ``collection``'s HNSW index :data:`HNSW_SYNC_THRESHOLD` (before its first write in this process).
 
     Collections without an HNSW index (a distributed Chroma's) are left as they are.
@@ -205,7 +205,7 @@ class ChromaUnitBackend:
             self.client = client
             self.collection = client.get_or_create_collection(
                 collection_name, embedding_function=None, metadata=UNIT_COLLECTION_METADATA)
-            tune_sync_threshold(self.collection)
+            _tune_sync_threshold(self.collection)
             self._registry = client.get_or_create_collection(
                 f"{collection_name}__namespaces", embedding_function=None,
                 metadata={"registry_format": REGISTRY_FORMAT})
