@@ -104,8 +104,8 @@ def _probed(projected: Projection, matrix: np.ndarray, block: list[int], centres
         slack = rest[rows] * rest[row] + 1e-4
         kept = approx + slack >= threshold
         rows, approx, slack = rows[kept], approx[kept], slack[kept]
-        rows = _cut(rows, approx - slack, approx + slack, keep, threshold)
-        out.append(_exact_cut(matrix, row, rows, coords[rows] @ coords[row], rest, keep, threshold))
+        at = _cut(np.arange(len(rows)), approx - slack, approx + slack, keep, threshold)  # positions: approx kept
+        out.append(_exact_cut(matrix, row, rows[at], approx[at], rest, keep, threshold))
     return out
 
 
