@@ -38,7 +38,7 @@ import networkx as nx
 from langchain_ripplemem.schemas import Namespace
 from langchain_ripplemem.storage.base import EdgeBackend, EdgeRow
 
-__all__ = ["LazyAdjacency", "degrees", "walk_graph"]
+__all__ = ["LazyAdjacency", "degrees", "lazy_adjacency", "walk_graph"]
 
 _Neighbours = dict[str, dict[str, dict[str, float]]]
 
@@ -71,11 +71,31 @@ class LazyAdjacency(dict):  # type: ignore[type-arg]
     def __missing__(self, node: str) -> _Neighbours:
         if not isinstance(node, str):
             raise KeyError(node)
-        nbrs = neighbours_of(node, self.backend.edge_rows(self.namespace, [node]))
+        self.read([node])
+        return dict.__getitem__(self, node)  # type: ignore[no-any-return]
+
+    def read(self, nodes: Iterable[str]) -> None:
+        """Read the edges of every node of ``nodes`` not read yet, in one edge-store query.
+
+        A walk asks for a hop's nodes together: one query a hop instead of one a node
+        (each query costs a round trip, and a store's statement overhead). A node's
+        neighbours are in the order the store returns its rows, as when read alone.
+        """
+        rows_of: dict[str, list[EdgeRow]] = {node: [] for node in nodes
+                                            if isinstance(node, str) and not dict.__contains__(self, node)}
+        if not rows_of:
+            return
+        for row in self.backend.edge_rows(self.namespace, list(rows_of)):
+            src, dst = row[0], row[1]
+            if src in rows_of:
+                rows_of[src].append(row)
+            if dst != src and dst in rows_of:
+                rows_of[dst].append(row)
         with self._lock:
-            self.edges_read += len(nbrs)
-            dict.__setitem__(self, node, nbrs)
-        return nbrs
+            for node, rows in rows_of.items():
+                nbrs = neighbours_of(node, rows)
+                self.edges_read += len(nbrs) - len(dict.get(self, node) or ())
+                dict.__setitem__(self, node, nbrs)
 
     def __getitem__(self, node: str) -> _Neighbours:
         nbrs = super().__getitem__(node)  # __missing__ reads it
@@ -132,6 +152,16 @@ def adjacency_of(graph: nx.Graph) -> LazyAdjacency:
     return adjacency
 
 
+def lazy_adjacency(graph: nx.Graph) -> LazyAdjacency | None:
+    """The lazy adjacency behind ``graph`` (a :func:`walk_graph` graph or a view of one), else ``None``."""
+    while graph is not None:
+        adjacency = getattr(graph, "_adj", None)
+        if isinstance(adjacency, LazyAdjacency):
+            return adjacency
+        graph = getattr(graph, "_graph", None)  # a NetworkX subgraph view's graph
+    return None
+
+
 def degrees(graph: nx.Graph, nodes: Iterable[str]) -> dict[str, int]:
     """``{node: degree}`` of the ``nodes`` in ``graph`` (those without an edge left out), as ``graph.degree`` says.
 
@@ -147,6 +177,8 @@ def degrees(graph: nx.Graph, nodes: Iterable[str]) -> dict[str, int]:
     adjacency = graph._adj
     if not isinstance(adjacency, LazyAdjacency):
         return {node: graph.degree(node) for node in nodes if node in graph}
+    nodes = list(nodes)
+    adjacency.read(nodes)
     out = {}
     for node in nodes:
         nbrs = dict.get(adjacency, node)

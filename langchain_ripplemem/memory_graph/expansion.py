@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from langchain_ripplemem.memory_graph.adjacency import LazyAdjacency, lazy_adjacency
 from langchain_ripplemem.schemas import EdgeType
 
 # Scores closer than this count as near-equal, so path length and strength decide.
@@ -165,6 +166,9 @@ def _walk(
     # A walk steps only on units ``rows`` holds, and rows only grow: while they number at most
     # ``limit``, every unit a walk reached has a row below it.
     bounded = rows is not None and len(rows) > limit
+    lazy = lazy_adjacency(graph)  # also behind a view that hides memories
+    if lazy is not None:
+        lazy.read(anchors)
     best: _Found = {}
     for anchor in anchors:
         if anchor not in graph:
@@ -172,7 +176,7 @@ def _walk(
         layers = walks.get((anchor, hops)) if walks is not None else None
         if layers is None:
             steps = walks.steps if isinstance(walks, Walks) else Steps(0)
-            layers = _anchor_walk(adjacency, anchor, channel, hops, rows, strength, steps)
+            layers = _anchor_walk(adjacency, anchor, channel, hops, rows, strength, steps, lazy)
             if walks is not None:
                 walks[(anchor, hops)] = layers
         for layer in layers:
@@ -187,7 +191,7 @@ def _walk(
 
 def _anchor_walk(adjacency: Mapping[str, Mapping[str, dict[str, dict[str, float]]]], anchor: str,
                  channel: EdgeType, hops: int, held: Container[str] | None,
-                 strength: EdgeStrength | None, steps: Steps) -> Layers:
+                 strength: EdgeStrength | None, steps: Steps, lazy: LazyAdjacency | None = None) -> Layers:
     """One anchor's walk, whatever the walk must leave out: what it may not return is the caller's to drop.
 
     ``steps`` gives (and keeps) each node's channel edges to ``held`` units, re-weighed:
@@ -197,6 +201,8 @@ def _anchor_walk(adjacency: Mapping[str, Mapping[str, dict[str, dict[str, float]
     seen = {anchor}
     layers: Layers = []
     for _ in range(hops):
+        if lazy is not None:  # the hop's unread nodes in one query
+            lazy.read([node for node in frontier if node not in steps])
         # One hop further: each unit keeps its strongest path of this length (ties: the
         # smallest path), so what a walk finds does not depend on the order of neighbours.
         layer: dict[str, tuple[tuple[str, ...], float]] = {}

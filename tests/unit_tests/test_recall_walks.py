@@ -127,6 +127,48 @@ def test_degrees_of_the_walk_graph_are_the_whole_graphs(chain):
     assert degrees(graph, ids) == expected == degrees(whole, ids)
 
 
+class CountingBackend:
+    """An edge store that counts its reads (the walk graph's queries)."""
+
+    def __init__(self, backend):
+        self.backend, self.reads = backend, []
+
+    def edge_rows(self, namespace, unit_ids=None):
+        self.reads.append(None if unit_ids is None else list(unit_ids))
+        return self.backend.edge_rows(namespace, unit_ids)
+
+
+def test_a_batched_read_gives_each_node_what_reading_it_alone_gives():
+    rng = np.random.default_rng(7)
+    ids = [f"u{i:02d}" for i in range(30)]
+    backend, _ = open_sqlite_graph(None)
+    pairs = {tuple(sorted(rng.choice(30, 2, replace=False))) for _ in range(120)}
+    backend.add(NS, [Edge(src=ids[i], dst=ids[j], type=("semantic", "structural")[int(rng.integers(2))],
+                          weight=round(float(rng.random()), 3)) for i, j in pairs])
+    alone = walk_graph(backend, NS)
+    batched = walk_graph(backend, NS)
+    batched._adj.read(ids + ["no-such-memory"])
+    for uid in ids:  # same neighbours, types, weights and neighbour order
+        assert list(batched._adj[uid].items()) == list(alone.adj[uid].items())
+    assert "no-such-memory" not in batched and batched._adj.edges_read == alone._adj.edges_read
+
+
+def test_a_walk_reads_each_hop_in_one_query(chain):
+    units, backend, _ = chain
+    a, b, c, d, e, f = (u.id for u in units)
+    counting = CountingBackend(backend)
+    graph = walk_graph(counting, NS)
+    found = reachable(graph, [a], "semantic", hops=3, exclude=set())
+    assert set(found) == {b, c, d, f}
+    # the anchor, then each hop's frontier ({b}, then {c, f}): one query each, not one a node
+    assert counting.reads == [[a], [b], [c, f]]
+    assert degrees(graph, [a, b, c, d, e]) and counting.reads[-1] == [d, e]  # the unread ones, together
+    counting.reads.clear()
+    hiding_f = nx.restricted_view(walk_graph(counting, NS), [f], [])  # recall hides memories so
+    assert set(reachable(hiding_f, [a], "semantic", hops=3, exclude=set())) == {b, c, d}
+    assert counting.reads == [[a], [b], [c]]
+
+
 def test_cue_values_follow_the_view_as_it_grows():
     units = make_units(2, participants=["Maya", "SAM"])
     view = view_of(units)
