@@ -116,6 +116,16 @@ def _questions(seed: int, n: int) -> list[str]:
 
 
 # -- one namespace ----------------------------------------------------------------------
+def filled(path: Path, size: int) -> Any:
+    """A memory at ``path`` (opened with the benchmark's settings) holding ``size`` memories of the dialogue."""
+    memory, dialogue, stored = _memory(path, {}), Dialogue(seed=1), 0
+    while stored < size:
+        turns = min(dialogue.turns_per_session, size - stored)
+        conversation = dialogue.conversation(f"c{dialogue.session + 1}", turns=turns)
+        stored += memory.add_conversation(conversation, namespace=NS).new_units
+    return memory
+
+
 def build_single(args: argparse.Namespace) -> dict[str, Any]:
     """Ingest to ``args.size``, then warm recalls, the exact floor and recall right after writes."""
     memory, out = _memory(Path(args.dir), json.loads(args.memory_kwargs)), {"size": args.size}

@@ -25,22 +25,12 @@ from typing import Any
 
 import bench_scale
 from results_io import emit
-from scale_dialogue import Dialogue
 
 from langchain_ripplemem.bench.results import run_metadata
 from langchain_ripplemem.schemas import Edge
 from langchain_ripplemem.storage import sqlite as sqlite_storage
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "integration_tests"))
-
-
-def build(path: Path, size: int) -> Any:
-    memory, dialogue, stored = bench_scale._memory(path, {}), Dialogue(seed=1), 0
-    while stored < size:
-        turns = min(dialogue.turns_per_session, size - stored)
-        conversation = dialogue.conversation(f"c{dialogue.session + 1}", turns=turns)
-        stored += memory.add_conversation(conversation, namespace=bench_scale.NS).new_units
-    return memory
 
 
 def recorded_reads(memory: Any, queries: int) -> dict[str, list[list[str]]]:
@@ -92,7 +82,7 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="results JSON (default: stdout only)")
     args = parser.parse_args()
     directory = Path(tempfile.mkdtemp(prefix="edge-reads-")) / "store"
-    memory = build(directory, args.size)
+    memory = bench_scale.filled(directory, args.size)
     reads = recorded_reads(memory, args.queries)
     memory.close()
     sqlite_edges, _ = sqlite_storage.open_sqlite_graph(directory / sqlite_storage.GRAPH_FILENAME)

@@ -18,17 +18,12 @@ import time
 from pathlib import Path
 
 import bench_scale
-from scale_dialogue import Dialogue
 
 
 def build(path: Path, size: int) -> None:
-    memory, dialogue, stored = bench_scale._memory(path, {}), Dialogue(seed=1), 0
-    while stored < size:
-        turns = min(dialogue.turns_per_session, size - stored)
-        conversation = dialogue.conversation(f"c{dialogue.session + 1}", turns=turns)
-        stored += memory.add_conversation(conversation, namespace=bench_scale.NS).new_units
+    memory = bench_scale.filled(path, size)
     memory.close()
-    print(f"{stored} memories in {path}")
+    print(f"{size} memories in {path}")
 
 
 def open_and_recall(path: Path, stats: Path | None, top: int) -> None:
