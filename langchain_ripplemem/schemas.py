@@ -40,8 +40,8 @@ def _key(namespace: Namespace) -> str:
     return json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))
 
 
-# Every edge read asks for its namespace's key, and json.dumps with these options builds an
-# encoder each call (about 4 us): several hundred times a recall on a large namespace.
+# Every read of the edge store and the namespace log asks for its namespace's key, and
+# json.dumps with these options builds an encoder each call (about 4 us).
 _cached_key = functools.lru_cache(maxsize=4096)(_key)
 
 
