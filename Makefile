@@ -25,10 +25,11 @@ typecheck:
 demo:
 	ripplemem demo
 
-# Retrieval quality and latency against baselines in one run (offline, ~10 min).
+# Retrieval quality and latency against baselines in one run (offline, ~10 min). Tables before the
+# plot: the plot needs matplotlib (the [bench] extra), the results and tables do not.
 bench:
-	ripplemem bench locomo $(LOCOMO) --out results/locomo.json --plot docs/locomo_recall.png
-	ripplemem bench report results/locomo.json --md docs/benchmarks_tables.md
+	ripplemem bench locomo $(LOCOMO) --out results/locomo.json
+	ripplemem bench report results/locomo.json --md docs/benchmarks_tables.md --plot docs/locomo_recall.png
 
 # The linked-evidence suite injected into LoCoMo conversations (offline, ~1 min with the vector cache).
 bench-linked:
