@@ -185,7 +185,7 @@ def degrees(graph: nx.Graph, nodes: Iterable[str]) -> dict[str, int]:
     out = {}
     for node in nodes:
         nbrs = dict.get(adjacency, node)
-        if nbrs is None:  # not read yet: the lazy lookup reads it
+        if nbrs is None:  # forgotten since the read (a write's catch-up): the lazy lookup reads it again
             nbrs = adjacency[node] if node in adjacency else None
         if nbrs:
             out[node] = len(nbrs) + (node in nbrs)
