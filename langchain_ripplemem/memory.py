@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable
+from contextlib import nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -28,6 +29,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem.cache_bounds import CacheBounds
+from langchain_ripplemem.collector import collector_paused
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.embeddings import embed_query
 from langchain_ripplemem.errors import InvalidConversationError
@@ -349,7 +351,9 @@ class RippleMemory:
             ValueError: naming ``query``, ``k``, ``answer`` or ``asker`` when unusable.
         """
         graph, inputs, run, ctx = self._recall_call(query, namespace, k, config, callbacks, as_of, answer, asker)
-        return graph.invoke(inputs, config=run, context=ctx)["result"]  # type: ignore[no-any-return]
+        # Held off for the whole run, LangGraph's steps between nodes included, unless a chat model may be waited on.
+        with collector_paused() if self.llm is None else nullcontext():
+            return graph.invoke(inputs, config=run, context=ctx)["result"]  # type: ignore[no-any-return]
 
     async def arecall(
         self, query: str, *, namespace: Namespace | str | None = None, k: int | None = None,

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import END, START, StateGraph
 
+from langchain_ripplemem.collector import paused
 from langchain_ripplemem.recall.nodes import RecallNodes
 from langchain_ripplemem.recall.reader import MemoryReader
 from langchain_ripplemem.recall.state import RecallContext, RecallInput, RecallOutput, RecallState
@@ -102,7 +103,9 @@ def build_recall_graph(
     if llm is not None:
         steps.append(("answer", nodes.answer, nodes.aanswer))
     for name, func, afunc in steps:
-        builder.add_node(name, func if afunc is None else RunnableLambda(func, afunc=afunc, name=name),
+        # Nodes that only compute run with the garbage collector held off (collector.py);
+        # one that may wait on a chat model does not hold it.
+        builder.add_node(name, paused(func) if afunc is None else RunnableLambda(func, afunc=afunc, name=name),
                          destinations=_DESTINATIONS.get(name))
     builder.add_edge(START, "extract_cues")
     builder.add_edge("extract_cues", "tri_view_recall")
