@@ -48,11 +48,33 @@ _Neighbours = dict[str, dict[str, dict[str, float]]]
 
 def neighbours_of(node: str, rows: Iterable[EdgeRow]) -> _Neighbours:
     """``{neighbour: {"types": {type: weight}}}`` of ``node`` from edge rows, neighbours in the rows' order."""
-    types: dict[str, dict[str, float]] = {}
-    for src, dst, etype, weight in rows:
-        if node in (src, dst):
-            types.setdefault(dst if src == node else src, {})[etype] = weight
-    return {nbr: {"types": kinds} for nbr, kinds in types.items()}
+    return _as_networkx(_packed(node, rows))
+
+
+# A node's edges as held between reads: ``(neighbour, type, weight, neighbour, type, weight, ...)``, in
+# the rows' order. One flat tuple of strings and floats leaves the garbage collector's lists at its
+# first pass; NetworkX's dict per neighbour would stay in them (a dict holding a dict is always
+# tracked), and recall keeps about 1,000 of those a recall at 50k memories (collector.py).
+_Packed = tuple[str | float, ...]
+
+
+def _packed(node: str, rows: Iterable[EdgeRow]) -> _Packed:
+    return tuple(x for src, dst, etype, weight in rows if node in (src, dst)
+                 for x in (dst if src == node else src, etype, weight))
+
+
+def _as_networkx(packed: _Packed) -> _Neighbours:
+    out: _Neighbours = {}
+    for i in range(0, len(packed), 3):
+        nbr, etype, weight = packed[i], packed[i + 1], packed[i + 2]
+        out.setdefault(nbr, {"types": {}})["types"][etype] = weight  # type: ignore[arg-type,index,assignment]
+    return out
+
+
+def _neighbour_count(node: str, packed: _Packed) -> int:
+    """NetworkX's degree: distinct neighbours, a self-loop twice."""
+    neighbours = set(packed[::3])
+    return len(neighbours) + (node in neighbours)
 
 
 class LazyAdjacency(dict):  # type: ignore[type-arg]
@@ -66,16 +88,21 @@ class LazyAdjacency(dict):  # type: ignore[type-arg]
     def __init__(self, backend: EdgeBackend, namespace: Namespace) -> None:
         super().__init__()
         self.backend, self.namespace = backend, namespace
-        self.edges_read = 0  # neighbour entries held (for the cache's size estimate)
+        self.edges_read = 0  # edge entries held (for the cache's size estimate)
         # Counts the changes :meth:`forget` was told of: what was read at one version holds until the next.
         self.version = 0
         self._lock = threading.Lock()
 
-    def __missing__(self, node: str) -> _Neighbours:
+    def __missing__(self, node: str) -> _Packed:
         if not isinstance(node, str):
             raise KeyError(node)
         self.read([node])
         return dict.__getitem__(self, node)  # type: ignore[no-any-return]
+
+    def packed(self, node: str) -> _Packed:
+        """``node``'s neighbours as held, read on first touch (``()``: no edges)."""
+        found: _Packed | None = dict.get(self, node)
+        return found if found is not None else self.__missing__(node)
 
     def read(self, nodes: Iterable[str]) -> None:
         """Read the edges of every node of ``nodes`` not read yet, in one edge-store query.
@@ -96,21 +123,18 @@ class LazyAdjacency(dict):  # type: ignore[type-arg]
                 rows_of[dst].append(row)
         with self._lock:
             for node, rows in rows_of.items():
-                nbrs = neighbours_of(node, rows)
-                self.edges_read += len(nbrs) - len(dict.get(self, node) or ())
+                nbrs = _packed(node, rows)
+                self.edges_read += (len(nbrs) - len(dict.get(self, node) or ())) // 3
                 dict.__setitem__(self, node, nbrs)
 
     def __getitem__(self, node: str) -> _Neighbours:
         nbrs = super().__getitem__(node)  # __missing__ reads it
         if not nbrs:
             raise KeyError(node)
-        return nbrs  # type: ignore[no-any-return]
+        return _as_networkx(nbrs)
 
     def __contains__(self, node: object) -> bool:
-        try:
-            return bool(self[node])  # type: ignore[index]
-        except KeyError:
-            return False
+        return isinstance(node, str) and bool(self.packed(node))
 
     def forget(self, nodes: Iterable[str]) -> None:
         """Drop what was read about ``nodes`` (their edges changed): the next touch reads them again."""
@@ -118,7 +142,7 @@ class LazyAdjacency(dict):  # type: ignore[type-arg]
             for node in nodes:
                 nbrs = self.pop(node, None)
                 if nbrs:
-                    self.edges_read -= len(nbrs)
+                    self.edges_read -= len(nbrs) // 3
             self.version += 1  # after the pops: a walk that sees the new version reads the new edges
 
 
@@ -184,9 +208,7 @@ def degrees(graph: nx.Graph, nodes: Iterable[str]) -> dict[str, int]:
     adjacency.read(nodes)
     out = {}
     for node in nodes:
-        nbrs = dict.get(adjacency, node)
-        if nbrs is None:  # forgotten since the read (a write's catch-up): the lazy lookup reads it again
-            nbrs = adjacency[node] if node in adjacency else None
+        nbrs = adjacency.packed(node)  # read again if forgotten since (a write's catch-up)
         if nbrs:
-            out[node] = len(nbrs) + (node in nbrs)
+            out[node] = _neighbour_count(node, nbrs)
     return out

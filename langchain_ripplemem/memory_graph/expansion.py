@@ -83,11 +83,13 @@ Layers = list[dict[str, tuple[tuple[str, ...], float]]]
 Step = tuple[str, float]
 
 
-class Steps(dict[str, list[Step]]):
+class Steps(dict[str, tuple[str | float, ...]]):
     """Per node, the edges of one channel a walk may take from it, in adjacency order; bounded.
 
-    Past ``limit`` edges (plus one per node) in all, new nodes' steps are not kept; the
-    steps kept so far still serve. ``Steps(0)`` keeps none.
+    A node's steps are one flat tuple ``(neighbour, weight, neighbour, weight, ...)``, which the
+    garbage collector stops tracking at its first pass (``collector.py``). Past ``limit`` edges
+    (plus one per node) in all, new nodes' steps are not kept; the steps kept so far still
+    serve. ``Steps(0)`` keeps none.
     """
 
     def __init__(self, limit: int = 50_000) -> None:
@@ -98,7 +100,12 @@ class Steps(dict[str, list[Step]]):
         """Keep ``node``'s steps, unless that would pass the limit."""
         if self.kept + len(out) + 1 <= self.limit:
             self.kept += len(out) + 1
-            self[node] = out
+            self[node] = tuple(x for step in out for x in step)
+
+    def of(self, node: str) -> list[Step] | None:
+        """``node``'s steps as kept, else ``None``."""
+        flat = self.get(node)
+        return None if flat is None else list(zip(flat[::2], flat[1::2], strict=True))  # type: ignore[arg-type]
 
 
 class Walks(dict[tuple[str, int], Layers]):
@@ -207,7 +214,7 @@ def _anchor_walk(adjacency: Mapping[str, Mapping[str, dict[str, dict[str, float]
         # smallest path), so what a walk finds does not depend on the order of neighbours.
         layer: dict[str, tuple[tuple[str, ...], float]] = {}
         for node, (path, so_far) in frontier.items():
-            out = steps.get(node)
+            out = steps.of(node)
             if out is None:
                 out = _steps(adjacency[node], node, channel, held, strength)
                 steps.keep(node, out)

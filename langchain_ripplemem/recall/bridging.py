@@ -242,19 +242,22 @@ class MentionedBridges:
 
     def __init__(self, view: NamespaceView) -> None:
         self.view = view
-        self._found: dict[str, list[TimeBridge]] = {}
+        # uid -> (unit_id, weight, unit_id, weight, ...): one flat tuple of strings and floats, which the
+        # garbage collector stops tracking at its first pass; a list of bridges would stay tracked (collector.py).
+        self._found: dict[str, tuple[str | float, ...]] = {}
         self._kept = 0
 
     def __call__(self, uid: str) -> list[TimeBridge]:
-        """The bridges out of ``uid`` (none when its words name no specific time); do not change the list."""
+        """The bridges out of ``uid`` (none when its words name no specific time)."""
         found = self._found.get(uid)
         if found is None:
             when = mentioned_time(self.view.units[self.view.pos[uid]])
-            found = time_bridges(self.view, uid, when) if when is not None else []
-            if self._kept + len(found) < _EDGES_KEPT:
-                self._kept += len(found) + 1
-                self._found[uid] = found
-        return found
+            bridges = time_bridges(self.view, uid, when) if when is not None else []
+            if self._kept + len(bridges) < _EDGES_KEPT:
+                self._kept += len(bridges) + 1
+                self._found[uid] = tuple(x for b in bridges for x in (b.unit_id, b.weight))
+            return bridges
+        return [TimeBridge(found[i], uid, found[i + 1]) for i in range(0, len(found), 2)]  # type: ignore[arg-type]
 
 
 def mentioned_bridges(view: NamespaceView) -> MentionedBridges:

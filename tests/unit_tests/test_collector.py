@@ -161,3 +161,22 @@ def test_recall_graph_nodes_run_paused_as_a_subgraph_too(memory):
     assert not [names & nodes for names in stacks if names & nodes]
     set_enabled(False)
     assert [names & nodes for names in frames_during_collections(run) if names & nodes]
+
+
+def test_what_recall_keeps_between_recalls_is_not_tracked_by_the_collector(memory):
+    """The walk graph's edges, the walks' steps and the time bridges a view keeps: flat tuples, not dicts and lists.
+
+    Each tracked object a recall keeps is walked by every later full collection, and
+    moving it to the oldest generation brings the next one closer.
+    """
+    from langchain_ripplemem.recall import bridging, walks
+
+    memory.recall("When is Sam's dinner at the seafood place?", namespace=NS)
+    gc.collect()
+    view = memory.view(NS)
+    edges = list(dict.values(memory.walk_graph(NS)._adj))
+    steps = [s for kept in walks._SHARED[view].values() for s in kept.steps.values()]
+    bridges = [found for key, shared in bridging._SHARED[view].items() if key[1] == "mentioned"
+               for found in shared._found.values()]
+    assert edges and steps and bridges
+    assert [held for held in edges + steps + bridges if gc.is_tracked(held)] == []

@@ -66,7 +66,8 @@ def test_kept_walks_serve_the_same_reach_whatever_each_call_excludes(chain):
         assert plain(reachable(graph, [a, d], "semantic", 2, exclude, walks=walks)) == plain(fresh)
         assert not taken & set(fresh)
     assert set(walks) == {(a, 2), (d, 2)}
-    assert walks.steps[a] == [(b, 0.9)] and walks.steps[b] == [(a, 0.9), (c, 0.8), (f, 0.5)]  # semantic edges only
+    assert walks.steps.of(a) == [(b, 0.9)]  # semantic edges only
+    assert walks.steps.of(b) == [(a, 0.9), (c, 0.8), (f, 0.5)]
     hits = expand_channel(graph, [a], "semantic", lambda ids: [0.5] * len(ids), hops=2, top_n=3,
                           exclude=Unreachable(taken={a}, rows=view.pos, limit=len(view)), walks=walks)
     assert [h.unit_id for h in hits] == [b, c, f] and hits[1].path == [a, b, c]
