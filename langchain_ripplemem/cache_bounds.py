@@ -33,7 +33,8 @@ from langchain_ripplemem import heap
 
 __all__ = [
     "GRAPH_BYTES_FIXED", "GRAPH_BYTES_PER_EDGE", "GRAPH_BYTES_PER_NODE", "RESIDENT_PER_BYTE", "VIEW_BYTES_FIXED",
-    "VIEW_BYTES_PER_CHAR", "VIEW_BYTES_PER_UNIT", "CacheBounds", "LRUCache", "clear_text_caches",
+    "VIEW_BYTES_PER_CHAR", "VIEW_BYTES_PER_UNIT", "WALK_BYTES_PER_EDGE", "WALK_BYTES_PER_NODE", "CacheBounds",
+    "LRUCache", "clear_text_caches",
 ]
 
 V = TypeVar("V")
@@ -50,6 +51,11 @@ VIEW_BYTES_PER_CHAR = 2
 GRAPH_BYTES_FIXED = 2_000
 GRAPH_BYTES_PER_NODE = 220
 GRAPH_BYTES_PER_EDGE = 610
+# The graph recall walks (memory_graph/adjacency.py) holds each node's edges as one flat tuple:
+# per node read, its slot; per edge entry (an edge is held by each end read), the neighbour's id,
+# the weight and three tuple slots.
+WALK_BYTES_PER_NODE = 40
+WALK_BYTES_PER_EDGE = 165
 # Resident memory per estimated byte. Python's allocator keeps the blocks of evicted namespaces in
 # its arenas for reuse, so caches that churn hold more RSS than their live objects: RSS grew 1.27x
 # to 1.34x the estimates as 2,000 namespaces x 50 memories passed through 64 MiB and 256 MiB bounds

@@ -1,4 +1,4 @@
-"""Recall and ingest hold Python's cyclic garbage collector off while they run.
+"""Recall holds Python's cyclic garbage collector off while it runs.
 
 A recall allocates thousands of short-lived containers (LangGraph's state, the
 evidence, parsed memories). With the collector on, its young collections run in
@@ -6,10 +6,12 @@ the middle of that work and move whatever is alive at that moment toward the
 oldest generation; every so many such moves the collector walks every object of
 the process (a full collection). Held off during the recall, the short-lived
 objects are freed by reference counting before the collector looks. On the scale
-benchmark's 50k-memory namespace (600 warm recalls a setting,
-``scripts/gc_pauses.py``; docs/scale.md, "Garbage collection") the collector's
-time per recall went from 0.35 and 4.21 ms (paper, tuned settings) to 0.68 and
-1.27, its young collections from 48-92 to 17-33 per 100 recalls.
+benchmark's 50k-memory namespace, with the flat caches of
+``memory_graph/adjacency.py`` too, the collector took 0.68 and 1.27 ms a recall
+(paper, tuned settings) against 2.07 and 4.92 before, and its young collections
+fell from 190-205 to 17-33 per 100 recalls (``scripts/gc_pauses.py``;
+docs/scale.md, "Garbage collection"). Ingest is not paused: a long write would
+hold the collector off for its whole length, and no gain showed there.
 
 The collector is one per process, so a pause is too:
 
@@ -92,7 +94,7 @@ _PAUSE = _Pause()
 
 
 def set_enabled(enabled: bool) -> None:
-    """Whether recall and ingest pause the collector in this process (default: yes)."""
+    """Whether recall pauses the collector in this process (default: yes)."""
     with _PAUSE.lock:
         _PAUSE.enabled = bool(enabled)
 

@@ -32,6 +32,8 @@ from langchain_ripplemem.cache_bounds import (
     GRAPH_BYTES_FIXED,
     GRAPH_BYTES_PER_EDGE,
     GRAPH_BYTES_PER_NODE,
+    WALK_BYTES_PER_EDGE,
+    WALK_BYTES_PER_NODE,
     CacheBounds,
     LRUCache,
 )
@@ -79,7 +81,7 @@ def _built(rows: Iterable[EdgeRow]) -> nx.Graph:
 def _walk_bytes(graph: nx.Graph) -> int:
     """Estimated memory of a :func:`walk_graph` graph: the nodes and neighbour entries read so far."""
     adjacency = adjacency_of(graph)
-    return GRAPH_BYTES_FIXED + GRAPH_BYTES_PER_NODE * len(adjacency) + GRAPH_BYTES_PER_EDGE * adjacency.edges_read
+    return GRAPH_BYTES_FIXED + WALK_BYTES_PER_NODE * len(adjacency) + WALK_BYTES_PER_EDGE * adjacency.edges_read
 
 
 def _remove(graph: nx.Graph, unit_ids: Iterable[str]) -> None:

@@ -129,6 +129,32 @@ def test_the_estimates_match_what_a_namespace_frees_when_it_leaves():
         assert 0.9 <= estimate / measured[what] <= 1.5, (what, estimate, measured[what])
 
 
+@pytest.mark.parametrize("sessions", [4, 24])
+def test_the_walk_graph_estimate_matches_what_it_frees(sessions):
+    """The graph recall walks holds flat tuples, far smaller per edge than NetworkX's dicts: its own estimate."""
+    import tracemalloc
+
+    from langchain_ripplemem.memory_graph.adjacency import adjacency_of
+    from langchain_ripplemem.memory_graph.cache import _walk_bytes
+
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    ns = ("users", "maya")
+    _dialogue(memory, ns, sessions=sessions, turns=20, seed=1)
+    ids = list(memory.view(ns).ids)
+    tracemalloc.start()
+    try:
+        memory.graphs.invalidate(ns)
+        walk = memory.walk_graph(ns)
+        adjacency_of(walk).read(ids)
+        assert adjacency_of(walk).edges_read > 0
+        estimate = _walk_bytes(walk)
+        del walk
+        measured = _freed(lambda: memory.graphs.invalidate(ns))
+    finally:
+        tracemalloc.stop()
+    assert 0.9 <= estimate / measured <= 1.5, (estimate, measured)
+
+
 @pytest.mark.slow
 def test_memory_held_across_many_namespaces_stays_within_the_bound():
     import tracemalloc
