@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable
-from contextlib import nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -352,7 +351,7 @@ class RippleMemory:
         """
         graph, inputs, run, ctx = self._recall_call(query, namespace, k, config, callbacks, as_of, answer, asker)
         # Held off for the whole run, LangGraph's steps between nodes included, unless a chat model may be waited on.
-        with collector_paused() if self.llm is None else nullcontext():
+        with collector_paused(when=self.llm is None):
             return graph.invoke(inputs, config=run, context=ctx)["result"]  # type: ignore[no-any-return]
 
     async def arecall(

@@ -180,3 +180,8 @@ def test_what_recall_keeps_between_recalls_is_not_tracked_by_the_collector(memor
                for found in shared._found.values()]
     assert edges and steps and bridges
     assert [held for held in edges + steps + bridges if gc.is_tracked(held)] == []
+
+
+def test_a_pause_when_false_does_nothing():
+    with collector_paused(when=False):
+        assert gc.isenabled()

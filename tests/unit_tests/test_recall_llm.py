@@ -135,3 +135,18 @@ def test_llm_must_be_a_model_or_string(bad):
 
     with pytest.raises((TypeError, ValueError)):
         resolve_chat_model(bad)
+
+
+def test_the_garbage_collector_runs_while_a_chat_model_is_waited_on():
+    """Recall holds the collector off (collector.py), but not across a chat model's calls: they may take seconds."""
+    import gc
+
+    seen: list[bool] = []
+
+    def cues(messages):
+        seen.append(gc.isenabled())
+        return CUES
+
+    memory, _ = memory_with([cues, plan(), "Not Harbor Grill [1]."])
+    memory.recall("Should Maya accept the dinner pick?", namespace=NS, answer=True)
+    assert seen == [True]
