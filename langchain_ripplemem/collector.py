@@ -41,11 +41,11 @@ import gc
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
-__all__ = ["MAX_PAUSE_SECONDS", "collector_paused", "paused", "set_enabled"]
+__all__ = ["MAX_PAUSE_SECONDS", "collector_paused", "flat_pairs", "pairs", "paused", "set_enabled"]
 
 # Longest the collector stays off while pauses overlap (see the module docs).
 MAX_PAUSE_SECONDS = 1.0
@@ -121,3 +121,23 @@ def paused(func: Callable[_P, _R]) -> Callable[_P, _R]:
             return func(*args, **kwargs)
 
     return run
+
+
+def flat_pairs(items: Iterable[tuple[Any, Any]]) -> tuple[Any, ...]:
+    """``[(a, b), (c, d)]`` as ``(a, b, c, d)``: for caches that outlive a recall.
+
+    One tuple of strings and numbers leaves the collector's lists at its first pass; a
+    list of pairs, or a tuple of pairs, may stay in them for several (collections reorder
+    their lists, and a tuple is let go only once its items are).
+
+    Example:
+        >>> flat = flat_pairs([("a", 0.5), ("b", 0.25)])
+        >>> flat, pairs(flat)
+        (('a', 0.5, 'b', 0.25), [('a', 0.5), ('b', 0.25)])
+    """
+    return tuple(x for pair in items for x in pair)
+
+
+def pairs(flat: tuple[Any, ...]) -> list[tuple[Any, Any]]:
+    """The pairs :func:`flat_pairs` flattened, in order."""
+    return list(zip(flat[::2], flat[1::2], strict=True))

@@ -46,11 +46,6 @@ __all__ = ["LazyAdjacency", "degrees", "lazy_adjacency", "walk_graph"]
 _Neighbours = dict[str, dict[str, dict[str, float]]]
 
 
-def neighbours_of(node: str, rows: Iterable[EdgeRow]) -> _Neighbours:
-    """``{neighbour: {"types": {type: weight}}}`` of ``node`` from edge rows, neighbours in the rows' order."""
-    return _as_networkx(_packed(node, rows))
-
-
 # A node's edges as held between reads: ``(neighbour, type, weight, neighbour, type, weight, ...)``, in
 # the rows' order. One flat tuple of strings and floats leaves the garbage collector's lists at its
 # first pass; NetworkX's dict per neighbour would stay in them (a dict holding a dict is always
@@ -64,6 +59,7 @@ def _packed(node: str, rows: Iterable[EdgeRow]) -> _Packed:
 
 
 def _as_networkx(packed: _Packed) -> _Neighbours:
+    """``{neighbour: {"types": {type: weight}}}``, neighbours in the rows' order."""
     out: _Neighbours = {}
     for i in range(0, len(packed), 3):
         nbr, etype, weight = packed[i], packed[i + 1], packed[i + 2]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from langchain_ripplemem.collector import flat_pairs, pairs
 from langchain_ripplemem.memory_graph.adjacency import LazyAdjacency, lazy_adjacency
 from langchain_ripplemem.schemas import EdgeType
 
@@ -100,12 +101,12 @@ class Steps(dict[str, tuple[str | float, ...]]):
         """Keep ``node``'s steps, unless that would pass the limit."""
         if self.kept + len(out) + 1 <= self.limit:
             self.kept += len(out) + 1
-            self[node] = tuple(x for step in out for x in step)
+            self[node] = flat_pairs(out)
 
     def of(self, node: str) -> list[Step] | None:
         """``node``'s steps as kept, else ``None``."""
         flat = self.get(node)
-        return None if flat is None else list(zip(flat[::2], flat[1::2], strict=True))  # type: ignore[arg-type]
+        return None if flat is None else pairs(flat)
 
 
 class Walks(dict[tuple[str, int], Layers]):

@@ -45,6 +45,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from langchain_ripplemem.collector import flat_pairs, pairs
 from langchain_ripplemem.extraction.identifying import MONTH_KEYS, common_keys, rarity
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory_graph.expansion import ExpansionHit
@@ -255,9 +256,9 @@ class MentionedBridges:
             bridges = time_bridges(self.view, uid, when) if when is not None else []
             if self._kept + len(bridges) < _EDGES_KEPT:
                 self._kept += len(bridges) + 1
-                self._found[uid] = tuple(x for b in bridges for x in (b.unit_id, b.weight))
+                self._found[uid] = flat_pairs((b.unit_id, b.weight) for b in bridges)
             return bridges
-        return [TimeBridge(found[i], uid, found[i + 1]) for i in range(0, len(found), 2)]  # type: ignore[arg-type]
+        return [TimeBridge(unit, uid, weight) for unit, weight in pairs(found)]
 
 
 def mentioned_bridges(view: NamespaceView) -> MentionedBridges:
