@@ -20,7 +20,7 @@ import math
 import threading
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -186,18 +186,22 @@ class NamespaceView:
         else:
             self.suppressed.discard(unit.id)
 
-    def without(self, ids: Iterable[str]) -> NamespaceView:
+    def without(self, ids: Iterable[str], derive: Callable[[NamespaceView], object] | None = None) -> NamespaceView:
         """A new view of the same namespace minus ``ids`` (a delete), built from memory, not Chroma.
 
         Rows keep their order. The view is new, not edited, because readers may be
         using this one and derived caches (BM25, context) are keyed by view.
+        ``derive`` runs on the new view while all its units are parsed.
         """
         gone = set(ids)
         rows = [i for i, uid in enumerate(self.ids) if uid not in gone]
         view = NamespaceView(self.namespace, self._matrix.shape[1])
-        view.add([self.units[i] for i in rows], self.matrix[rows], [self.units.json(i) for i in rows])
         if len(self._bm25):  # in use: carry the postings over rather than re-tokenise every unit
             view._bm25 = self._lexical_index().subset(rows)
+        with view.units.holding():
+            view.add(self.units.take(rows), self.matrix[rows], [self.units.json(i) for i in rows])
+            if derive is not None:
+                derive(view)
         return view
 
     def unit(self, unit_id: str) -> MemoryUnit | None:

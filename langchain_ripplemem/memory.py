@@ -41,6 +41,7 @@ from langchain_ripplemem.marks import is_suppressed, with_suppression
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.namespace_stats import namespace_stats
 from langchain_ripplemem.namespace_sync import NamespaceSync
+from langchain_ripplemem.recall.derived import derive_all
 from langchain_ripplemem.recall.smoothing import conversation_units
 from langchain_ripplemem.recall.visibility import coerce_as_of
 from langchain_ripplemem.schemas import (
@@ -159,7 +160,7 @@ class RippleMemory:
         self.edge_backend, self.namespace_log = edge_backend, namespace_log
         snapshots = ViewSnapshots.of_memory(snapshot_directory, self.persist_directory, namespace_log, embeddings,
                                             lambda ns: self._sync.versions.get(ns))
-        self.index = UnitIndex(self.unit_backend, cache_bounds, snapshots)
+        self.index = UnitIndex(self.unit_backend, cache_bounds, snapshots, derive=derive_all)
         self.graphs = GraphCache(self.edge_backend, cache_bounds)
         self.extractor = extractor or self._default_extractor()
         self._sync = NamespaceSync(self.namespace_log, self.index, self.graphs)

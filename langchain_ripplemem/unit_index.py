@@ -24,7 +24,7 @@ Example:
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -56,12 +56,17 @@ class UnitIndex:
         bounds: how many views, and bytes, stay cached.
         snapshots: saved views to start from instead of reading every unit
             (:mod:`~langchain_ripplemem.view_snapshot`); a view leaving the cache is saved.
+        derive: run on a view loaded (or rebuilt after a delete) whole while all its units
+            are still parsed: what recall derives from every unit
+            (:func:`~langchain_ripplemem.recall.derived.derive_all`).
     """
 
     def __init__(self, backend: UnitBackend, bounds: CacheBounds | None = None,
-                 snapshots: ViewSnapshots | None = None) -> None:
+                 snapshots: ViewSnapshots | None = None,
+                 derive: Callable[[NamespaceView], object] | None = None) -> None:
         self.backend = backend
         self.snapshots = snapshots
+        self.derive = derive
         bounds = bounds or CacheBounds()
         # The least recently used views leave past the bounds; their next use reloads them.
         self._views: LRUCache[NamespaceView] = LRUCache(
@@ -146,7 +151,10 @@ class UnitIndex:
                        key=lambda i: (units[i].metadata.get("seq", 0), units[i].created_at, units[i].id))
         order = list({units[i].id: i for i in order}.values())  # pages may overlap
         if order:
-            view.add([units[i] for i in order], vectors[order])
+            with view.units.holding():  # the models are at hand: derive from them before they are let go
+                view.add([units[i] for i in order], vectors[order])
+                if ids is None and self.derive is not None:
+                    self.derive(view)
         return len(units)
 
     def take_written(self, namespace: Namespace) -> tuple[set[str] | None, set[str]]:
@@ -206,7 +214,7 @@ class UnitIndex:
             present = [i for i in dict.fromkeys(ids) if i in view.pos]
             if present:
                 self.backend.delete(namespace, present)
-                self._views.put(key, view.without(present))
+                self._views.put(key, view.without(present, self.derive))
                 self._note(namespace, (), present)
         return present
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import overload
 
 import numpy as np
@@ -60,6 +61,7 @@ class UnitList(Sequence[MemoryUnit]):
         self._json: list[bytes] = []  # rows past the blob's
         self._rewritten: dict[int, bytes] = {}  # rows of the blob rewritten since
         self._kept: deque[int] = deque()  # rows parsed or appended, oldest first
+        self._holding = 0  # open holding() blocks: nothing parsed is let go
         self._lock = threading.Lock()
         for unit in units:
             self.append(unit)
@@ -99,8 +101,41 @@ class UnitList(Sequence[MemoryUnit]):
         with self._lock:
             self._units[i] = unit
             self._kept.append(i)
-            while len(self._kept) > PARSED_KEPT:
-                self._units[self._kept.popleft()] = None  # every row has its JSON: parsed again when read
+            if not self._holding:
+                self._trim()
+
+    def _trim(self) -> None:
+        while len(self._kept) > PARSED_KEPT:
+            self._units[self._kept.popleft()] = None  # every row has its JSON: parsed again when read
+
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """Keep every row parsed or appended inside the block; past it, the last ``PARSED_KEPT`` again.
+
+        For passes over every row that follow each other (a view loaded whole, then
+        what recall derives from all its units): each row is parsed once, not once a pass.
+
+        Example:
+            >>> from langchain_ripplemem.schemas import Provenance
+            >>> unit = MemoryUnit.create(namespace=("d",), restatement="Hi.", source=Provenance(
+            ...     conversation_id="c", session_id="s"))
+            >>> units = UnitList()
+            >>> with units.holding():
+            ...     for _ in range(PARSED_KEPT + 2):
+            ...         units.append(unit)
+            ...     held = units.parsed
+            >>> held - PARSED_KEPT, units.parsed - PARSED_KEPT
+            (2, 0)
+        """
+        with self._lock:
+            self._holding += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holding -= 1
+                if not self._holding:
+                    self._trim()
 
     def _row(self, i: int) -> MemoryUnit:
         unit = self._units[i]

@@ -189,15 +189,21 @@ def exact_floor(memory: Any, questions: list[str], k: int = 30) -> dict[str, Any
 
 
 def open_single(args: argparse.Namespace) -> dict[str, Any]:
-    """A new process: open the store, first recall (open included), then peak RSS."""
+    """A new process: open the store, first recall (open included), then peak RSS.
+
+    With ``--whole 1`` the view's snapshot is not used (nor saved): the view is read
+    whole from Chroma, as in the first open after an upgrade or in a process without a
+    snapshot directory.
+    """
     question = _questions(seed=3, n=1)[0]
+    kwargs = json.loads(args.memory_kwargs) | ({"snapshot_directory": False} if args.whole else {})
     t0, c0 = time.perf_counter(), time.process_time()
     import chromadb  # noqa: F401 - timed on its own too (a server imports once, at start)
 
     import langchain_ripplemem.memory  # noqa: F401
 
     imported = time.perf_counter() - t0
-    memory = _memory(Path(args.dir), json.loads(args.memory_kwargs))
+    memory = _memory(Path(args.dir), kwargs)
     opened = time.perf_counter() - t0
     memory.recall(question, namespace=NS, config=_config("paper"))
     out = {"import_s": round(imported, 3), "open_s": round(opened, 3),
@@ -286,6 +292,8 @@ def run(args: argparse.Namespace) -> None:
             row = _child("_build", args, dir=store, size=size)
             print(f"size {size}: opening in a new process", flush=True)
             row["open"] = _child("_open", args, dir=store)
+            print(f"size {size}: opening without the view's snapshot", flush=True)
+            row["open_whole"] = _child("_open", args, dir=store, whole=1)
             entry["single"].append(row)
             shutil.rmtree(store, ignore_errors=True)
             _save(args.out, entry)
@@ -341,6 +349,7 @@ def main(argv: list[str] | None = None) -> None:
             p.add_argument(flag, required=True)
         for flag in ("--size", "--namespaces", "--per-namespace", "--probe"):
             p.add_argument(flag, type=int)
+        p.add_argument("--whole", type=int, default=0, help="1: open without the view's snapshot")
     args = parser.parse_args(argv)
     if args.command == "run":
         return run(args)

@@ -98,6 +98,21 @@ def ingest_rows(entry: dict[str, Any]) -> list[str]:
     return out
 
 
+def whole_open_rows(entry: dict[str, Any]) -> list[str]:
+    """Per size, the first recall in a new process with the view read whole (no snapshot), beside the snapshot's."""
+    out = []
+    for row in entry["single"]:
+        whole, opened = row.get("open_whole"), row.get("open") or {}
+        if whole is None:
+            continue
+        failed = _failed(whole)
+        first = failed or (f"{whole['first_recall_s']:g} s ({whole['first_recall_cpu_s']:g}), imports "
+                           f"{whole['import_s']:g} s, peak RSS {whole['serving_peak_rss_mb']:.0f} MB")
+        snap = _failed(opened) or f"{opened['first_recall_s']:g} s ({opened['first_recall_cpu_s']:g})"
+        out.append(f"| {entry['label']} | {_size(row['size'])} | {first} | {snap} |")
+    return out
+
+
 def many_rows(entry: dict[str, Any]) -> list[str]:
     many = entry.get("many")
     if not many:
@@ -143,6 +158,12 @@ def write_report(results: Path, md: Path) -> None:
               "| run | memories | last 1,000 | last 10,000 |", "|---|---|---|---|"]
     for entry in runs:
         lines += ingest_rows(entry)
+    whole = [line for entry in runs for line in whole_open_rows(entry)]
+    if whole:
+        lines += ["", "First recall in a new process with no view snapshot: the view is read whole from Chroma "
+                  "(the first open after an upgrade, or a process without a snapshot directory), beside the "
+                  "same store's first recall from its snapshot. Wall time, CPU in brackets (`paper` settings).", "",
+                  "| run | memories | no snapshot | from the snapshot |", "|---|---|---|---|", *whole]
     lines += ["", "Many namespaces in one store: `namespaces()`, then recall in 200 random namespaces "
               "(first and second time, p50 ms), RSS of that process.", "",
               "| run | namespaces x memories | `namespaces()` | first recall p50 | warm recall p50 | RSS after open | "

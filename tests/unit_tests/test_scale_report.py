@@ -44,3 +44,17 @@ def test_ingest_rows_compare_each_size_with_the_runs_1k(scale_report) -> None:
     assert rows[0] == "| run | 1k | 600 (x1.00) | 600 (x1.00) |"
     assert rows[1].startswith("| run | 12k | 300 (x0.50) | ")
     assert "468.7 (x0.78)" in rows[1]  # 10,000 memories / (9 x 2 + 3.33 CPU-s) = 468.7 per CPU-s
+
+
+def test_whole_open_rows_show_the_load_without_a_snapshot_beside_the_snapshots(scale_report) -> None:
+    opened = {"first_recall_s": 1.2, "first_recall_cpu_s": 1.1, "import_s": 0.9, "serving_peak_rss_mb": 300.0}
+    whole = {"first_recall_s": 9.5, "first_recall_cpu_s": 9.0, "import_s": 0.8, "serving_peak_rss_mb": 900.4}
+    entry = {"label": "run", "single": [
+        {"size": 1000, "open": opened},  # an older run: no whole open, no row
+        {"size": 50000, "open": opened, "open_whole": whole},
+        {"size": 100000, "open": opened, "open_whole": {"error": "Traceback ...\nMemoryError: out"}},
+    ]}
+    assert scale_report.whole_open_rows(entry) == [
+        "| run | 50k | 9.5 s (9), imports 0.8 s, peak RSS 900 MB | 1.2 s (1.1) |",
+        "| run | 100k | fails: MemoryError: out | 1.2 s (1.1) |",
+    ]

@@ -1,0 +1,70 @@
+"""A view loaded whole (no snapshot) parses each unit once: recall's per-unit values are derived during the load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from langchain_ripplemem import unit_list
+from langchain_ripplemem.schemas import MemoryUnit
+
+from .test_view_snapshot import NS, QUERIES, build, memory, recalls
+
+
+class CountingParses:
+    """Stands in for ``MemoryUnit`` in ``unit_list``: counts the rows a view parses again from their JSON."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def model_validate_json(self, data: bytes) -> MemoryUnit:
+        self.count += 1
+        return MemoryUnit.model_validate_json(data)
+
+
+@pytest.fixture
+def parses(monkeypatch) -> CountingParses:
+    monkeypatch.setattr(unit_list, "PARSED_KEPT", 3)  # a view far larger than what it keeps parsed
+    counter = CountingParses()
+    monkeypatch.setattr(unit_list, "MemoryUnit", counter)
+    return counter
+
+
+def _parsed_by_first_recall(path: Path, parses: CountingParses, derive: bool, delete: bool = False) -> tuple[int, int]:
+    """(units in the namespace, rows parsed again from JSON by the whole load and the first recall); no snapshots."""
+    with memory(path, snapshot_directory=False) as cold:
+        if not derive:
+            cold.index.derive = None
+        if delete:
+            cold.delete(cold.list_units(namespace=NS)[0].id, namespace=NS)
+        else:
+            cold.index.invalidate(NS)
+        parses.count = 0
+        view = cold.index.view(NS)
+        loaded, derived = parses.count, set(view.derived)
+        cold.recall(QUERIES[0], namespace=NS)
+        if derive:
+            assert loaded == 0  # the load derives from the models it read, not from their JSON
+            # the first recall builds nothing per unit (a context share is read off BM25's term counts)
+            assert {k for k in cold.index.view(NS).derived if not k.startswith("context_share")} <= derived
+        return len(view), parses.count
+
+
+@pytest.mark.parametrize("delete", [False, True], ids=["open", "after a delete"])
+def test_a_whole_load_derives_what_recall_keeps_while_its_units_are_parsed(tmp_path, parses, delete):
+    build(tmp_path)
+    n, parsed = _parsed_by_first_recall(tmp_path, parses, derive=True, delete=delete)
+    assert n > 10
+    # The probe sees the passes: derived one by one on first use, each parsed the rows again.
+    n, parsed_on_use = _parsed_by_first_recall(tmp_path, parses, derive=False, delete=delete)
+    assert parsed_on_use - parsed > 3 * (n - unit_list.PARSED_KEPT), (parsed, parsed_on_use, n)
+
+
+def test_recalls_are_the_same_whether_derived_during_the_load_or_on_first_use(tmp_path):
+    warm = build(tmp_path)
+    for derive in (True, False):
+        with memory(tmp_path, snapshot_directory=False) as cold:
+            if not derive:
+                cold.index.derive = None
+            assert recalls(cold) == warm
