@@ -42,12 +42,12 @@ def _timed(owner: Any, name: str, key: str, spent: dict[str, float]) -> None:
     setattr(owner, name, timed)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("directory", type=Path, help="a new store's directory")
-    parser.add_argument("size", type=int, help="memories to ingest")
-    args = parser.parse_args()
-    memory = bench_scale._memory(args.directory, {})
+def install_timers(memory: Any) -> tuple[dict[str, float], Callable[[str, dict[str, int]], None]]:
+    """CPU seconds spent in each part of ``memory``'s writes, added up in the dict returned as they run.
+
+    Chroma's upsert, linking, the edge insert, the namespace log, and the garbage
+    collector by generation (the callback returned, already in ``gc.callbacks``).
+    """
     spent: dict[str, float] = {}
     _timed(memory.unit_backend.collection, "upsert", "chroma", spent)
     _timed(ingest, "link_rows", "link", spent)
@@ -63,6 +63,16 @@ def main() -> None:
             spent[key] = spent.get(key, 0.0) + time.process_time() - collecting["began"]
 
     gc.callbacks.append(on_gc)
+    return spent, on_gc
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("directory", type=Path, help="a new store's directory")
+    parser.add_argument("size", type=int, help="memories to ingest")
+    args = parser.parse_args()
+    memory = bench_scale._memory(args.directory, {})
+    spent, on_gc = install_timers(memory)
     dialogue, stored, units, cpu = Dialogue(seed=1), 0, 0, 0.0
     while stored < args.size:
         turns = min(dialogue.turns_per_session, args.size - stored)

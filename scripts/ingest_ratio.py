@@ -5,7 +5,9 @@ machine the same code gave 0.63x and 0.83x there (docs/scale.md). Here one write
 per store takes turns with the other, a block of writes each: the small one writes the
 benchmark dialogue's memories 0 to ``--small``, the large one ``--large - --small`` to
 ``--large`` (bench_scale's "last 1,000 memories" windows). Each times its own writes in
-CPU time (the fake embedding model's share is small and kept, as bench_scale keeps it).
+CPU time (the fake embedding model's share is small and kept, as bench_scale keeps it),
+and the parts of them ``ingest_breakdown.py`` times (Chroma's upsert, linking, the edge
+insert, the namespace log, the garbage collector by generation).
 The large store is built once (``--workdir`` keeps it for later runs) and copied for each
 repeat; its writer first writes ``--warm-up`` memories untimed (opening the store and the
 first write's one-time work are not ingest at that size).
@@ -31,6 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_scale import NS, _commit, _memory, filled  # noqa: E402
+from ingest_breakdown import install_timers  # noqa: E402
 from scale_dialogue import Dialogue  # noqa: E402
 
 
@@ -47,6 +50,7 @@ def _positioned(start: int) -> Dialogue:
 def _writer(store: str, start: int, warm_up: int, conn: Connection) -> None:
     """Write the dialogue from memory ``start`` on: ``warm_up`` untimed, then a block per request."""
     memory, dialogue = _memory(Path(store), {}), _positioned(start)
+    spent, _ = install_timers(memory)  # CPU seconds by part of the write (ingest_breakdown.py's timers)
     held = len(memory.index.view(NS))
     if held != start:
         conn.send({"error": f"{store} holds {held} memories, not {start}"})
@@ -65,8 +69,9 @@ def _writer(store: str, start: int, warm_up: int, conn: Connection) -> None:
     write(warm_up)
     conn.send({"ready": len(memory.index.view(NS))})
     while (count := conn.recv()) is not None:
+        spent.clear()
         made, cpu = write(count)
-        conn.send({"memories": made, "cpu_s": cpu})
+        conn.send({"memories": made, "cpu_s": cpu, "parts_s": dict(spent)})
     memory.close()
 
 
@@ -89,6 +94,7 @@ def one_repeat(base: Path, work: Path, args: argparse.Namespace) -> dict[str, An
     writers = {"small": _start(small_dir, 0, 0),
                "large": _start(large_dir, args.large - args.small - args.warm_up, args.warm_up)}
     totals = {name: [0, 0.0] for name in writers}
+    parts: dict[str, dict[str, float]] = {name: {} for name in writers}
     blocks: list[dict[str, float]] = []
     try:
         for _ in range(args.small // args.block):
@@ -98,6 +104,8 @@ def one_repeat(base: Path, work: Path, args: argparse.Namespace) -> dict[str, An
                 got = conn.recv()
                 totals[name][0] += got["memories"]
                 totals[name][1] += got["cpu_s"]
+                for part, seconds in got["parts_s"].items():
+                    parts[name][part] = parts[name].get(part, 0.0) + seconds
                 block[name] = round(got["memories"] / got["cpu_s"], 1)
             blocks.append(block)
     finally:
@@ -105,8 +113,11 @@ def one_repeat(base: Path, work: Path, args: argparse.Namespace) -> dict[str, An
             conn.send(None)
             proc.join()
     rates = {name: round(made / cpu, 1) for name, (made, cpu) in totals.items()}
+    ms = {name: {"total": round(1000 * cpu / made, 3),
+                 **{part: round(1000 * s / made, 3) for part, s in sorted(parts[name].items())}}
+          for name, (made, cpu) in totals.items()}
     return {"memories": {name: made for name, (made, _) in totals.items()}, "per_cpu_s": rates,
-            "ratio": round(rates["large"] / rates["small"], 3), "blocks": blocks}
+            "ratio": round(rates["large"] / rates["small"], 3), "cpu_ms_per_memory": ms, "blocks": blocks}
 
 
 def main() -> None:

@@ -23,4 +23,7 @@ def test_each_writer_writes_its_window_in_blocks_and_the_ratio_is_of_their_rates
     rates = repeat["per_cpu_s"]
     assert abs(repeat["ratio"] - rates["large"] / rates["small"]) < 1e-3
     assert got["ratio_median"] == repeat["ratio"]
+    small = repeat["cpu_ms_per_memory"]["small"]
+    assert {"total", "chroma", "link", "edge_add", "log_record"} <= set(small)
+    assert small["chroma"] + small["link"] + small["edge_add"] < small["total"]  # parts of the whole
     assert (tmp_path / "work" / "base-120").is_dir()  # the build is kept for the next run
