@@ -10,7 +10,8 @@ and the parts of them ``ingest_breakdown.py`` times (Chroma's upsert, linking, t
 insert, the namespace log, the garbage collector by generation).
 The large store is built once (``--workdir`` keeps it for later runs) and copied for each
 repeat; its writer first writes ``--warm-up`` memories untimed (opening the store and the
-first write's one-time work are not ingest at that size).
+first write's one-time work are not ingest at that size), and each writer runs a full
+garbage collection before its timed writes.
 
     python scripts/ingest_ratio.py --out results/ingest_ratio.json
     python scripts/ingest_ratio.py --large 20000 --repeats 2 --workdir /tmp/ratio   # a quicker look
@@ -19,6 +20,7 @@ first write's one-time work are not ingest at that size).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import multiprocessing as mp
 import shutil
@@ -67,6 +69,9 @@ def _writer(store: str, start: int, warm_up: int, conn: Connection) -> None:
         return made, cpu
 
     write(warm_up)
+    # Opening a store leaves the collector with every object the load made pending: its first full
+    # collection would land in the timed writes. One now starts both writers from a settled collector.
+    gc.collect()
     conn.send({"ready": len(memory.index.view(NS))})
     while (count := conn.recv()) is not None:
         spent.clear()
