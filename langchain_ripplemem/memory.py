@@ -143,8 +143,7 @@ class RippleMemory:
             from langchain_ripplemem.memory_graph.calibration import semantic_threshold_for
 
             self.write_config = cfg.model_copy(update={"semantic_threshold": semantic_threshold_for(embeddings)})
-        self.recall_config = recall_config or RecallConfig()
-        self.llm = llm
+        self.recall_config, self.llm = recall_config or RecallConfig(), llm
         self.default_namespace = validate_namespace(namespace)
         self.persist_directory = Path(persist_directory) if persist_directory is not None else None
         self.unit_backend = unit_backend or ChromaUnitBackend(
