@@ -191,7 +191,8 @@ class NamespaceView:
 
         Rows keep their order. The view is new, not edited, because readers may be
         using this one and derived caches (BM25, context) are keyed by view.
-        ``derive`` runs on the new view while all its units are parsed.
+        ``derive`` runs on the new view while all its units are parsed, if this view
+        had derived values (a writer that never recalls pays nothing for them).
         """
         gone = set(ids)
         rows = [i for i, uid in enumerate(self.ids) if uid not in gone]
@@ -200,7 +201,7 @@ class NamespaceView:
             view._bm25 = self._lexical_index().subset(rows)
         with view.units.holding():
             view.add(self.units.take(rows), self.matrix[rows], [self.units.json(i) for i in rows])
-            if derive is not None:
+            if derive is not None and self.derived:
                 derive(view)
         return view
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from langchain_ripplemem import unit_list
-from langchain_ripplemem.schemas import MemoryUnit
+from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.recall.derived import derive_all
+from langchain_ripplemem.schemas import MemoryUnit, Provenance
 
 from .test_view_snapshot import NS, QUERIES, build, memory, recalls
 
@@ -68,3 +71,17 @@ def test_recalls_are_the_same_whether_derived_during_the_load_or_on_first_use(tm
             if not derive:
                 cold.index.derive = None
             assert recalls(cold) == warm
+
+
+def test_a_delete_derives_only_for_a_view_that_had_derived_values() -> None:
+    units = [MemoryUnit.create(namespace=NS, restatement=f"Maya: note {i}", participants=["Maya"],
+                               source=Provenance(conversation_id="c", session_id="s", turn_ids=[str(i)]),
+                               metadata={"speaker": "Maya"}) for i in range(4)]
+    view = NamespaceView(NS, 2)
+    view.add(units, np.ones((4, 2), dtype=np.float32))
+    assert view.without([units[0].id], derive_all).derived == {}  # a writer's view: nothing to carry on
+    derive_all(view)
+    after = view.without([units[0].id], derive_all)
+    assert set(after.derived) == set(view.derived)
+    assert after.derived["row_speakers"] == (3, ["maya"] * 3)
+
