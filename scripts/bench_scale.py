@@ -120,9 +120,7 @@ def filled(path: Path, size: int) -> Any:
     """A memory at ``path`` (opened with the benchmark's settings) holding ``size`` memories of the dialogue."""
     memory, dialogue, stored = _memory(path, {}), Dialogue(seed=1), 0
     while stored < size:
-        turns = min(dialogue.turns_per_session, size - stored)
-        conversation = dialogue.conversation(f"c{dialogue.session + 1}", turns=turns)
-        stored += memory.add_conversation(conversation, namespace=NS).new_units
+        stored += memory.add_conversation(dialogue.next_session(size - stored), namespace=NS).new_units
     return memory
 
 
@@ -132,8 +130,7 @@ def build_single(args: argparse.Namespace) -> dict[str, Any]:
     dialogue, stored, window, curve = Dialogue(seed=1), 0, [], []
     began = time.perf_counter()
     while stored < args.size:
-        turns = min(dialogue.turns_per_session, args.size - stored)
-        conversation = dialogue.conversation(f"c{dialogue.session + 1}", turns=turns)
+        conversation = dialogue.next_session(args.size - stored)
         t0, c0 = time.perf_counter(), time.process_time()
         report = memory.add_conversation(conversation, namespace=NS)
         embed = report.usage.seconds.get("embed", 0.0)

@@ -75,8 +75,7 @@ def main() -> None:
     spent, on_gc = install_timers(memory)
     dialogue, stored, units, cpu = Dialogue(seed=1), 0, 0, 0.0
     while stored < args.size:
-        turns = min(dialogue.turns_per_session, args.size - stored)
-        conversation = dialogue.conversation(f"c{dialogue.session + 1}", turns=turns)
+        conversation = dialogue.next_session(args.size - stored)
         began = time.process_time()
         new = memory.add_conversation(conversation, namespace=bench_scale.NS).new_units
         cpu += time.process_time() - began

@@ -43,9 +43,7 @@ def _positioned(start: int) -> Dialogue:
     """The dialogue after its first ``start`` memories (a turn makes one memory), as ``filled`` wrote them."""
     dialogue, made = Dialogue(seed=1), 0
     while made < start:
-        turns = min(dialogue.turns_per_session, start - made)
-        dialogue.conversation(f"c{dialogue.session + 1}", turns=turns)
-        made += turns
+        made += len(dialogue.next_session(start - made)["sessions"][0]["turns"])
     return dialogue
 
 
@@ -61,8 +59,7 @@ def _writer(store: str, start: int, warm_up: int, conn: Connection) -> None:
     def write(count: int) -> tuple[int, float]:
         made, cpu = 0, 0.0
         while made < count:
-            conversation = dialogue.conversation(f"c{dialogue.session + 1}",
-                                                 turns=min(dialogue.turns_per_session, count - made))
+            conversation = dialogue.next_session(count - made)
             c0 = time.process_time()
             made += memory.add_conversation(conversation, namespace=NS).new_units
             cpu += time.process_time() - c0

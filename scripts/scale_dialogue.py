@@ -85,6 +85,10 @@ class Dialogue:
             when=self.rng.choice(WHEN), w1=self._word(), w2=self._word(), w3=self._word(),
             a=self.a).split())
 
+    def next_session(self, most: int) -> dict[str, Any]:
+        """The next session, of at most ``most`` turns, as conversation ``c<session number>``."""
+        return self.conversation(f"c{self.session + 1}", turns=min(self.turns_per_session, most))
+
     def conversation(self, cid: str, sessions: int = 1, turns: int | None = None) -> dict[str, Any]:
         """The next ``sessions`` sessions as one conversation ``cid`` (JSON form)."""
         out = []
