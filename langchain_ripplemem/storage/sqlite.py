@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -82,6 +83,30 @@ _BUMP = ("INSERT INTO ns_version (ns, version) VALUES (?, 1) "
          "ON CONFLICT (ns) DO UPDATE SET version = version + 1 RETURNING version")
 
 
+# How long a statement waits for another process's lock before it fails.
+_BUSY_SECONDS = 30.0
+
+
+def _to_wal(conn: sqlite3.Connection) -> None:
+    """Put the file in WAL mode, waiting out another process's write as any statement would.
+
+    Switching the mode fails at once with "database is locked" while another connection
+    writes (SQLite does not wait on its busy timeout for it): two processes opening a
+    new edge file together, one creating the tables while the other switches, made the
+    second fail at start.
+    """
+    deadline, pause = time.monotonic() + _BUSY_SECONDS, 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.1)
+
+
 class _Connection:
     """One SQLite connection shared by threads (serialised by a lock); SQLite locks across processes."""
 
@@ -89,11 +114,11 @@ class _Connection:
         self.path = str(path) if path is not None else ":memory:"
         if path is not None:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
+        self.conn = sqlite3.connect(self.path, check_same_thread=False, timeout=_BUSY_SECONDS)
         self.lock = threading.RLock()
         with self.lock, self.conn:
             if path is not None:
-                self.conn.execute("PRAGMA journal_mode=WAL")
+                _to_wal(self.conn)
                 self.conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
             self.conn.executescript(_SCHEMA)
             columns = {row[1] for row in self.conn.execute("PRAGMA table_info(ns_changes)")}

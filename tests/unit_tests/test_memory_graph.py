@@ -54,6 +54,29 @@ def test_edge_backend_roundtrip_and_namespace_separation(tmp_path):
     assert reopened.edges(("b",)) == []
 
 
+def test_an_edge_file_opens_while_another_process_is_writing_it(tmp_path):
+    """Switching to WAL fails at once while another connection writes; opening waits it out instead."""
+    import sqlite3
+    import threading
+
+    path = tmp_path / "g.sqlite3"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)  # a new file: not WAL yet
+    other.execute("CREATE TABLE other_writer (x)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO other_writer VALUES (1)")
+    done = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    done.start()
+    try:
+        opened = SQLiteEdgeBackend(path)
+    finally:
+        done.join()
+        other.close()
+    assert opened._db.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    opened.add(("a",), [Edge(src="x", dst="y", type="semantic", weight=0.9)])
+    assert [e.src for e in opened.edges(("a",))] == ["x"]
+    opened.close()
+
+
 def test_the_edge_file_checkpoints_its_wal_at_the_bound_it_names(tmp_path):
     """Every connection to the file sets it (a per-connection setting, not stored in the file)."""
     for opened in (SQLiteEdgeBackend(tmp_path / "g.sqlite3"), open_sqlite_graph(tmp_path / "g.sqlite3")[0]):
