@@ -79,9 +79,10 @@ def _built(rows: Iterable[EdgeRow]) -> nx.Graph:
 
 
 def _walk_bytes(graph: nx.Graph) -> int:
-    """Estimated memory of a :func:`walk_graph` graph: the nodes and neighbour entries read so far."""
+    """Estimated memory of a :func:`walk_graph` graph: the nodes read or asked about, and the neighbour entries read."""
     adjacency = adjacency_of(graph)
-    return GRAPH_BYTES_FIXED + WALK_BYTES_PER_NODE * len(adjacency) + WALK_BYTES_PER_EDGE * adjacency.edges_read
+    nodes = len(adjacency) + len(adjacency.has_edges)
+    return GRAPH_BYTES_FIXED + WALK_BYTES_PER_NODE * nodes + WALK_BYTES_PER_EDGE * adjacency.edges_read
 
 
 def _remove(graph: nx.Graph, unit_ids: Iterable[str]) -> None:

@@ -18,7 +18,7 @@ how many of those rare cues it shares, weighted by rarity.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -72,7 +72,7 @@ class ControllerInput:
     view: NamespaceView
     round: int
     config: RecallConfig
-    graph_degree: dict[str, int]
+    with_edges: Collection[str]  # the evidence memories with a graph edge (the others cannot anchor)
     # Each evidence memory's provenance support under ``config`` (evidence.supports); None: summed when asked.
     support: Mapping[str, float] | None = None
 
@@ -164,11 +164,11 @@ class HeuristicController:
         cfg, weight = inp.config, inp.config.anchor_bridge_weight
         query_cues = set(inp.cues.participants) | set(inp.cues.locations)
         base: dict[str, float] = {}
-        view, degree = inp.view, inp.graph_degree
+        view, connected = inp.view, inp.with_edges
         values = cue_values(view) if query_cues else []
         sup = inp.supports()
         for uid in inp.evidence:
-            if degree.get(uid, 0) <= 0:
+            if uid not in connected:
                 continue
             score = sup[uid]
             if query_cues and (row := view.pos.get(uid)) is not None and not query_cues.isdisjoint(
@@ -265,7 +265,7 @@ class HeuristicController:
             work.event = self.event_time(inp) if inp.round == 0 and cfg.bridge_weight else None
         event = work.event
         if inp.round > 0 and cfg.bridge_weight:  # a chain: on from what the last round bridged to
-            anchors = self.bridge_anchors(inp, [uid for uid in inp.evidence if inp.graph_degree.get(uid, 0) > 0])
+            anchors = self.bridge_anchors(inp, [uid for uid in inp.evidence if uid in inp.with_edges])
         else:
             if work.candidates is None:
                 work.candidates = self.candidates(inp)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import networkx as nx
@@ -34,7 +34,7 @@ from langchain_ripplemem.chat_models import (
     usage_of,
 )
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.memory_graph.adjacency import degrees
+from langchain_ripplemem.memory_graph.adjacency import with_edges
 from langchain_ripplemem.memory_graph.expansion import Unreachable, expand_channel
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.model_errors import describe_error
@@ -179,17 +179,17 @@ class RecallNodes:
 
     # -- check_sufficiency -------------------------------------------------------------
     def _controller_input(self, state: RecallState, ctx: ResolvedContext,
-                          degree: dict[str, int] | None = None) -> ControllerInput:
-        if degree is None:
-            degree = degrees(self.reader.walk_graph(ctx.namespace), state["evidence"])
+                          connected: Collection[str] | None = None) -> ControllerInput:
+        if connected is None:
+            connected = with_edges(self.reader.walk_graph(ctx.namespace), state["evidence"])
         return ControllerInput(
             query=state["query"], cues=state["cues"], evidence=state["evidence"],
-            view=self.reader.view(ctx.namespace), round=state["round"], config=ctx.config, graph_degree=degree,
+            view=self.reader.view(ctx.namespace), round=state["round"], config=ctx.config, with_edges=set(connected),
             support=state.get("support"))
 
     def _decided(self, decision: Plan, inp: ControllerInput) -> Plan:
-        """The decision, carrying the degrees it read: its plan reads the same evidence next."""
-        decision["graph_degree"] = inp.graph_degree
+        """The decision, carrying which evidence has edges: its plan reads the same evidence next."""
+        decision["with_edges"] = sorted(inp.with_edges)
         return decision
 
     @staticmethod
@@ -211,7 +211,7 @@ class RecallNodes:
             # Unreachable now: decide this round, and plan it, with the heuristic controller.
             down = decision["model_down"]
             usage = decision.get("usage")
-            inp = self._controller_input(state, ctx, decision.get("graph_degree"))
+            inp = self._controller_input(state, ctx, decision.get("with_edges"))
             decision = self._decided(self._fallback.decide(inp), inp)
             decision["usage"] = usage or Usage()
             update = {"model_down": down, "warnings": [
@@ -251,7 +251,7 @@ class RecallNodes:
     def plan_expansion(self, state: RecallState, config: RunnableConfig) -> Command[str]:
         """Anchors and the missing-support target for the next round."""
         ctx, started = self._ctx(), time.perf_counter()
-        inp = self._controller_input(state, ctx, state["plan"].get("graph_degree"))
+        inp = self._controller_input(state, ctx, state["plan"].get("with_edges"))
         plan = self._controller(state).plan(inp, state["plan"])
         if not ctx.config.use_planning:
             # Ablation: the same anchors, but search for the query itself (its cues, not the anchors' names).

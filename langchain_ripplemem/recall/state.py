@@ -122,7 +122,7 @@ class Plan(TypedDict, total=False):
     # "while Maya is in Lisbon"), grounded from the event's memory.
     event_time: EventTime
     heuristic: HeuristicWork  # what the heuristic controller's decide computed, for its plan
-    graph_degree: dict[str, int]  # the decided evidence's graph degrees: the plan reads the same evidence
+    with_edges: list[str]  # the decided evidence's memories with a graph edge: the plan reads the same evidence
 
 
 class RecallState(TypedDict, total=False):

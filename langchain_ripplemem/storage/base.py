@@ -99,6 +99,10 @@ class EdgeBackend(Protocol):
         """:meth:`edges` as ``(src, dst, type, weight)`` tuples: what a cold open reads, without a model per edge."""
         ...
 
+    def with_edges(self, namespace: Namespace, unit_ids: Iterable[str]) -> set[str]:
+        """Those of ``unit_ids`` that have at least one edge (asked of an index, no edge row read)."""
+        ...
+
     def add(self, namespace: Namespace, edges: Iterable[Edge], linked: Iterable[str] = ()) -> None:
         """Insert edges and mark units linked, in one transaction (a crash leaves neither)."""
         ...

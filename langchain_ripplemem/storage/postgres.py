@@ -151,6 +151,16 @@ class PostgresGraph:
                     "WHERE ns = %s AND (src = ANY(%s) OR dst = ANY(%s))", (key, ids, ids)).fetchall()
         return [(s, d, t, w) for s, d, t, w in rows]
 
+    def with_edges(self, namespace: Namespace, unit_ids: Iterable[str]) -> set[str]:
+        """Those of ``unit_ids`` that have at least one edge: one index probe per end, no edge row read."""
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT u FROM unnest(%(ids)s::text[]) AS ids(u) "
+                "WHERE EXISTS (SELECT 1 FROM ripplemem_edges e WHERE e.ns = %(ns)s AND e.src = ids.u) "
+                "OR EXISTS (SELECT 1 FROM ripplemem_edges e WHERE e.ns = %(ns)s AND e.dst = ids.u)",
+                {"ids": list(dict.fromkeys(unit_ids)), "ns": namespace_key(namespace)}).fetchall()
+        return {row[0] for row in rows}
+
     def add(self, namespace: Namespace, edges: Iterable[Edge], linked: Iterable[str] = ()) -> None:
         """Insert edges and mark units linked, in one transaction (one statement: one round trip)."""
         # One row per (src, dst, type), the last weight winning: a statement may not update a row twice.

@@ -178,6 +178,20 @@ class SQLiteEdgeBackend:
                 rows = [row[1:] for row in sorted(rows)]
         return list(dict.fromkeys(rows))  # an edge between two listed ids comes back twice
 
+    def with_edges(self, namespace: Namespace, unit_ids: Iterable[str]) -> set[str]:
+        """Those of ``unit_ids`` that have at least one edge: one index probe per end, no edge row read."""
+        key, ids = namespace_key(namespace), list(dict.fromkeys(unit_ids))
+        found: set[str] = set()
+        with self._db.lock:
+            for start in range(0, len(ids), _CHUNK):
+                chunk = ids[start : start + _CHUNK]
+                values = ",".join(["(?)"] * len(chunk))
+                found.update(row[0] for row in self._db.conn.execute(
+                    f"WITH ids(u) AS (VALUES {values}) SELECT u FROM ids "
+                    "WHERE EXISTS (SELECT 1 FROM edges WHERE ns = ? AND src = ids.u) "
+                    "OR EXISTS (SELECT 1 FROM edges WHERE ns = ? AND dst = ids.u)", (*chunk, key, key)))
+        return found
+
     def add(self, namespace: Namespace, edges: Iterable[Edge], linked: Iterable[str] = ()) -> None:
         """Insert edges and mark units linked, in one transaction."""
         key = namespace_key(namespace)

@@ -50,6 +50,8 @@ def test_edges_log_and_locks_keep_namespaces_apart(dsn):
                                                                           ("x", "z", "structural")]
         assert [(e.src, e.dst) for e in graph.edges(a, ["z"])] == [("x", "z")]
         assert graph.linked_ids(a) == {"x", "y"} and graph.namespaces() == [a, b]
+        assert graph.with_edges(a, ["x", "y", "z", "q", "w"]) == {"x", "y", "z"}  # either end; not b's "q"
+        assert graph.with_edges(b, ["q", "y", "q"]) == {"q"} and graph.with_edges(a, []) == set()
         assert graph.remove_units(a, ["x"]) == 2 and graph.edges(a) == [] and graph.linked_ids(a) == {"y"}
         assert len(graph.edges(b)) == 1  # the same id elsewhere is untouched
         graph.drop(b)

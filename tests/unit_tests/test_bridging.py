@@ -200,7 +200,7 @@ def test_a_while_clause_grounds_the_query_time_at_the_events_memory_not_at_a_spe
                 trip.id: [Hit(source="semantic", rank=3, score=0.5)]}
     cues = QueryCues(query=query, participants=["sam", "biscuit", "maya"], locations=["lisbon"])
     inp = ControllerInput(query=query, cues=cues, evidence=evidence, view=view, round=0, config=RecallConfig(),
-                          graph_degree={})
+                          with_edges=set())
     event = HeuristicController().event_time(inp)
     assert event is not None
     assert (event.memory, event.time, event.overlapping) == (trip.id, trip.time, True)
@@ -290,13 +290,13 @@ def test_anchors_prefer_a_memory_whose_rare_name_leads_elsewhere():
     def anchors(weight: float) -> list[str]:
         inp = ControllerInput(query=query, cues=QueryCues(query=query), evidence=evidence, view=view, round=0,
                               config=RecallConfig(anchor_bridge_weight=weight, max_anchors=1),
-                              graph_degree={echo.id: 1, booking.id: 1})
+                              with_edges={echo.id, booking.id})
         return [uid for uid, _, _ in HeuristicController().candidates(inp)]
 
     assert anchors(0.0) == [echo.id, booking.id]
     assert anchors(3.0) == [booking.id, echo.id]
     inp = ControllerInput(query=query, cues=QueryCues(query=query), evidence=evidence, view=view, round=0,
-                          config=RecallConfig(sufficiency_similarity=0.5), graph_degree={echo.id: 1, booking.id: 1})
+                          config=RecallConfig(sufficiency_similarity=0.5), with_edges={echo.id, booking.id})
     plan = HeuristicController().decide(inp)  # every word covered, a strong match: only the bridge keeps it going
     assert plan["should_continue"] and "other memories also hold" in plan["reason"]
     stop = HeuristicController().decide(ControllerInput(**{**inp.__dict__, "config": RecallConfig(

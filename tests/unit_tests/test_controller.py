@@ -22,7 +22,7 @@ def _input(query: str, evidence_rows: list[int], participants: tuple[str, ...] =
                 for r, i in enumerate(evidence_rows)}
     return ControllerInput(query=query, cues=QueryCues(query=query, participants=list(participants)),
                            evidence=evidence, view=view, round=0, config=RecallConfig(**config),
-                           graph_degree={uid: 1 for uid in evidence})
+                           with_edges=set(evidence))
 
 
 @pytest.mark.parametrize("rows", [[], [0], [1], [0, 1], [1, 2], [0, 1, 2, 3]])

@@ -45,6 +45,10 @@ def test_edge_backend_roundtrip_and_namespace_separation(tmp_path):
     reopened = SQLiteEdgeBackend(path)
     assert GraphCache(reopened).count(("a",)) == {"semantic": 1, "structural": 1}
     assert reopened.linked_ids(("a",)) == {"x", "y"}
+    assert reopened.with_edges(("a",), ["x", "y", "z", "x"]) == {"x", "y"}  # either end; not b's "z"
+    assert reopened.with_edges(("b",), ["z", "y"]) == {"z"} and reopened.with_edges(("b",), []) == set()
+    many = [f"id{i}" for i in range(1000)] + ["x"]  # past one statement's chunk of ids
+    assert reopened.with_edges(("b",), many) == {"x"}
     assert reopened.remove_units(("a",), ["y"]) == 2
     assert neighbours(GraphCache(reopened), ("a",), "x") == {}
     assert GraphCache(reopened).count(("b",)) == {"semantic": 1, "structural": 0}  # untouched
@@ -73,7 +77,7 @@ def test_an_edge_file_opens_while_another_process_is_writing_it(tmp_path):
         other.close()
     assert opened._db.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     opened.add(("a",), [Edge(src="x", dst="y", type="semantic", weight=0.9)])
-    assert [e.src for e in opened.edges(("a",))] == ["x"]
+    assert opened.with_edges(("a",), ["x"]) == {"x"}
     opened.close()
 
 

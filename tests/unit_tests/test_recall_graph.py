@@ -75,11 +75,11 @@ def test_a_spent_budget_goes_straight_to_assembly_without_a_controller_run(memor
     assert result.rounds[-1].sufficient and result.rounds[-1].reason == f"round budget spent ({rounds})"
 
 
-def test_a_plan_reads_the_graph_degrees_its_decision_read(memory, monkeypatch):
+def test_a_plan_reads_the_edges_its_decision_read(memory, monkeypatch):
     from langchain_ripplemem.recall import nodes
 
     asked = []
-    monkeypatch.setattr(nodes, "degrees", lambda graph, ids: asked.append(len(ids)) or {uid: 1 for uid in ids})
+    monkeypatch.setattr(nodes, "with_edges", lambda graph, ids: asked.append(len(ids)) or set(ids))
     result = memory.recall(QUESTION, namespace=NS, config=SMALL)
     assert [r.round for r in result.rounds] == [0, 1]
     assert len(asked) == 1  # check_sufficiency asked once; plan_expansion planned on the same evidence

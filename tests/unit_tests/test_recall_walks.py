@@ -1,4 +1,4 @@
-"""Walks kept per view and graph state (recall/walks.py), the walk graph's degrees, and the query-cue table.
+"""Walks kept per view and graph state (recall/walks.py), which memories have edges, and the query-cue table.
 
 Speed-only structures: each test checks that what they return is what recall
 computed without them, and that a write or a grown view is never served a stale walk.
@@ -11,7 +11,7 @@ import pytest
 from langchain_ripplemem.demo import load_sample
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.memory_graph.adjacency import degrees, walk_graph
+from langchain_ripplemem.memory_graph.adjacency import walk_graph, with_edges
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.expansion import Unreachable, expand_channel, reachable
 from langchain_ripplemem.recall import walks as recall_walks
@@ -117,26 +117,66 @@ def test_kept_walks_stop_growing_at_their_limit():
     assert set(walks) == {("a", 2)} and walks.reached == 2
 
 
-def test_degrees_of_the_walk_graph_are_the_whole_graphs(chain):
+def test_the_walk_graph_says_which_memories_have_edges_as_the_whole_graph_does(chain):
     units, backend, cache = chain
     ids = [u.id for u in units] + ["no-such-memory"]
     whole = cache.graph(NS)
-    expected = {uid: whole.degree(uid) for uid in ids if uid in whole}
-    assert degrees(walk_graph(backend, NS), ids) == expected
+    expected = {uid for uid in ids if uid in whole and whole.degree(uid) > 0}
+    assert expected == set(ids[:-1])
+    assert with_edges(walk_graph(backend, NS), ids) == expected
     graph = cache.walkable(NS)
-    _ = graph.adj[units[0].id]  # one node read already, the others on first touch
-    assert degrees(graph, ids) == expected == degrees(whole, ids)
+    _ = graph.adj[units[0].id]  # one node read already, the others asked
+    assert with_edges(graph, ids) == expected == with_edges(whole, ids)
 
 
 class CountingBackend:
-    """An edge store that counts its reads (the walk graph's queries)."""
+    """An edge store that counts its reads (the walk graph's queries) and its questions of which ids have edges."""
 
     def __init__(self, backend):
-        self.backend, self.reads = backend, []
+        self.backend, self.reads, self.asks = backend, [], []
 
     def edge_rows(self, namespace, unit_ids=None):
         self.reads.append(None if unit_ids is None else list(unit_ids))
         return self.backend.edge_rows(namespace, unit_ids)
+
+    def with_edges(self, namespace, unit_ids):
+        self.asks.append(list(unit_ids))
+        return self.backend.with_edges(namespace, unit_ids)
+
+
+def test_which_memories_have_edges_is_asked_without_reading_edges_and_kept_until_a_write(chain):
+    units, backend, _ = chain
+    a, b, *_ = (u.id for u in units)
+    counting = CountingBackend(backend)
+    cache = GraphCache(counting)
+    graph = cache.walkable(NS)
+    _ = graph.adj[a]  # read: known without asking
+    assert with_edges(graph, [a, b, "loner"]) == {a, b}
+    assert counting.reads == [[a]] and counting.asks == [[b, "loner"]]
+    assert with_edges(graph, [b, "loner"]) == {b} and len(counting.asks) == 1  # kept
+    edge = Edge(src="loner", dst=a, type="semantic", weight=0.9)
+    backend.add(NS, [edge])
+    cache.add(NS, [edge])  # the write's mirror: "loner" and a are asked again
+    assert with_edges(graph, [a, b, "loner"]) == {a, b, "loner"} and counting.asks[-1] == [a, "loner"]
+
+
+def test_an_answer_asked_while_a_write_landed_is_not_kept(chain):
+    units, backend, _ = chain
+    a = units[0].id
+    graph = walk_graph(backend, NS)
+    adjacency = graph._adj
+
+    class WriteDuringAsk:
+        def with_edges(self, namespace, unit_ids):
+            found = backend.with_edges(namespace, unit_ids)  # "loner" has no edge yet
+            backend.add(NS, [Edge(src="loner", dst=a, type="semantic", weight=0.9)])
+            adjacency.forget(["loner", a])  # the writer's catch-up, before the answer is stored
+            return found
+
+    adjacency.backend = WriteDuringAsk()
+    assert with_edges(graph, ["loner"]) == set()  # what the store said when asked
+    adjacency.backend = backend
+    assert with_edges(graph, ["loner"]) == {"loner"}  # asked again: the stale answer was not kept
 
 
 def test_a_batched_read_gives_each_node_what_reading_it_alone_gives():
@@ -163,7 +203,7 @@ def test_a_walk_reads_each_hop_in_one_query(chain):
     assert set(found) == {b, c, d, f}
     # the anchor, then each hop's frontier ({b}, then {c, f}): one query each, not one a node
     assert counting.reads == [[a], [b], [c, f]]
-    assert degrees(graph, [a, b, c, d, e]) and counting.reads[-1] == [d, e]  # the unread ones, together
+    assert with_edges(graph, [a, b, c, d, e]) == {a, b, c, d, e} and counting.asks == [[d, e]]  # the unread ones
     counting.reads.clear()
     hiding_f = nx.restricted_view(walk_graph(counting, NS), [f], [])  # recall hides memories so
     assert set(reachable(hiding_f, [a], "semantic", hops=3, exclude=set())) == {b, c, d}
