@@ -35,6 +35,7 @@ Example:
 from __future__ import annotations
 
 import threading
+import weakref
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -199,14 +200,42 @@ def smooth(scores: np.ndarray, neighbours: np.ndarray, weights: Sequence[float])
     return out
 
 
+# The last few contextual arrays of read-only scores (a view's cosines), per view: a recall
+# smooths its query's cosines for the semantic view and again for assembly's alignment (2.4 ms
+# each at 100k memories). They leave with their view; the scores are held weakly (a view's
+# cosines leave its cache), and a grown view may give a row new neighbours (its size is in the key).
+_CONTEXTUAL_KEPT = 4
+_Contextual = dict[tuple[int, int, tuple[float, ...], int], tuple["weakref.ref[np.ndarray]", np.ndarray]]
+_contextual: weakref.WeakKeyDictionary[NamespaceView, _Contextual] = weakref.WeakKeyDictionary()
+
+
 def in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], terms: int = 0) -> np.ndarray:
     """:func:`smooth` with the view's session neighbours (no work when every weight is 0).
 
     With ``terms`` > 0, a unit of more content terms than that takes ``terms / n`` of
-    the credit (see the module docs).
+    the credit (see the module docs). Read-only scores (a view's cosines) get a read-only
+    result, kept for the next call with the same scores.
     """
     if not any(weights):
         return scores
+    if scores.flags.writeable:
+        return _contextual_of(view, scores, weights, terms)
+    key = (id(scores), len(view), tuple(weights), terms)
+    with _lock:
+        kept = _contextual.setdefault(view, {}).get(key)
+    if kept is not None and kept[0]() is scores:
+        return kept[1]
+    out = _contextual_of(view, scores, weights, terms)
+    out.flags.writeable = False
+    with _lock:
+        held = _contextual.setdefault(view, {})
+        while len(held) >= _CONTEXTUAL_KEPT:
+            held.pop(next(iter(held)))
+        held[key] = (weakref.ref(scores), out)
+    return out
+
+
+def _contextual_of(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], terms: int) -> np.ndarray:
     if terms:
         share = per_view(view, f"context_share:{terms}", lambda v, n: _share(v, terms, 0, n),
                          lambda v, known, before, n: np.append(known, _share(v, terms, before, n)))

@@ -69,6 +69,41 @@ def test_in_context_equals_smooth_before_and_after_the_view_grows():
     assert in_context(view, early, weights).tolist() == smooth(early, trimmed, weights).tolist()
 
 
+def test_read_only_scores_are_smoothed_once_and_again_when_the_view_grows(monkeypatch):
+    from langchain_ripplemem.recall import smoothing
+
+    calls = []
+    original = smoothing._contextual_of
+    monkeypatch.setattr(smoothing, "_contextual_of", lambda *a: calls.append(a[3]) or original(*a))
+    view = view_of([unit(f"u{i}", "S1", i) for i in range(6)])
+    scores = np.arange(6, dtype=np.float32)
+    scores.flags.writeable = False  # as a view's cosines are
+    first = in_context(view, scores, (0.5, 0.3), terms=0)
+    assert in_context(view, scores, (0.5, 0.3)) is first and len(calls) == 1  # kept
+    assert not first.flags.writeable and first.tolist() == smooth(scores, neighbour_rows(view), (0.5, 0.3)).tolist()
+    assert in_context(view, scores, (0.5, 0.0)) is not first and len(calls) == 2  # other weights
+    assert in_context(view, scores.copy(), (0.5, 0.3)) is not first and len(calls) == 3  # writable: not kept
+    # A late unit of turn 0 sorts between turns 0 and 1: row 0's next neighbour is now a row past the scores.
+    view.add([unit("late", "S1", 0)], np.ones((1, 8), dtype=np.float32))
+    regrown = in_context(view, scores, (0.5, 0.3))
+    trimmed = np.where(neighbour_rows(view)[:6] < 6, neighbour_rows(view)[:6], -1)
+    assert len(calls) == 4 and regrown.tolist() != first.tolist()
+    assert regrown.tolist() == smooth(scores, trimmed, (0.5, 0.3)).tolist()
+
+
+def test_a_recall_smooths_its_query_cosines_once(talk, monkeypatch):
+    from langchain_ripplemem.recall import smoothing
+
+    smoothed = []
+    original = smoothing._contextual_of
+    monkeypatch.setattr(smoothing, "_contextual_of",
+                        lambda view, scores, *a: smoothed.append(scores.flags.writeable) or original(view, scores, *a))
+    config = PAPER.model_copy(update={"context_weight": 0.5, "max_rounds": 0, "alignment": "semantic"})
+    talk.recall("what do the kids like", namespace=NS, config=config)
+    # the semantic view's cosines once (assembly reuses them), the lexical view's BM25 scores once
+    assert sorted(smoothed) == [False, True]
+
+
 def test_a_long_unit_takes_context_credit_in_proportion_to_its_terms():
     short, long = unit("a1", "S1", 1), unit("a2", "S1", 2)
     long = long.model_copy(update={"restatement": " ".join(f"topic{i}" for i in range(40))})  # 40 content terms
