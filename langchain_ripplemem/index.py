@@ -81,6 +81,24 @@ def cue_keys(cues: HasCues) -> list[tuple[str, str | int]]:
             *(("days", d) for d in day_buckets(cues))]
 
 
+def _distinct_rows(arrays: Sequence[np.ndarray], n: int) -> np.ndarray:
+    """The distinct rows of some posting arrays, ascending (``np.unique`` of their concatenation).
+
+    A speaker's postings hold about half the rows: marking them in a row mask is linear,
+    where sorting them for ``np.unique`` took about 1 ms a cue-view query at 100k rows.
+    """
+    if not arrays:
+        return _NO_ROWS
+    total = sum(len(a) for a in arrays)
+    if total * 16 < n:  # a few short postings: sorting them is cheaper than a pass over every row
+        return np.unique(np.concatenate(arrays))
+    top = max((int(rows.max()) for rows in arrays if len(rows)), default=-1)  # a grown view's rows past n
+    mask = np.zeros(max(n, top + 1), dtype=bool)
+    for rows in arrays:
+        mask[rows] = True
+    return np.flatnonzero(mask)
+
+
 class NamespaceView:
     """In-memory search structures for one namespace."""
 
@@ -352,7 +370,7 @@ class NamespaceView:
             arrays = [self._posting_array(field, value) for field, value in cue_keys(cues)]
             if key_weight:
                 arrays += [self._posting_array("cues", key) for key in keys]
-            candidates = np.unique(np.concatenate(arrays)) if arrays else _NO_ROWS
+            candidates = _distinct_rows(arrays, n)
         else:
             candidates = np.unique(np.fromiter(rows, dtype=np.int64))
         candidates = candidates[candidates < n]
