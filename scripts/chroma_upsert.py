@@ -8,6 +8,14 @@ ms a record over the first 2,000 records and over the last 3,000, wall ms, and K
 written a record over the last 1,000 (``/proc/self/io``).
 
     python scripts/chroma_upsert.py --out results/chroma_upsert.json
+
+With ``--documents``: the package's collection settings, two fresh stores written
+batch by batch in turn (which goes first alternates), one upserting each record with
+its restatement as a Chroma document (what the package did until stop 33), one
+without; the restatements are 8-40 words drawn from a 5,000-word vocabulary, so
+Chroma's full-text index of documents sees text like dialogue's, not one repeated word.
+
+    python scripts/chroma_upsert.py --documents --out results/chroma_documents.json
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ import numpy as np
 from results_io import emit
 
 from langchain_ripplemem.bench.results import run_metadata
-from langchain_ripplemem.storage.chroma import chroma_client
+from langchain_ripplemem.storage.chroma import UNIT_COLLECTION_METADATA, chroma_client
 
 BATCH, WINDOW = 20, 1000
 SETTINGS = [1000, 200, 100, 400]
@@ -66,11 +74,51 @@ def run(sync_threshold: int, records: int) -> dict[str, Any]:
             "kb_written_last_1k": round(written[-1], 1), "cpu_ms_by_window": [round(x, 3) for x in cpu]}
 
 
+def compare_documents(records: int) -> dict[str, Any]:
+    """CPU ms a record with and without Chroma documents, the two stores written in turn."""
+    rng = np.random.default_rng(0)
+    vocab = ["".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz"), size=int(rng.integers(3, 9))))
+             for _ in range(5000)]
+    stores = {}
+    for name in ("documents", "no_documents"):
+        client = chroma_client(tempfile.mkdtemp(prefix="chroma-documents-"))
+        stores[name] = (client, client.create_collection("units", embedding_function=None,
+                                                         metadata=UNIT_COLLECTION_METADATA))
+    spent, windows = dict.fromkeys(stores, 0.0), {name: [] for name in stores}
+    for start in range(0, records, BATCH):
+        ids = [hashlib.sha1(str(start + i).encode()).hexdigest()[:32] for i in range(BATCH)]
+        vectors = rng.standard_normal((BATCH, 384)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        texts = ["Maya: " + " ".join(rng.choice(vocab, size=int(rng.integers(8, 40)))) for _ in range(BATCH)]
+        metadatas = [{"ns": '["scale", "one"]', "kind": "unit", "unit": json.dumps(
+            {"created_at": f"2026-01-01T{start + i:012d}", "restatement": text, "rest": "w" * 600})}
+            for i, text in enumerate(texts)]
+        for name in sorted(stores, reverse=(start // BATCH) % 2 == 1):
+            documents = {"documents": texts} if name == "documents" else {}
+            began = time.process_time()
+            stores[name][1].upsert(ids=ids, embeddings=vectors, metadatas=metadatas, **documents)
+            spent[name] += time.process_time() - began
+        if (start + BATCH) % WINDOW == 0:
+            for name in stores:
+                windows[name].append(spent[name] * 1000 / WINDOW)
+                spent[name] = 0.0
+    for client, _ in stores.values():
+        client.close()
+    return {name: {"cpu_ms_first_2k": round(float(np.mean(w[:2])), 3),
+                   "cpu_ms_last_3k": round(float(np.mean(w[-3:])), 3),
+                   "cpu_ms_by_window": [round(x, 3) for x in w]} for name, w in windows.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=30_000)
     parser.add_argument("--out", default=None, help="results JSON (default: stdout only)")
+    parser.add_argument("--documents", action="store_true", help="with and without Chroma documents instead")
     args = parser.parse_args()
+    if args.documents:
+        emit({**run_metadata(None), "batch": BATCH, "records": args.records,
+              "documents": compare_documents(args.records)}, args.out)
+        return
     emit({**run_metadata(None), "batch": BATCH, "runs": [run(s, args.records) for s in SETTINGS]}, args.out)
 
 

@@ -1,4 +1,4 @@
-"""A record keeps its unit as JSON with the creation time first; any key order loads back the same unit."""
+"""A record keeps its unit as JSON with the creation time first (and no Chroma document); any key order loads back the same unit."""
 
 from __future__ import annotations
 
@@ -50,6 +50,10 @@ def test_records_in_either_key_order_load_back_and_updates_keep_the_new_order():
                                   documents=[old.restatement], metadatas=[record])
         loaded = {u.id: u for units, _ in backend.load(NS) for u in units}
         assert loaded == {new.id: new, old.id: old}
+        # No Chroma document any more (the text is in the unit's JSON); a record with one loads the same.
+        documents = backend.collection.get(ids=[new.id, old.id], include=["documents"])
+        assert dict(zip(documents["ids"], documents["documents"], strict=True)) == {
+            new.id: None, old.id: old.restatement}
         changed = old.model_copy(update={"metadata": {"superseded_by": new.id}})
         backend.update(NS, [changed])
         assert {u.id: u for units, _ in backend.load(NS) for u in units}[old.id] == changed
