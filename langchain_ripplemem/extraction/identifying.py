@@ -91,7 +91,10 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*")
 _PHRASE = re.compile(r"[A-Z][\w'\u2019&-]*(?:\s+(?:(?:of|the|&|and)\s+)?[A-Z][\w'\u2019&-]*)*")
 # What may come right before a sentence's first word: its end, a line break, or a
 # markdown list or emphasis marker ("- Practice daily", "**Echinacea**:", "1. Yoga").
-_SENTENCE_END = re.compile(r"(?:[.!?:;\"\u201c\u201d(\n*#>|\u2022]|(?:^|\n)\s*[-\u2013\u2014])\s*$")
+# (``text[:start]`` ends like ``(?:[.!?:;"\u201c\u201d(\n*#>|\u2022]|(?:^|\n)\s*[-\u2013\u2014])\s*$``:
+# :func:`_at_sentence_start` reads it backwards from the word.)
+_SENTENCE_END_CHARS = frozenset(".!?:;\"\u201c\u201d(\n*#>|\u2022")
+_LIST_DASHES = frozenset("-\u2013\u2014")
 _POSSESSIVE = re.compile(r"['\u2019]s?$")
 # Capitalised words that start sentences or phrases but name nothing.
 _NOT_NAMES = GENERIC_WORDS | frozenset("""
@@ -165,7 +168,33 @@ MONTH_KEYS = frozenset(cue_key(month) for month in MONTHS)
 
 
 def _at_sentence_start(text: str, match: re.Match[str]) -> bool:
-    return match.start() == 0 or bool(_SENTENCE_END.search(text[: match.start()]))
+    """Whether the word starts the text, a line, or a sentence: what comes before it, read backwards.
+
+    Before it, after any spaces, a sentence's end, a line break or a markdown marker, or a
+    list dash alone on its line. A regular expression over everything before the word
+    scanned the whole text for each capitalised word: 25x slower on LongMemEval's long
+    answers (6.5 against 0.26 s for ``sentence_initial_keys`` over 10 MB of its and
+    LoCoMo's turns, with the same answers for every word).
+    """
+    i = match.start() - 1
+    i, newline = _skip_spaces(text, i)
+    if newline or i < 0:
+        return newline or match.start() == 0
+    if text[i] in _SENTENCE_END_CHARS:
+        return True
+    if text[i] not in _LIST_DASHES:
+        return False
+    i, newline = _skip_spaces(text, i - 1)
+    return newline or i < 0
+
+
+def _skip_spaces(text: str, i: int) -> tuple[int, bool]:
+    """The index of the last non-space at or before ``i`` (-1: none), and whether a line break was passed."""
+    while i >= 0 and text[i].isspace():
+        if text[i] == "\n":
+            return i, True
+        i -= 1
+    return i, False
 
 
 def entity_phrases(text: str, speakers: Iterable[str] = ()) -> list[str]:

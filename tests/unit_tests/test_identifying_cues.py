@@ -330,3 +330,27 @@ def test_a_weekday_in_the_plural_is_a_schedule_two_memories_can_share_and_the_si
     degree = identifying_cues("Enrolled in the midwifery degree! Lectures are Tuesdays, nine to five.").topics
     assert "tuesdays" in set(rota) & set(degree)
     assert identifying_cues("See you on Tuesday at the depot.").topics == ["depot"]
+
+
+def test_a_word_starts_a_sentence_exactly_where_the_regular_expression_said():
+    """``_at_sentence_start`` reads backwards; the expression it replaced is the specification."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from langchain_ripplemem.extraction import identifying
+
+    spec = re.compile(r"(?:[.!?:;\"\u201c\u201d(\n*#>|\u2022]|(?:^|\n)\s*[-\u2013\u2014])\s*$")
+    pieces = [" ", "  ", "\n", "\t", "\u00a0", "\u2003", "-", "\u2013", "\u2014", ".", "!", ":", ";", "\"", "(",
+              "*", "#", ">", "|", "\u2022", ",", "x", "ab", "'", "Sam", "Harbor Grill", "1."]
+
+    @settings(max_examples=1500, deadline=None, derandomize=True)
+    @given(st.lists(st.sampled_from(pieces), max_size=8))
+    def check(parts):
+        text = "".join(parts) + " Rafa went. Then Lisbon"
+        for match in identifying._PHRASE.finditer(text):
+            expected = match.start() == 0 or bool(spec.search(text[: match.start()]))
+            assert identifying._at_sentence_start(text, match) == expected, (text, match.group(0))
+
+    check()
