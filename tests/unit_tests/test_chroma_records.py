@@ -1,4 +1,4 @@
-"""A record keeps its unit as JSON, creation time first, and no Chroma document; any key order loads back the same unit."""
+"""A record keeps its unit as JSON, creation time first, and no Chroma document; any key order loads back."""
 
 from __future__ import annotations
 
