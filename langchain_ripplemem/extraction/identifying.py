@@ -290,8 +290,13 @@ def lowercase_keys(text: str) -> set[str]:
         >>> sorted(lowercase_keys("Activities: more activities with Sam"))
         ['activ', 'more', 'with']
     """
-    return {stem(_POSSESSIVE.sub("", w.replace("\u2019", "'")).strip("'-"))
-            for w in _WORD.findall(text) if w[0].islower()}
+    found = set()
+    for word in _WORD.findall(text):
+        if word[0].islower():
+            if "'" in word or "\u2019" in word:  # most words have no apostrophe: no substitution to run
+                word = _POSSESSIVE.sub("", word.replace("\u2019", "'"))
+            found.add(stem(word.strip("'-")))
+    return found
 
 
 class Cues(NamedTuple):
