@@ -160,6 +160,17 @@ def test_which_memories_have_edges_is_asked_without_reading_edges_and_kept_until
     assert with_edges(graph, [a, b, "loner"]) == {a, b, "loner"} and counting.asks[-1] == [a, "loner"]
 
 
+def test_an_edge_store_without_with_edges_is_read_instead(chain):
+    units, backend, _ = chain
+
+    class EdgesOnly:  # an edge store written before with_edges was part of the protocol
+        def edge_rows(self, namespace, unit_ids=None):
+            return backend.edge_rows(namespace, unit_ids)
+
+    ids = [u.id for u in units] + ["loner"]
+    assert with_edges(walk_graph(EdgesOnly(), NS), ids) == set(ids[:-1]) == with_edges(walk_graph(backend, NS), ids)
+
+
 def test_an_answer_asked_while_a_write_landed_is_not_kept(chain):
     units, backend, _ = chain
     a = units[0].id
