@@ -33,6 +33,7 @@ from langchain_ripplemem.cue_names import NameCounts
 from langchain_ripplemem.extraction.identifying import Cues, identifying_cues, rarity
 from langchain_ripplemem.lexical import lexical_tokens
 from langchain_ripplemem.memory_graph.scoring import HasCues, cue_set
+from langchain_ripplemem.row_arrays import distinct_rows, extended, top_indices
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, Namespace
 from langchain_ripplemem.unit_list import UnitList
 
@@ -79,24 +80,6 @@ def cue_keys(cues: HasCues) -> list[tuple[str, str | int]]:
     return [*(("participants", v) for v in cue_set(cues.participants)),
             *(("locations", v) for v in cue_set(cues.locations)),
             *(("days", d) for d in day_buckets(cues))]
-
-
-def _distinct_rows(arrays: Sequence[np.ndarray], n: int) -> np.ndarray:
-    """The distinct rows of some posting arrays, ascending (``np.unique`` of their concatenation).
-
-    A speaker's postings hold about half the rows: marking them in a row mask is linear,
-    where sorting them for ``np.unique`` took about 1 ms a cue-view query at 100k rows.
-    """
-    if not arrays:
-        return _NO_ROWS
-    total = sum(len(a) for a in arrays)
-    if total * 16 < n:  # a few short postings: sorting them is cheaper than a pass over every row
-        return np.unique(np.concatenate(arrays))
-    top = max((int(rows.max()) for rows in arrays if len(rows)), default=-1)  # a grown view's rows past n
-    mask = np.zeros(max(n, top + 1), dtype=bool)
-    for rows in arrays:
-        mask[rows] = True
-    return np.flatnonzero(mask)
 
 
 class NamespaceView:
@@ -264,7 +247,7 @@ class NamespaceView:
             scores = product(self.matrix[:upto], np.asarray(query, dtype=np.float32))
         if k <= 0 or len(scores) == 0:
             return []
-        top = _top_indices(scores, k)
+        top = top_indices(scores, k)
         return [(self.ids[i], float(scores[i])) for i in top]
 
     def lexical(self, query: str, k: int) -> list[tuple[str, float]]:
@@ -326,14 +309,14 @@ class NamespaceView:
         n = len(rows)
         cached = self._arrays.get((field, value))
         if cached is None or cached[0] < n:
-            cached = self._arrays[(field, value)] = _extended(cached, rows, n, np.int64)
+            cached = self._arrays[(field, value)] = extended(cached, rows, n, np.int64)
         return cached[1][:n]
 
     def _row_cue_array(self) -> np.ndarray:
         n = len(self.ids)
         cached = self._arrays.get("rows")
         if cached is None or cached[0] < n:
-            cached = self._arrays["rows"] = _extended(cached, self._row_cues, n, np.float64, width=4)
+            cached = self._arrays["rows"] = extended(cached, self._row_cues, n, np.float64, width=4)
         return cached[1][:n]
 
     def key_overlap(self, keys: Iterable[str], n: int | None = None, topic_weight: float = 1.0) -> np.ndarray:
@@ -370,7 +353,7 @@ class NamespaceView:
             arrays = [self._posting_array(field, value) for field, value in cue_keys(cues)]
             if key_weight:
                 arrays += [self._posting_array("cues", key) for key in keys]
-            candidates = _distinct_rows(arrays, n)
+            candidates = distinct_rows(arrays, n)
         else:
             candidates = np.unique(np.fromiter(rows, dtype=np.int64))
         candidates = candidates[candidates < n]
@@ -431,33 +414,6 @@ class NamespaceView:
         return index
 
 
-def _extended(cached: tuple[int, np.ndarray] | None, items: Sequence[object], n: int, dtype: type,
-              width: int | None = None) -> tuple[int, np.ndarray]:
-    """``(n, buffer)``: ``items[:n]`` in the first ``n`` rows of a buffer with room to grow.
-
-    Only the items past ``cached``'s count are converted (the lists only grow), so a
-    recall right after a write does not convert a namespace's rows again. Rows
-    already filled are never written again: a reader holding the older pair still
-    reads what it read.
-    """
-    filled, buffer = cached if cached is not None else (0, None)
-    tail = () if width is None else (width,)
-    if buffer is None or len(buffer) < n:
-        grown = np.empty((max(n, 2 * filled, 16), *tail), dtype=dtype)
-        if buffer is not None:
-            grown[:filled] = buffer[:filled]
-        buffer = grown
-    buffer[filled:n] = np.asarray(items[filled:n], dtype=dtype).reshape(n - filled, *tail)
-    return n, buffer
-
-
 def _seq(unit: MemoryUnit) -> int:
     seq = unit.metadata.get("seq", -1)
     return seq if isinstance(seq, int) else -1
-
-
-def _top_indices(scores: np.ndarray, k: int) -> list[int]:
-    k = min(k, len(scores))
-    part = np.argpartition(-scores, k - 1)[:k]
-    # Stable tie-break by row (insertion order) keeps results deterministic.
-    return sorted(part.tolist(), key=lambda i: (-float(scores[i]), i))

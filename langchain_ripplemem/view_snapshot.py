@@ -116,7 +116,7 @@ def _restored(namespace: Namespace, state: dict[str, Any], units: UnitList, matr
     view.pos = dict(zip(view.ids, range(len(view.ids)), strict=True))
     for field, rows in state["postings"].items():
         view.postings[field] = defaultdict(list, rows)
-    # The cue table as the array the cue view reads: index._extended converts only rows appended after
+    # The cue table as the array the cue view reads: row_arrays.extended converts only rows appended after
     # it, so the list's first rows are never read again and need no per-row tuples (placeholders).
     table = state["row_cues"]
     view._row_cues, view._arrays["rows"] = [_NO_CUES] * len(table), (len(table), table)

@@ -256,10 +256,10 @@ def test_cue_view_matches_a_brute_force_ranking():
 
 @pytest.mark.parametrize("n", [10, 1000, 100_000])
 def test_the_cue_views_candidate_rows_are_the_distinct_posting_rows_ascending(n):
-    from langchain_ripplemem.index import _distinct_rows
+    from langchain_ripplemem.row_arrays import distinct_rows
 
     rng = np.random.default_rng(n)
     for sizes in ([], [0], [3], [n // 2, 5], [n, n // 3, 1]):
         arrays = [np.sort(rng.choice(n + 4, size=min(s, n + 4), replace=False)) for s in sizes]  # some past n
         expected = np.unique(np.concatenate(arrays)) if arrays else np.zeros(0, dtype=np.int64)
-        assert _distinct_rows(arrays, n).tolist() == expected.tolist()
+        assert distinct_rows(arrays, n).tolist() == expected.tolist()
