@@ -176,10 +176,11 @@ def _at_sentence_start(text: str, match: re.Match[str]) -> bool:
     answers (6.5 against 0.26 s for ``sentence_initial_keys`` over 10 MB of its and
     LoCoMo's turns, with the same answers for every word).
     """
-    i = match.start() - 1
-    i, newline = _skip_spaces(text, i)
-    if newline or i < 0:
-        return newline or match.start() == 0
+    i, newline = _skip_spaces(text, match.start() - 1)
+    if newline:
+        return True
+    if i < 0:  # the text's start, or only spaces before the word
+        return match.start() == 0
     if text[i] in _SENTENCE_END_CHARS:
         return True
     if text[i] not in _LIST_DASHES:
