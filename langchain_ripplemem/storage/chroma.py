@@ -4,14 +4,16 @@ Everything the package knows about Chroma lives here: the embedded client (no
 telemetry), the collection, the record format, the one-process lock of an
 embedded store, paged reads and their retries.
 
-* **Record format.** One record per unit: the unit's vector, its restatement as
-  the document, and metadata ``{"ns": <namespace key>, "kind", "unit": <the
-  MemoryUnit as JSON>}``, its creation time first (:func:`stored_json`). Every
-  read filters on ``ns``, and every write checks that a unit belongs to the
-  namespace it is written to.
+* **Record format.** One record per unit: the unit's vector and metadata
+  ``{"ns": <namespace key>, "kind", "unit": <the MemoryUnit as JSON>}``, its
+  creation time first (:func:`stored_json`); no document (records written with
+  one load the same). Every read keeps to ``ns``: a namespace's ids are listed
+  with a filter on it, and what is read by id is checked against it here (Chroma
+  given both ids and a filter passes over the whole collection for each id).
+  Every write checks that a unit belongs to the namespace it is written to.
 * **Paged reads only.** Chroma answers one ``get`` with at most 32,766 records
   ("too many SQL variables" past that), so reads go ``PAGE_SIZE`` records (or
-  ids) at a time.
+  ids) at a time, and ``ID_PAGE_SIZE`` ids when listing a namespace's ids.
 * **Namespace registry.** A small second collection (``<name>__namespaces``)
   holds one record per namespace that holds a unit: a write registers its
   namespace, a delete that empties one and a drop remove it, so listing the
@@ -58,12 +60,15 @@ from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_from_ke
 from langchain_ripplemem.storage.base import StoredRecord
 from langchain_ripplemem.storage.locks import StoreLock, embedded_store_directory
 
-__all__ = ["DEFAULT_COLLECTION", "HNSW_SYNC_THRESHOLD", "PAGE_SIZE", "ChromaUnitBackend", "chroma_client",
-           "read_retrying", "stored_json"]
+__all__ = ["DEFAULT_COLLECTION", "HNSW_SYNC_THRESHOLD", "ID_PAGE_SIZE", "PAGE_SIZE", "ChromaUnitBackend",
+           "chroma_client", "read_retrying", "stored_json"]
 
 DEFAULT_COLLECTION = "ripplemem_units"
 # Records (or ids) per Chroma call: well under SQLite's 32,766 bound variables.
 PAGE_SIZE = 5000
+# Ids per call when listing a namespace's ids: each read filtered by namespace makes a pass over
+# the collection, whatever it returns (0.15-0.2 s at 100k records), and a page of ids is small.
+ID_PAGE_SIZE = 30_000
 # The registry's format, in its collection metadata: 2 = exactly the namespaces that hold units.
 REGISTRY_FORMAT = 2
 # Transient Chroma read errors: attempts in all, and the first pause (doubled each time).
@@ -245,29 +250,51 @@ class ChromaUnitBackend:
         return read_retrying(lambda: collection.get(**kwargs), what)  # type: ignore[no-any-return]
 
     def _pages(self, what: str, include: list[str], where: dict[str, Any] | None = None,
-               ids: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
-        """Chroma ``get`` results, ``PAGE_SIZE`` records (or ids) at a time."""
+               ids: Sequence[str] | None = None, page: int = PAGE_SIZE) -> Iterator[dict[str, Any]]:
+        """Chroma ``get`` results, ``page`` records at a time: those of ``where``, or of ``ids``.
+
+        Never both: given ids and a filter, Chroma evaluates the filter over the whole
+        collection for each id (at 100k records 10 ids took 0.77 s and 200 took 10.8 s,
+        against 2 and 25 ms by id alone; ``scripts/chroma_reads.py``). Readers by id check
+        each record's namespace themselves (:meth:`_own`).
+        """
         if ids is not None:
-            for start in range(0, len(ids), PAGE_SIZE):
-                yield self._get(self.collection, what, ids=list(ids[start : start + PAGE_SIZE]), where=where,
-                                include=include)
+            for start in range(0, len(ids), page):
+                yield self._get(self.collection, what, ids=list(ids[start : start + page]), include=include)
             return
         offset = 0
         while True:
-            got = self._get(self.collection, what, where=where, limit=PAGE_SIZE, offset=offset, include=include)
+            got = self._get(self.collection, what, where=where, limit=page, offset=offset, include=include)
             yield got
-            if len(got["ids"]) < PAGE_SIZE:
+            if len(got["ids"]) < page:
                 return
-            offset += PAGE_SIZE
+            offset += page
+
+    @staticmethod
+    def _own(got: dict[str, Any], key: str) -> list[int]:
+        """Positions in a ``get`` result (metadatas included) of the records of namespace ``key``."""
+        return [i for i, meta in enumerate(got["metadatas"] or ()) if (meta or {}).get("ns") == key]
+
+    def _namespace_ids(self, key: str, what: str) -> list[str]:
+        """Every id of namespace ``key``: a few filtered reads of ids alone."""
+        return [uid for got in self._pages(what, [], {"ns": key}, page=ID_PAGE_SIZE) for uid in got["ids"]]
 
     def load(self, namespace: Namespace, ids: Sequence[str] | None = None) -> Iterator[
             tuple[list[MemoryUnit], np.ndarray]]:
-        """Pages of ``(units, vectors)`` of the namespace (only ``ids`` when given)."""
-        what = f"namespace {list(namespace)}"
-        for got in self._pages(what, ["embeddings", "metadatas"], {"ns": namespace_key(namespace)}, ids):
-            if got["ids"]:
-                units = [MemoryUnit.model_validate_json(m["unit"]) for m in got["metadatas"]]
-                yield units, np.asarray(got["embeddings"], dtype=np.float32)
+        """Pages of ``(units, vectors)`` of the namespace (only ``ids`` when given).
+
+        A whole namespace is read as its ids, then its records by id: pages of records
+        filtered by namespace made a pass over the collection each (100k records: 11.7 s
+        against 8.4, ``scripts/chroma_reads.py``). A record of another namespace is skipped.
+        """
+        key, what = namespace_key(namespace), f"namespace {list(namespace)}"
+        for got in self._pages(what, ["embeddings", "metadatas"], ids=self._namespace_ids(key, what)
+                               if ids is None else ids):
+            own = self._own(got, key)
+            if own:
+                vectors = np.asarray(got["embeddings"], dtype=np.float32)
+                yield ([MemoryUnit.model_validate_json(got["metadatas"][i]["unit"]) for i in own],
+                       vectors if len(own) == len(vectors) else vectors[own])
 
     def records(self) -> Iterator[StoredRecord]:
         """Every record of the collection, readable or not, page by page."""
@@ -360,10 +387,16 @@ class ChromaUnitBackend:
             self.collection.update(ids=[u.id for u in chunk], metadatas=[self._metadata(key, u) for u in chunk])
 
     def delete(self, namespace: Namespace, ids: Sequence[str]) -> None:
-        """Remove these units of this namespace only."""
+        """Remove these units of this namespace only (an id of another namespace is left alone).
+
+        The records are read by id and their namespace checked here: a delete by ids with
+        a namespace filter made Chroma pass over the collection for each id (:meth:`_pages`).
+        """
         key = namespace_key(namespace)
-        for start in range(0, len(ids), PAGE_SIZE):
-            self.collection.delete(ids=list(ids[start : start + PAGE_SIZE]), where={"ns": key})
+        for got in self._pages(f"namespace {list(namespace)}", ["metadatas"], ids=list(ids)):
+            own = [got["ids"][i] for i in self._own(got, key)]
+            if own:
+                self.collection.delete(ids=own)
         if ids and not self._holds_units(key):
             self._registry.delete(ids=[key])
 
