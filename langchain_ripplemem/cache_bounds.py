@@ -179,11 +179,11 @@ class LRUCache(Generic[V]):
 def clear_text_caches() -> None:
     """Empty the process-wide memo caches of text work: word stems, token sets, cue sets, stated facts.
 
-    They are bounded (200,000 stems, 100,000 cue sets, 4,096 texts' facts) but belong to
-    no namespace, so no :class:`CacheBounds` covers them: on LongMemEval haystacks they grew
-    by about 1 MB per haystack towards their bounds. A benchmark that builds hundreds of
-    memories one after another clears them between memories, so its resident memory stays
-    flat and every build starts alike.
+    They belong to no namespace, so no :class:`CacheBounds` covers them. Bounded (50,000
+    stems, 8,192 cue sets, 256 texts' token sets, 4,096 texts' facts), the stems and cue
+    sets hold about 18 MB when full (``tests/unit_tests/test_cache_bounds.py``). A benchmark
+    that builds hundreds of memories one after another clears them between memories, so
+    every build starts alike.
 
     Example:
         >>> from langchain_ripplemem.lexical import stem

@@ -32,7 +32,7 @@ from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.cue_names import NameCounts
 from langchain_ripplemem.extraction.identifying import Cues, identifying_cues, rarity
 from langchain_ripplemem.lexical import lexical_tokens
-from langchain_ripplemem.memory_graph.scoring import HasCues, cue_set
+from langchain_ripplemem.memory_graph.scoring import HasCues, normalised_cues
 from langchain_ripplemem.row_arrays import distinct_rows, extended, top_indices
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, Namespace
 from langchain_ripplemem.unit_list import UnitList
@@ -77,8 +77,8 @@ def _text_keys(text: str, speakers: tuple[str, ...]) -> tuple[str, ...]:
 
 def cue_keys(cues: HasCues) -> list[tuple[str, str | int]]:
     """The ``(index, value)`` keys a unit or query is posted under in the cue indexes."""
-    return [*(("participants", v) for v in cue_set(cues.participants)),
-            *(("locations", v) for v in cue_set(cues.locations)),
+    return [*(("participants", v) for v in normalised_cues(cues.participants)),
+            *(("locations", v) for v in normalised_cues(cues.locations)),
             *(("days", d) for d in day_buckets(cues))]
 
 
@@ -147,7 +147,8 @@ class NamespaceView:
             i = n + offset
             span = (unit.time.start.timestamp() / DAY_SECONDS, unit.time.end.timestamp() / DAY_SECONDS) \
                 if unit.time is not None else (np.nan, np.nan)
-            self._row_cues.append((len(cue_set(unit.participants)), len(cue_set(unit.locations)), *span))
+            counts = (len(normalised_cues(unit.participants)), len(normalised_cues(unit.locations)))
+            self._row_cues.append((*counts, *span))
             names, topics = unit_cues(unit)
             self.name_counts.add(i, names, topics, unit.restatement)
             keys = (*names, *(t for t in topics if t not in names))
@@ -380,7 +381,7 @@ class NamespaceView:
         weight = np.zeros(len(rows))
         for column, field, values, beta in ((0, "participants", cues.participants, cfg.beta_participants),
                                             (1, "locations", cues.locations, cfg.beta_locations)):
-            wanted = cue_set(values)
+            wanted = normalised_cues(values)
             if not wanted or beta <= 0:
                 continue
             shared = np.zeros(n)

@@ -36,9 +36,12 @@ STOPWORDS = frozenset(
 _stemmer = Stemmer.Stemmer("english")
 
 
-@lru_cache(maxsize=200_000)
+# About 250 bytes an entry, the process's (outside any CacheBounds): 50,000 keeps a namespace's
+# vocabulary, 12 MB at most. 200,000 grew with every word a process had seen (towards 50 MB), and
+# a miss costs 0.12 us of stemming against 0.05 for a hit.
+@lru_cache(maxsize=50_000)
 def stem(word: str) -> str:
-    """Snowball stem of one lower-case word (cached: chat vocabulary is small)."""
+    """Snowball stem of one lower-case word (cached: a chat's vocabulary is small)."""
     return str(_stemmer.stemWord(word))
 
 

@@ -39,15 +39,29 @@ class HasCues(Protocol):
     time: TimeInterval | None
 
 
+# Cue sets kept for scoring: about 700 bytes each with the values they keep alive, 6 MB when full.
+# The cache is the process's, outside any memory's CacheBounds. At 100,000, and filled by indexing
+# too, it grew with every unit a process had seen (0.7 MB a LongMemEval haystack, towards 70 MB);
+# recall asks again for a few hundred units' sets.
+CUE_SET_CACHE_SIZE = 8192
+
+
+def normalised_cues(values: Iterable[str]) -> frozenset[str]:
+    """Case-insensitive set of canonical cue values (canonicalisation happens at write time), not cached.
+
+    For values seen once, as when a unit is indexed: :func:`cue_set` keeps what it computes.
+    """
+    return frozenset(v.strip().lower() for v in values if v and v.strip())
+
+
 def cue_set(values: Iterable[str]) -> frozenset[str]:
-    """Case-insensitive set of canonical cue values (canonicalisation happens at write time)."""
+    """:func:`normalised_cues`, cached: recall and linking score the same units' cues over and over."""
     return _cue_set(tuple(values))
 
 
-@lru_cache(maxsize=100_000)
+@lru_cache(maxsize=CUE_SET_CACHE_SIZE)
 def _cue_set(values: tuple[str, ...]) -> frozenset[str]:
-    # Recall scores the same units' cues over and over: cache the normalised sets.
-    return frozenset(v.strip().lower() for v in values if v and v.strip())
+    return normalised_cues(values)
 
 
 def jaccard(a: Iterable[str], b: Iterable[str]) -> float:

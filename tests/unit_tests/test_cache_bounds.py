@@ -182,3 +182,44 @@ def test_memory_held_across_many_namespaces_stays_within_the_bound():
     assert len(memory.index._views) < len(spaces)  # the bound was what limited it
     # Live objects stay under the resident bound: views, graphs and every cache the recalls filled.
     assert grown <= bound, grown
+
+
+def test_indexing_units_leaves_the_recall_cue_set_cache_alone():
+    """Each unit's cues are indexed once: caching them only filled the process-wide cache with every unit seen."""
+    import numpy as np
+
+    from langchain_ripplemem.index import NamespaceView
+    from langchain_ripplemem.memory_graph.scoring import _cue_set
+    from langchain_ripplemem.schemas import MemoryUnit, Provenance
+
+    units = [MemoryUnit.create(namespace=("t",), restatement=f"Person{i} met Friend{i} in Town{i}.",
+                               participants=[f"Person{i}", f"Friend{i}"], locations=[f"Town{i}"],
+                               source=Provenance(conversation_id="c", session_id="s", turn_ids=[str(i)]))
+             for i in range(300)]
+    _cue_set.cache_clear()
+    view = NamespaceView(("t",))
+    view.add(units, np.ones((300, 4), dtype=np.float32))
+    assert _cue_set.cache_info().currsize == 0
+    assert view.postings["participants"]["person7"] == [7] and view.postings["locations"]["town7"] == [7]
+
+
+def test_the_process_wide_text_caches_stay_within_a_few_megabytes():
+    """They belong to no namespace, so no CacheBounds covers them: filled past their bounds, about 20 MB together."""
+    import tracemalloc
+
+    from langchain_ripplemem.cache_bounds import clear_text_caches
+    from langchain_ripplemem.lexical import stem
+    from langchain_ripplemem.memory_graph.scoring import _cue_set, cue_set
+
+    clear_text_caches()
+    tracemalloc.start()
+    try:
+        for i in range((stem.cache_info().maxsize or 0) + 1000):
+            stem(f"wordy{i}ness")  # made here and dropped: only the cache keeps each word
+        for i in range((_cue_set.cache_info().maxsize or 0) + 1000):
+            cue_set((f"Person {i}", f"Friend {i}", f"Place {i}"))
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+        clear_text_caches()
+    assert held <= 32 * 2**20, held

@@ -1,0 +1,69 @@
+"""Resident memory of one process that builds LongMemEval haystacks one after another, as a user's process would.
+
+Each haystack is built in a fresh in-memory ``RippleMemory``, asked its question with the
+recommended settings, deleted and closed; the process-wide memo caches of text work are
+not cleared between haystacks (the benchmark harness clears them, a user's process does
+not). Every ``--every`` haystacks it records RSS and the stem and cue-set caches' sizes:
+what the process keeps that no ``CacheBounds`` covers. Vectors come from the benchmark's
+embedding cache (``ripplemem bench longmemeval`` fills it), so a warm run embeds nothing.
+
+    python scripts/haystack_rss.py ../shared/data/longmemeval/longmemeval_s_dev60.json --out results/haystack_rss.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from results_io import emit  # noqa: E402
+
+from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings, default_cache_dir  # noqa: E402
+from langchain_ripplemem.bench.loaders import load_longmemeval  # noqa: E402
+from langchain_ripplemem.bench.progress import rss_mb  # noqa: E402
+from langchain_ripplemem.bench.results import run_metadata  # noqa: E402
+from langchain_ripplemem.bench.runner import FreshMemories  # noqa: E402
+from langchain_ripplemem.bench.systems import question_context  # noqa: E402
+from langchain_ripplemem.config import RecallConfig  # noqa: E402
+from langchain_ripplemem.lexical import stem  # noqa: E402
+from langchain_ripplemem.memory_graph.scoring import _cue_set  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("longmemeval", help="a LongMemEval JSON file")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N haystacks")
+    parser.add_argument("--every", type=int, default=5, help="record every N haystacks (and the last)")
+    parser.add_argument("--cache", default=None, help="embedding cache directory (default: the benchmark's)")
+    parser.add_argument("--out", default=None, help="results JSON (default: stdout only)")
+    args = parser.parse_args()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the real file's repeated sessions: the loader warns, once each
+        haystacks = load_longmemeval(args.longmemeval, limit=args.limit)
+    factory = FreshMemories("longmemeval", embeddings=CachedEmbeddings(directory=args.cache or default_cache_dir()))
+    rows = []
+    for i, haystack in enumerate(haystacks):
+        memory, namespace = factory(), (haystack.id,)
+        memory.add_conversation(haystack.conversation, namespace=namespace)
+        for question in haystack.questions:
+            memory.recall(question.question, namespace=namespace, config=RecallConfig(), **question_context(question))
+        memory.delete_namespace(namespace)
+        memory.close()
+        del memory
+        gc.collect()
+        if i % args.every == 0 or i == len(haystacks) - 1:
+            rows.append({"haystacks": i + 1, "rss_mb": rss_mb(), "stems": stem.cache_info().currsize,
+                         "cue_sets": _cue_set.cache_info().currsize})
+            print(rows[-1], file=sys.stderr, flush=True)
+    first, last = rows[0]["rss_mb"], rows[-1]["rss_mb"]
+    growth = None if first is None or last is None else round(last / first - 1, 4)
+    emit({"benchmark": "haystack_rss", **run_metadata(args.longmemeval), "haystacks": len(haystacks),
+          "rss_growth_first_to_last": growth, "rows": rows}, args.out)
+
+
+if __name__ == "__main__":
+    main()
