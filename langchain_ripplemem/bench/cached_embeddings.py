@@ -12,7 +12,9 @@ folder; :meth:`CachedEmbeddings.save` writes the vectors embedded since the last
 save as one new shard file (written aside, then renamed into place: a crash
 leaves the old shards whole), so saving after every haystack costs that
 haystack's vectors, not the whole cache. Only the shards' keys are held in
-memory; vectors are read back from their shard when asked for.
+memory, as sorted arrays (about 24 bytes a text: a dict of them held ~200 and
+grew a cold LongMemEval run by 10 MB); vectors are read back from their shard
+when asked for.
 
 Queries pass straight through, so the query latency a benchmark reports still
 includes embedding the question. The wrapper has no ``embed_array``: the
@@ -106,7 +108,7 @@ class CachedEmbeddings(Embeddings):
             raise ValueError(f"embedding cache {self.directory} is a file; give a directory "
                              "(the single-.npz cache format is no longer read)")
         self._pending: dict[str, np.ndarray] = {}  # key -> vector, embedded since the last save
-        self._where: dict[str, tuple[int, int]] | None = None  # key -> (shard, row), loaded on first use
+        self._where: _KeyIndex | None = None  # key -> (shard, row), loaded on first use
         self._shards: list[Path] = []
         self.embedded = 0  # texts this object sent to the encoder
         self.reused = 0  # texts it answered from the cache
@@ -148,10 +150,10 @@ class CachedEmbeddings(Embeddings):
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Vectors of ``texts``; only texts never seen before (under this ``model_id``) reach the encoder."""
         keys = [_key(text) for text in texts]
-        index = self._index()
+        stored, _ = self._index().find(keys)
         missing: dict[str, str] = {}  # key -> text, each new text once
-        for key, text in zip(keys, texts, strict=True):
-            if key not in index and key not in self._pending:
+        for key, text, shard in zip(keys, texts, stored.tolist(), strict=True):
+            if shard < 0 and key not in self._pending:
                 missing.setdefault(key, text)
         if missing:
             fresh = list(missing.values())
@@ -189,17 +191,16 @@ class CachedEmbeddings(Embeddings):
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
-        index = self._index()
-        shard = len(self._shards)
+        self._index().add([np.array(keys, dtype="S32")], [len(self._shards)])
         self._shards.append(target)
-        index.update((key, (shard, row)) for row, key in enumerate(keys))
         self._pending.clear()
         return target
 
-    def _index(self) -> dict[str, tuple[int, int]]:
+    def _index(self) -> _KeyIndex:
         """Key -> (shard, row) of every stored vector of this model (read once: keys only)."""
         if self._where is None:
-            self._where = {}
+            self._where = _KeyIndex()
+            found: list[np.ndarray] = []
             folder = self.folder
             for path in sorted(folder.glob(_SHARD_GLOB)) if folder is not None and folder.is_dir() else []:
                 try:
@@ -210,19 +211,18 @@ class CachedEmbeddings(Embeddings):
                 except (OSError, ValueError, KeyError) as exc:
                     warnings.warn(f"embedding cache: skipping {path}: {exc}", stacklevel=2)
                     continue
-                shard = len(self._shards)
+                found.append(keys)
                 self._shards.append(path)
-                self._where.update((key.decode("ascii"), (shard, row)) for row, key in enumerate(keys))
+            self._where.add(found, list(range(len(found))))  # one sort for all shards
         return self._where
 
     def _vectors(self, keys: list[str]) -> list[np.ndarray]:
         """The vectors of ``keys`` (all known), reading each shard they live in once."""
-        index = self._index()
+        shards, rows = self._index().find(keys)
         out: list[np.ndarray | None] = [self._pending.get(key) for key in keys]
         wanted: dict[int, list[tuple[int, int]]] = {}  # shard -> (position in out, row)
-        for position, key in enumerate(keys):
+        for position, (shard, row) in enumerate(zip(shards.tolist(), rows.tolist(), strict=True)):
             if out[position] is None:
-                shard, row = index[key]
                 wanted.setdefault(shard, []).append((position, row))
         for shard, places in wanted.items():
             with np.load(self._shards[shard]) as data:
@@ -230,6 +230,38 @@ class CachedEmbeddings(Embeddings):
             for position, row in places:
                 out[position] = vectors[row]
         return [vector for vector in out if vector is not None]
+
+class _KeyIndex:
+    """Where each stored vector is: keys sorted in one array, their shard and row in two more."""
+
+    def __init__(self) -> None:
+        self.keys = np.empty(0, dtype="S32")
+        self.shards = np.empty(0, dtype=np.int32)
+        self.rows = np.empty(0, dtype=np.int32)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def add(self, keys: list[np.ndarray], shards: list[int]) -> None:
+        """Take each ``keys[i]`` (a shard's keys, in row order) as stored in shard ``shards[i]``."""
+        if not keys:
+            return
+        merged = np.concatenate([self.keys, *(np.asarray(k, dtype="S32") for k in keys)])
+        shard = np.concatenate([self.shards, *(np.full(len(k), s, dtype=np.int32) for k, s in zip(keys, shards,
+                                                                                              strict=True))])
+        row = np.concatenate([self.rows, *(np.arange(len(k), dtype=np.int32) for k in keys)])
+        order = np.argsort(merged, kind="stable")
+        self.keys, self.shards, self.rows = merged[order], shard[order], row[order]
+
+    def find(self, keys: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Shard and row of each of ``keys``; shard ``-1`` for a key not stored."""
+        wanted = np.array(keys, dtype="S32")
+        if not len(self.keys):
+            return np.full(len(wanted), -1, dtype=np.int32), np.zeros(len(wanted), dtype=np.int32)
+        at = np.minimum(np.searchsorted(self.keys, wanted), len(self.keys) - 1)
+        hit = self.keys[at] == wanted
+        return np.where(hit, self.shards[at], -1), self.rows[at]
+
 
 def _key(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()

@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 from langchain_ripplemem.bench import answering, results
 from langchain_ripplemem.bench.checkpoint import Checkpoint
 from langchain_ripplemem.bench.loaders import LOCOMO_HELDOUT, LOCOMO_TUNE, BenchConversation, BenchQuestion
-from langchain_ripplemem.bench.progress import RunProgress, rss_mb
+from langchain_ripplemem.bench.progress import RunProgress, heap_in_use_mb, rss_mb
 from langchain_ripplemem.bench.results import question_record
 from langchain_ripplemem.bench.systems import (
     SYSTEM_NAMES,
@@ -210,6 +210,7 @@ def run_benchmark(
             memory = None
             clear_text_caches()  # process-wide memo caches would otherwise grow with every haystack
             entry["row"]["rss_mb"] = rss_mb()  # after the memory is closed: what the run keeps
+            entry["row"]["heap_in_use_mb"] = heap_in_use_mb()  # its live part (RSS adds what glibc keeps)
             if saved is not None:
                 saved.append(entry)
             _save_vectors(factory)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -25,7 +26,8 @@ from tests.unit_tests.fixtures.bench.bench_fakes import LOCOMO_TINY, FakeMemory,
 
 # Timing and machine fields differ between any two runs; everything else must not.
 TIMING = {"date", "build_seconds", "seconds_total", "seconds_per_conversation", "query_ms_p50", "query_ms_p95",
-          "query_ms_mean", "first_query_ms_p50", "first_query_ms_p95", "rss_mb"}
+          "query_ms_mean", "first_query_ms_p50", "first_query_ms_p95", "rss_mb",
+          "heap_in_use_mb"}
 
 
 class Encoder(BagOfWordsEmbeddings):
@@ -96,6 +98,31 @@ def test_each_save_writes_only_the_new_vectors_as_its_own_shard(tmp_path):
     with np.load(second) as data:
         assert len(data["keys"]) == 1 and data["vectors"].shape == (1, BagOfWordsEmbeddings.dim)
     assert len(CachedEmbeddings(Encoder(), tmp_path)) == 3
+
+
+def test_the_cache_holds_its_keys_in_a_few_dozen_bytes_a_text(tmp_path):
+    # A dict of hex keys -> (shard, row) held ~200 bytes a text: a cold LongMemEval run
+    # (52,000 texts) grew by 10 MB for the index alone, which the run's RSS counted.
+    class Tiny:
+        model_id = "tiny"
+
+        def embed_documents(self, texts):
+            return [[float(len(t)), 1.0] for t in texts]
+
+    writer = CachedEmbeddings(Tiny(), tmp_path)
+    for part in range(4):  # four shards, merged into one sorted index on reading
+        writer.embed_documents([f"text {part} {i}" for i in range(5_000)])
+        writer.save()
+    reader = CachedEmbeddings(Tiny(), tmp_path)
+    tracemalloc.start()
+    try:
+        assert len(reader) == 20_000
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < 64 * 20_000, f"{held / 20_000:.0f} bytes a text"
+    assert reader.embed_documents(["text 3 4999", "text 0 0"]) == [[11.0, 1.0], [8.0, 1.0]]
+    assert reader.embedded == 0 and reader.reused == 2
 
 
 def test_a_save_that_fails_leaves_the_cache_as_it_was(tmp_path, monkeypatch):
@@ -314,6 +341,8 @@ def test_each_conversation_row_records_resident_memory(locomo):
     res = run_benchmark("locomo", locomo, ["bm25"], [1], memory_factory=FakeMemory, progress=False)
     assert all(row["rss_mb"] is None or row["rss_mb"] > 0 for row in res["conversations"])
     assert all("rss_mb" in row for row in res["conversations"])
+    for row in res["conversations"]:  # the live part of the heap: on glibc, less than all that is resident
+        assert row["heap_in_use_mb"] is None or 0 < row["heap_in_use_mb"] < row["rss_mb"]
 
 
 # -- 5. first query apart, 6. shortfall ------------------------------------------------------------
