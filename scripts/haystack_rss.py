@@ -3,17 +3,24 @@
 Each haystack is built in a fresh in-memory ``RippleMemory``, asked its question with the
 recommended settings, deleted and closed; the process-wide memo caches of text work are
 not cleared between haystacks (the benchmark harness clears them, a user's process does
-not). Every ``--every`` haystacks it records RSS and the stem and cue-set caches' sizes:
-what the process keeps that no ``CacheBounds`` covers. Vectors come from the benchmark's
+not). Every ``--every`` haystacks it records RSS, the C heap's live part
+(``heap_in_use_mb``: RSS less what glibc freed and keeps) and the stem and cue-set caches'
+sizes: what the process keeps that no ``CacheBounds`` covers. Vectors come from the benchmark's
 embedding cache (``ripplemem bench longmemeval`` fills it), so a warm run embeds nothing.
 
     python scripts/haystack_rss.py ../shared/data/longmemeval/longmemeval_s_dev60.json --out results/haystack_rss.json
+    MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=131072 python scripts/haystack_rss.py \
+        ../shared/data/longmemeval/longmemeval_s_dev60.json --out results/haystack_rss_tuned_malloc.json
+
+The second run sets glibc's allocator as a long-lived server might (one arena, large blocks
+mapped and unmapped on their own), and ``allocator_environment`` in the results records it.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -24,7 +31,7 @@ from results_io import emit  # noqa: E402
 
 from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings, default_cache_dir  # noqa: E402
 from langchain_ripplemem.bench.loaders import load_longmemeval  # noqa: E402
-from langchain_ripplemem.bench.progress import rss_mb  # noqa: E402
+from langchain_ripplemem.bench.progress import heap_in_use_mb, rss_mb  # noqa: E402
 from langchain_ripplemem.bench.results import run_metadata  # noqa: E402
 from langchain_ripplemem.bench.runner import FreshMemories  # noqa: E402
 from langchain_ripplemem.bench.systems import question_context  # noqa: E402
@@ -56,13 +63,20 @@ def main() -> None:
         del memory
         gc.collect()
         if i % args.every == 0 or i == len(haystacks) - 1:
-            rows.append({"haystacks": i + 1, "rss_mb": rss_mb(), "stems": stem.cache_info().currsize,
+            rows.append({"haystacks": i + 1, "rss_mb": rss_mb(), "heap_in_use_mb": heap_in_use_mb(),
+                         "stems": stem.cache_info().currsize,
                          "cue_sets": _cue_set.cache_info().currsize})
             print(rows[-1], file=sys.stderr, flush=True)
-    first, last = rows[0]["rss_mb"], rows[-1]["rss_mb"]
-    growth = None if first is None or last is None else round(last / first - 1, 4)
+    allocator = {name: value for name, value in os.environ.items() if name.startswith("MALLOC_")}
     emit({"benchmark": "haystack_rss", **run_metadata(args.longmemeval), "haystacks": len(haystacks),
-          "rss_growth_first_to_last": growth, "rows": rows}, args.out)
+          "allocator_environment": allocator,
+          "rss_growth_first_to_last": _growth(rows, "rss_mb"),
+          "heap_in_use_growth_first_to_last": _growth(rows, "heap_in_use_mb"), "rows": rows}, args.out)
+
+
+def _growth(rows: list[dict], field: str) -> float | None:
+    first, last = rows[0][field], rows[-1][field]
+    return None if first is None or last is None else round(last / first - 1, 4)
 
 
 if __name__ == "__main__":
