@@ -246,10 +246,11 @@ class _KeyIndex:
         """Take each ``keys[i]`` (a shard's keys, in row order) as stored in shard ``shards[i]``."""
         if not keys:
             return
-        merged = np.concatenate([self.keys, *(np.asarray(k, dtype="S32") for k in keys)])
-        shard = np.concatenate([self.shards, *(np.full(len(k), s, dtype=np.int32) for k, s in zip(keys, shards,
-                                                                                              strict=True))])
-        row = np.concatenate([self.rows, *(np.arange(len(k), dtype=np.int32) for k in keys)])
+        per_shard = [np.asarray(k, dtype="S32") for k in keys]
+        merged = np.concatenate([self.keys, *per_shard])
+        shard = np.concatenate([self.shards, *(np.full(len(k), number, dtype=np.int32)
+                                               for k, number in zip(per_shard, shards, strict=True))])
+        row = np.concatenate([self.rows, *(np.arange(len(k), dtype=np.int32) for k in per_shard)])
         order = np.argsort(merged, kind="stable")
         self.keys, self.shards, self.rows = merged[order], shard[order], row[order]
 
