@@ -4,7 +4,7 @@ Each haystack is built in a fresh in-memory ``RippleMemory``, asked its question
 recommended settings, deleted and closed; the process-wide memo caches of text work are
 not cleared between haystacks (the benchmark harness clears them, a user's process does
 not). Every ``--every`` haystacks it records RSS, the C heap's live part
-(``heap_in_use_mb``: RSS less what glibc freed and keeps) and the stem and cue-set caches'
+(``heap_in_use_mb``: what ``malloc`` handed out and was not given back) and the stem and cue-set caches'
 sizes: what the process keeps that no ``CacheBounds`` covers. Vectors come from the benchmark's
 embedding cache (``ripplemem bench longmemeval`` fills it), so a warm run embeds nothing.
 
@@ -63,7 +63,7 @@ def main() -> None:
         del memory
         gc.collect()
         if i % args.every == 0 or i == len(haystacks) - 1:
-            rows.append({"haystacks": i + 1, "rss_mb": rss_mb(), "heap_in_use_mb": heap_in_use_mb(),
+            rows.append({"haystacks": i + 1, "rss_mb": rss_mb(), "heap_in_use_mb": heap_in_use_mb(collect=False),
                          "stems": stem.cache_info().currsize,
                          "cue_sets": _cue_set.cache_info().currsize})
             print(rows[-1], file=sys.stderr, flush=True)

@@ -12,7 +12,7 @@ folder; :meth:`CachedEmbeddings.save` writes the vectors embedded since the last
 save as one new shard file (written aside, then renamed into place: a crash
 leaves the old shards whole), so saving after every haystack costs that
 haystack's vectors, not the whole cache. Only the shards' keys are held in
-memory, as sorted arrays (about 24 bytes a text: a dict of them held ~200 and
+memory, as sorted arrays (about 40 bytes a text: a dict of them held ~190 and
 grew a cold LongMemEval run by 10 MB); vectors are read back from their shard
 when asked for.
 

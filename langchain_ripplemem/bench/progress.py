@@ -53,15 +53,17 @@ class _MallInfo2(ctypes.Structure):
                                                       "fsmblks", "uordblks", "fordblks", "keepcost")]
 
 
-def heap_in_use_mb() -> float | None:
+def heap_in_use_mb(*, collect: bool = True) -> float | None:
     """Bytes the C allocator has handed out and not had back, in MiB (``None`` off glibc).
 
     RSS also counts memory freed but kept by glibc for reuse (its arenas seldom
     shrink), so a run whose live memory is flat can still grow in RSS; this is
     the live part of what goes through ``malloc`` (Python's objects over 512
     bytes, numpy arrays, sqlite, onnxruntime, Chroma's Rust side). Python's
-    small objects sit in its own arenas and are not counted here. Measured
-    after a garbage collection.
+    small objects sit in its own arenas and are not counted here.
+
+    Args:
+        collect: run a garbage collection first; ``False`` right after :func:`rss_mb`, which ran one.
 
     Example:
         >>> value = heap_in_use_mb()
@@ -69,7 +71,8 @@ def heap_in_use_mb() -> float | None:
         True
 
     """
-    gc.collect()
+    if collect:
+        gc.collect()
     try:
         mallinfo2 = ctypes.CDLL(None).mallinfo2
     except (AttributeError, OSError):  # not glibc, or older than 2.33

@@ -210,7 +210,7 @@ def run_benchmark(
             memory = None
             clear_text_caches()  # process-wide memo caches would otherwise grow with every haystack
             entry["row"]["rss_mb"] = rss_mb()  # after the memory is closed: what the run keeps
-            entry["row"]["heap_in_use_mb"] = heap_in_use_mb()  # its live part (RSS adds what glibc keeps)
+            entry["row"]["heap_in_use_mb"] = heap_in_use_mb(collect=False)  # its live part (RSS adds what glibc keeps)
             if saved is not None:
                 saved.append(entry)
             _save_vectors(factory)
