@@ -445,8 +445,9 @@ async def _ainvoke(call: tuple[Any, Request]) -> Any:
 
 
 def call_structured(
-    model: BaseChatModel, schema: type[T], messages: list[BaseMessage] | Any, *, check: Callable[[T], Any] | None = None,
-    retries: int = 2, run_name: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
+    model: BaseChatModel, schema: type[T], messages: list[BaseMessage] | Any, *,
+    check: Callable[[T], Any] | None = None, retries: int = 2, run_name: str | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> StructuredOutcome:
     """Invoke for ``schema`` until valid, ``retries`` extra attempts are spent, or the call itself fails.
 
@@ -457,8 +458,9 @@ def call_structured(
 
 
 async def acall_structured(
-    model: BaseChatModel, schema: type[T], messages: list[BaseMessage] | Any, *, check: Callable[[T], Any] | None = None,
-    retries: int = 2, run_name: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
+    model: BaseChatModel, schema: type[T], messages: list[BaseMessage] | Any, *,
+    check: Callable[[T], Any] | None = None, retries: int = 2, run_name: str | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> StructuredOutcome:
     """Async :func:`call_structured` (same loop)."""
     steps = structured_attempts(schema, messages, check=check, retries=retries, run_name=run_name)

@@ -158,8 +158,8 @@ class ScriptedOpenAIServer:
         """A real ``ChatOpenAI`` on this server, no client retries; ``method`` fixes its structured output.
 
         ``method`` (``"function_calling"``, ``"json_schema"``, ``"json_mode"``) replaces
-        ``ChatOpenAI``'s default in ``with_structured_output``, which the package calls
-        without a method; ``None`` keeps the default (``json_schema``).
+        ``ChatOpenAI``'s default in ``with_structured_output`` (the ``method`` parameter's
+        default, which the package starts with); ``None`` keeps ``json_schema``.
         """
         options = {"model": "gpt-4.1-mini", "base_url": self.base_url, "api_key": "test", "max_retries": 0,
                    "temperature": 0.0, **kwargs}
@@ -253,7 +253,7 @@ class ScriptedOpenAIServer:
 
 @functools.cache
 def _fixed_method_class(method: str) -> type[ChatOpenAI]:
-    """A ``ChatOpenAI`` whose ``with_structured_output`` defaults to ``method`` (its signature says so, as a provider's)."""
+    """A ``ChatOpenAI`` whose ``with_structured_output`` defaults to ``method`` (its signature says so)."""
     def with_structured_output(self: ChatOpenAI, schema: Any = None, *, method: str = method, **kwargs: Any) -> Any:
         return ChatOpenAI.with_structured_output(self, schema, method=method, **kwargs)  # type: ignore[arg-type]
 

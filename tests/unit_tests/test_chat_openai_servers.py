@@ -24,8 +24,20 @@ from langchain_ripplemem.prompts.recall import QueryCueOutput
 
 from .conftest import make_conversation
 from .openai_server import RUNAWAY_TOKENS, ScriptedOpenAIServer, content, error, runaway, tool_call
-from .test_chat_openai import CUES, EVENTS_1, EVENTS_2, FIRST, NS, SECOND, WRITE, llm_memory, plan, recall_memory, \
-    sent_schema, supersede_acme
+from .test_chat_openai import (
+    CUES,
+    EVENTS_1,
+    EVENTS_2,
+    FIRST,
+    NS,
+    SECOND,
+    WRITE,
+    llm_memory,
+    plan,
+    recall_memory,
+    sent_schema,
+    supersede_acme,
+)
 from .test_llm_supersession import ACME, LISBON, MAYA
 
 QUESTION = "Should Maya accept the dinner pick?"
