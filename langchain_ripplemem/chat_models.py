@@ -219,6 +219,9 @@ def structured_attempts(
 ) -> Generator[Request, Any, StructuredOutcome]:
     """The retry loop: yields ``(messages, config)`` requests, receives answers or the call's exception.
 
+    An answer may come as an :class:`Answer` (from :class:`StructuredModel`): calls a
+    server refused before it count in the usage, not as attempts.
+
     Args:
         schema: the pydantic class asked for.
         messages: the prompt (a list of messages or a prompt value).

@@ -119,6 +119,10 @@ class LLMExtractor:
         temperature: used when resolving a string spec; None leaves the
             provider default. A model instance is used exactly as built.
 
+    Attributes:
+        max_tokens: a window's output bound at OpenAI-compatible servers
+            (:func:`output_tokens` of ``config.window_size``), unless the model sets its own.
+
     Example:
         >>> extractor = LLMExtractor("openai:gpt-4.1-mini", max_retries=1)
         >>> extractor.max_retries, extractor.fallback is not None
