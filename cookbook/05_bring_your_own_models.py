@@ -9,6 +9,12 @@ Real setups (not run here; each needs its provider package and, for hosted ones,
     memory = RippleMemory(llm="anthropic:claude-sonnet-4-5")    # pip install langchain langchain-anthropic
     from langchain_ollama import ChatOllama                     # local: pip install langchain-ollama
     memory = RippleMemory(llm=ChatOllama(model="llama3.1", temperature=0))
+    from langchain_openai import ChatOpenAI                     # any OpenAI-compatible server: llama.cpp, vLLM
+    memory = RippleMemory(llm=ChatOpenAI(base_url="http://127.0.0.1:8080/v1", api_key="x", model="local",
+                                         temperature=0))
+    # A server that refuses json_schema (llama-cpp-python answers it with HTTP 500) is asked once by
+    # function_calling, then json_mode, and the method that worked is remembered for that model; at such a
+    # base URL every answer is bounded by max_tokens too (llama.cpp ignores max_completion_tokens).
 
     # Embeddings (default: the bundled MiniLM ONNX model, offline):
     from langchain_openai import OpenAIEmbeddings

@@ -27,7 +27,9 @@ from langchain_ripplemem.cli_support import (
     MemoryFactory,
     add_full_option,
     add_json_option,
+    add_llm_option,
     add_store_options,
+    chat_model_option,
     default_memory,
     emit,
     emit_json,
@@ -62,9 +64,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from langchain_ripplemem.schemas import format_namespace
 
     conversations = load_conversations(args.file)
+    llm = chat_model_option(args)
     started = time.perf_counter()
     units = new = replaced = semantic = structural = failed = 0
-    with open_store(args, create=True) as memory:
+    with open_store(args, create=True, llm=llm) as memory:
         for conv in tqdm(conversations, desc="ingest", unit="conversation", disable=args.quiet):
             report = memory.add_conversation(conv, namespace=args.namespace, progress=not args.quiet)
             units, new, replaced = units + report.units, new + report.new_units, replaced + len(report.replaced)
@@ -253,6 +256,7 @@ def add_ingest(sub: Subparsers) -> None:
     ingest.add_argument("file", help="conversations: a .json file (one or a list) or .jsonl (one per line)")
     add_store_options(ingest)
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_llm_option(ingest, "extraction")
     ingest.set_defaults(func=cmd_ingest)
 
 
@@ -333,8 +337,7 @@ def add_mcp(sub: Subparsers) -> None:
     mcp.add_argument("--chroma-port", type=int, default=8000, help="port of --chroma-host (default: %(default)s)")
     mcp.add_argument("--graph-path", default=None,
                      help="edge file with --chroma-host (default: ripplemem_graph.sqlite3 inside --persist)")
-    mcp.add_argument("--llm", default=None, metavar="PROVIDER:MODEL",
-                     help="opt-in chat model for extraction and the recall controller (default: offline)")
+    add_llm_option(mcp, "extraction and the recall controller")
     mcp.add_argument("--preset", default="recommended", choices=sorted(PRESETS),
                      help="recall settings (default: %(default)s)")
     mcp.set_defaults(func=cmd_mcp)

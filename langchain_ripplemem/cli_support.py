@@ -18,7 +18,8 @@ from langchain_ripplemem.errors import RippleMemError
 if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMemory
 
-MemoryFactory = Callable[[str], "RippleMemory"]  # persist directory -> an open memory
+# persist directory -> an open memory; called with llm= (a chat model) too when the command has --llm
+MemoryFactory = Callable[..., "RippleMemory"]
 
 DEFAULT_PERSIST = ".ripplemem"
 DEFAULT_NAMESPACE = "default"
@@ -97,12 +98,31 @@ def add_full_option(parser: argparse.ArgumentParser) -> None:
                         help="print long texts whole (by default they are cut, with a note saying so)")
 
 
+def add_llm_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--llm PROVIDER:MODEL``: the opt-in chat model for ``what`` (read with :func:`chat_model_option`)."""
+    parser.add_argument("--llm", default=None, metavar="PROVIDER:MODEL",
+                        help=f"opt-in chat model for {what} (default: offline); a local OpenAI-compatible server "
+                        "(llama.cpp, vLLM, Ollama) is openai:MODEL with OPENAI_BASE_URL and OPENAI_API_KEY set")
+
+
+def chat_model_option(args: argparse.Namespace) -> Any:
+    """The chat model ``--llm`` names, made now: a bad value stops the command before it opens a store."""
+    if args.llm is None:
+        return None
+    from langchain_ripplemem.chat_models import resolve_chat_model
+
+    try:
+        return resolve_chat_model(args.llm)
+    except Exception as err:  # noqa: BLE001 - whatever the provider raises, the --llm value is what was wrong
+        raise CommandError(f"--llm {args.llm!r}: {err}") from None
+
+
 # -- opening a store ---------------------------------------------------------------
-def default_memory(persist: str) -> RippleMemory:
+def default_memory(persist: str, llm: Any = None) -> RippleMemory:
     """The memory of a ``--persist`` directory with the default settings (tests pass faster ones)."""
     from langchain_ripplemem.memory import RippleMemory
 
-    return RippleMemory(persist_directory=persist)
+    return RippleMemory(persist_directory=persist, llm=llm)
 
 
 def has_store(directory: str | Path) -> bool:
@@ -112,13 +132,13 @@ def has_store(directory: str | Path) -> bool:
     return any((Path(directory) / name).is_file() for name in (CHROMA_FILENAME, GRAPH_FILENAME))
 
 
-def open_store(args: argparse.Namespace, *, create: bool = False) -> RippleMemory:
-    """The memory at ``--persist``; unless ``create``, an error naming the path when no store is there."""
+def open_store(args: argparse.Namespace, *, create: bool = False, llm: Any = None) -> RippleMemory:
+    """The memory at ``--persist``, with the chat model ``llm`` if given; unless ``create``, an error if none is."""
     if not create and not has_store(args.persist):
         what = "the directory does not exist" if not Path(args.persist).exists() else "nothing RippleMem wrote"
         raise CommandError(f"no store at {args.persist!r} ({what}): create one with "
                            f"`ripplemem ingest FILE --persist {args.persist}`, or pass --persist DIR")
-    return args.memory_factory(args.persist)  # type: ignore[no-any-return]
+    return args.memory_factory(args.persist, **({} if llm is None else {"llm": llm}))  # type: ignore[no-any-return]
 
 
 def namespace_counts(memory: RippleMemory) -> dict[tuple[str, ...], tuple[int, int]]:

@@ -18,6 +18,11 @@ LangChain's provider-neutral ``ModelError`` classes decide first; HTTP status
 codes on the exception (``status_code`` or ``response.status_code``) cover
 providers that do not map their errors to them.
 
+Apart from the kind, :func:`rejects_structured_output` tells whether a server
+refused *how* structured output was asked for (``response_format``, tools):
+llama-cpp-python's server answers ``json_schema`` with HTTP 500, others with
+400 or 422. Another method may then work (:class:`~langchain_ripplemem.chat_models.StructuredModel`).
+
 Example:
     >>> from pydantic import BaseModel, ValidationError
     >>> class Plan(BaseModel):
@@ -41,7 +46,7 @@ from typing import Any, Literal
 from langchain_core import exceptions as lc
 from pydantic import ValidationError
 
-__all__ = ["FailureKind", "describe_error", "failure_kind", "summarise_validation"]
+__all__ = ["FailureKind", "describe_error", "failure_kind", "rejects_structured_output", "summarise_validation"]
 
 FailureKind = Literal["invalid_output", "unreachable", "rejected", "misconfigured"]
 
@@ -50,6 +55,9 @@ _REJECTED_STATUS = {400, 413, 422}
 _URL = re.compile(r"\s*\(?https?://\S+\)?")
 _BOILERPLATE = re.compile(r"^\s*(For troubleshooting, visit:|For further information visit).*$", re.M)
 _MAX_CHARS = 300
+# An HTTP error of these statuses about one of these request fields refuses the structured-output method.
+_METHOD_REFUSED_STATUS = {400, 422, 500, 501}
+_STRUCTURED_FIELDS = re.compile(r"response_format|json_schema|json_object|tool_choice|\btools?\b|function", re.I)
 
 
 def failure_kind(exc: BaseException) -> FailureKind:
@@ -68,6 +76,28 @@ def failure_kind(exc: BaseException) -> FailureKind:
     if status in _REJECTED_STATUS:
         return "rejected"
     return "unreachable"
+
+
+def rejects_structured_output(exc: BaseException) -> bool:
+    """Whether a server refused the request's structured-output method (not the model, the prompt or the key).
+
+    An HTTP 400, 422, 500 or 501 whose message names ``response_format``,
+    ``json_schema``, ``json_object``, tools or functions; never a prompt over the
+    context window.
+
+    Example:
+        >>> class ServerError(Exception):
+        ...     status_code = 500
+        >>> rejects_structured_output(ServerError("('body', 'response_format', 'type'): "
+        ...                                       "Input should be 'text' or 'json_object'"))
+        True
+        >>> rejects_structured_output(ServerError("The server had an error while processing your request."))
+        False
+
+    """
+    if isinstance(exc, lc.ContextOverflowError) or _status(exc) not in _METHOD_REFUSED_STATUS:
+        return False
+    return bool(_STRUCTURED_FIELDS.search(str(exc)))
 
 
 def describe_error(exc: BaseException) -> str:

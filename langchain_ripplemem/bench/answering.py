@@ -4,7 +4,8 @@ Only used when the benchmark is given an answer model. The model sees the
 question and the retrieved restatements and nothing else (METHOD.md: "The
 answer model sees only q and those K"). Scores: token F1 and BLEU-1 with
 LoCoMo's normalisation, and an LLM judge (CORRECT / WRONG). The prompts are
-constants so the results file can record their exact text.
+constants so the results file can record their exact text. At an OpenAI-compatible
+server (llama.cpp, vLLM) each reply is bounded (:func:`~langchain_ripplemem.chat_models.bounded`).
 
 Example:
     >>> parse_verdict("Reasoning... CORRECT")
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_ripplemem.bench.metrics import answer_f1, bleu1
+from langchain_ripplemem.chat_models import bounded
 from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import MemoryUnit
 
@@ -46,6 +48,9 @@ NO_ANSWER_GOLD = (
     "not mentioned or not known."
 )
 _VERDICT = re.compile(r"\b(CORRECT|WRONG)\b")
+# A reply's output bound at OpenAI-compatible servers (chat_models.bounded): the answer is brief and the verdict
+# one word, but a local reasoning model thinks first; the bound only stops a model that does not stop.
+REPLY_MAX_TOKENS = 512
 
 
 def model_name(model: Any) -> str:
@@ -72,7 +77,7 @@ def answer_question(
     user = ANSWER_USER_PROMPT.format(
         memories=format_memories(units), question_line=question_line, question=question
     )
-    reply = model.invoke([SystemMessage(ANSWER_SYSTEM_PROMPT), HumanMessage(user)])
+    reply = bounded(model, REPLY_MAX_TOKENS).invoke([SystemMessage(ANSWER_SYSTEM_PROMPT), HumanMessage(user)])
     return _text(reply).strip(), _usage(reply)
 
 
@@ -89,7 +94,7 @@ def judge_answer(
     user = JUDGE_USER_PROMPT.format(
         question=question, gold=gold if gold is not None else NO_ANSWER_GOLD, prediction=prediction
     )
-    reply = model.invoke([SystemMessage(JUDGE_SYSTEM_PROMPT), HumanMessage(user)])
+    reply = bounded(model, REPLY_MAX_TOKENS).invoke([SystemMessage(JUDGE_SYSTEM_PROMPT), HumanMessage(user)])
     verdict = parse_verdict(_text(reply))
     return bool(verdict), verdict is not None, _usage(reply)
 

@@ -2,7 +2,10 @@
 
 Each window is one structured-output call (``with_structured_output`` on
 :class:`~langchain_ripplemem.prompts.extraction.ExtractionOutput`, with the
-model's default method: ``json_schema`` for ``ChatOpenAI``). An attempt is
+model's default method: ``json_schema`` for ``ChatOpenAI``; a server that
+refuses it is asked by the next method, see :class:`~langchain_ripplemem.chat_models.StructuredModel`).
+At an OpenAI-compatible server the answer is bounded to :func:`output_tokens`
+of the window size, unless the model sets its own ``max_tokens``. An attempt is
 rejected when the output does not parse or validate (whether the output parser
 reports it or the model call raises it, as ``ChatOpenAI``'s ``json_schema`` path
 does), when an event cites a turn id outside the window, a restatement is empty
@@ -55,9 +58,8 @@ from typing import TYPE_CHECKING, Any
 from langchain_ripplemem.chat_models import (
     InvalidOutput,
     Request,
+    StructuredModel,
     StructuredOutcome,
-    ainvoke_caught,
-    invoke_caught,
     resolve_chat_model,
     structured_attempts,
 )
@@ -81,15 +83,27 @@ from langchain_ripplemem.schemas import (
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-    from langchain_core.runnables import Runnable
 
     from langchain_ripplemem.prompts.extraction import ExtractedEvent, ExtractionOutput
 
-__all__ = ["LLMExtractor", "resolve_chat_model"]
+__all__ = ["LLMExtractor", "output_tokens", "resolve_chat_model"]
 
 _DATE_ONLY = re.compile(r"^\s*\d{4}-\d{2}-\d{2}\s*$")
 _HAS_OFFSET = re.compile(r"(?:[zZ]|[+-]\d{2}:?\d{2})\s*$")
 _FAILED_CALL = {"unreachable": "model unreachable", "rejected": "the model refused the request"}
+# An event is ~100 tokens of JSON and a turn rarely holds more than two: the bound only stops a runaway.
+_TOKENS_PER_TURN, _TOKENS_BASE = 200, 256
+
+
+def output_tokens(window_size: int) -> int:
+    """The output bound of one window's answer (see the module docs).
+
+    Example:
+        >>> output_tokens(40)
+        8256
+
+    """
+    return _TOKENS_BASE + _TOKENS_PER_TURN * window_size
 
 
 class LLMExtractor:
@@ -104,6 +118,10 @@ class LLMExtractor:
             overrides ``config.llm_max_retries``.
         temperature: used when resolving a string spec; None leaves the
             provider default. A model instance is used exactly as built.
+
+    Attributes:
+        max_tokens: a window's output bound at OpenAI-compatible servers
+            (:func:`output_tokens` of ``config.window_size``), unless the model sets its own.
 
     Example:
         >>> extractor = LLMExtractor("openai:gpt-4.1-mini", max_retries=1)
@@ -121,9 +139,10 @@ class LLMExtractor:
         self.max_retries = max_retries
         self.temperature = temperature
         self.fallback = RuleBasedExtractor(config) if config.rules_for_uncovered_turns else None
+        self.max_tokens = output_tokens(config.window_size)
         self._spec = model
         self._model: BaseChatModel | None = None
-        self._runnable: Runnable[Any, Any] | None = None
+        self._caller: StructuredModel | None = None
 
     @property
     def model(self) -> BaseChatModel:
@@ -132,19 +151,19 @@ class LLMExtractor:
             self._model = resolve_chat_model(self._spec, temperature=self.temperature)
         return self._model
 
-    def _structured(self) -> Runnable[Any, Any]:
-        if self._runnable is None:
+    def _structured(self) -> StructuredModel:
+        if self._caller is None:
             from langchain_ripplemem.errors import ExtractionError
             from langchain_ripplemem.prompts.extraction import ExtractionOutput
 
             model = self.model
             try:
-                self._runnable = model.with_structured_output(ExtractionOutput, include_raw=True)
+                self._caller = StructuredModel(model, ExtractionOutput, max_tokens=self.max_tokens)
             except NotImplementedError as exc:
                 raise ExtractionError(
                     f"{type(model).__name__} does not support with_structured_output; "
                     "use a chat model with tool calling or the RuleBasedExtractor") from exc
-        return self._runnable
+        return self._caller
 
     def extract(self, window: Window, namespace: Namespace) -> ExtractionResult:
         """Extract units from ``window`` (sync).
@@ -152,11 +171,11 @@ class LLMExtractor:
         Raises:
             ModelConfigurationError: the model refuses requests with these settings (see the module docs).
         """
-        return drive(self._attempts(window, namespace), invoke_caught(self._structured()))
+        return drive(self._attempts(window, namespace), self._structured().invoke)
 
     async def aextract(self, window: Window, namespace: Namespace) -> ExtractionResult:
         """Extract units from ``window`` (async)."""
-        return await adrive(self._attempts(window, namespace), ainvoke_caught(self._structured()))
+        return await adrive(self._attempts(window, namespace), self._structured().ainvoke)
 
     def _attempts(self, window: Window, namespace: Namespace
                   ) -> Generator[Request, Any, ExtractionResult]:

@@ -29,6 +29,7 @@ from langgraph.types import Command
 from langchain_ripplemem.chat_models import (
     StructuredOutcome,
     acall_structured,
+    bounded,
     call_structured,
     resolve_chat_model,
     usage_of,
@@ -424,7 +425,7 @@ class RecallNodes:
             return skipped
         started = time.perf_counter()
         try:
-            message = self.llm.invoke(self._answer_messages(state))
+            message = bounded(self.llm).invoke(self._answer_messages(state))
         except Exception as err:  # noqa: BLE001 - any provider error: keep the memories, report it
             return self._answer_failed(state, err, started)
         return self._answer_update(state, message, started)
@@ -435,7 +436,7 @@ class RecallNodes:
             return skipped
         started = time.perf_counter()
         try:
-            message = await self.llm.ainvoke(self._answer_messages(state))
+            message = await bounded(self.llm).ainvoke(self._answer_messages(state))
         except Exception as err:  # noqa: BLE001 - any provider error: keep the memories, report it
             return self._answer_failed(state, err, started)
         return self._answer_update(state, message, started)

@@ -55,6 +55,8 @@ if TYPE_CHECKING:
     from langchain_ripplemem.schemas import IngestReport
 
 _MAX_ATTRIBUTE_CHARS = 40
+# An answer's output bound at OpenAI-compatible servers: a pair is ~30 tokens of JSON, at most one per candidate.
+_TOKENS_PER_PAIR, _TOKENS_BASE = 32, 256
 
 
 def llm_supersession(llm: BaseChatModel | str | None, config: WriteConfig) -> LLMSupersession | None:
@@ -161,7 +163,9 @@ class LLMSupersession:
             lines.append("NEW " + render_line(labels[new[i].id], _day(new[i]), new[i].restatement))
             lines += ["    candidate " + render_line(labels[c.id], _day(c), c.restatement) for c in candidates[i]]
         messages = SUPERSESSION_PROMPT.format_messages(memories="\n".join(lines))
-        outcome = call_structured(self.model, SupersessionOutput, messages, retries=self.config.llm_max_retries)
+        bound = _TOKENS_BASE + _TOKENS_PER_PAIR * len(batch) * self.config.supersession_candidates
+        outcome = call_structured(self.model, SupersessionOutput, messages, retries=self.config.llm_max_retries,
+                                  max_tokens=bound)
         parsed, usage, first = outcome.value, outcome.usage, new[batch[0]].id
         if outcome.failure == "misconfigured":  # raised before anything of the ingest is written
             raise ModelConfigurationError(f"LLM supersession: the chat model refuses requests with these settings "

@@ -14,7 +14,15 @@ Replies:
   (what ``json_schema`` and ``json_mode`` answers look like).
 * :func:`error` - an HTTP status with an OpenAI-style error body.
 * :func:`delay` - wait, then send another reply (a client timeout fires first).
+* :func:`runaway` - a model that does not stop: words until the request's
+  output limit (or :data:`RUNAWAY_TOKENS`), ``usage`` counting them.
 * a callable ``(request body) -> reply`` - for answers that depend on the prompt.
+
+``ScriptedOpenAIServer(like_llama_cpp=True)`` behaves as llama-cpp-python's
+server (``python -m llama_cpp.server``) does: a ``json_schema`` response format
+is answered with its HTTP 500 (no scripted reply used; it accepts only ``text``
+and ``json_object``), and the output limit is ``max_tokens`` only
+(``max_completion_tokens``, which ``ChatOpenAI`` sends, is ignored).
 
 Running out of replies answers 500 with a body saying so (and the test's
 assertions on ``requests``/``remaining`` point at the script).
@@ -32,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections import deque
@@ -42,9 +51,16 @@ from typing import Any
 
 from langchain_openai import ChatOpenAI
 
-__all__ = ["ScriptedOpenAIServer", "content", "delay", "error", "tool_call"]
+__all__ = ["ScriptedOpenAIServer", "content", "delay", "error", "runaway", "tool_call"]
 
 USAGE = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+RUNAWAY_TOKENS = 3000  # what a runaway answer runs to when nothing stops it (llama.cpp: the context's end)
+# llama-cpp-python 0.3.36's answer to response_format {"type": "json_schema", ...}, as it sends it.
+LLAMA_CPP_JSON_SCHEMA_ERROR = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+    "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
+    "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \"llama_cpp/server/app.py\", line 376, "
+    "in create_chat_completion\n    POST /v1/chat/completions")
 
 
 @dataclass(frozen=True)
@@ -56,6 +72,8 @@ class Reply:
     finish_reason: str = "stop"
     body: dict[str, Any] | None = None  # a whole error body instead of a completion
     wait: float = 0.0
+    usage: dict[str, int] = field(default_factory=lambda: dict(USAGE))
+    runaway: bool = False  # the message's text repeated up to the honoured output limit
 
 
 def tool_call(arguments: dict[str, Any] | str, name: str | None = None) -> Callable[[dict[str, Any]], Reply]:
@@ -87,6 +105,11 @@ def delay(seconds: float, then: Reply | None = None) -> Reply:
     return Reply(reply.status, reply.message, reply.finish_reason, reply.body, wait=seconds)
 
 
+def runaway(word: str = "memory") -> Reply:
+    """Text that runs to the output limit the server honours (``finish_reason`` "length"), a token a word."""
+    return Reply(message={"role": "assistant", "content": word}, finish_reason="length", runaway=True)
+
+
 def _forced_tool(request: dict[str, Any]) -> str:
     choice = request.get("tool_choice")
     if isinstance(choice, dict):
@@ -100,11 +123,14 @@ class ScriptedOpenAIServer:
 
     Attributes:
         requests: every request body received, in order (parsed JSON).
+        runaway_tokens: the length of each :func:`runaway` answer sent, in order.
 
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, like_llama_cpp: bool = False) -> None:
+        self.like_llama_cpp = like_llama_cpp
         self.requests: list[dict[str, Any]] = []
+        self.runaway_tokens: list[int] = []
         self._replies: deque[Any] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -132,14 +158,14 @@ class ScriptedOpenAIServer:
         """A real ``ChatOpenAI`` on this server, no client retries; ``method`` fixes its structured output.
 
         ``method`` (``"function_calling"``, ``"json_schema"``, ``"json_mode"``) replaces
-        ``ChatOpenAI``'s default in ``with_structured_output``, which the package calls
-        without a method; ``None`` keeps the default (``json_schema``).
+        ``ChatOpenAI``'s default in ``with_structured_output`` (the ``method`` parameter's
+        default, which the package starts with); ``None`` keeps ``json_schema``.
         """
         options = {"model": "gpt-4.1-mini", "base_url": self.base_url, "api_key": "test", "max_retries": 0,
                    "temperature": 0.0, **kwargs}
         if method is None:
             return ChatOpenAI(**options)
-        return _MethodChatOpenAI(structured_method=method, **options)
+        return _fixed_method_class(method)(**options)
 
     def start(self) -> ScriptedOpenAIServer:
         """Serve in a background thread."""
@@ -160,10 +186,13 @@ class ScriptedOpenAIServer:
         self.stop()
 
     def _next_reply(self, request: dict[str, Any]) -> Reply:
+        refused = self.like_llama_cpp and (request.get("response_format") or {}).get("type") == "json_schema"
         with self._lock:
             self.requests.append(request)
             number = len(self.requests)
-            reply = self._replies.popleft() if self._replies else None
+            reply = self._replies.popleft() if self._replies and not refused else None
+        if refused:
+            return error(500, LLAMA_CPP_JSON_SCHEMA_ERROR, "internal_server_error")
         if reply is None:
             return error(500, f"ScriptedOpenAIServer: no scripted reply left for request {number}")
         try:
@@ -171,7 +200,17 @@ class ScriptedOpenAIServer:
                 reply = reply(request)
         except Exception as exc:  # a broken script answers 500 naming it, instead of a dropped connection
             return error(500, f"ScriptedOpenAIServer: the reply to request {number} raised {exc!r}")
-        return reply
+        return self._run_away(reply, request) if reply.runaway else reply
+
+    def _run_away(self, reply: Reply, request: dict[str, Any]) -> Reply:
+        """``reply``'s word up to the limit this server honours (llama.cpp: ``max_tokens`` only)."""
+        names = ("max_tokens",) if self.like_llama_cpp else ("max_completion_tokens", "max_tokens")
+        limit = next((int(request[n]) for n in names if request.get(n) is not None), RUNAWAY_TOKENS)
+        with self._lock:
+            self.runaway_tokens.append(limit)
+        text = " ".join([reply.message["content"]] * limit)
+        return Reply(message={**reply.message, "content": text}, finish_reason=reply.finish_reason,
+                     usage={"prompt_tokens": 100, "completion_tokens": limit, "total_tokens": 100 + limit})
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -193,7 +232,7 @@ class ScriptedOpenAIServer:
             def _send(self, reply: Reply, request: dict[str, Any]) -> None:
                 payload = reply.body if reply.body is not None else {
                     "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion", "created": 0,
-                    "model": request.get("model", "test"), "usage": USAGE,
+                    "model": request.get("model", "test"), "usage": reply.usage,
                     "choices": [{"index": 0, "message": reply.message, "finish_reason": reply.finish_reason,
                                  "logprobs": None}]}
                 data = json.dumps(payload).encode()
@@ -212,10 +251,10 @@ class ScriptedOpenAIServer:
         return Handler
 
 
-class _MethodChatOpenAI(ChatOpenAI):
-    """``ChatOpenAI`` whose ``with_structured_output`` uses ``structured_method`` unless told otherwise."""
+@functools.cache
+def _fixed_method_class(method: str) -> type[ChatOpenAI]:
+    """A ``ChatOpenAI`` whose ``with_structured_output`` defaults to ``method`` (its signature says so)."""
+    def with_structured_output(self: ChatOpenAI, schema: Any = None, *, method: str = method, **kwargs: Any) -> Any:
+        return ChatOpenAI.with_structured_output(self, schema, method=method, **kwargs)  # type: ignore[arg-type]
 
-    structured_method: str = "json_schema"
-
-    def with_structured_output(self, schema: Any = None, *, method: Any = None, **kwargs: Any) -> Any:
-        return super().with_structured_output(schema, method=method or self.structured_method, **kwargs)
+    return type(f"ChatOpenAI_{method}", (ChatOpenAI,), {"with_structured_output": with_structured_output})

