@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev60.json
 
-.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-observations bench-longmemeval bench-ingest demo
+.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-observations bench-longmemeval bench-ingest demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -39,6 +39,14 @@ bench-linked:
 bench-linked-dev:
 	ripplemem bench linked --haystack $(LOCOMO) --suite langchain_ripplemem/bench/data/linked_dev_cases.json \
 		--out results/linked_dev.json --md docs/linked_dev_tables.md
+
+# Issue 35's suites, injected into LoCoMo conversations like the linked one, every system (offline, a few minutes
+# each with the vector cache): set questions answered by all their members, and stand-alone facts said once.
+bench-sets:
+	ripplemem bench sets --haystack $(LOCOMO) --out results/sets.json --md docs/sets_tables.md
+
+bench-facts:
+	ripplemem bench facts --haystack $(LOCOMO) --out results/facts.json --md docs/facts_tables.md
 
 # LoCoMo with its recorded LLM observations as memory units.
 bench-observations:

@@ -7,6 +7,7 @@ Usage::
     ripplemem bench longmemeval PATH ...
     ripplemem bench linked [--haystack locomo10.json] [--split tune|heldout|all] [--suite FILE]
                            [--out results/linked.json] [--md docs/linked_tables.md]
+    ripplemem bench sets|facts [--haystack locomo10.json] [--split ...] [--suite FILE] [--out ...] [--md ...]
     ripplemem bench report RESULTS.json... --md docs/benchmarks_tables.md [--plot out.png]
 
 Document vectors are cached per encoder model in ``--embedding-cache DIR``
@@ -26,7 +27,9 @@ BLEU-1 and an LLM judge (needs the provider's package and credentials).
 observations instead of raw turns (:mod:`langchain_ripplemem.bench.observations`).
 ``linked`` injects the linked-evidence suite into LoCoMo conversations
 (``--haystack``), or into the shipped sample conversation without one; there
-``--limit`` keeps the first N cases.
+``--limit`` keeps the first N cases. ``sets`` and ``facts`` do the same with
+the set-question and stand-alone fact suites
+(:mod:`langchain_ripplemem.bench.set_fact_cases`), for every system by default.
 """
 
 from __future__ import annotations
@@ -39,6 +42,13 @@ from pathlib import Path
 from typing import Any
 
 from langchain_ripplemem.bench.systems import LINKED_SYSTEMS, SYSTEM_NAMES
+
+# The injected suites: what each is, its shipped file, its default systems.
+_SUITES: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "linked": ("linked-evidence", "linked_cases.json", LINKED_SYSTEMS),
+    "sets": ("set-question", "set_cases.json", SYSTEM_NAMES),
+    "facts": ("stand-alone fact", "fact_cases.json", SYSTEM_NAMES),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,19 +82,20 @@ def build_parser() -> argparse.ArgumentParser:
             run.add_argument("--units", choices=("turns", "observations"), default="turns",
                              help="memory units: one per turn (default) or LoCoMo's observations "
                                   "plus turns no observation covers")
-    linked = sub.add_parser("linked", help="run the linked-evidence suite injected into long dialogue")
-    linked.add_argument("--haystack", help="LoCoMo JSON file whose conversations are the haystacks "
-                                           "(default: the shipped sample conversation, repeated)")
-    linked.add_argument("--suite", help="suite JSON file (default: the shipped linked_cases.json)")
-    linked.add_argument("--split", choices=("tune", "heldout", "all"), default="all")
-    linked.add_argument("--systems", default=",".join(LINKED_SYSTEMS),
-                        help=f"comma-separated systems (default: {','.join(LINKED_SYSTEMS)})")
-    linked.add_argument("--k", default="5,10,30", help="comma-separated cut-offs (default 5,10,30)")
-    linked.add_argument("--out", help="write the results JSON here (default: stdout)")
-    linked.add_argument("--md", help="also write the markdown tables here")
-    linked.add_argument("--limit", type=int, help="only the first N cases")
-    _cache_arguments(linked)
-    linked.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    for name, (what, file, systems) in _SUITES.items():
+        suite = sub.add_parser(name, help=f"run the {what} suite injected into long dialogue")
+        suite.add_argument("--haystack", help="LoCoMo JSON file whose conversations are the haystacks "
+                                              "(default: the shipped sample conversation, repeated)")
+        suite.add_argument("--suite", help=f"suite JSON file (default: the shipped {file})")
+        suite.add_argument("--split", choices=("tune", "heldout", "all"), default="all")
+        suite.add_argument("--systems", default=",".join(systems),
+                           help=f"comma-separated systems (default: {','.join(systems)})")
+        suite.add_argument("--k", default="5,10,30", help="comma-separated cut-offs (default 5,10,30)")
+        suite.add_argument("--out", help="write the results JSON here (default: stdout)")
+        suite.add_argument("--md", help="also write the markdown tables here")
+        suite.add_argument("--limit", type=int, help="only the first N cases")
+        _cache_arguments(suite)
+        suite.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     report = sub.add_parser("report", help="regenerate markdown tables from results files")
     report.add_argument("results", nargs="+", help="results JSON files")
     report.add_argument("--md", help="write the tables here (default: stdout)")
@@ -117,8 +128,8 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "report":
             return _report(args)
-        if args.command == "linked":
-            return _linked(args)
+        if args.command in _SUITES:
+            return _suite(args)
         return _run(args)
     except (ValueError, ImportError) as exc:
         print(f"ripplemem bench: error: {exc}", file=sys.stderr)
@@ -180,23 +191,28 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _linked(args: argparse.Namespace) -> int:
+def _suite(args: argparse.Namespace) -> int:
     from langchain_ripplemem.bench.haystack import locomo_haystacks, sample_haystacks
     from langchain_ripplemem.bench.linked import run_linked
     from langchain_ripplemem.bench.linked_cases import load_linked_cases
+    from langchain_ripplemem.bench.set_fact_cases import DEFAULT_SUITES, answered_case_row, load_answered_cases
+    from langchain_ripplemem.bench.suite_runner import run_suite
 
     systems = _systems(args.systems)
     ks = _ints(args.k, "--k")
-    cases = load_linked_cases(args.suite, split=args.split)
+    linked = args.command == "linked"
+    cases: list[Any] = (load_linked_cases(args.suite, split=args.split) if linked
+                        else load_answered_cases(args.command, args.suite, split=args.split))
     if args.limit is not None:
         if args.limit < 1:
             raise ValueError(f"--limit must be >= 1, got {args.limit}")
         cases = cases[: args.limit]
     haystacks = locomo_haystacks(args.haystack) if args.haystack else sample_haystacks()
-    results = run_linked(
-        cases, haystacks, systems, ks, progress=not args.no_progress, embeddings=_embedding_cache(args),
-        haystack_path=args.haystack, suite_path=args.suite, split=args.split,
-    )
+    options = {"progress": not args.no_progress, "embeddings": _embedding_cache(args),
+               "haystack_path": args.haystack, "suite_path": args.suite, "split": args.split}
+    results = (run_linked(cases, haystacks, systems, ks, **options) if linked else
+               run_suite(args.command, cases, haystacks, systems, ks, case_row=answered_case_row,
+                         default_suite=DEFAULT_SUITES[args.command], **options))
     _emit(results, args)
     return 0
 

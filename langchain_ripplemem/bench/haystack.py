@@ -1,4 +1,4 @@
-"""Haystacks for the linked suite, and the injection of a case into one.
+"""Haystacks for the injected suites, and the injection of a case into one.
 
 A haystack is a long two-speaker dialogue: a LoCoMo conversation read at run
 time (its text never enters this repository) or, without LoCoMo, the shipped
@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from langchain_ripplemem.bench.linked_cases import DOMAINS, SPEAKERS, LinkedCase, cue_pattern, fill
 from langchain_ripplemem.bench.loaders import BenchConversation, BenchQuestion, load_locomo
+from langchain_ripplemem.bench.suite_cases import SPEAKERS, InjectableCase, fill
 from langchain_ripplemem.schemas import Conversation, Session, Turn
 
 __all__ = ["Haystack", "assign_haystacks", "inject", "locomo_haystacks", "name_conflicts", "sample_haystacks"]
@@ -106,13 +106,13 @@ def sample_haystacks(copies: int = SAMPLE_COPIES) -> list[Haystack]:
     return [haystack(Conversation(id=f"sample-x{copies}", sessions=sessions))]
 
 
-def name_conflicts(case: LinkedCase, hay: Haystack) -> list[str]:
+def name_conflicts(case: InjectableCase, hay: Haystack) -> list[str]:
     """Haystack speakers' first names that the case's own text uses (they would change who is who)."""
     words = {w.lower() for text in _texts(case) for w in _NAME.findall(text.replace("{A}", "").replace("{B}", ""))}
     return [name for name in hay.speakers if name.split()[0].lower() in words]
 
 
-def assign_haystacks(cases: Sequence[LinkedCase], haystacks: Sequence[Haystack]) -> list[Haystack]:
+def assign_haystacks(cases: Sequence[InjectableCase], haystacks: Sequence[Haystack]) -> list[Haystack]:
     """A haystack per case: case ``i`` takes haystack ``i mod n``, or the next one without a name conflict.
 
     Raises:
@@ -131,12 +131,14 @@ def assign_haystacks(cases: Sequence[LinkedCase], haystacks: Sequence[Haystack])
     return out
 
 
-def inject(case: LinkedCase, hay: Haystack) -> BenchConversation:
+def inject(case: InjectableCase, hay: Haystack, dataset: str = "linked") -> BenchConversation:
     """A copy of ``hay`` with the case's turns inserted, and the case as its one question.
 
-    The question's ``extra`` records the haystack, the start session, which
-    evidence turns are bridged, and how many haystack turns already contain each
-    bridge cue (a cue the haystack uses elsewhere is harder to follow).
+    The question's ``extra`` records the haystack, the start session, the speakers
+    and what the case adds (:meth:`~.suite_cases.InjectableCase.injected_extra`; a
+    linked case: which evidence turns are bridged, and how many haystack turns
+    already contain each bridge cue, since a cue the haystack uses elsewhere is
+    harder to follow). ``dataset`` names the suite in the conversation.
 
     Raises:
         ValueError: if the haystack has too few sessions for the case's offsets.
@@ -168,18 +170,16 @@ def inject(case: LinkedCase, hay: Haystack) -> BenchConversation:
         for i, session in enumerate(sessions)
     ]
     conversation = hay.conversation.model_copy(update={"id": f"{case.id}@{hay.id}", "sessions": new_sessions})
-    cues = {t.bridge.cue for t in case.evidence if t.bridge is not None}
     question = BenchQuestion(
-        id=case.id, question=fill(case.question, names), answer=None,
-        category=DOMAINS.index(case.domain) + 1, category_name=case.domain,
+        id=case.id, question=fill(case.question, names), answer=case.gold_answer,
+        category=case.category_number, category_name=case.category,
         evidence=[ids[t.key] for t in case.evidence if t.key is not None],
         extra={
             "haystack": hay.id, "start_session": sessions[start].id, "speakers": [a, b],
-            "bridged": [ids[t.key] for t in case.evidence if t.key is not None and t.bridge is not None],
-            "cue_turns_in_haystack": {cue: _count_cue(hay.conversation, cue) for cue in sorted(cues)},
+            **case.injected_extra(ids, hay.conversation),
         },
     )
-    return BenchConversation(conversation, [question], dataset="linked", split=case.split)
+    return BenchConversation(conversation, [question], dataset=dataset, split=case.split)
 
 
 def _merged(turns: list[Turn], inserted: list[tuple[int, Turn]]) -> list[Turn]:
@@ -191,10 +191,5 @@ def _merged(turns: list[Turn], inserted: list[tuple[int, Turn]]) -> list[Turn]:
     return out
 
 
-def _count_cue(conversation: Conversation, cue: str) -> int:
-    pattern = cue_pattern(cue)
-    return sum(1 for _, turn in conversation.turns() if pattern.search(turn.text))
-
-
-def _texts(case: LinkedCase) -> list[str]:
+def _texts(case: InjectableCase) -> list[str]:
     return [case.question, *(t.text for t in (*case.evidence, *case.distractors))]

@@ -1,13 +1,12 @@
 """Run the linked-evidence suite: every case injected into a long haystack, every system in one run.
 
-Each case goes into its own copy of a haystack (:func:`~.haystack.inject`),
-which the runner ingests into its own namespace, so cases never share a memory.
-The systems are the LoCoMo benchmark's (:mod:`~.systems`): the recall systems
-start from the recommended ``RecallConfig()``, and the memories are written with
-the paper's LoCoMo settings (the haystacks are LoCoMo-style dialogue). Results have the LoCoMo
-results' shape with domains as categories and ``tune``/``heldout`` splits, plus
-per-case records (``questions``: each evidence turn's rank per system) and the
-injected ``cases``.
+The injection and the run are every injected suite's (:mod:`~.suite_runner`):
+each case goes into its own copy of a haystack, ingested into its own namespace,
+so cases never share a memory; the recall systems start from the recommended
+``RecallConfig()``, and the memories are written with the paper's LoCoMo
+settings. Results have the LoCoMo results' shape with domains as categories and
+``tune``/``heldout`` splits, plus per-case records (``questions``: each evidence
+turn's rank per system) and the injected ``cases``, with their bridges.
 
 ``ripplemem bench linked --haystack locomo10.json --out results/linked.json`` runs it
 (:func:`run_linked`); without ``--haystack`` the cases go into the shipped sample.
@@ -28,21 +27,20 @@ from pathlib import Path
 from typing import Any
 
 from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
-from langchain_ripplemem.bench.haystack import Haystack, assign_haystacks, inject
+from langchain_ripplemem.bench.haystack import Haystack
 from langchain_ripplemem.bench.linked_cases import DEFAULT_SUITE, LinkedCase
 from langchain_ripplemem.bench.loaders import BenchConversation
-from langchain_ripplemem.bench.results import file_sha256
-from langchain_ripplemem.bench.runner import DEFAULT_KS, WARMUP_QUERY, FreshMemories, MemoryFactory, run_benchmark
+from langchain_ripplemem.bench.runner import DEFAULT_KS, WARMUP_QUERY, MemoryFactory
+from langchain_ripplemem.bench.suite_runner import run_suite, suite_conversations
 from langchain_ripplemem.bench.systems import LINKED_SYSTEMS, System, make_system
 from langchain_ripplemem.config import RecallConfig
 
 __all__ = ["WARMUP_QUERY", "linked_conversations", "run_linked"]
 
 
-
 def linked_conversations(cases: Sequence[LinkedCase], haystacks: Sequence[Haystack]) -> list[BenchConversation]:
     """One injected conversation per case (haystacks assigned by :func:`~.haystack.assign_haystacks`)."""
-    return [inject(case, hay) for case, hay in zip(cases, assign_haystacks(cases, haystacks), strict=True)]
+    return suite_conversations(cases, haystacks, "linked")
 
 
 def run_linked(
@@ -73,8 +71,7 @@ def run_linked(
         system_factory: ``(name, memory, recall_config) -> System``; tests swap it.
         progress: show a progress bar over cases.
         embeddings: the default memories' encoder (default: the offline one behind an
-            in-memory :class:`~.cached_embeddings.CachedEmbeddings`; give one with a
-            directory to keep vectors between runs).
+            in-memory :class:`~.cached_embeddings.CachedEmbeddings`).
         haystack_path: the haystack file, hashed into the results (``None``: the shipped sample).
         suite_path: the suite file, hashed into the results (``None``: the shipped suite).
         split: the split the cases were taken from, recorded in the results.
@@ -83,31 +80,11 @@ def run_linked(
         ValueError: on no cases, or the runner's own argument errors.
 
     """
-    if not cases:
-        raise ValueError("cases is empty: the split or --limit left no case to run")
-    conversations = linked_conversations(cases, haystacks)
-    cache = None
-    if memory_factory is None:
-        cache = embeddings if embeddings is not None else CachedEmbeddings()
-        memory_factory = FreshMemories("linked", embeddings=cache)
-    results = run_benchmark(
-        "linked", conversations, systems, ks, memory_factory=memory_factory, progress=progress,
-        recall_config=recall_config, system_factory=system_factory,
-        dataset_path=str(haystack_path) if haystack_path is not None else None,
-        keep_questions=True, warmup=WARMUP_QUERY,
+    return run_suite(
+        "linked", cases, haystacks, systems, ks, case_row=_case_row, default_suite=DEFAULT_SUITE,
+        memory_factory=memory_factory, recall_config=recall_config, system_factory=system_factory,
+        progress=progress, embeddings=embeddings, haystack_path=haystack_path, suite_path=suite_path, split=split,
     )
-    if cache is not None:
-        cache.save()
-    suite = Path(suite_path) if suite_path is not None else DEFAULT_SUITE
-    results["suite"] = {
-        "path": str(suite_path) if suite_path is not None else "langchain_ripplemem/bench/data/linked_cases.json",
-        "sha256": file_sha256(suite), "split": split, "n_cases": len(cases),
-    }
-    source = "conversations of the dataset file" if haystack_path is not None else \
-        "the shipped sample conversation, repeated"
-    results["haystack"] = f"{len(haystacks)} {source}: {', '.join(h.id for h in haystacks)}"
-    results["cases"] = [_case_row(case, bench) for case, bench in zip(cases, conversations, strict=True)]
-    return results
 
 
 def _case_row(case: LinkedCase, bench: BenchConversation) -> dict[str, Any]:

@@ -31,16 +31,16 @@ Example:
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from langchain_ripplemem.lexical import lexical_tokens
+from langchain_ripplemem.bench.suite_cases import SPEAKERS, SPLITS, SuiteTurn, fill, load_suite, question_tokens
+from langchain_ripplemem.schemas import Conversation
 
 __all__ = [
     "DEFAULT_SUITE",
@@ -63,15 +63,12 @@ __all__ = [
 ]
 
 DOMAINS: tuple[str, ...] = ("food_health", "travel", "work", "family", "money", "belongings", "plans")
-SPLITS: tuple[str, ...] = ("tune", "heldout")
-SPEAKERS: tuple[str, str] = ("{A}", "{B}")
 MIN_CASES = 40
 MIN_PER_DOMAIN = 6
 DEFAULT_SUITE = Path(__file__).parent / "data" / "linked_cases.json"
 # Cases written after the splits were fixed, to look for failure modes (every one is looked at: "tune").
 DEV_SUITE = Path(__file__).parent / "data" / "linked_dev_cases.json"
 
-_PLACEHOLDER = re.compile(r"\{[AB]\}")
 Kind = Literal["person", "place", "organisation", "venue", "product", "pet", "thing", "topic"]
 
 
@@ -85,15 +82,9 @@ class Bridge(BaseModel):
     kind: Kind
 
 
-class CaseTurn(BaseModel):
-    """One turn to inject: evidence (with a ``key``) or a distractor."""
+class CaseTurn(SuiteTurn):
+    """One turn to inject: evidence (with a ``key``, and a ``bridge`` when bridged) or a distractor."""
 
-    model_config = ConfigDict(frozen=True)
-
-    key: str | None = None
-    session: int = Field(ge=0, le=12, description="session offset from the case's start session")
-    speaker: Literal["{A}", "{B}"]
-    text: str = Field(min_length=1)
     bridge: Bridge | None = None
 
 
@@ -126,15 +117,28 @@ class LinkedCase(BaseModel):
         """The evidence turn called ``key``."""
         return next(t for t in self.evidence if t.key == key)
 
+    @property
+    def category(self) -> str:
+        """The reporting category: the domain."""
+        return self.domain
 
-def fill(text: str, speakers: Mapping[str, str]) -> str:
-    """``text`` with ``{A}`` and ``{B}`` replaced by the speakers' names."""
-    return _PLACEHOLDER.sub(lambda m: speakers[m.group(0)], text)
+    @property
+    def category_number(self) -> int:
+        """1-based index of the domain in :data:`DOMAINS`."""
+        return DOMAINS.index(self.domain) + 1
 
+    @property
+    def gold_answer(self) -> None:
+        """The suite scores retrieval only: no answer is written."""
+        return None
 
-def question_tokens(text: str) -> set[str]:
-    """Lexical tokens of ``text`` without the speaker placeholders (they are in every turn)."""
-    return set(lexical_tokens(_PLACEHOLDER.sub(" ", text)))
+    def injected_extra(self, ids: Mapping[str, str], haystack: Conversation) -> dict[str, Any]:
+        """Which injected turn ids are bridged, and how many ``haystack`` turns already say each cue."""
+        cues = {t.bridge.cue for t in self.evidence if t.bridge is not None}
+        return {
+            "bridged": [ids[t.key] for t in self.evidence if t.key is not None and t.bridge is not None],
+            "cue_turns_in_haystack": {cue: _count_cue(haystack, cue) for cue in sorted(cues)},
+        }
 
 
 def cue_pattern(cue: str) -> re.Pattern[str]:
@@ -221,24 +225,9 @@ def load_linked_cases(path: str | Path | None = None, split: str = "all", *, che
         ValueError: naming the file and what is wrong with it, or a bad ``split``.
 
     """
-    if split not in (*SPLITS, "all"):
-        raise ValueError(f"split must be one of {(*SPLITS, 'all')}, got {split!r}")
     file = Path(path) if path is not None else DEFAULT_SUITE
-    try:
-        raw = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"cannot read the linked suite {file}: {exc}") from exc
-    if not isinstance(raw, dict) or not isinstance(raw.get("cases"), list):
-        raise ValueError(f"{file}: expected an object with a 'cases' list")
-    try:
-        cases = [LinkedCase.model_validate(case) for case in raw["cases"]]
-    except ValidationError as exc:
-        raise ValueError(f"{file}: {exc}") from exc
-    if check:
-        problems = suite_problems(cases, shape=path is None)
-        if problems:
-            raise ValueError(f"{file} breaks the suite's rules: " + "; ".join(problems))
-    return [case for case in cases if split in ("all", case.split)]
+    rules = (lambda cases: suite_problems(cases, shape=path is None)) if check else None
+    return load_suite(file, LinkedCase, "linked suite", rules, split)
 
 
 def _reaches_anchor(case: LinkedCase, turn: CaseTurn) -> bool:
@@ -249,3 +238,8 @@ def _reaches_anchor(case: LinkedCase, turn: CaseTurn) -> bool:
         seen.add(turn.key)
         turn = case.turn(turn.bridge.source)
     return True
+
+
+def _count_cue(conversation: Conversation, cue: str) -> int:
+    pattern = cue_pattern(cue)
+    return sum(1 for _, turn in conversation.turns() if pattern.search(turn.text))

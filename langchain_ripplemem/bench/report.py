@@ -25,6 +25,8 @@ from typing import Any
 from langchain_ripplemem.bench.loaders import read_json
 
 REFERENCE_SYSTEM = "hybrid_rrf"
+#: Suites answered by several evidence turns each, whose mean member recall is reported per split too.
+MEMBER_SUITES = ("sets", "facts")
 
 
 def load_results(path: str | Path) -> dict[str, Any]:
@@ -74,6 +76,8 @@ def results_markdown(results: Mapping[str, Any], source: str = "") -> str:
     out.append(_latency_table(results, systems))
     out.append(_cost_table(results, systems, ks, overall))
     out.append(_split_table(results, systems, ks, overall))
+    if results.get("dataset") in MEMBER_SUITES:
+        out.append(_split_table(results, systems, ks, overall, "recall_frac"))
     if results.get("answer"):
         out.append(_answer_table(results, systems, cats))
     out.append(_bridge_table(results, systems, ks))
@@ -253,7 +257,7 @@ def _cost_table(
 
 
 def _split_table(
-    results: Mapping[str, Any], systems: list[str], ks: list[int], overall: str | None
+    results: Mapping[str, Any], systems: list[str], ks: list[int], overall: str | None, measure: str = "recall_all"
 ) -> str:
     found = {s for name in systems for s in results["systems"][name].get("splits", {})}
     # tune before heldout, then any other split name alphabetically
@@ -265,13 +269,13 @@ def _split_table(
     for name in systems:
         entry = results["systems"][name]
         for k in ks:
-            metric = f"recall_all@{k}"
+            metric = f"{measure}@{k}"
             row = [name, str(k), _pct(_value(entry["by_category"].get(overall, {}), metric))]
             for split in splits:
                 group = entry.get("splits", {}).get(split, {}).get("by_category", {})
                 row.append(_pct(_value(group.get(overall, {}), metric)))
             rows.append(row)
-    return f"### Held-out vs tune: recall_all (%), {overall}\n\n" + _table(head, rows)
+    return f"### Held-out vs tune: {measure} (%), {overall}\n\n" + _table(head, rows)
 
 
 def _answer_table(results: Mapping[str, Any], systems: list[str], cats: list[str]) -> str:
@@ -297,7 +301,7 @@ def _bridge_table(results: Mapping[str, Any], systems: list[str], ks: list[int])
     """Linked suite: the share of anchor turns and of bridged turns each system ranks in its top k."""
     cases = results.get("cases")
     per_system = results.get("questions")
-    if not cases or not per_system:
+    if not cases or not per_system or not all("bridged" in case for case in cases):
         return ""
     bridged = {case["id"]: set(case.get("bridged", [])) for case in cases}
     rows = []
@@ -320,23 +324,30 @@ def _bridge_table(results: Mapping[str, Any], systems: list[str], ks: list[int])
 
 
 def _case_table(results: Mapping[str, Any], systems: list[str]) -> str:
-    """Per case (linked suite): each evidence turn's rank per system, anchor first."""
+    """Per case (injected suites): each evidence turn's rank per system, in the case's order."""
     cases = results.get("cases")
     per_system = results.get("questions")
     if not cases or not per_system:
         return ""
+    linked = all("bridges" in case for case in cases)
     ranks = {name: {r["_id"]: r.get("_evidence_ranks", {}) for r in per_system.get(name, [])} for name in systems}
     rows = []
     for case in cases:
-        cues = ", ".join(f"{b['cue']} ({b['kind']})" for b in case.get("bridges", []))
-        row = [case["id"], case["domain"], case["split"], cues]
+        if linked:
+            said = ", ".join(f"{b['cue']} ({b['kind']})" for b in case.get("bridges", []))
+        else:
+            said = ", ".join(case.get("answers", []))
+        row = [case["id"], case["domain"] if linked else case.get("kind", ""), case["split"], said]
         for name in systems:
             found = ranks[name].get(case["id"], {})
             row.append(" / ".join("-" if found.get(t) is None else str(found[t]) for t in case["evidence"]))
         rows.append(row)
-    note = (f"Rank of each evidence turn in the system's top {max(results['k'])}, in case order (anchors "
-            "first, then the turns reached through a bridge); - = not retrieved.\n\n")
-    return "### Evidence ranks per case\n\n" + note + _table(["case", "domain", "split", "bridges"] + systems, rows)
+    order = ("anchors first, then the turns reached through a bridge" if linked
+             else "the members as the answers column lists them")
+    note = (f"Rank of each evidence turn in the system's top {max(results['k'])}, in case order ({order}); "
+            "- = not retrieved.\n\n")
+    head = ["case", "domain", "split", "bridges"] if linked else ["case", "kind", "split", "answers"]
+    return "### Evidence ranks per case\n\n" + note + _table(head + systems, rows)
 
 
 def _unresolved(results: Mapping[str, Any]) -> str:

@@ -49,7 +49,7 @@ def category_groups(dataset: str, records: Sequence[Record]) -> Groups:
     LoCoMo: the four answerable categories, ``overall_1_4`` (them pooled) and
     ``adversarial`` (category 5) separately. LongMemEval: each question type
     (answerable questions), ``overall`` and ``abstention`` separately. Linked
-    suite: each domain and ``overall``.
+    suite: each domain and ``overall``; set and fact suites: each kind and ``overall``.
 
     Raises:
         ValueError: for an unknown dataset.
@@ -76,7 +76,13 @@ def category_groups(dataset: str, records: Sequence[Record]) -> Groups:
         groups = {domain: _is_category(domain) for domain in DOMAINS}
         groups["overall"] = lambda r: True
         return groups
-    raise ValueError(f"unknown dataset {dataset!r}; expected 'locomo', 'longmemeval' or 'linked'")
+    if dataset in ("sets", "facts"):
+        from langchain_ripplemem.bench.set_fact_cases import FACT_KINDS, SET_KINDS
+
+        groups = {kind: _is_category(kind) for kind in (SET_KINDS if dataset == "sets" else FACT_KINDS)}
+        groups["overall"] = lambda r: True
+        return groups
+    raise ValueError(f"unknown dataset {dataset!r}; expected 'locomo', 'longmemeval', 'linked', 'sets' or 'facts'")
 
 
 def system_summary(

@@ -51,10 +51,11 @@ from langchain_ripplemem.config import RecallConfig, WriteConfig, preset
 
 T = TypeVar("T")
 DEFAULT_KS = (5, 10, 30)
-DATASETS = ("locomo", "longmemeval", "linked")
+DATASETS = ("locomo", "longmemeval", "linked", "sets", "facts")
 #: The paper's preset for each dataset: its write settings, and the ``ripplemem_paper`` row.
-#: The linked suite's haystacks are LoCoMo-style dialogue.
-PAPER_PRESETS = {"locomo": "paper", "longmemeval": "paper-long-history", "linked": "paper"}
+#: The injected suites' haystacks are LoCoMo-style dialogue.
+PAPER_PRESETS = {"locomo": "paper", "longmemeval": "paper-long-history", "linked": "paper", "sets": "paper",
+                 "facts": "paper"}
 MemoryFactory = Callable[[], Any]
 #: The unscored query ``ripplemem bench`` asks each memory before its questions: a system's first
 #: query on a memory loads its views, and LongMemEval asks one question per memory, so without it every
@@ -126,7 +127,7 @@ def run_benchmark(
     """Benchmark ``systems`` on ``conversations`` and return the results dict.
 
     Args:
-        dataset: ``"locomo"``, ``"longmemeval"`` or ``"linked"`` (decides categories and levels).
+        dataset: one of :data:`DATASETS` (decides categories and levels).
         conversations: from :func:`load_locomo` / :func:`load_longmemeval`.
         systems: system names (see :data:`SYSTEM_NAMES`).
         ks: cut-offs to score; retrieval runs once at ``max(ks)``.
