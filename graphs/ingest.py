@@ -66,13 +66,8 @@ def _prepare(state: IngestState) -> tuple[Any, Conversation, Namespace]:
     ctx = get_runtime().context
     namespace = ctx.namespace if isinstance(ctx, IngestContext) else IngestContext(**dict(ctx or {})).namespace
     if state.get("conversation"):
-        record = state["conversation"]
-        if "haystack_sessions" in record:
-            conv = adapters.conversation_from_longmemeval(record)
-        elif isinstance(record.get("conversation"), dict):
-            conv = adapters.conversation_from_locomo(record)
-        else:
-            conv = Conversation.model_validate(record)
+        # One reader for every path: the CLI's and MCP's (formats, timestamps, errors naming the field).
+        conv = adapters.conversation_from_json(state["conversation"], where="input 'conversation'")
     elif state.get("messages"):
         conv = adapters.conversation_from_messages(state["messages"])  # JSON dicts are converted there
     else:
