@@ -8,15 +8,21 @@ dict}``. The run context names the namespace: ``{"namespace": ["users", "maya"]}
 
 The memory is the one the ``recall`` and ``agent`` graphs use (see
 ``graphs/recall.py``), created on the first run.
+
+Each run ingests its own input: on a thread that is used again, a run that passes
+``messages`` does not see the ``conversation`` of an earlier run, nor the input
+of a run that failed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Annotated, Any
 
+from langgraph.channels import EphemeralValue
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import get_runtime
+from typing_extensions import TypedDict  # typing's has no JSON schema before 3.12: the server's input form
 
 from langchain_ripplemem.errors import InvalidConversationError
 from langchain_ripplemem.schemas import Conversation, Namespace, validate_namespace
@@ -36,8 +42,12 @@ class IngestContext:
 class IngestInput(TypedDict, total=False):
     """A conversation (native, LoCoMo or LongMemEval JSON) or a list of chat messages."""
 
-    conversation: dict[str, Any]
-    messages: list[Any]
+    # Ephemeral channels. A thread's checkpoint keeps a plain channel's last value and a run's
+    # input writes only the keys it passes, so an earlier run's conversation (or a failed run's)
+    # would be ingested again in place of this run's messages. An ephemeral value is cleared at
+    # the first step that does not write it: each run's input reaches that run's node only.
+    conversation: Annotated[dict[str, Any], EphemeralValue(dict)]
+    messages: Annotated[list[Any], EphemeralValue(list)]
 
 
 class IngestOutput(TypedDict):
@@ -56,13 +66,8 @@ def _prepare(state: IngestState) -> tuple[Any, Conversation, Namespace]:
     ctx = get_runtime().context
     namespace = ctx.namespace if isinstance(ctx, IngestContext) else IngestContext(**dict(ctx or {})).namespace
     if state.get("conversation"):
-        record = state["conversation"]
-        if "haystack_sessions" in record:
-            conv = adapters.conversation_from_longmemeval(record)
-        elif isinstance(record.get("conversation"), dict):
-            conv = adapters.conversation_from_locomo(record)
-        else:
-            conv = Conversation.model_validate(record)
+        # One reader for every path: the CLI's and MCP's (formats, timestamps, errors naming the field).
+        conv = adapters.conversation_from_json(state["conversation"], where="input 'conversation'")
     elif state.get("messages"):
         conv = adapters.conversation_from_messages(state["messages"])  # JSON dicts are converted there
     else:

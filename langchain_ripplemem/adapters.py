@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from langchain_ripplemem.errors import DuplicateSessionWarning, InvalidConversationError
-from langchain_ripplemem.extraction.timeparse import parse_timestamp
 from langchain_ripplemem.schemas import Conversation, Session, Turn
+from langchain_ripplemem.timestamps import parse_timestamp
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage, MessageLikeRepresentation
@@ -106,7 +106,7 @@ def conversation_from_messages(
             and text), so the same chat keeps its id as it grows: adding the whole
             history again after each exchange adds only the new messages.
         session_time: when the session happened (datetime or any format
-            :func:`~langchain_ripplemem.extraction.timeparse.parse_timestamp` reads).
+            :func:`~langchain_ripplemem.timestamps.parse_timestamp` reads).
         session_id: id of the single session.
         speaker_names: role -> display name, e.g. ``{"user": "Maya"}``.
 
@@ -375,33 +375,20 @@ def _from_record(record: Any, where: str) -> Conversation:
 
 
 def _from_native(record: Mapping[str, Any], where: str) -> Conversation:
-    data = dict(record)
-    sessions = data.get("sessions")
-    if isinstance(sessions, list):
-        # Timestamps go through parse_timestamp so LoCoMo/LongMemEval formats work here too.
-        data["sessions"] = [_native_times(s, f"sessions[{i}]", where)
-                            for i, s in enumerate(sessions)]
+    # The schema reads the times (timestamps.parse_timestamp: LoCoMo and LongMemEval forms too).
     try:
-        conv = Conversation.model_validate(data)
+        conv = Conversation.model_validate(record)
     except ValidationError as exc:
         error = exc.errors()[0]
         field = _loc(error["loc"]) or "(record)"
-        raise InvalidConversationError(f"{where}: {field}: {error['msg']}") from exc
+        raise InvalidConversationError(f"{where}: {field}: {_message(error)}") from exc
     return _checked(conv, where)
 
 
-def _native_times(session: Any, path: str, where: str) -> Any:
-    if not isinstance(session, Mapping):
-        return session  # pydantic names the bad type with its path
-    session = dict(session)
-    if isinstance(session.get("time"), str):
-        session["time"] = _timestamp(session["time"], f"{where}: {path}.time")
-    if isinstance(session.get("turns"), list):
-        session["turns"] = [
-            {**t, "time": _timestamp(t["time"], f"{where}: {path}.turns[{j}].time")}
-            if isinstance(t, Mapping) and isinstance(t.get("time"), str) else t
-            for j, t in enumerate(session["turns"])]
-    return session
+def _message(error: Any) -> str:
+    """Pydantic's message for one error, without the ``"Value error, "`` it puts before our own."""
+    raised = error.get("ctx", {}).get("error") if error["type"] == "value_error" else None
+    return str(raised) if raised is not None else str(error["msg"])
 
 
 def _checked(conv: Conversation, where: str) -> Conversation:
@@ -433,7 +420,7 @@ def _turn(path: str, **fields: Any) -> Turn:
         return Turn(**fields)
     except ValidationError as exc:
         error = exc.errors()[0]
-        raise InvalidConversationError(f"{path}.{_loc(error['loc'])}: {error['msg']}") from exc
+        raise InvalidConversationError(f"{path}.{_loc(error['loc'])}: {_message(error)}") from exc
 
 
 def _timestamp(value: Any, where: str) -> datetime:

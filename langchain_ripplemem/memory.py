@@ -229,7 +229,8 @@ class RippleMemory:
         """Extract, embed, index and link one conversation. Idempotent on re-ingest.
 
         Args:
-            conversation: a :class:`Conversation` or its JSON form.
+            conversation: a :class:`Conversation` or a JSON object: its form, a LoCoMo or a LongMemEval
+                record (read as :func:`~langchain_ripplemem.adapters.conversation_from_json` reads it).
             namespace: whose memory this is (default: the memory's default namespace).
             progress: show a progress bar over windows.
             unit_metadata: JSON-serialisable fields merged into every new unit's metadata.
@@ -237,7 +238,8 @@ class RippleMemory:
                 slow step on long conversations, advances (e.g. to move a progress bar).
 
         Raises:
-            InvalidConversationError: the conversation has no turns.
+            InvalidConversationError: the conversation has no turns, or a field is bad (the message
+                names it: ``sessions[0].time``).
         """
         ns, conv, windows, report, known = self._prepare(conversation, namespace)
         started = time.perf_counter()
@@ -270,9 +272,10 @@ class RippleMemory:
     def _prepare(
         self, conversation: Conversation | dict[str, Any], namespace: Namespace | str | None
     ) -> tuple[Namespace, Conversation, list[Window], IngestReport, known_turns.KnownTurns]:
+        from langchain_ripplemem.adapters import conversation_from_json  # read as the CLI and MCP read JSON
+
         ns = self._ns(namespace)
-        conv = conversation if isinstance(conversation, Conversation) else \
-            Conversation.model_validate(conversation)
+        conv = conversation if isinstance(conversation, Conversation) else conversation_from_json(conversation)
         n_turns = sum(len(s.turns) for s in conv.sessions)
         if n_turns == 0:
             raise InvalidConversationError(f"conversation {conv.id!r} has no turns")

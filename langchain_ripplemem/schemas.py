@@ -16,16 +16,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from langchain_ripplemem.timestamps import aware, parse_timestamp
+
 Namespace = tuple[str, ...]
 EdgeType = Literal["semantic", "structural"]
 HitSource = Literal["semantic", "lexical", "cue", "expansion"]
 
 DAY_SECONDS = 86_400.0
-
-
-def aware(value: datetime) -> datetime:
-    """Return ``value`` as a timezone-aware datetime (naive values are taken as UTC)."""
-    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
 
 
 def namespace_key(namespace: Namespace) -> str:
@@ -90,8 +87,16 @@ class TimeInterval(BaseModel):
         return (later.start - earlier.end).total_seconds() / DAY_SECONDS
 
 
+def _stated_time(value: Any) -> datetime | None:
+    """A session's or turn's time by the one rule of every path (``timestamps.parse_timestamp``)."""
+    return None if value is None else parse_timestamp(value)
+
+
 class Turn(BaseModel):
-    """One utterance. Extra fields (e.g. ``image_caption``) are kept."""
+    """One utterance. Extra fields (e.g. ``image_caption``) are kept.
+
+    ``time`` is read as :class:`Session` reads its own.
+    """
 
     model_config = ConfigDict(extra="allow")
 
@@ -101,9 +106,16 @@ class Turn(BaseModel):
     time: datetime | None = None
     image_caption: str | None = None
 
+    _time = field_validator("time", mode="before")(_stated_time)
+
 
 class Session(BaseModel):
-    """A contiguous stretch of conversation with one timestamp."""
+    """A contiguous stretch of conversation with one timestamp.
+
+    ``time`` is a datetime (naive is UTC) or a string in ISO 8601 (``"2023-05-08T13:56:00Z"``),
+    LoCoMo's (``"1:56 pm on 8 May, 2023"``) or LongMemEval's (``"2023/05/20 (Sat) 02:21"``)
+    form; a number is refused, as its unit and epoch are unstated.
+    """
 
     model_config = ConfigDict(extra="allow")
 
@@ -111,10 +123,7 @@ class Session(BaseModel):
     time: datetime | None = None
     turns: list[Turn] = Field(default_factory=list)
 
-    @field_validator("time")
-    @classmethod
-    def _aware(cls, value: datetime | None) -> datetime | None:
-        return aware(value) if value is not None else None
+    _time = field_validator("time", mode="before")(_stated_time)
 
 
 class Conversation(BaseModel):

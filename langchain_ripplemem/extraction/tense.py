@@ -11,11 +11,20 @@ Rules, in order:
 
 1. The phrase's own predicate: "is/are/'s/am in April" (a scheduled event: "My
    wedding is in March", "Her birthday's in June", "what the weather is like
-   in April") is future; "was/were in April" and "back in April" are past.
+   in April") is future; "was/were in April" and "back in April" are past, but
+   not "go/come/fly back in April", a return whose own verb says when.
 2. Else the nearest marker before the phrase in its clause, else the nearest
-   after it in its clause; then the same over the whole sentence. Clauses end
-   at , ; : ( ) and at and/but/because/while/when/after/before/until/if, so
-   in "I moved in April and will start in May" each month has its own verb.
+   after it in its clause. Clauses end at , ; : ( ) and at
+   and/but/because/while/when/after/before/until/if, so in "I moved in April
+   and will start in May" each month has its own verb.
+3. Else a scheduled event in the simple present in its clause is future (the
+   futurate present: "I move in February", "We fly out on Friday", "My flight
+   leaves on Friday", "... and start in March" with its subject left out), even
+   when an earlier clause is past ("I signed the lease and I move in February").
+   Only verbs of events that are scheduled or arranged count (move, start,
+   leave, fly, go, arrive, have, ...): a present of other verbs is a habit or a
+   state more often than a plan.
+4. Else the markers of the whole sentence, as in 2.
 
 Markers:
 
@@ -103,11 +112,29 @@ _ED_NOT_VERBS = frozenset(
     "bleed tweed kindred beloved embed".split())
 _CLAUSE_BREAK = re.compile(r"[,;:()\u2013\u2014]|\b(?:and|but|because|cause|while|whereas|although|"
                            r"though|when|whenever|after|before|until|unless|if)\b")
+# The futurate present (rule 3): a verb of a scheduled or arranged event, in the simple present,
+# after its subject ("I move", "she leaves", "my flight leaves") or first in its clause with the
+# subject left out ("and start in March"). Not after a determiner: "the leaves", "two visits".
+_SCHEDULED_BASE = ("move|start|begin|leave|fly|go|head|come|arrive|return|travel|graduate|finish|end|open|close|"
+                   "launch|retire|turn|visit|have|depart|land|play|meet|get")
+_SCHEDULED_THIRD = ("moves|starts|begins|leaves|flies|goes|heads|comes|arrives|returns|travels|graduates|finishes|"
+                    "ends|opens|closes|launches|retires|turns|visits|has|departs|lands|plays|meets|gets")
+_BETWEEN = r"(?: (?:also|still|only|finally|actually|just|then|now|officially|both|all|don't|do not|doesn't|does not))?"
+_DETERMINER = (r"(?:the|a|an|my|your|our|his|her|their|its|this|that|these|those|some|many|few|several|"
+               r"two|three|four|five|all|no|and|or|of|in|on|at|to|for|with)")
+_PRESENT = re.compile(
+    rf"\b(?:i|we|you|they){_BETWEEN} (?:{_SCHEDULED_BASE})\b"
+    rf"|\b(?!{_DETERMINER}\b)[a-z']+{_BETWEEN} (?:{_SCHEDULED_THIRD})\b")
+_CLAUSE_OPENING_VERB = re.compile(rf"\s*(?:then )?(?:{_SCHEDULED_BASE})\b")
 _SENTENCE_END = re.compile(r"[.!?\n]")
 _REACH = 400
+# "back in April" looks back, but "go/come/fly back in April" is a return (its verb's tense says when).
+_NOT_A_RETURN = "".join(f"(?<!{verb} )" for verb in (
+    "go", "goes", "going", "went", "come", "comes", "coming", "came", "head", "heads", "heading", "get", "gets",
+    "getting", "got", "fly", "flies", "flying", "flew", "move", "moves", "moving", "moved", "be", "'ll be"))
 # The phrase's own predicate: "is in April", "was in April", "back in April".
-_PREDICATE = re.compile(r"(?:(?P<be>\b(?:(?<!\d )am|is|are|was|were)|'m|'re|'s)(?: (?:also|still|only|finally|"
-                        r"probably|actually|definitely|now|sometime|like))?|(?P<back>\bback)) $")
+_PREDICATE = re.compile(rf"(?:(?P<be>\b(?:(?<!\d )am|is|are|was|were)|'m|'re|'s)(?: (?:also|still|only|finally|"
+                        rf"probably|actually|definitely|now|sometime|like))?|(?P<back>{_NOT_A_RETURN}\bback)) $")
 
 
 def _markers(sentence: str) -> list[tuple[int, Tense]]:
@@ -168,4 +195,12 @@ def tense_at(text: str, start: int, end: int, *, clause_only: bool = False) -> T
         after = [tense for at, tense in markers if end <= at < high]
         if after:
             return after[0]
+        if low == clause_start and _futurate_present(sentence, clause_start, clause_end, start, end):
+            return "future"
     return None
+
+
+def _futurate_present(sentence: str, clause_start: int, clause_end: int, start: int, end: int) -> bool:
+    """Rule 3: the clause tells a scheduled event in the simple present (its phrase left out)."""
+    return bool(_CLAUSE_OPENING_VERB.match(sentence, clause_start, start)
+                or _PRESENT.search(sentence, clause_start, start) or _PRESENT.search(sentence, end, clause_end))

@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import date, datetime, time, timedelta
 
 from langchain_ripplemem.extraction.intervals import (
     day_interval,
@@ -73,13 +73,18 @@ from langchain_ripplemem.extraction.intervals import (
 from langchain_ripplemem.extraction.relative_time import relative_times, shift
 from langchain_ripplemem.extraction.tense import tense_at
 from langchain_ripplemem.schemas import TimeInterval, aware
+from langchain_ripplemem.timestamps import (
+    DAY_MONTH_YEAR_RE,
+    DAY_RE,
+    MONTH_ABBR_RE,
+    MONTH_DAY_YEAR_RE,
+    YEAR_RE,
+    parse_timestamp,  # the session-time rule (timestamps.py), re-exported
+)
+from langchain_ripplemem.timestamps import MONTHS as _MONTHS
 
 __all__ = ["day_interval", "ground_time", "parse_timestamp"]
 
-_MONTHS = {name: i + 1 for i, names in enumerate(
-    "january jan|february feb|march mar|april apr|may|june jun|july jul|august aug|"
-    "september sep sept|october oct|november nov|december dec".split("|"))
-    for name in names.split()}
 _WEEKDAYS = {name: i for i, names in enumerate(
     "monday mon|tuesday tue tues|wednesday wed|thursday thu thur thurs|friday fri|"
     "saturday sat|sunday sun".split("|")) for name in names.split()}
@@ -92,10 +97,6 @@ _NUMBERS = {
 # Full month names only in free text: "Mar"/"Sun"/"Sat" are ordinary words too often.
 _MONTH_RE = (r"(?P<month>january|february|march|april|may|june|july|august|september|"
              r"october|november|december)")
-_MONTH_ABBR_RE = (r"(?P<month>january|february|march|april|may|june|july|august|september|"
-                  r"october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)")
-_DAY_RE = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
-_YEAR_RE = r"(?P<year>(?:19|20)\d\d)"
 _NUM_RE = (r"(?P<num>\d{1,3}|a couple(?: of)?|couple of|an?|one|two|three|four|five|six|"
            r"seven|eight|nine|ten|eleven|twelve)")
 _UNIT_RE = r"(?P<unit>day|week|month|year)s?"
@@ -111,7 +112,7 @@ _DATE_AFTER_WEEKDAY = rf",? (?:the )?(?:{_ANY_MONTH} \d|\d{{1,2}}(?:st|nd|rd|th)
 _TO = r" ?(?:-|\u2013|to|through|till|until) ?"
 # No year after it: "May 7, 2023" and "June 8-14" are other rules' phrases.
 _NO_YEAR = r"(?!,? ?\d|\d| ?(?:-|\u2013|to|through|till|until) ?(?:the )?\d)"
-_MONTH_DAY = re.compile(rf"\b{_MONTH_RE} {_DAY_RE}\b", re.IGNORECASE)
+_MONTH_DAY = re.compile(rf"\b{_MONTH_RE} {DAY_RE}\b", re.IGNORECASE)
 # What may follow "on the 17th" when it is a date ("on the 4th floor" is not).
 _AFTER_ORDINAL = r"(?=\s*(?:$|[^\w\s]|(?:and|but|so|at|in|for|with|when|after|before|because|then|to)\b))"
 
@@ -324,11 +325,11 @@ def _date_range(m: re.Match[str], ref: datetime, text: str) -> TimeInterval | No
 
 _I = re.IGNORECASE
 _RULES: list[tuple[re.Pattern[str], Rule]] = [
-    (re.compile(rf"\b{_MONTH_ABBR_RE}\.? {_DAY_RE},? {_YEAR_RE}\b", _I), _explicit_day),
-    (re.compile(rf"\b{_DAY_RE} (?:of )?{_MONTH_ABBR_RE}\.?,? {_YEAR_RE}\b", _I), _explicit_day),
+    (re.compile(rf"\b{MONTH_DAY_YEAR_RE}\b", _I), _explicit_day),
+    (re.compile(rf"\b{DAY_MONTH_YEAR_RE}\b", _I), _explicit_day),
     (re.compile(r"\b(?P<year>\d{4})-(?P<mon>\d{2})-(?P<day>\d{2})\b"), _iso_day),
-    (re.compile(rf"\b{_MONTH_RE},? {_YEAR_RE}\b", _I), _month_year),
-    (re.compile(rf"\b(?:in|during|of) (?:the year )?{_YEAR_RE}\b", _I), _year),
+    (re.compile(rf"\b{_MONTH_RE},? {YEAR_RE}\b", _I), _month_year),
+    (re.compile(rf"\b(?:in|during|of) (?:the year )?{YEAR_RE}\b", _I), _year),
     (re.compile(r"\b(?:the day before yesterday|the day after tomorrow|yesterday|today|"
                 r"tonight|last night|tomorrow)\b", _I), _relative_day),
     (re.compile(r"\ba few (?P<unit>day|week|month|year)s ago\b", _I), _few_ago),
@@ -341,13 +342,13 @@ _RULES: list[tuple[re.Pattern[str], Rule]] = [
     # A weekday before a date is the date's ("on Thursday, April 2nd"): the date rule reads both.
     (re.compile(rf"\b(?P<which>last|next|this|on)? ?{_WEEKDAY_RE}\b(?!{_DATE_AFTER_WEEKDAY})", _I), _weekday),
     # Dates without a year: the year from the weekday, else from the tense (see the module docs).
-    (re.compile(rf"\b(?:{_WEEKDAY_RE},? )?(?:the )?{_MONTH_RE} {_DAY_RE}\b{_NO_YEAR}", _I), _month_day),
-    (re.compile(rf"\b(?:{_WEEKDAY_RE},? )?(?:the )?{_DAY_RE} (?:of )?{_MONTH_RE}\b{_NO_YEAR}", _I), _month_day),
+    (re.compile(rf"\b(?:{_WEEKDAY_RE},? )?(?:the )?{_MONTH_RE} {DAY_RE}\b{_NO_YEAR}", _I), _month_day),
+    (re.compile(rf"\b(?:{_WEEKDAY_RE},? )?(?:the )?{DAY_RE} (?:of )?{_MONTH_RE}\b{_NO_YEAR}", _I), _month_day),
     (re.compile(rf"\bon the (?P<day>[0-3]?\d)(?:st|nd|rd|th)\b{_AFTER_ORDINAL}", _I), _on_ordinal),
-    (re.compile(rf"\b{_MONTH_RE} {_DAY_RE}{_TO}(?:{_MONTH2_RE} )?{_DAY2_RE}\b(?:,? {_YEAR_RE}\b)?", _I),
+    (re.compile(rf"\b{_MONTH_RE} {DAY_RE}{_TO}(?:{_MONTH2_RE} )?{_DAY2_RE}\b(?:,? {YEAR_RE}\b)?", _I),
      _date_range),
-    (re.compile(rf"\bbetween {_MONTH_RE} {_DAY_RE} and (?:{_MONTH2_RE} )?{_DAY2_RE}\b", _I), _date_range),
-    (re.compile(rf"\b{_DAY_RE}{_TO}{_DAY2_RE} (?:of )?{_MONTH_RE}\b(?:,? {_YEAR_RE}\b)?", _I), _date_range),
+    (re.compile(rf"\bbetween {_MONTH_RE} {DAY_RE} and (?:{_MONTH2_RE} )?{_DAY2_RE}\b", _I), _date_range),
+    (re.compile(rf"\b{DAY_RE}{_TO}{_DAY2_RE} (?:of )?{_MONTH_RE}\b(?:,? {YEAR_RE}\b)?", _I), _date_range),
     (re.compile(r"\bfrom the (?P<day>[0-3]?\d)(?:st|nd|rd|th)? (?:to|till|until|through) "
                 r"the (?P<day2>[0-3]?\d)(?:st|nd|rd|th)?\b", _I), _date_range),
     # The look-ahead leaves "in May 7, 2023" / "in May 2023" to the explicit rules above.
@@ -361,7 +362,7 @@ _RULES: list[tuple[re.Pattern[str], Rule]] = [
 _TRIGGER = re.compile(
     r"\b(?:yesterday|today|tonight|tomorrow|night|ago|days?|weeks?|weekends?|months?|years?|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|(?:19|20)\d\d|\d{1,2}(?:st|nd|rd|th)|"
-    + _MONTH_ABBR_RE.replace("?P<month>", "?:") + r")\b")  # run on lower-cased text: faster
+    + MONTH_ABBR_RE.replace("?P<month>", "?:") + r")\b")  # run on lower-cased text: faster
 
 
 def ground_time(text: str, reference: datetime) -> list[tuple[str, TimeInterval]]:
@@ -406,69 +407,3 @@ def ground_time(text: str, reference: datetime) -> list[tuple[str, TimeInterval]
             result.append((phrase, interval))
             taken_until = end
     return result
-
-
-# --------------------------------------------------------------------------- timestamps
-
-_LOCOMO_TS = re.compile(
-    r"^\s*(?P<hour>\d{1,2}):(?P<minute>\d{2})\s*(?P<ampm>am|pm)\s+on\s+" + _DAY_RE
-    + r"\s+" + _MONTH_ABBR_RE + r",?\s+" + _YEAR_RE + r"\s*$", _I)
-_LONGMEMEVAL_TS = re.compile(
-    r"^\s*(?P<year>\d{4})/(?P<mon>\d{1,2})/(?P<day>\d{1,2})\s*(?:\(\w+\))?\s*"
-    r"(?:(?P<hour>\d{1,2}):(?P<minute>\d{2}))?\s*$")
-_DATE_ONLY = [_RULES[0][0], _RULES[1][0]]  # "May 8, 2023" and "8 May 2023", whole string
-
-
-def parse_timestamp(value: str | datetime | date | float) -> datetime:
-    """Parse a session timestamp into a timezone-aware datetime (naive is taken as UTC).
-
-    Accepts datetimes, dates, POSIX seconds, ISO 8601 (``2023-05-08T13:56:00Z``,
-    ``2023-05-08``), LoCoMo (``1:56 pm on 8 May, 2023``), LongMemEval
-    (``2023/05/20 (Sat) 02:21``) and plain dates (``May 8, 2023``, ``8 May 2023``).
-
-    Raises:
-        ValueError: naming ``value`` when it is none of these.
-
-    Example:
-        >>> parse_timestamp("2023/05/20 (Sat) 02:21").isoformat()
-        '2023-05-20T02:21:00+00:00'
-
-    """
-    if isinstance(value, datetime):
-        return aware(value)
-    if isinstance(value, date):
-        return datetime.combine(value, time.min, tzinfo=timezone.utc)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, tz=timezone.utc)
-    if not isinstance(value, str):
-        raise ValueError(f"cannot parse timestamp {value!r}: expected a string or datetime")
-    parsed = _parse_string(value)
-    if parsed is None:
-        raise ValueError(
-            f"cannot parse timestamp {value!r}: expected ISO 8601 (2023-05-08T13:56:00), "
-            f"LoCoMo ('1:56 pm on 8 May, 2023') or LongMemEval ('2023/05/20 (Sat) 02:21')"
-        )
-    return aware(parsed)
-
-
-def _parse_string(value: str) -> datetime | None:
-    text = value.strip()
-    iso = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
-    try:
-        return datetime.fromisoformat(iso)
-    except ValueError:
-        pass
-    try:
-        if m := _LOCOMO_TS.match(text):
-            hour = int(m["hour"]) % 12 + (12 if m["ampm"].lower() == "pm" else 0)
-            return datetime(int(m["year"]), _MONTHS[m["month"].lower()], int(m["day"]),
-                            hour, int(m["minute"]))
-        if m := _LONGMEMEVAL_TS.match(text):
-            return datetime(int(m["year"]), int(m["mon"]), int(m["day"]),
-                            int(m["hour"] or 0), int(m["minute"] or 0))
-        for pattern in _DATE_ONLY:
-            if m := pattern.fullmatch(text):
-                return datetime(int(m["year"]), _MONTHS[m["month"].lower()], int(m["day"]))
-    except ValueError:  # e.g. 31 February, hour 25: a real date it is not
-        return None
-    return None

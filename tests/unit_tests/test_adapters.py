@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from pydantic import ValidationError
 
+from langchain_ripplemem import served_memory
 from langchain_ripplemem.adapters import (
     conversation_from_locomo,
     conversation_from_longmemeval,
@@ -15,6 +17,11 @@ from langchain_ripplemem.adapters import (
     load_conversations,
 )
 from langchain_ripplemem.errors import DuplicateSessionWarning, InvalidConversationError
+from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.schemas import Conversation
+
+from .langgraph_dev import load_served_graph
+from .test_cli_store_commands import bow_memory, cli
 
 UTC = timezone.utc
 
@@ -277,3 +284,101 @@ def test_load_other_file_problems(tmp_path: Path) -> None:
     del bad["conversation"]["session_1"][0]["text"]
     message = error_of(write(tmp_path, "loco.json", json.dumps([bad])))
     assert "loco.json: [0]" in message and "session_1[0]" in message and "'text'" in message
+
+
+# -- one rule for a stated time, on every path (issue 36, items 4 and 5) ---------------------------
+
+NS = ("users", "maya")
+
+
+def timed_record(session_time: object, turn_time: object = None) -> dict:
+    turn = {"id": "t1", "speaker": "Maya", "text": "I adopted a puppy named Biscuit."}
+    return {"id": "c", "sessions": [{"id": "S1", "time": session_time,
+                                     "turns": [turn if turn_time is None else {**turn, "time": turn_time}]}]}
+
+
+def _said_at(memory) -> list[str] | None:
+    units = memory.list_units(NS) if NS in memory.namespaces() else []
+    return [u.metadata["session_time"] for u in units] if units else None
+
+
+async def _via_dict(record, tmp_path, capsys, bow):
+    memory = RippleMemory(bow)
+    try:
+        memory.add_conversation(record, namespace=NS)
+    except InvalidConversationError as error:
+        return str(error), _said_at(memory)
+    return None, _said_at(memory)
+
+
+async def _via_model(record, tmp_path, capsys, bow):
+    memory = RippleMemory(bow)
+    try:
+        conversation = Conversation.model_validate(record)
+    except ValidationError as error:  # the model's own constructor: pydantic's error, naming the field
+        return str(error).replace(".0.", "[0].").replace("\n", " "), _said_at(memory)
+    memory.add_conversation(conversation, namespace=NS)
+    return None, _said_at(memory)
+
+
+async def _via_cli(record, tmp_path, capsys, bow):
+    file, store = tmp_path / "conversation.json", tmp_path / "store"
+    file.write_text(json.dumps(record), encoding="utf-8")
+    code, _, err = cli(capsys, "ingest", file, "--persist", store, "--namespace", "/".join(NS), "--quiet")
+    said = _said_at(bow_memory(str(store))) if store.exists() else None
+    return (err if code else None), said
+
+
+async def _via_served_graph(record, tmp_path, capsys, bow):
+    memory = RippleMemory(bow)
+    served_memory.set_memory(memory)
+    try:
+        await load_served_graph("ingest").ainvoke({"conversation": record}, context={"namespace": list(NS)})
+    except InvalidConversationError as error:
+        return str(error), _said_at(memory)
+    finally:
+        served_memory.set_memory(None)
+    return None, _said_at(memory)
+
+
+async def _via_mcp(record, tmp_path, capsys, bow):
+    pytest.importorskip("mcp", reason="the MCP server needs the [mcp] extra (part of [test])")
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    from langchain_ripplemem.mcp_server import create_mcp_server
+
+    memory = RippleMemory(bow)
+    server = create_mcp_server(memory, namespace="/".join(NS))
+    async with create_connected_server_and_client_session(server._mcp_server) as session:
+        result = await session.call_tool("remember", {"conversation": record})
+    return (result.content[0].text if result.isError else None), _said_at(memory)
+
+
+PATHS = {"add_conversation(dict)": _via_dict, "Conversation model": _via_model, "CLI ingest": _via_cli,
+         "served ingest graph": _via_served_graph, "MCP remember": _via_mcp}
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize(("session_time", "said"), [
+    ("1:56 pm on 8 May, 2023", "2023-05-08T13:56:00+00:00"),  # LoCoMo's form
+    ("2023/05/20 (Sat) 02:21", "2023-05-20T02:21:00+00:00"),  # LongMemEval's form
+    ("2023-05-08T13:56:00Z", "2023-05-08T13:56:00+00:00"),
+])
+async def test_every_path_reads_a_session_time_by_one_rule(path, session_time, said, tmp_path, capsys, bow):
+    error, stored = await PATHS[path](timed_record(session_time), tmp_path, capsys, bow)
+    assert error is None and stored == [said]
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize(("record", "field", "reason"), [
+    (timed_record("someday"), "sessions[0].time", "cannot parse timestamp 'someday': expected ISO 8601"),
+    (timed_record(12345), "sessions[0].time", "cannot parse timestamp 12345: a number does not say its unit"),
+    (timed_record(1714000000.5), "sessions[0].time", "a number does not say its unit"),
+    (timed_record("1714000000"), "sessions[0].time", "cannot parse timestamp '1714000000': a number"),
+    (timed_record("2023-05-08", turn_time=12345), "sessions[0].turns[0].time", "pass ISO 8601"),
+])
+async def test_every_path_refuses_a_bad_or_numeric_time_naming_the_field(path, record, field, reason, tmp_path,
+                                                                          capsys, bow):
+    error, stored = await PATHS[path](record, tmp_path, capsys, bow)
+    assert error is not None and field in error and reason in error, error
+    assert stored is None

@@ -13,12 +13,14 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemM
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
+from langchain_ripplemem.errors import InvalidConversationError
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
 from langchain_ripplemem.schemas import RecallResult
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
 from .fakes import ScriptedChatModel
+from .langgraph_dev import running_dev_server
 
 ROOT = Path(__file__).resolve().parents[2]
 NS = ["users", "maya"]
@@ -91,6 +93,56 @@ async def test_ingest_messages_async(shared_memory):
 def test_ingest_without_input_names_the_fields(shared_memory):
     with pytest.raises(ValueError, match="'conversation'.*'messages'"):
         load("ingest").graph.invoke({}, context={"namespace": NS})
+
+
+LISBON = [{"role": "user", "content": "I moved to Lisbon in May 2024."}]
+PORTO = [{"role": "user", "content": "I moved to Porto in June 2024."}]
+NO_TURNS = {"id": "empty", "sessions": []}
+
+
+def test_each_ingest_run_on_a_thread_ingests_its_own_input(shared_memory):
+    """On a checkpointed thread (as LangGraph Server runs a graph), an earlier run's input never carries over."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    graph = load("ingest").graph.copy(update={"checkpointer": InMemorySaver()})  # what the server does
+    thread = {"configurable": {"thread_id": "one"}}
+    graph.invoke({"conversation": make_conversation().model_dump(mode="json")}, thread, context={"namespace": NS})
+    second = graph.invoke({"messages": LISBON}, thread, context={"namespace": NS})["report"]
+    assert (second["turns"], second["new_units"]) == (1, 1)
+    assert any("Lisbon" in u.restatement for u in shared_memory.list_units(tuple(NS)))
+
+    failed = {"configurable": {"thread_id": "two"}}
+    with pytest.raises(InvalidConversationError, match="'empty' has no turns"):
+        graph.invoke({"conversation": NO_TURNS}, failed, context={"namespace": NS})
+    after = graph.invoke({"messages": PORTO}, failed, context={"namespace": NS})["report"]
+    assert (after["turns"], after["new_units"]) == (1, 1)
+    assert any("Porto" in u.restatement for u in shared_memory.list_units(tuple(NS)))
+
+
+@pytest.mark.slow
+def test_ingest_runs_on_one_thread_of_the_dev_server(tmp_path):
+    """The same through LangGraph Server's API (``langgraph dev``): threads, runs, their status."""
+    from langgraph_sdk import get_sync_client
+
+    with running_dev_server(tmp_path, {"RIPPLEMEM_PERSIST": str(tmp_path / "store")}) as url:
+        client = get_sync_client(url=url)
+        context = {"namespace": NS}
+        thread = client.threads.create()["thread_id"]
+        first = client.runs.wait(thread, "ingest", input={"conversation": make_conversation().model_dump(mode="json")},
+                                 context=context)
+        second = client.runs.wait(thread, "ingest", input={"messages": LISBON}, context=context)
+        failed = client.threads.create()["thread_id"]
+        error = client.runs.wait(failed, "ingest", input={"conversation": NO_TURNS}, context=context,
+                                 raise_error=False)
+        after = client.runs.wait(failed, "ingest", input={"messages": PORTO}, context=context, raise_error=False)
+        statuses = [run["status"] for run in reversed(client.runs.list(failed))]
+        found = client.runs.wait(client.threads.create()["thread_id"], "recall",
+                                 input={"query": "Where did I move in 2024?"}, context=context)
+    assert (first["report"]["new_units"], second["report"]["turns"], second["report"]["new_units"]) == (7, 1, 1)
+    assert error["__error__"]["error"] == "InvalidConversationError" and statuses == ["error", "success"]
+    assert (after["report"]["turns"], after["report"]["new_units"]) == (1, 1)
+    said = [m["unit"]["restatement"] for m in found["result"]["memories"]]
+    assert any("Lisbon" in text for text in said) and any("Porto" in text for text in said)
 
 
 def test_get_memory_builds_a_persistent_memory_from_the_environment(tmp_path, monkeypatch):

@@ -3,6 +3,8 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from langchain_ripplemem.extraction.timeparse import day_interval, ground_time, parse_timestamp
 
@@ -156,7 +158,7 @@ def test_parse_timestamp_keeps_offsets() -> None:
 
 
 @pytest.mark.parametrize("value", ["next tuesday", "", "1:56 pm on 31 February, 2023",
-                                   "25:00 on 8 May, 2023", None])
+                                   "25:00 on 8 May, 2023", None, 1714000000, 1714000000.5, "1714000000"])
 def test_parse_timestamp_errors_name_the_value(value: object) -> None:
     with pytest.raises(ValueError) as info:
         parse_timestamp(value)  # type: ignore[arg-type]
@@ -274,6 +276,46 @@ def test_in_month_across_year_boundaries(ref: datetime, text: str, expected: str
 def test_on_weekday_follows_the_tense_of_its_clause(text: str, expected: date) -> None:
     (_, start, _), = days(text, FEB)
     assert start == expected
+
+
+# Monday 5 January 2026 (issue 36, item 6).
+JAN5 = datetime(2026, 1, 5, 10, 0, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the futurate present: a scheduled event told in the present is ahead
+        ("I signed the lease and I move in February.", ["2026-02-01..2026-02-28"]),
+        ("I move there in February.", ["2026-02-01..2026-02-28"]),
+        ("We fly out on Friday.", ["2026-01-09"]),
+        ("My flight leaves on Friday.", ["2026-01-09"]),
+        ("She starts her new job in March, we celebrated yesterday.", ["2026-03-01..2026-03-31", "2026-01-04"]),
+        ("I signed the lease in February and move in March.", ["2025-02-01..2025-02-28", "2026-03-01..2026-03-31"]),
+        # past stays past, in the clause or the sentence
+        ("We flew out on Friday.", ["2026-01-02"]),
+        ("I moved in February.", ["2025-02-01..2025-02-28"]),
+        ("Did you move in February?", ["2025-02-01..2025-02-28"]),
+        ("I went to Paris and Rome in March.", ["2025-03-01..2025-03-31"]),
+        ("I saw the autumn leaves in October.", ["2025-10-01..2025-10-31"]),
+    ],
+)
+def test_a_scheduled_event_in_the_present_is_ahead(text: str, expected: list[str]) -> None:
+    assert [i.day_span() for _, i in ground_time(text, JAN5)] == expected
+
+
+SCHEDULED = ["move", "start", "leave", "fly out", "head home", "arrive", "graduate", "have a party", "go back"]
+PAST = ["signed the lease", "booked the tickets", "told my boss", "found a flat"]
+MONTHS = ["February", "March", "April", "June", "September", "November", "December"]
+WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+
+@given(st.sampled_from(PAST), st.sampled_from(SCHEDULED), st.sampled_from(MONTHS + WEEKDAYS))
+def test_the_clause_of_a_present_plan_points_ahead_and_a_past_one_back(past, plan, when) -> None:
+    on = "on" if when in WEEKDAYS else "in"
+    (_, ahead), = ground_time(f"I {past} and I {plan} {on} {when}.", JAN5)
+    (_, back), = ground_time(f"I {past} {on} {when}.", JAN5)
+    assert ahead.start > JAN5 and back.end < JAN5
 
 
 def test_rule_units_date_plans_in_the_coming_month() -> None:
