@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import functools
 import io
-import logging
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -433,8 +432,6 @@ def serve(memory: RippleMemory, *, namespace: Namespace | str, http: bool = Fals
         # stdout belongs to the protocol under stdio; this note goes to stderr either way.
         print(f"ripplemem mcp: serving {format_namespace(validate_namespace(namespace))} at "
               f"http://127.0.0.1:{port}{server.settings.streamable_http_path}", file=sys.stderr, flush=True)
-    # bm25s sets its own logger to DEBUG; under the SDK's root handler that floods stderr.
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
     if http:
         server.run("streamable-http")
         return
