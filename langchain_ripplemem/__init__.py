@@ -31,6 +31,7 @@ from langchain_ripplemem.config import (
 )
 from langchain_ripplemem.errors import (
     DuplicateSessionWarning,
+    EmbeddingModelMismatchError,
     ExtractionError,
     InvalidConversationError,
     InvalidNamespaceError,
@@ -95,6 +96,7 @@ __all__ = [
     "Conversation",
     "DuplicateSessionWarning",
     "Edge",
+    "EmbeddingModelMismatchError",
     "ExpansionTarget",
     "ExtractionError",
     "HeuristicController",

@@ -36,7 +36,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only, keeps import time small
     from onnxruntime import InferenceSession
     from tokenizers import Tokenizer
 
-__all__ = ["DIMENSION", "FLOAT_MODEL_ID", "MODEL_ID", "MiniLMOnnxEmbeddings", "embed_query", "embed_texts"]
+__all__ = ["DIMENSION", "FLOAT_MODEL_ID", "MODEL_ID", "MiniLMOnnxEmbeddings", "embed_query", "embed_texts",
+           "embedding_dimension", "embedding_model_name"]
 
 #: Identifier stored next to vectors so an index can detect an encoder change: the
 #: default encoder (integer kernels, 256 tokens). Other settings have other ids.
@@ -383,3 +384,37 @@ def embed_query(embeddings: Embeddings, text: str) -> np.ndarray:
     fast = getattr(embeddings, "embed_array", None)
     vector = np.asarray(fast([text])[0] if fast else embeddings.embed_query(text), dtype=np.float32)
     return _unit_rows(vector[None, :])[0]
+
+
+# -- which model, for the record a store keeps (storage/embedding_record.py) -----------------
+def embedding_model_name(embeddings: Embeddings) -> str:
+    """The model's own name (``model_id``, ``model`` or ``model_name``), else its class name.
+
+    The model's name, not its wrapper's: a cache or another client class of the same
+    model makes the same vectors.
+
+    Example:
+        >>> embedding_model_name(MiniLMOnnxEmbeddings()) == MODEL_ID
+        True
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> embedding_model_name(DeterministicFakeEmbedding(size=16))
+        'DeterministicFakeEmbedding'
+    """
+    for attribute in ("model_id", "model", "model_name"):
+        name = getattr(embeddings, attribute, None)
+        if isinstance(name, str) and name:
+            return name
+    return type(embeddings).__qualname__
+
+
+def embedding_dimension(embeddings: Embeddings) -> int:
+    """Width of the model's vectors: its ``dimension`` when it has one, else that of one probe query.
+
+    Example:
+        >>> embedding_dimension(MiniLMOnnxEmbeddings())  # no model call
+        384
+    """
+    dimension = getattr(embeddings, "dimension", None)
+    if isinstance(dimension, int) and not isinstance(dimension, bool) and dimension > 0:
+        return dimension
+    return len(embed_query(embeddings, "dimension probe"))

@@ -19,6 +19,16 @@ class InvalidNamespaceError(RippleMemError, ValueError):
     """A namespace breaks the rules: non-empty tuple of non-empty string labels."""
 
 
+class EmbeddingModelMismatchError(RippleMemError, ValueError):
+    """A store's vectors were made by another embedding model than the one given to open it.
+
+    Raised when the memory opens, before anything is read or written; the message names
+    the model (name and dimension) that built the store and the one passed. Vectors of two
+    models are not comparable, so open the store with the embeddings that built it, or
+    re-ingest into a new store.
+    """
+
+
 class MemoryClosedError(RippleMemError, RuntimeError):
     """The memory was closed (``RippleMemory.close()`` or the end of its ``with`` block): open a new one."""
 

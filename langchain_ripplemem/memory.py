@@ -30,7 +30,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_ripplemem.cache_bounds import CacheBounds
 from langchain_ripplemem.collector import collector_paused
 from langchain_ripplemem.config import RecallConfig, WriteConfig
-from langchain_ripplemem.embeddings import embed_query
+from langchain_ripplemem.embeddings import embed_query, embedding_dimension, embedding_model_name
 from langchain_ripplemem.errors import InvalidConversationError
 from langchain_ripplemem.extraction import known_turns
 from langchain_ripplemem.extraction.base import Extractor, Window
@@ -56,6 +56,7 @@ from langchain_ripplemem.schemas import (
 )
 from langchain_ripplemem.storage.base import EdgeBackend, NamespaceLog, UnitBackend
 from langchain_ripplemem.storage.chroma import DEFAULT_COLLECTION, ChromaUnitBackend
+from langchain_ripplemem.storage.embedding_record import EmbeddingModelCheck
 from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME, open_sqlite_graph
 from langchain_ripplemem.supersession.llm import llm_supersession
 from langchain_ripplemem.supersession.rules import refresh_supersession
@@ -106,6 +107,9 @@ class RippleMemory:
 
     Raises:
         ValueError: naming the arguments that cannot go together.
+
+    A store of another embedding model fails the first add, recall or search, before anything is
+    read or written (``EmbeddingModelMismatchError``, :mod:`~langchain_ripplemem.storage.embedding_record`).
     """
 
     def __init__(
@@ -157,6 +161,10 @@ class RippleMemory:
             self.unit_backend.close()
             raise
         self.edge_backend, self.namespace_log = edge_backend, namespace_log
+        # Before the first embedding, write or search: the store's vectors must be this model's.
+        self._check_model = EmbeddingModelCheck(
+            self.unit_backend, embedding_model_name(embeddings), lambda: embedding_dimension(embeddings),
+            "the store" + (f" in {self.persist_directory}" if self.persist_directory else ""))
         snapshots = ViewSnapshots.of_memory(snapshot_directory, self.persist_directory, namespace_log, embeddings,
                                             lambda ns: self._sync.versions.get(ns))
         self.index = UnitIndex(self.unit_backend, cache_bounds, snapshots, derive=derive_all)
@@ -202,7 +210,9 @@ class RippleMemory:
     # -- the reader recall uses (recall/reader.py) ---------------------------------
     def prepare(self, namespace: Namespace | str) -> None:
         """Make a namespace current: catch up with other writers, link what a crash left unlinked."""
-        self._write.ensure_linked(self._ns(namespace))
+        ns = self._ns(namespace)
+        self._check_model()
+        self._write.ensure_linked(ns)
 
     def view(self, namespace: Namespace | str) -> NamespaceView:
         """The namespace's in-memory search structures (as of the last :meth:`prepare` or write)."""
@@ -218,6 +228,7 @@ class RippleMemory:
 
     def embed_query(self, text: str) -> np.ndarray:
         """The query's unit vector under this memory's embeddings."""
+        self._check_model()
         return embed_query(self.embeddings, text)
 
     # -- write path ---------------------------------------------------------------
@@ -275,6 +286,7 @@ class RippleMemory:
         from langchain_ripplemem.adapters import conversation_from_json  # read as the CLI and MCP read JSON
 
         ns = self._ns(namespace)
+        self._check_model()
         conv = conversation if isinstance(conversation, Conversation) else conversation_from_json(conversation)
         n_turns = sum(len(s.turns) for s in conv.sessions)
         if n_turns == 0:
@@ -322,6 +334,7 @@ class RippleMemory:
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
         ns = self._ns(namespace)
+        self._check_model()
         found = self.index.view(ns)
         hidden = found.suppressed
         fetch = k + len(hidden)

@@ -25,6 +25,11 @@ embedded store, paged reads and their retries.
   ``InternalError`` only: a Chroma 1.5.9 server now and then answers a read with
   one while another client deletes in the same collection ("Error finding id")
   or right after the collection was created ("Error creating hnsw segment reader").
+* **Embedding model.** The unit collection's metadata records the model that made
+  its vectors (``embedding_model``, ``embedding_dimension``), written with the first
+  write (:mod:`~langchain_ripplemem.storage.embedding_record`); a write of vectors of
+  another width than recorded fails before Chroma sees it. An in-memory store made
+  here records nothing (no other memory opens it).
 * **One process per embedded store.** Embedded Chroma is not process-safe, so a
   persistent directory is locked (:class:`~langchain_ripplemem.storage.locks.StoreLock`)
   before Chroma opens it, and released by :meth:`ChromaUnitBackend.close`.
@@ -58,6 +63,7 @@ import numpy as np
 
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_from_key, namespace_key
 from langchain_ripplemem.storage.base import StoredRecord
+from langchain_ripplemem.storage.embedding_record import EmbeddingModel, mismatch
 from langchain_ripplemem.storage.locks import StoreLock, embedded_store_directory
 
 __all__ = ["DEFAULT_COLLECTION", "HNSW_SYNC_THRESHOLD", "ID_PAGE_SIZE", "PAGE_SIZE", "ChromaUnitBackend",
@@ -159,6 +165,13 @@ def stored_json(unit: MemoryUnit) -> str:
 HNSW_SYNC_THRESHOLD = 200
 UNIT_COLLECTION_METADATA = {"hnsw:space": "cosine", "hnsw:construction_ef": 8, "hnsw:M": 4,
                             "hnsw:sync_threshold": HNSW_SYNC_THRESHOLD}
+# The unit collection's metadata keys recording its embedding model.
+MODEL_KEY, DIMENSION_KEY = "embedding_model", "embedding_dimension"
+
+
+def _recorded_model(metadata: dict[str, Any] | None) -> EmbeddingModel | None:
+    name, dimension = (metadata or {}).get(MODEL_KEY), (metadata or {}).get(DIMENSION_KEY)
+    return EmbeddingModel(name, dimension) if isinstance(name, str) and isinstance(dimension, int) else None
 
 
 def _tune_sync_threshold(collection: Any) -> None:
@@ -201,6 +214,10 @@ class ChromaUnitBackend:
         # to it (random name), so closing also deletes its collections.
         self._owns_client = client is None
         self._private_collections: list[str] = []
+        # The model whose vectors this backend writes (use_embedding_model), and the one its writes were checked
+        # against (recorded, or this process's first write).
+        self._model_name: str | None = None
+        self._written_model: EmbeddingModel | None = None
         try:
             if client is None:
                 client = chroma_client(persist_directory)
@@ -339,6 +356,36 @@ class ChromaUnitBackend:
         return {m["ns"] for got in self._pages("every record", ["metadatas"])
                 for m in got["metadatas"] or [] if isinstance((m or {}).get("ns"), str)}
 
+    # -- the embedding model (storage/embedding_record.py) ---------------------------
+    def embedding_model(self) -> EmbeddingModel | None:
+        """The model recorded in the collection's metadata; for an older store, one stored vector's width."""
+        recorded = _recorded_model(self.collection.metadata)
+        if recorded is not None or not self.collection.count():
+            return recorded
+        got = self._get(self.collection, "a stored vector", limit=1, include=["embeddings"])
+        return EmbeddingModel(None, len(got["embeddings"][0])) if len(got["ids"]) else None
+
+    def use_embedding_model(self, name: str) -> None:
+        """Vectors written from now on are ``name``'s: recorded with the first write if the store has no record."""
+        self._model_name = name
+
+    def _check_model(self, dimension: int) -> None:
+        """Before a write of ``dimension``-wide vectors: check them against the record; record the model if none."""
+        passed = EmbeddingModel(self._model_name, dimension)
+        if self._written_model is None:
+            # Read again: with a Chroma server, another client may have recorded a model since this one opened.
+            metadata = self.collection.metadata if self._private_collections else self.client.get_collection(
+                self.collection.name, embedding_function=None).metadata
+            self._written_model = _recorded_model(metadata)
+            if self._written_model is None:
+                if self._model_name is not None and not self._private_collections:
+                    kept = {k: v for k, v in (metadata or {}).items() if not k.startswith("hnsw:")}  # Chroma's own
+                    self.collection.modify(metadata={**kept, MODEL_KEY: self._model_name, DIMENSION_KEY: dimension})
+                self._written_model = passed
+        known = self._written_model
+        if known.dimension != dimension or (None not in (known.name, passed.name) and known.name != passed.name):
+            raise mismatch(known, passed, f"the Chroma collection {self.collection.name!r}")
+
     # -- writes ----------------------------------------------------------------------
     def _register(self, keys: set[str]) -> None:
         # Every write asks, not once per process: another process may have unregistered a namespace
@@ -372,6 +419,7 @@ class ChromaUnitBackend:
         """
         key = self._check(namespace, units)
         if units:
+            self._check_model(int(np.shape(vectors)[1]))
             self._register({key})
         for start in range(0, len(units), PAGE_SIZE):
             chunk = units[start : start + PAGE_SIZE]

@@ -21,6 +21,8 @@ class BagOfWordsEmbeddings(Embeddings):
     """Hashed bag of stemmed content words: texts sharing words are close, others ~orthogonal."""
 
     dim = 512
+    # The model's name a store records: subclasses that add behaviour, not other vectors, open one store.
+    model_name = "bag-of-words-512"
 
     def _vec(self, text: str) -> list[float]:
         v = np.zeros(self.dim, dtype=np.float32)

@@ -220,3 +220,109 @@ def test_a_closed_memory_says_so_on_every_read_and_write(bow, tmp_path):
     memory.close()  # closing again is fine
     with RippleMemory(bow, persist_directory=tmp_path) as reopened:
         assert len(reopened.list_units("maya")) == 1
+
+
+# -- the embedding model a store was built with (issue 36, item 7) ------------------------------
+class TinyModel(BagOfWordsEmbeddings):
+    """Another model: 16 dimensions."""
+
+    dim, model_name = 16, "tiny-16"
+
+
+class SameNameNarrower(BagOfWordsEmbeddings):
+    dim = 16  # the fixture model's name, another width (a model whose output width is a setting)
+
+
+class OtherNameSameWidth(BagOfWordsEmbeddings):
+    model_name = "another-512"
+
+
+def _store_state(memory: RippleMemory, ns: tuple[str, ...]) -> tuple:
+    """What a store holds: units, edges, the namespace's version, the model record."""
+    return (sorted(u.model_dump_json() for u in memory.list_units(ns, include_suppressed=True)),
+            sorted((e.src, e.dst, e.type) for e in memory.edges(ns)), memory.namespace_log.version(ns),
+            memory.unit_backend.collection.metadata)
+
+
+def test_a_store_of_another_embedding_model_names_both_and_writes_nothing(tmp_path, bow, conversation):
+    from langchain_ripplemem import EmbeddingModelMismatchError
+
+    with RippleMemory(bow, persist_directory=tmp_path) as built:
+        built.add_conversation(conversation, namespace="maya")
+        before = _store_state(built, ("maya",))
+    assert before[3]["embedding_model"] == "bag-of-words-512" and before[3]["embedding_dimension"] == 512
+    with RippleMemory(TinyModel(), persist_directory=tmp_path) as other:
+        for call in (lambda: other.recall("What is Maya allergic to?", namespace="maya"),  # was numpy's matmul error
+                     lambda: other.search("shellfish", namespace="maya"),
+                     lambda: other.add_conversation(make_conversation("c2"), namespace="maya"),  # was Chroma's
+                     lambda: other.add_conversation(make_conversation("c3"), namespace="sam")):
+            with pytest.raises(EmbeddingModelMismatchError, match=r"the store in .* was built with embedding model "
+                               r"'bag-of-words-512' \(512 dimensions\) and cannot be used with 'tiny-16' "
+                               r"\(16 dimensions\)"):
+                call()
+        assert len(other.list_units("maya")) == 7 and other.stats("maya").units == 7  # no vectors needed
+    with RippleMemory(bow, persist_directory=tmp_path) as reopened:
+        assert _store_state(reopened, ("maya",)) == before and reopened.namespaces() == [("maya",)]
+        assert reopened.recall("What is Maya allergic to?", namespace="maya").memories
+
+
+@pytest.mark.parametrize(("model", "passed"), [(SameNameNarrower, "'bag-of-words-512' (16 dimensions)"),
+                                               (OtherNameSameWidth, "'another-512' (512 dimensions)")])
+def test_the_same_name_at_another_width_and_another_name_at_the_same_width_are_mismatches(
+        tmp_path, bow, conversation, model, passed):
+    from langchain_ripplemem import EmbeddingModelMismatchError
+
+    with RippleMemory(bow, persist_directory=tmp_path) as built:
+        built.add_conversation(conversation, namespace="maya")
+    with RippleMemory(model(), persist_directory=tmp_path) as other:
+        with pytest.raises(EmbeddingModelMismatchError) as raised:
+            other.recall("What is Maya allergic to?", namespace="maya")
+    assert "'bag-of-words-512' (512 dimensions)" in str(raised.value) and passed in str(raised.value)
+
+
+def test_a_store_from_before_models_were_recorded_is_checked_by_width_and_records_its_next_write(
+        tmp_path, bow, conversation):
+    from langchain_ripplemem import EmbeddingModelMismatchError
+
+    with RippleMemory(bow, persist_directory=tmp_path) as built:
+        built.add_conversation(conversation, namespace="maya")
+        built.unit_backend.collection.modify(metadata={"made_by": "an older release"})  # no model recorded
+    with RippleMemory(TinyModel(), persist_directory=tmp_path) as other:
+        with pytest.raises(EmbeddingModelMismatchError, match=r"an unrecorded model \(512 dimensions\)"):
+            other.recall("What is Maya allergic to?", namespace="maya")
+    with RippleMemory(bow, persist_directory=tmp_path) as reopened:
+        assert reopened.recall("What is Maya allergic to?", namespace="maya").memories
+        assert reopened.unit_backend.collection.metadata == {"made_by": "an older release"}  # reads record nothing
+        reopened.add_conversation(make_conversation("c2"), namespace="maya")
+    with RippleMemory(bow, persist_directory=tmp_path) as recorded:
+        assert recorded.unit_backend.collection.metadata == {
+            "made_by": "an older release", "embedding_model": "bag-of-words-512", "embedding_dimension": 512}
+    with RippleMemory(OtherNameSameWidth(), persist_directory=tmp_path) as other:
+        with pytest.raises(EmbeddingModelMismatchError, match="'bag-of-words-512'"):
+            other.search("shellfish", namespace="maya")
+
+
+def test_a_unit_backend_refuses_vectors_of_another_width_before_chroma_sees_them(tmp_path):
+    import numpy as np
+
+    from langchain_ripplemem import EmbeddingModelMismatchError
+    from langchain_ripplemem.schemas import MemoryUnit, Provenance
+    from langchain_ripplemem.storage.chroma import ChromaUnitBackend
+
+    def unit(text: str) -> MemoryUnit:
+        return MemoryUnit.create(namespace=("maya",), restatement=text,
+                                 source=Provenance(conversation_id="c", session_id="s"))
+
+    backend = ChromaUnitBackend(persist_directory=tmp_path)
+    backend.use_embedding_model("m")
+    backend.upsert(("maya",), [unit("Maya: hi")], np.ones((1, 4), dtype=np.float32))
+    backend.close()
+    again = ChromaUnitBackend(persist_directory=tmp_path)
+    try:
+        assert again.embedding_model() == ("m", 4)
+        again.use_embedding_model("m")
+        with pytest.raises(EmbeddingModelMismatchError, match=r"'m' \(4 dimensions\).*'m' \(3 dimensions\)"):
+            again.upsert(("maya",), [unit("Maya: bye")], np.ones((1, 3), dtype=np.float32))
+        assert again.collection.count() == 1
+    finally:
+        again.close()

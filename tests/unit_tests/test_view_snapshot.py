@@ -9,6 +9,7 @@ import pytest
 
 from langchain_ripplemem import view_snapshot
 from langchain_ripplemem.config import PAPER_WRITE, RecallConfig
+from langchain_ripplemem.errors import EmbeddingModelMismatchError
 from langchain_ripplemem.integrity import check_store
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import Conversation
@@ -172,8 +173,11 @@ class OtherModel(BagOfWordsEmbeddings):
 
 def test_a_snapshot_of_another_model_format_or_build_is_ignored(tmp_path, monkeypatch):
     warm = build(tmp_path)
+    # The store itself refuses another model (storage/embedding_record.py), and the snapshot would not serve it.
     with RippleMemory(OtherModel(), persist_directory=tmp_path, write_config=PAPER_WRITE) as other:
-        assert not restored(other) and recalls(other) == warm
+        with pytest.raises(EmbeddingModelMismatchError, match="another/encoder"):
+            recalls(other)
+    assert read_snapshot(snapshot_file(tmp_path), NS, view_snapshot.embeddings_id(OtherModel())) is None
     with monkeypatch.context() as patch:
         patch.setattr(view_snapshot, "FORMAT", view_snapshot.FORMAT + 1)
         with memory(tmp_path) as newer:
