@@ -27,6 +27,7 @@ import networkx as nx
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langchain_ripplemem.adapters import conversation_from_json
 from langchain_ripplemem.cache_bounds import CacheBounds
 from langchain_ripplemem.collector import collector_paused
 from langchain_ripplemem.config import RecallConfig, WriteConfig
@@ -283,10 +284,9 @@ class RippleMemory:
     def _prepare(
         self, conversation: Conversation | dict[str, Any], namespace: Namespace | str | None
     ) -> tuple[Namespace, Conversation, list[Window], IngestReport, known_turns.KnownTurns]:
-        from langchain_ripplemem.adapters import conversation_from_json  # read as the CLI and MCP read JSON
-
         ns = self._ns(namespace)
         self._check_model()
+        # A JSON object is read as the CLI and MCP read one (LoCoMo and LongMemEval records too).
         conv = conversation if isinstance(conversation, Conversation) else conversation_from_json(conversation)
         n_turns = sum(len(s.turns) for s in conv.sessions)
         if n_turns == 0:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from ..processes import stop_process_group
 from .postgres import PostgresServer, start_postgres, stop_postgres
 
 STARTUP_TIMEOUT = 60.0  # hang guard for a slow machine, not a performance threshold
@@ -90,14 +90,7 @@ def start_chroma_server(path: Path, host: str = "127.0.0.1", port: int | None = 
 
 
 def stop_chroma_server(server: ChromaServer) -> None:
-    proc = server.process
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=15)
+    stop_process_group(server.process)
 
 
 @pytest.fixture(scope="session")

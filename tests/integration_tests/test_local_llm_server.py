@@ -18,8 +18,6 @@ the tests skip, saying which import failed.
 from __future__ import annotations
 
 import importlib.util
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -30,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from ..processes import stop_process_group
 from .conftest import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -71,13 +70,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
         _wait_until_up(server, log)
         yield server
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=15)
+        stop_process_group(proc)
 
 
 def _wait_until_up(server: LlamaServer, log: Path) -> None:

@@ -20,7 +20,6 @@ import importlib.util
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -33,6 +32,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+
+from ..processes import stop_process_group
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -109,12 +110,7 @@ def running_dev_server(workdir: Path, env: dict[str, str]) -> Iterator[str]:
         _wait_until_up(server, url, log_path)
         yield url
     finally:
-        os.killpg(server.pid, signal.SIGTERM)  # its own session: the server and anything it started
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
+        stop_process_group(server, timeout=30)
 
 
 def _wait_until_up(server: subprocess.Popen[bytes], url: str, log_path: Path) -> None:
