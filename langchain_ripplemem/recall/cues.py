@@ -42,15 +42,32 @@ def _latest_statement(view: NamespaceView, start: int, stop: int, known: datetim
 
 
 def _known(view: NamespaceView, field: str, query_words: list[str]) -> list[str]:
-    """Cue values of the namespace that occur in the query as whole word n-grams."""
+    """Cue values of the namespace that occur in the query as whole word n-grams.
+
+    The query's words are NFKC-normalised and casefolded (:func:`~langchain_ripplemem.lexical.words`),
+    the postings' values only lower-cased: a value outside ASCII ("Zoë", "Straße") is
+    matched by its folded form and returned as the postings spell it.
+    """
     postings = view.postings[field]
+    folded = {fold(value): value for value in postings if isinstance(value, str) and not value.isascii()}
     found = []
     for n in range(_MAX_NGRAM, 0, -1):
         for i in range(len(query_words) - n + 1):
             gram = " ".join(query_words[i : i + n])
-            if gram in postings and gram not in found:
-                found.append(gram)
+            value = gram if gram in postings else folded.get(gram)
+            if value is not None and value not in found:
+                found.append(value)
     return found
+
+
+def fold(value: str) -> str:
+    """A cue value as :func:`~langchain_ripplemem.lexical.words` writes it: NFKC, casefolded, words joined by spaces.
+
+    Example:
+        >>> fold("Rue  Mercière"), fold("Straße")
+        ('rue mercière', 'strasse')
+    """
+    return " ".join(words(value)) if not value.isascii() else value
 
 
 def rule_based_cues(query: str, view: NamespaceView, reference: datetime | None = None) -> QueryCues:
