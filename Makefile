@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev60.json
 
-.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-observations bench-longmemeval bench-ingest demo
+.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-observations bench-longmemeval bench-ingest demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -47,6 +47,10 @@ bench-sets:
 
 bench-facts:
 	ripplemem bench facts --haystack $(LOCOMO) --out results/facts.json --md docs/facts_tables.md
+
+# Issue 36.2's multilingual suite: six languages, each case its own short conversation (offline, ~1 min).
+bench-multilingual:
+	ripplemem bench multilingual --out results/multilingual.json --md docs/multilingual_tables.md
 
 # LoCoMo with its recorded LLM observations as memory units.
 bench-observations:

@@ -8,6 +8,7 @@ Usage::
     ripplemem bench linked [--haystack locomo10.json] [--split tune|heldout|all] [--suite FILE]
                            [--out results/linked.json] [--md docs/linked_tables.md]
     ripplemem bench sets|facts [--haystack locomo10.json] [--split ...] [--suite FILE] [--out ...] [--md ...]
+    ripplemem bench multilingual [--split ...] [--suite FILE] [--out results/multilingual.json] [--md ...]
     ripplemem bench report RESULTS.json... --md docs/benchmarks_tables.md [--plot out.png]
 
 Document vectors are cached per encoder model in ``--embedding-cache DIR``
@@ -30,6 +31,8 @@ observations instead of raw turns (:mod:`langchain_ripplemem.bench.observations`
 ``--limit`` keeps the first N cases. ``sets`` and ``facts`` do the same with
 the set-question and stand-alone fact suites
 (:mod:`langchain_ripplemem.bench.set_fact_cases`), for every system by default.
+``multilingual`` runs the multilingual suite (:mod:`langchain_ripplemem.bench.multilingual`):
+each case its own short conversation, no haystack.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ _SUITES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "sets": ("set-question", "set_cases.json", SYSTEM_NAMES),
     "facts": ("stand-alone fact", "fact_cases.json", SYSTEM_NAMES),
 }
+
+_MULTILINGUAL_SYSTEMS = ("ripplemem", "dense", "bm25", "hybrid_rrf")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,6 +101,17 @@ def build_parser() -> argparse.ArgumentParser:
         suite.add_argument("--limit", type=int, help="only the first N cases")
         _cache_arguments(suite)
         suite.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    multi = sub.add_parser("multilingual", help="run the multilingual suite: each case its own short conversation")
+    multi.add_argument("--suite", help="suite JSON file (default: the shipped multilingual_cases.json)")
+    multi.add_argument("--split", choices=("tune", "heldout", "all"), default="all")
+    multi.add_argument("--systems", default=",".join(_MULTILINGUAL_SYSTEMS),
+                       help=f"comma-separated systems (default: {','.join(_MULTILINGUAL_SYSTEMS)})")
+    multi.add_argument("--k", default="5,10", help="comma-separated cut-offs (default 5,10)")
+    multi.add_argument("--out", help="write the results JSON here (default: stdout)")
+    multi.add_argument("--md", help="also write the markdown tables here")
+    multi.add_argument("--limit", type=int, help="only the first N cases")
+    _cache_arguments(multi)
+    multi.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     report = sub.add_parser("report", help="regenerate markdown tables from results files")
     report.add_argument("results", nargs="+", help="results JSON files")
     report.add_argument("--md", help="write the tables here (default: stdout)")
@@ -130,6 +146,8 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
             return _report(args)
         if args.command in _SUITES:
             return _suite(args)
+        if args.command == "multilingual":
+            return _multilingual(args)
         return _run(args)
     except (ValueError, ImportError) as exc:
         print(f"ripplemem bench: error: {exc}", file=sys.stderr)
@@ -213,6 +231,20 @@ def _suite(args: argparse.Namespace) -> int:
     results = (run_linked(cases, haystacks, systems, ks, **options) if linked else
                run_suite(args.command, cases, haystacks, systems, ks, case_row=answered_case_row,
                          default_suite=DEFAULT_SUITES[args.command], **options))
+    _emit(results, args)
+    return 0
+
+
+def _multilingual(args: argparse.Namespace) -> int:
+    from langchain_ripplemem.bench.multilingual import load_multilingual_cases, run_multilingual
+
+    cases = load_multilingual_cases(args.suite, split=args.split)
+    if args.limit is not None:
+        if args.limit < 1:
+            raise ValueError(f"--limit must be >= 1, got {args.limit}")
+        cases = cases[: args.limit]
+    results = run_multilingual(cases, _systems(args.systems), _ints(args.k, "--k"), progress=not args.no_progress,
+                               embeddings=_embedding_cache(args), suite_path=args.suite, split=args.split)
     _emit(results, args)
     return 0
 

@@ -82,7 +82,14 @@ def category_groups(dataset: str, records: Sequence[Record]) -> Groups:
         groups = {kind: _is_category(kind) for kind in (SET_KINDS if dataset == "sets" else FACT_KINDS)}
         groups["overall"] = lambda r: True
         return groups
-    raise ValueError(f"unknown dataset {dataset!r}; expected 'locomo', 'longmemeval', 'linked', 'sets' or 'facts'")
+    if dataset == "multilingual":
+        from langchain_ripplemem.bench.multilingual import LANGUAGES
+
+        groups = {language: _is_category(language) for language in LANGUAGES}
+        groups["overall"] = lambda r: True
+        return groups
+    raise ValueError(f"unknown dataset {dataset!r}; expected 'locomo', 'longmemeval', 'linked', 'sets', 'facts' "
+                     "or 'multilingual'")
 
 
 def system_summary(
