@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import threading
 from importlib import resources
+from typing import Any
 
 import regex
 import Stemmer
@@ -61,7 +62,7 @@ _lock = threading.Lock()
 _detector = None
 
 
-def _build_detector():  # type: ignore[no-untyped-def]
+def _build_detector() -> Any:
     """The lingua detector over the languages above, built once (its models load as they are first needed)."""
     global _detector
     with _lock:
