@@ -60,8 +60,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     from langchain_ripplemem.adapters import load_conversations
-    from langchain_ripplemem.rendering import counted
-    from langchain_ripplemem.schemas import format_namespace
+    from langchain_ripplemem.schemas import counted, format_namespace
 
     conversations = load_conversations(args.file)
     llm = chat_model_option(args)
@@ -77,8 +76,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             for warning in report.warnings:
                 warn(f"warning: {warning}")
     edited = f", {replaced} replaced (edited turns)" if replaced else ""
-    emit(f"{counted(len(conversations), 'conversation')} -> {units} units ({new} new{edited}), "
-         f"edges: {semantic} semantic + {structural} structural, {failed} failed windows, "
+    emit(f"{counted(len(conversations), 'conversation')} -> {counted(units, 'unit')} ({new} new{edited}), "
+         f"edges: {semantic} semantic + {structural} structural, {counted(failed, 'failed window')}, "
          f"{time.perf_counter() - started:.1f}s "
          f"[{args.persist}, namespace {format_namespace(args.namespace)}]")
     return 0
@@ -132,7 +131,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """What one namespace, or every namespace of a store, holds."""
-    from langchain_ripplemem.rendering import counted, format_stats
+    from langchain_ripplemem.rendering import format_stats
+    from langchain_ripplemem.schemas import counted
 
     with open_store(args) as memory:
         if args.namespace_given:
@@ -166,8 +166,7 @@ def confirm(action: str, *, assume_yes: bool) -> bool:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     """Delete units by id, a conversation's units, or a whole namespace (and every edge touching them)."""
-    from langchain_ripplemem.rendering import counted
-    from langchain_ripplemem.schemas import format_namespace
+    from langchain_ripplemem.schemas import counted, format_namespace
 
     chosen = [bool(args.ids), args.conversation is not None, args.all]
     if sum(chosen) != 1:
@@ -179,7 +178,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
         require_namespace(memory, args)
         if args.all:
             count = len(memory.list_units(ns, include_suppressed=True))
-            if not confirm(f"forget all {count} units of {where}", assume_yes=args.yes):
+            if not confirm(f"forget all {counted(count, 'unit')} of {where}", assume_yes=args.yes):
                 warn("nothing forgotten")
                 return EXIT_DECLINED
             gone = memory.delete_namespace(ns)

@@ -49,6 +49,7 @@ from langchain_ripplemem.schemas import (
     Namespace,
     NamespaceStats,
     RecallResult,
+    counted,
     format_namespace,
     validate_namespace,
 )
@@ -182,8 +183,7 @@ def describe_recall(result: RecallResult) -> str:
     ns = format_namespace(result.namespace)
     if not result.memories:
         return f"No memories found for {result.query!r} in {ns}."
-    noun = "memory" if len(result.memories) == 1 else "memories"
-    lines = [f"{len(result.memories)} {noun} for {result.query!r} in {ns}, best first:"]
+    lines = [f"{counted(len(result.memories), 'memory', 'memories')} for {result.query!r} in {ns}, best first:"]
     for memory in result.memories:
         how = []
         for hit in memory.provenance:
@@ -196,7 +196,7 @@ def describe_recall(result: RecallResult) -> str:
     for trace in result.rounds:
         views = ", ".join(f"{view} {len(ids)}" for view, ids in trace.first_hop.items())
         step = f"first hop ({views})" if trace.round == 0 else \
-            f"expanded {len(trace.expanded)} from {len(trace.anchors)} anchors"
+            f"expanded {len(trace.expanded)} from {counted(len(trace.anchors), 'anchor')}"
         lines.append(f"round {trace.round}: {step}; {'enough' if trace.sufficient else 'go on'}: {trace.reason}")
     return "\n".join(lines)
 
@@ -245,8 +245,7 @@ def _forget(memory: RippleMemory, ns: Namespace, memory_ids: list[str] | None, c
     if erase_namespace:
         if confirm != name:
             units = memory.stats(ns).units
-            raise ValueError(f"erasing namespace {name!r} deletes all {units} {'memory' if units == 1 else 'memories'} "
-                             "in it: "
+            raise ValueError(f"erasing namespace {name!r} deletes all {counted(units, 'memory', 'memories')} in it: "
                              f"call again with confirm={name!r}" + (f" (got confirm={confirm!r})" if confirm else ""))
         return Forgotten(namespace=name, deleted=memory.delete_namespace(ns))
     if conversation_id is not None:
@@ -320,7 +319,7 @@ def create_mcp_server(
             raise ValueError("pass exactly one of text or conversation")
         done: Remembered = await run(_remember, memory, ns, conv)
         old = len(done.memory_ids) - done.new
-        return _reply(f"Remembered {done.new} new {'memory' if done.new == 1 else 'memories'} in {done.namespace}"
+        return _reply(f"Remembered {counted(done.new, 'new memory', 'new memories')} in {done.namespace}"
                       + (f" ({old} already stored)" if old else "") + f": {', '.join(done.memory_ids)}", done)
 
     async def recall(
@@ -346,7 +345,7 @@ def create_mcp_server(
     ) -> Annotated[CallToolResult, Forgotten]:
         done: Forgotten = await run(_forget, memory, scope.resolve(namespace), memory_ids, conversation_id,
                                     erase_namespace, confirm)
-        return _reply(f"Deleted {done.deleted} {'memory' if done.deleted == 1 else 'memories'} in {done.namespace}."
+        return _reply(f"Deleted {counted(done.deleted, 'memory', 'memories')} in {done.namespace}."
                       + _unknown_note(done.unknown_ids), done)
 
     async def correct(

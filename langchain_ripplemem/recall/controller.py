@@ -36,7 +36,7 @@ from langchain_ripplemem.recall.evidence import AnyHit, supports
 from langchain_ripplemem.recall.smoothing import per_view, speakers
 from langchain_ripplemem.recall.state import HeuristicWork, Plan
 from langchain_ripplemem.rendering import memory_line
-from langchain_ripplemem.schemas import ExpansionTarget, MemoryUnit, QueryCues, TimeInterval
+from langchain_ripplemem.schemas import ExpansionTarget, MemoryUnit, QueryCues, TimeInterval, counted
 
 # A name at least this rare says what the missing support is about (a speaker's name says nothing).
 _TARGET_MIN_RARITY = 0.5
@@ -352,7 +352,7 @@ class LLMController:
         if parsed is None:
             why = _CONTROLLER_FAILURES.get(outcome.failure or "", "controller failed")
             plan = Plan(should_continue=False, usage=outcome.usage,
-                        reason=f"{why} ({len(outcome.errors)} calls): {outcome.errors[-1]}")
+                        reason=f"{why} ({counted(len(outcome.errors), 'call')}): {outcome.errors[-1]}")
             if outcome.unreachable:  # the recall's other LLM steps would fail alike: they fall back now
                 plan["model_down"] = outcome.errors[-1]
             return plan

@@ -1,0 +1,49 @@
+"""A new user's papercuts (issue 36, item 9): counts in the right number, read commands on an empty
+namespace, turns without text, MCP arguments and warnings, controller failures, per-run graph input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.recall_html import render_recall_html
+from langchain_ripplemem.rendering import format_recall
+from langchain_ripplemem.schemas import Conversation, IngestReport
+
+from .conftest import BagOfWordsEmbeddings
+from .test_cli_store_commands import cli, ingest
+
+NS = ("users", "maya")
+ONE_ROUND = RecallConfig(max_rounds=0)  # the first hop only: one round in the trace
+
+
+def one_turn(text: str | None = "Maya adopted a cat called Pixel.", **extra: object) -> Conversation:
+    turn = {"id": "t1", "speaker": "Maya", **({} if text is None else {"text": text}), **extra}
+    return Conversation.model_validate({"id": "c1", "sessions": [{"id": "S1", "time": "2026-03-02", "turns": [turn]}]})
+
+
+# -- counts ----------------------------------------------------------------------------
+def test_one_of_anything_is_counted_in_the_singular():
+    with RippleMemory(BagOfWordsEmbeddings(), recall_config=ONE_ROUND) as memory:
+        report = memory.add_conversation(one_turn(), namespace=NS)
+        result = memory.recall("What is the cat called?", namespace=NS)
+    assert len(result.memories) == 1 and len(result.rounds) == 1
+    page = render_recall_html(result)
+    assert "1 memory from 1 session \u00b7 1 round \u00b7" in page
+    assert "1 hit," in page and "1 hits" not in page
+    assert format_recall(result).splitlines()[1].startswith("1 memory, all from conversation c1 ")
+    assert report.summary().startswith("1 turn -> 1 unit (1 new), ")
+    assert "0 failed windows" in report.summary()
+    assert IngestReport(namespace=NS, turns=2, units=2, failed_windows=[]).summary().startswith("2 turns -> 2 units")
+
+
+def test_the_cli_counts_one_unit_in_the_singular(tmp_path, capsys):
+    file = tmp_path / "one.json"
+    file.write_text(one_turn().model_dump_json(), encoding="utf-8")
+    code, out, err = cli(capsys, "ingest", file, "--persist", tmp_path / "store", "--quiet")
+    assert code == 0, err
+    assert out.startswith("1 conversation -> 1 unit (1 new), ") and "0 failed windows" in out
