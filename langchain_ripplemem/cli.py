@@ -118,7 +118,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             else:
                 emit(format_namespace_counts(counts, args.persist))
             return 0
-        require_namespace(memory, args)
+        require_namespace(memory, args, strict=False)
         units = memory.list_units(args.namespace, include_suppressed=True)
     page = units[args.offset:args.offset + args.limit]
     if args.json:
@@ -136,7 +136,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
     with open_store(args) as memory:
         if args.namespace_given:
-            require_namespace(memory, args)
+            require_namespace(memory, args, strict=False)
         chosen = [args.namespace] if args.namespace_given else sorted(memory.namespaces())
         stats = [memory.stats(ns) for ns in chosen]
     if args.json:

@@ -280,6 +280,8 @@ def format_units(units: list[MemoryUnit], *, offset: int, total: int, full: bool
                         if on)
         lines.append(f"  {terminal_text(unit.id)}  {line(turns_label(unit))}  {date}{flags}  "
                      f"{line(unit.restatement)}")
+    if not total:
+        return "no units"
     shown = f"units {offset + 1}-{offset + len(units)} of {total}" if units else f"no units past {offset} of {total}"
     more = f"; --offset {offset + len(units)} for more" if offset + len(units) < total else ""
     return "\n".join([f"{shown}{more} (id  conversation:turns  date  text):", *lines]

@@ -47,3 +47,31 @@ def test_the_cli_counts_one_unit_in_the_singular(tmp_path, capsys):
     code, out, err = cli(capsys, "ingest", file, "--persist", tmp_path / "store", "--quiet")
     assert code == 0, err
     assert out.startswith("1 conversation -> 1 unit (1 new), ") and "0 failed windows" in out
+
+
+# -- read commands on an empty namespace -------------------------------------------------
+def test_read_commands_on_an_empty_namespace_note_it_and_succeed(tmp_path, capsys):
+    store = tmp_path / "store"
+    ingest(capsys, store, "users/maya", one_turn())
+    for argv in (["recall", "What is the cat called?"], ["list"], ["stats"], ["stats", "--json"], ["list", "--json"]):
+        code, out, err = cli(capsys, *argv, "--persist", store, "--namespace", "users/bob")
+        assert code == 0, (argv, err)
+        assert err.startswith("note: namespace 'users/bob' holds no memories") and "users/maya" in err
+    code, out, _ = cli(capsys, "stats", "--persist", store, "--namespace", "users/bob", "--json")
+    assert json.loads(out)["units"] == 0 and json.loads(out)["namespace"] == ["users", "bob"]
+    code, out, _ = cli(capsys, "list", "--persist", store, "--namespace", "users/bob")
+    assert out.strip() == "no units"
+    code, out, _ = cli(capsys, "stats", "--persist", store, "--namespace", "users/bob")
+    assert out.startswith("namespace users/bob\n  units:         0 ")
+    with RippleMemory(BagOfWordsEmbeddings(), persist_directory=str(store)) as memory:
+        assert memory.namespaces() == [NS]  # reading it created nothing
+
+
+def test_bad_input_to_a_read_command_is_still_an_error(tmp_path, capsys):
+    store = tmp_path / "store"
+    ingest(capsys, store, "users/maya", one_turn())
+    with pytest.raises(SystemExit) as exit_info:  # a malformed namespace: argparse's usage error, status 2
+        cli(capsys, "stats", "--persist", store, "--namespace", "users//bob")
+    assert exit_info.value.code == 2 and "has an empty label" in capsys.readouterr().err
+    code, _, err = cli(capsys, "forget", "--all", "--yes", "--persist", store, "--namespace", "users/bob")
+    assert code == 2 and err.startswith("error: namespace 'users/bob' holds no memories")  # nothing to delete
