@@ -64,6 +64,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     conversations = load_conversations(args.file)
     llm = chat_model_option(args)
+    if not any(turn.has_content for conv in conversations for _, turn in conv.turns()):
+        # Nothing to write: opening the store would create it (or its files) for nothing.
+        for conv in conversations:
+            for session, turn in conv.turns():
+                warn(f"warning: conversation {conv.id!r}, session {session.id!r}, turn {turn.id!r}: "
+                     "no text and no image caption; skipped")
+        emit(f"{counted(len(conversations), 'conversation')} -> 0 units: no turn has text or an image caption, "
+             f"nothing was stored [{args.persist}, namespace {format_namespace(args.namespace)}]")
+        return 0
     started = time.perf_counter()
     units = new = replaced = semantic = structural = failed = 0
     with open_store(args, create=True, llm=llm) as memory:

@@ -95,7 +95,9 @@ def _stated_time(value: Any) -> datetime | None:
 class Turn(BaseModel):
     """One utterance. Extra fields (e.g. ``image_caption``) are kept.
 
-    ``time`` is read as :class:`Session` reads its own.
+    ``time`` is read as :class:`Session` reads its own. A ``text`` of ``None`` is no text, as a
+    missing one is: such a turn (without an image caption) carries nothing to remember, and
+    extraction skips it with a warning naming it.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -107,6 +109,16 @@ class Turn(BaseModel):
     image_caption: str | None = None
 
     _time = field_validator("time", mode="before")(_stated_time)
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _no_text(cls, value: Any) -> Any:
+        return "" if value is None else value
+
+    @property
+    def has_content(self) -> bool:
+        """Whether the turn says anything: text or an image caption that is not blank."""
+        return bool(self.text.strip() or (self.image_caption or "").strip())
 
 
 class Session(BaseModel):

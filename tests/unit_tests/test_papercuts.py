@@ -75,3 +75,38 @@ def test_bad_input_to_a_read_command_is_still_an_error(tmp_path, capsys):
     assert exit_info.value.code == 2 and "has an empty label" in capsys.readouterr().err
     code, _, err = cli(capsys, "forget", "--all", "--yes", "--persist", store, "--namespace", "users/bob")
     assert code == 2 and err.startswith("error: namespace 'users/bob' holds no memories")  # nothing to delete
+
+
+# -- turns without text ----------------------------------------------------------------
+def _conversation_file(path: Path, *turns: dict[str, object]) -> Path:
+    path.write_text(json.dumps({"id": "c1", "sessions": [{"id": "S1", "time": "2026-03-02", "turns": list(turns)}]}),
+                    encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("textless", [{}, {"text": None}], ids=["missing", "null"])
+def test_a_turn_with_no_text_is_skipped_with_a_warning_naming_it(tmp_path, capsys, textless):
+    file = _conversation_file(tmp_path / "c.json", {"id": "t1", "speaker": "Maya", **textless},
+                              {"id": "t2", "speaker": "Maya", "text": "I adopted a cat called Pixel."})
+    code, out, err = cli(capsys, "ingest", file, "--persist", tmp_path / "store", "--quiet")
+    assert code == 0, err
+    assert "warning: conversation 'c1', session 'S1', turn 't1': no text and no image caption; skipped" in err
+    assert out.startswith("1 conversation -> 1 unit (1 new)")
+    with RippleMemory(BagOfWordsEmbeddings()) as memory:  # the library reads null as no text too
+        report = memory.add_conversation(json.loads(file.read_text()), namespace=NS)
+    assert report.units == 1 and any("turn 't1'" in w for w in report.warnings)
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["no-directory", "empty-directory"])
+@pytest.mark.parametrize("textless", [{}, {"text": None}, {"text": "  ", "image_caption": ""}],
+                         ids=["missing", "null", "blank"])
+def test_a_file_with_nothing_to_remember_creates_no_store(tmp_path, capsys, existing, textless):
+    file = _conversation_file(tmp_path / "c.json", {"id": "t1", "speaker": "Maya", **textless})
+    store = tmp_path / "store"
+    if existing:
+        store.mkdir()
+    code, out, err = cli(capsys, "ingest", file, "--persist", store, "--quiet")
+    assert code == 0, err
+    assert "turn 't1': no text and no image caption; skipped" in err
+    assert out.startswith("1 conversation -> 0 units: no turn has text or an image caption, nothing was stored")
+    assert store.exists() is existing and (not existing or list(store.iterdir()) == [])
