@@ -10,7 +10,8 @@ error. So one client never reaches another client's namespace: give each user
 library's (:func:`~langchain_ripplemem.schemas.validate_namespace`).
 
 Bad arguments come back as MCP tool errors (``isError``) whose text says what
-was wrong; a remember that fails stores nothing.
+was wrong; an argument a tool does not take is refused, naming it and the ones
+the tool takes; a remember that fails stores nothing.
 
 Example:
     >>> from langchain_ripplemem import RippleMemory
@@ -38,6 +39,8 @@ from pydantic import BaseModel, Field
 
 try:
     from mcp.server.fastmcp import FastMCP
+    from mcp.server.fastmcp.tools import Tool
+    from mcp.server.fastmcp.utilities.func_metadata import FuncMetadata
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
 except ImportError as _missing:  # pragma: no cover - the extra is part of [test]
     raise ImportError('the MCP server needs the mcp package: pip install "langchain-ripplemem[mcp]"') from _missing
@@ -179,10 +182,14 @@ class NamespaceList(BaseModel):
 
 
 def describe_recall(result: RecallResult) -> str:
-    """The text a model reads: one line per memory (id, date, text, score, how found), then the trace."""
+    """The text a model reads: one line per memory (id, date, text, score, how found), the trace, the warnings.
+
+    A warning (a fallback taken: rule-based cues, the heuristic controller) says how far to trust the rest.
+    """
     ns = format_namespace(result.namespace)
+    warnings = [f"warning: {warning}" for warning in result.warnings]
     if not result.memories:
-        return f"No memories found for {result.query!r} in {ns}."
+        return "\n".join([f"No memories found for {result.query!r} in {ns}.", *warnings])
     lines = [f"{counted(len(result.memories), 'memory', 'memories')} for {result.query!r} in {ns}, best first:"]
     for memory in result.memories:
         how = []
@@ -198,7 +205,40 @@ def describe_recall(result: RecallResult) -> str:
         step = f"first hop ({views})" if trace.round == 0 else \
             f"expanded {len(trace.expanded)} from {counted(len(trace.anchors), 'anchor')}"
         lines.append(f"round {trace.round}: {step}; {'enough' if trace.sufficient else 'go on'}: {trace.reason}")
-    return "\n".join(lines)
+    return "\n".join([*lines, *warnings])
+
+
+class _KnownArguments(FuncMetadata):
+    """A tool's argument handling that refuses arguments the tool does not take.
+
+    The SDK drops unknown arguments silently, so a misspelt one (``ids`` for
+    ``memory_ids``) would reach the tool as no argument at all.
+    """
+
+    tool: str
+
+    async def call_fn_with_arg_validation(self, fn: Callable[..., Any], fn_is_async: bool,
+                                          arguments_to_validate: dict[str, Any],
+                                          arguments_to_pass_directly: dict[str, Any] | None) -> Any:
+        """Refuse unknown argument names, then call as the SDK does."""
+        takes = [field.alias or name for name, field in self.arg_model.model_fields.items()]
+        unknown = [name for name in arguments_to_validate if name not in takes]
+        if unknown:
+            noun = "argument" if len(unknown) == 1 else "arguments"
+            raise ValueError(f"unknown {noun} {', '.join(map(repr, unknown))}: {self.tool} takes "
+                             + (", ".join(takes) or "no arguments"))
+        return await super().call_fn_with_arg_validation(fn, fn_is_async, arguments_to_validate,
+                                                         arguments_to_pass_directly)
+
+
+def _strict_tool(fn: Callable[..., Any], description: str, annotations: ToolAnnotations) -> Tool:
+    """The SDK's tool for ``fn``, refusing (and advertising that it refuses) arguments it does not take."""
+    tool = Tool.from_function(fn, name=fn.__name__, description=description, annotations=annotations,
+                              structured_output=True)
+    meta = tool.fn_metadata
+    fields = {name: getattr(meta, name) for name in FuncMetadata.model_fields}
+    return tool.model_copy(update={"fn_metadata": _KnownArguments(**fields, tool=tool.name),
+                                   "parameters": {**tool.parameters, "additionalProperties": False}})
 
 
 def _reply(text: str, outcome: BaseModel) -> CallToolResult:
@@ -291,9 +331,6 @@ def create_mcp_server(
         InvalidNamespaceError: naming ``--namespace`` when it breaks the namespace rules.
     """
     scope = NamespaceScope(namespace)
-    root = format_namespace(scope.root)
-    server = FastMCP(name, instructions=INSTRUCTIONS.format(namespace=root), host=host, port=port,
-                     log_level="WARNING")
 
     async def run(call: Callable[..., Any], *args: Any) -> Any:
         """Run a blocking memory call in a worker thread (the SDK turns any error into a tool error)."""
@@ -379,10 +416,9 @@ def create_mcp_server(
                                                            openWorldHint=False)),
         (stats, STATS, ToolAnnotations(title="Memory statistics", readOnlyHint=True, openWorldHint=False)),
     ]
-    for fn, description, hints in tools:
-        server.add_tool(fn, name=fn.__name__, description=description, annotations=hints,
-                        structured_output=True)
-    return server
+    root = format_namespace(scope.root)
+    return FastMCP(name, instructions=INSTRUCTIONS.format(namespace=root), host=host, port=port,
+                   log_level="WARNING", tools=[_strict_tool(*tool) for tool in tools])
 
 
 def open_memory(
