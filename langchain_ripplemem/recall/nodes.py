@@ -208,6 +208,8 @@ class RecallNodes:
     def _decision_update(self, state: RecallState, ctx: ResolvedContext, decision: Plan,
                          started: float, config: RunnableConfig) -> Command[str]:
         update: dict[str, Any] = {}
+        if decision.get("warning") and not decision.get("model_down"):  # unreachable: its own warning below
+            update["warnings"] = [*state.get("warnings", []), decision["warning"]]
         if decision.get("model_down") and not state.get("model_down"):
             # Unreachable now: decide this round, and plan it, with the heuristic controller.
             down = decision["model_down"]
@@ -263,6 +265,8 @@ class RecallNodes:
                 "participants": cues.participants, "locations": cues.locations, "time": cues.time,
                 "cues": keys})
         update: dict[str, Any] = {}
+        if plan.get("warning"):
+            update["warnings"] = [*state.get("warnings", []), plan["warning"]]
         if (event := plan.get("event_time")) is not None:  # the query's own time, now grounded: assembly rewards it
             update["cues"] = state["cues"].model_copy(update={"time": event.time})
         rounds = list(state["rounds"])

@@ -118,6 +118,7 @@ class Plan(TypedDict, total=False):
     llm_plan: ControllerPlan  # the LLM controller's parsed output
     usage: Usage
     model_down: str  # the chat model could not be reached: why
+    warning: str  # the LLM controller failed (an error, or output it could not use): for the result's warnings
     # A time the query names relative to an event ("the weekend before her interview",
     # "while Maya is in Lisbon"), grounded from the event's memory.
     event_time: EventTime

@@ -110,3 +110,32 @@ def test_a_file_with_nothing_to_remember_creates_no_store(tmp_path, capsys, exis
     assert "turn 't1': no text and no image caption; skipped" in err
     assert out.startswith("1 conversation -> 0 units: no turn has text or an image caption, nothing was stored")
     assert store.exists() is existing and (not existing or list(store.iterdir()) == [])
+
+
+# -- controller failures -----------------------------------------------------------------
+def test_a_failed_llm_controller_is_a_warning_of_the_result():
+    from .test_recall_llm import CUES, memory_with
+
+    memory, model = memory_with([CUES, "not json", "still not", {"anchors": "wrong type"}])
+    result = memory.recall("Should Maya accept the dinner pick?", namespace=("maya",))
+    assert model.remaining == 0 and result.rounds[0].reason.startswith("controller output invalid after retries")
+    assert result.warnings == [f"controller: {result.rounds[0].reason}; recall stopped expanding with the "
+                               "evidence so far"]
+
+
+def test_a_controller_that_raises_is_a_warning_of_the_result():
+    from .test_recall_llm import CUES, memory_with
+
+    memory, _ = memory_with([CUES, *[ValueError("the server answered 500")] * 3])
+    result = memory.recall("Should Maya accept the dinner pick?", namespace=("maya",))
+    assert len(result.warnings) == 1 and result.warnings[0].startswith("controller: ")
+    assert "the server answered 500" in result.warnings[0] and result.rounds[0].reason in result.warnings[0]
+
+
+def test_controller_anchors_it_cannot_use_are_a_warning_of_the_result():
+    from .test_recall_llm import CUES, memory_with, plan
+
+    memory, _ = memory_with([CUES, plan(anchors=["nope", "f" * 32])])
+    result = memory.recall("Should Maya accept the dinner pick?", namespace=("maya",))
+    assert "no valid anchor" in result.rounds[0].reason
+    assert result.warnings == [f"{result.rounds[0].reason}; recall stopped expanding with the evidence so far"]
