@@ -122,6 +122,7 @@ class RecallNodes:
         # Suppressed memories (and, with as_of, later ones) stay out of every view, walk and assembly.
         hidden = sorted(hidden_ids(view, ctx.as_of))
         return {"cues": cues, "query_vector": vector.tolist(), "evidence": {}, "hidden": hidden, "anchors": [],
+                "answering": bool(state.get("with_answer")),
                 "round": 0, "last_added": -1, "rounds": [], "warnings": warnings, "model_down": down,
                 "usage": _timed(None, "extract_cues", started, outcome.usage if outcome else None)}
 

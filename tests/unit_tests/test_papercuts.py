@@ -139,3 +139,48 @@ def test_controller_anchors_it_cannot_use_are_a_warning_of_the_result():
     result = memory.recall("Should Maya accept the dinner pick?", namespace=("maya",))
     assert "no valid anchor" in result.rounds[0].reason
     assert result.warnings == [f"{result.rounds[0].reason}; recall stopped expanding with the evidence so far"]
+
+
+# -- the recall graph on a checkpointed thread, and its schemas ----------------------------
+def test_a_checkpointed_thread_does_not_carry_with_answer_or_the_answer_to_the_next_run():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langchain_ripplemem.checkpointing import checkpoint_serde
+    from langchain_ripplemem.recall import RecallContext, build_recall_graph
+
+    from .test_recall_llm import CONFIG, CUES, memory_with
+
+    stop = {"should_continue": False, "anchors": [], "target_restatement": "", "target_participants": [],
+            "target_locations": [], "target_keywords": [], "stop_reason": "enough"}
+    memory, model = memory_with([CUES, stop, "Maya is allergic to shellfish [1].", CUES, stop])
+    graph = build_recall_graph(memory, llm=model, checkpointer=InMemorySaver(serde=checkpoint_serde()))
+    thread = {"configurable": {"thread_id": "one"}}
+    context = RecallContext(namespace=("maya",), config=CONFIG)
+    first = graph.invoke({"query": "Should Maya accept the dinner pick?", "with_answer": True}, thread,
+                         context=context)
+    assert first["answer"] == "Maya is allergic to shellfish [1]." == first["result"].answer
+    second = graph.invoke({"query": "Where did Maya go hiking?"}, thread, context=context)
+    assert second["result"].query == "Where did Maya go hiking?"
+    assert second.get("answer") is None and second["result"].answer is None
+    assert len(model.calls) == 5 and second["result"].warnings == []  # no answer asked for in the second run
+
+
+def test_the_graph_schemas_list_their_fields():
+    from langchain_ripplemem.recall import build_recall_graph
+
+    with RippleMemory(BagOfWordsEmbeddings()) as memory:
+        graph = build_recall_graph(memory)
+        schema = graph.get_input_jsonschema()  # what LangGraph Server's input form shows
+        assert set(schema["properties"]) == {"query", "with_answer"} and schema["required"] == ["query"]
+        assert set(graph.get_output_jsonschema()["properties"]) == {"result", "answer"}
+
+
+def test_every_typed_dict_of_the_package_comes_from_typing_extensions():
+    import ast
+
+    import langchain_ripplemem
+
+    for path in Path(langchain_ripplemem.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "typing":
+                assert "TypedDict" not in {alias.name for alias in node.names}, path
