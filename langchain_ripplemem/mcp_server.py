@@ -39,14 +39,13 @@ from pydantic import BaseModel, Field
 
 try:
     from mcp.server.fastmcp import FastMCP
-    from mcp.server.fastmcp.tools import Tool
-    from mcp.server.fastmcp.utilities.func_metadata import FuncMetadata
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
 except ImportError as _missing:  # pragma: no cover - the extra is part of [test]
     raise ImportError('the MCP server needs the mcp package: pip install "langchain-ripplemem[mcp]"') from _missing
 
 from langchain_ripplemem.adapters import conversation_from_json, single_turn_conversation
 from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.mcp_arguments import strict_tool
 from langchain_ripplemem.schemas import (
     Conversation,
     Namespace,
@@ -206,39 +205,6 @@ def describe_recall(result: RecallResult) -> str:
             f"expanded {len(trace.expanded)} from {counted(len(trace.anchors), 'anchor')}"
         lines.append(f"round {trace.round}: {step}; {'enough' if trace.sufficient else 'go on'}: {trace.reason}")
     return "\n".join([*lines, *warnings])
-
-
-class _KnownArguments(FuncMetadata):
-    """A tool's argument handling that refuses arguments the tool does not take.
-
-    The SDK drops unknown arguments silently, so a misspelt one (``ids`` for
-    ``memory_ids``) would reach the tool as no argument at all.
-    """
-
-    tool: str
-
-    async def call_fn_with_arg_validation(self, fn: Callable[..., Any], fn_is_async: bool,
-                                          arguments_to_validate: dict[str, Any],
-                                          arguments_to_pass_directly: dict[str, Any] | None) -> Any:
-        """Refuse unknown argument names, then call as the SDK does."""
-        takes = [field.alias or name for name, field in self.arg_model.model_fields.items()]
-        unknown = [name for name in arguments_to_validate if name not in takes]
-        if unknown:
-            noun = "argument" if len(unknown) == 1 else "arguments"
-            raise ValueError(f"unknown {noun} {', '.join(map(repr, unknown))}: {self.tool} takes "
-                             + (", ".join(takes) or "no arguments"))
-        return await super().call_fn_with_arg_validation(fn, fn_is_async, arguments_to_validate,
-                                                         arguments_to_pass_directly)
-
-
-def _strict_tool(fn: Callable[..., Any], description: str, annotations: ToolAnnotations) -> Tool:
-    """The SDK's tool for ``fn``, refusing (and advertising that it refuses) arguments it does not take."""
-    tool = Tool.from_function(fn, name=fn.__name__, description=description, annotations=annotations,
-                              structured_output=True)
-    meta = tool.fn_metadata
-    fields = {name: getattr(meta, name) for name in FuncMetadata.model_fields}
-    return tool.model_copy(update={"fn_metadata": _KnownArguments(**fields, tool=tool.name),
-                                   "parameters": {**tool.parameters, "additionalProperties": False}})
 
 
 def _reply(text: str, outcome: BaseModel) -> CallToolResult:
@@ -418,7 +384,7 @@ def create_mcp_server(
     ]
     root = format_namespace(scope.root)
     return FastMCP(name, instructions=INSTRUCTIONS.format(namespace=root), host=host, port=port,
-                   log_level="WARNING", tools=[_strict_tool(*tool) for tool in tools])
+                   log_level="WARNING", tools=[strict_tool(*tool) for tool in tools])
 
 
 def open_memory(
