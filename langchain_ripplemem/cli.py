@@ -64,8 +64,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     conversations = load_conversations(args.file)
     llm = chat_model_option(args)
-    if not any(turn.has_content for conv in conversations for _, turn in conv.turns()):
-        # Nothing to write: opening the store would create it (or its files) for nothing.
+    if not has_store(args.persist) and not any(turn.has_content for conv in conversations for _, turn in conv.turns()):
+        # Nothing to write, and opening the store would create it for nothing. (A store that exists
+        # takes the usual path: opening it creates nothing, and the extractor warns of each turn.)
         for conv in conversations:
             for session, turn in conv.turns():
                 warn(f"warning: conversation {conv.id!r}, session {session.id!r}, turn {turn.id!r}: "

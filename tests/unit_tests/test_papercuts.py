@@ -184,3 +184,13 @@ def test_every_typed_dict_of_the_package_comes_from_typing_extensions():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module == "typing":
                 assert "TypedDict" not in {alias.name for alias in node.names}, path
+
+
+def test_a_file_with_nothing_to_remember_goes_into_a_store_that_exists(tmp_path, capsys):
+    store = tmp_path / "store"
+    ingest(capsys, store, "users/maya", one_turn())
+    file = _conversation_file(tmp_path / "edited.json", {"id": "t1", "speaker": "Maya", "text": None})
+    code, out, err = cli(capsys, "ingest", file, "--persist", store, "--namespace", "users/maya", "--quiet")
+    assert code == 0, err
+    assert "turn 't1': no text and no image caption; skipped" in err
+    assert out.startswith("1 conversation -> 0 units (0 new), edges: ")
