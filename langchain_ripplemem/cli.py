@@ -60,11 +60,20 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     from langchain_ripplemem.adapters import load_conversations
-    from langchain_ripplemem.rendering import counted
-    from langchain_ripplemem.schemas import format_namespace
+    from langchain_ripplemem.schemas import counted, format_namespace
 
     conversations = load_conversations(args.file)
     llm = chat_model_option(args)
+    if not has_store(args.persist) and not any(turn.has_content for conv in conversations for _, turn in conv.turns()):
+        # Nothing to write, and opening the store would create it for nothing. (A store that exists
+        # takes the usual path: opening it creates nothing, and the extractor warns of each turn.)
+        for conv in conversations:
+            for session, turn in conv.turns():
+                warn(f"warning: conversation {conv.id!r}, session {session.id!r}, turn {turn.id!r}: "
+                     "no text and no image caption; skipped")
+        emit(f"{counted(len(conversations), 'conversation')} -> 0 units: no turn has text or an image caption, "
+             f"nothing was stored [{args.persist}, namespace {format_namespace(args.namespace)}]")
+        return 0
     started = time.perf_counter()
     units = new = replaced = semantic = structural = failed = 0
     with open_store(args, create=True, llm=llm) as memory:
@@ -77,8 +86,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             for warning in report.warnings:
                 warn(f"warning: {warning}")
     edited = f", {replaced} replaced (edited turns)" if replaced else ""
-    emit(f"{counted(len(conversations), 'conversation')} -> {units} units ({new} new{edited}), "
-         f"edges: {semantic} semantic + {structural} structural, {failed} failed windows, "
+    emit(f"{counted(len(conversations), 'conversation')} -> {counted(units, 'unit')} ({new} new{edited}), "
+         f"edges: {semantic} semantic + {structural} structural, {counted(failed, 'failed window')}, "
          f"{time.perf_counter() - started:.1f}s "
          f"[{args.persist}, namespace {format_namespace(args.namespace)}]")
     return 0
@@ -119,7 +128,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             else:
                 emit(format_namespace_counts(counts, args.persist))
             return 0
-        require_namespace(memory, args)
+        require_namespace(memory, args, strict=False)
         units = memory.list_units(args.namespace, include_suppressed=True)
     page = units[args.offset:args.offset + args.limit]
     if args.json:
@@ -132,11 +141,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """What one namespace, or every namespace of a store, holds."""
-    from langchain_ripplemem.rendering import counted, format_stats
+    from langchain_ripplemem.rendering import format_stats
+    from langchain_ripplemem.schemas import counted
 
     with open_store(args) as memory:
         if args.namespace_given:
-            require_namespace(memory, args)
+            require_namespace(memory, args, strict=False)
         chosen = [args.namespace] if args.namespace_given else sorted(memory.namespaces())
         stats = [memory.stats(ns) for ns in chosen]
     if args.json:
@@ -166,8 +176,7 @@ def confirm(action: str, *, assume_yes: bool) -> bool:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     """Delete units by id, a conversation's units, or a whole namespace (and every edge touching them)."""
-    from langchain_ripplemem.rendering import counted
-    from langchain_ripplemem.schemas import format_namespace
+    from langchain_ripplemem.schemas import counted, format_namespace
 
     chosen = [bool(args.ids), args.conversation is not None, args.all]
     if sum(chosen) != 1:
@@ -179,7 +188,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
         require_namespace(memory, args)
         if args.all:
             count = len(memory.list_units(ns, include_suppressed=True))
-            if not confirm(f"forget all {count} units of {where}", assume_yes=args.yes):
+            if not confirm(f"forget all {counted(count, 'unit')} of {where}", assume_yes=args.yes):
                 warn("nothing forgotten")
                 return EXIT_DECLINED
             gone = memory.delete_namespace(ns)

@@ -155,7 +155,8 @@ def namespace_counts(memory: RippleMemory) -> dict[tuple[str, ...], tuple[int, i
 def require_namespace(memory: RippleMemory, args: argparse.Namespace, *, strict: bool = True) -> None:
     """An error (a note when not ``strict``) naming the store's namespaces when ``--namespace`` holds no units.
 
-    ``recall`` is not strict: an empty namespace answers with an empty result and its trace.
+    Reads (``recall``, ``list``, ``stats``) are not strict: an empty namespace is no error, it answers
+    with nothing in it (exit 0). ``forget`` is: there is nothing there to delete.
     """
     from langchain_ripplemem.schemas import format_namespace
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_ripplemem.rendering import describe_round
-from langchain_ripplemem.schemas import Conversation, MemoryUnit
+from langchain_ripplemem.schemas import Conversation, MemoryUnit, counted
 
 NAMESPACE = ("demo", "maya")
 
@@ -45,9 +45,10 @@ def run_demo(k: int = 10, out: Callable[[str], Any] = print, html_dir: str | Pat
     conversation, questions = load_sample()
     memory = RippleMemory()  # the recommended settings (RecallConfig()), offline
     report = memory.add_conversation(conversation, namespace=NAMESPACE)
-    out(f"RippleMem offline demo: {len(conversation.sessions)} sessions, {report.summary()}")
+    out(f"RippleMem offline demo: {counted(len(conversation.sessions), 'session')}, {report.summary()}")
     out("Plain top-k = dense MiniLM top-k over the same memory units; recollection = tri-view recall")
-    out(f"+ controller + graph expansion + assembly (recommended settings). Both return {k} memories.\n")
+    out("+ controller + graph expansion + assembly (recommended settings). "
+        f"Both return {counted(k, 'memory', 'memories')}.\n")
     text = {u.id: u for u in memory.list_units(NAMESPACE)}
     summary: dict[str, Any] = {"questions": []}
     for item in questions:

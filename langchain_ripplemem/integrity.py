@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_from_key, namespace_key
+from langchain_ripplemem.schemas import MemoryUnit, Namespace, counted, namespace_from_key, namespace_key
 
 if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMemory
@@ -104,7 +104,7 @@ class NamespaceIntegrity(BaseModel):
 
     def summary(self) -> str:
         """One line, plus one indented line per problem with example ids."""
-        line = (f"{'/'.join(self.namespace)}: {self.chroma_units} units, {self.edges} edges"
+        line = (f"{'/'.join(self.namespace)}: {counted(self.chroma_units, 'unit')}, {counted(self.edges, 'edge')}"
                 + ("" if self.ok else " - " + ", ".join(f"{n} {k}" for k, n in self.problems.items())))
         details = []
         for name, rows in (("dangling", self.dangling_edges), ("cross-namespace", self.cross_namespace_edges)):
@@ -156,7 +156,7 @@ class IntegrityReport(BaseModel):
         if not self.namespaces:
             lines.append("(empty store)")
         if self.relinked:
-            lines.append(f"relinked {self.relinked} units left unlinked by an interrupted ingest")
+            lines.append(f"relinked {counted(self.relinked, 'unit')} left unlinked by an interrupted ingest")
         if self.unreadable_records:
             lines.append(f"{len(self.unreadable_records)} unreadable Chroma records: "
                          + ", ".join(self.unreadable_records[:_EXAMPLES]))

@@ -10,7 +10,8 @@ error. So one client never reaches another client's namespace: give each user
 library's (:func:`~langchain_ripplemem.schemas.validate_namespace`).
 
 Bad arguments come back as MCP tool errors (``isError``) whose text says what
-was wrong; a remember that fails stores nothing.
+was wrong; an argument a tool does not take is refused, naming it and the ones
+the tool takes; a remember that fails stores nothing.
 
 Example:
     >>> from langchain_ripplemem import RippleMemory
@@ -44,11 +45,13 @@ except ImportError as _missing:  # pragma: no cover - the extra is part of [test
 
 from langchain_ripplemem.adapters import conversation_from_json, single_turn_conversation
 from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.mcp_arguments import strict_tool
 from langchain_ripplemem.schemas import (
     Conversation,
     Namespace,
     NamespaceStats,
     RecallResult,
+    counted,
     format_namespace,
     validate_namespace,
 )
@@ -178,12 +181,15 @@ class NamespaceList(BaseModel):
 
 
 def describe_recall(result: RecallResult) -> str:
-    """The text a model reads: one line per memory (id, date, text, score, how found), then the trace."""
+    """The text a model reads: one line per memory (id, date, text, score, how found), the trace, the warnings.
+
+    A warning (a fallback taken: rule-based cues, the heuristic controller) says how far to trust the rest.
+    """
     ns = format_namespace(result.namespace)
+    warnings = [f"warning: {warning}" for warning in result.warnings]
     if not result.memories:
-        return f"No memories found for {result.query!r} in {ns}."
-    noun = "memory" if len(result.memories) == 1 else "memories"
-    lines = [f"{len(result.memories)} {noun} for {result.query!r} in {ns}, best first:"]
+        return "\n".join([f"No memories found for {result.query!r} in {ns}.", *warnings])
+    lines = [f"{counted(len(result.memories), 'memory', 'memories')} for {result.query!r} in {ns}, best first:"]
     for memory in result.memories:
         how = []
         for hit in memory.provenance:
@@ -196,9 +202,9 @@ def describe_recall(result: RecallResult) -> str:
     for trace in result.rounds:
         views = ", ".join(f"{view} {len(ids)}" for view, ids in trace.first_hop.items())
         step = f"first hop ({views})" if trace.round == 0 else \
-            f"expanded {len(trace.expanded)} from {len(trace.anchors)} anchors"
+            f"expanded {len(trace.expanded)} from {counted(len(trace.anchors), 'anchor')}"
         lines.append(f"round {trace.round}: {step}; {'enough' if trace.sufficient else 'go on'}: {trace.reason}")
-    return "\n".join(lines)
+    return "\n".join([*lines, *warnings])
 
 
 def _reply(text: str, outcome: BaseModel) -> CallToolResult:
@@ -245,8 +251,7 @@ def _forget(memory: RippleMemory, ns: Namespace, memory_ids: list[str] | None, c
     if erase_namespace:
         if confirm != name:
             units = memory.stats(ns).units
-            raise ValueError(f"erasing namespace {name!r} deletes all {units} {'memory' if units == 1 else 'memories'} "
-                             "in it: "
+            raise ValueError(f"erasing namespace {name!r} deletes all {counted(units, 'memory', 'memories')} in it: "
                              f"call again with confirm={name!r}" + (f" (got confirm={confirm!r})" if confirm else ""))
         return Forgotten(namespace=name, deleted=memory.delete_namespace(ns))
     if conversation_id is not None:
@@ -292,9 +297,6 @@ def create_mcp_server(
         InvalidNamespaceError: naming ``--namespace`` when it breaks the namespace rules.
     """
     scope = NamespaceScope(namespace)
-    root = format_namespace(scope.root)
-    server = FastMCP(name, instructions=INSTRUCTIONS.format(namespace=root), host=host, port=port,
-                     log_level="WARNING")
 
     async def run(call: Callable[..., Any], *args: Any) -> Any:
         """Run a blocking memory call in a worker thread (the SDK turns any error into a tool error)."""
@@ -320,7 +322,7 @@ def create_mcp_server(
             raise ValueError("pass exactly one of text or conversation")
         done: Remembered = await run(_remember, memory, ns, conv)
         old = len(done.memory_ids) - done.new
-        return _reply(f"Remembered {done.new} new {'memory' if done.new == 1 else 'memories'} in {done.namespace}"
+        return _reply(f"Remembered {counted(done.new, 'new memory', 'new memories')} in {done.namespace}"
                       + (f" ({old} already stored)" if old else "") + f": {', '.join(done.memory_ids)}", done)
 
     async def recall(
@@ -346,7 +348,7 @@ def create_mcp_server(
     ) -> Annotated[CallToolResult, Forgotten]:
         done: Forgotten = await run(_forget, memory, scope.resolve(namespace), memory_ids, conversation_id,
                                     erase_namespace, confirm)
-        return _reply(f"Deleted {done.deleted} {'memory' if done.deleted == 1 else 'memories'} in {done.namespace}."
+        return _reply(f"Deleted {counted(done.deleted, 'memory', 'memories')} in {done.namespace}."
                       + _unknown_note(done.unknown_ids), done)
 
     async def correct(
@@ -380,10 +382,9 @@ def create_mcp_server(
                                                            openWorldHint=False)),
         (stats, STATS, ToolAnnotations(title="Memory statistics", readOnlyHint=True, openWorldHint=False)),
     ]
-    for fn, description, hints in tools:
-        server.add_tool(fn, name=fn.__name__, description=description, annotations=hints,
-                        structured_output=True)
-    return server
+    root = format_namespace(scope.root)
+    return FastMCP(name, instructions=INSTRUCTIONS.format(namespace=root), host=host, port=port,
+                   log_level="WARNING", tools=[strict_tool(*tool) for tool in tools])
 
 
 def open_memory(

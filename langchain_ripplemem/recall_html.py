@@ -33,7 +33,7 @@ from langchain_ripplemem.recall_layout import (
     Node,
     layout_recall,
 )
-from langchain_ripplemem.schemas import Hit, MemoryUnit, RecallResult, format_namespace
+from langchain_ripplemem.schemas import Hit, MemoryUnit, RecallResult, counted, format_namespace
 
 if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMemory
@@ -177,7 +177,7 @@ def _rounds_html(result: RecallResult, layout: Layout) -> str:
         if trace.round == 0:
             lines.append("<p><b>Round 0: first hop</b></p>")
             for view, ids in trace.first_hop.items():
-                lines.append(f'<p><span class="sw {view}"></span> {view}: {len(ids)} hits, '
+                lines.append(f'<p><span class="sw {view}"></span> {view}: {counted(len(ids), "hit")}, '
                              f'{sum(1 for i in ids if i in kept)} kept</p>')
         else:
             lines.append(f"<p><b>Round {trace.round}: expansion</b></p>")
@@ -274,8 +274,9 @@ def render_recall_html(result: RecallResult, units: Mapping[str, MemoryUnit] | N
     layout = layout_recall(result, units)
     seconds = sum(result.usage.seconds.values())
     expanded = sum(len(t.expanded) for t in result.rounds)
-    meta = (f"{format_namespace(result.namespace)} \u00b7 {len(result.memories)} memories from "
-            f"{len(layout.columns)} sessions \u00b7 {len(result.rounds)} rounds \u00b7 {expanded} added by expansion"
+    meta = (f"{format_namespace(result.namespace)} \u00b7 {counted(len(result.memories), 'memory', 'memories')} "
+            f"from {counted(len(layout.columns), 'session')} \u00b7 {counted(len(result.rounds), 'round')} \u00b7 "
+            f"{expanded} added by expansion"
             + (f" \u00b7 {seconds:.2f} s" if seconds else ""))
     details = "".join(_details_html(result, layout, node) for node in layout.nodes.values())
     drawing = _svg(layout) if layout.nodes else "<p>No memories were recalled.</p>"

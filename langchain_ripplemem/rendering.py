@@ -35,6 +35,7 @@ from langchain_ripplemem.schemas import (
     RecalledMemory,
     RecallResult,
     RoundTrace,
+    counted,
     format_namespace,
 )
 
@@ -134,11 +135,6 @@ def memory_line(label: str, unit: MemoryUnit, *, undated: str = "-") -> str:
     """
     when = unit.time.day_span() if unit.time is not None else undated
     return f"{label} | {when} | {' '.join(unit.restatement.split())}"
-
-
-def counted(n: int, noun: str) -> str:
-    """``"1 unit"``, ``"2 units"``."""
-    return f"{n} {noun}{'s' * (n != 1)}"
 
 
 def turns_label(unit: MemoryUnit, *, conversation: bool = True) -> str:
@@ -250,7 +246,7 @@ def format_recall(result: RecallResult, *, units: Mapping[str, MemoryUnit] | Non
     single = f", all from conversation {line(next(iter(conversations)))}" if len(conversations) == 1 else ""
     turns = "turns" if single else "conversation:turns"
     lines = [f"Q: {line(result.query)}",
-             f"{len(result.memories)} memories{single} (#  score  [found by]  {turns}  text):"]
+             f"{counted(len(result.memories), 'memory', 'memories')}{single} (#  score  [found by]  {turns}  text):"]
     lines += [f"  {describe_memory(m, names[m.unit.id], line, conversation=not single)}" for m in result.memories]
     lines.append(f"trace (#n: memory n above; others by {turns[:-1]}, ~2 for a second memory of that turn):")
     for trace in result.rounds:
@@ -284,6 +280,8 @@ def format_units(units: list[MemoryUnit], *, offset: int, total: int, full: bool
                         if on)
         lines.append(f"  {terminal_text(unit.id)}  {line(turns_label(unit))}  {date}{flags}  "
                      f"{line(unit.restatement)}")
+    if not total:
+        return "no units"
     shown = f"units {offset + 1}-{offset + len(units)} of {total}" if units else f"no units past {offset} of {total}"
     more = f"; --offset {offset + len(units)} for more" if offset + len(units) < total else ""
     return "\n".join([f"{shown}{more} (id  conversation:turns  date  text):", *lines]

@@ -95,7 +95,9 @@ def _stated_time(value: Any) -> datetime | None:
 class Turn(BaseModel):
     """One utterance. Extra fields (e.g. ``image_caption``) are kept.
 
-    ``time`` is read as :class:`Session` reads its own.
+    ``time`` is read as :class:`Session` reads its own. A ``text`` of ``None`` is no text, as a
+    missing one is: such a turn (without an image caption) carries nothing to remember, and
+    extraction skips it with a warning naming it.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -107,6 +109,16 @@ class Turn(BaseModel):
     image_caption: str | None = None
 
     _time = field_validator("time", mode="before")(_stated_time)
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _no_text(cls, value: Any) -> Any:
+        return "" if value is None else value
+
+    @property
+    def has_content(self) -> bool:
+        """Whether the turn says anything: text or an image caption that is not blank."""
+        return bool(self.text.strip() or (self.image_caption or "").strip())
 
 
 class Session(BaseModel):
@@ -293,10 +305,10 @@ class IngestReport(BaseModel):
         """One line: units, edges, seconds."""
         total = sum(self.usage.seconds.values())
         return (
-            f"{self.turns} turns -> {self.units} units ({self.new_units} new), "
+            f"{counted(self.turns, 'turn')} -> {counted(self.units, 'unit')} ({self.new_units} new), "
             f"edges: {self.edges.get('semantic', 0)} semantic + "
             f"{self.edges.get('structural', 0)} structural, "
-            f"{len(self.failed_windows)} failed windows, {total:.1f}s"
+            f"{counted(len(self.failed_windows), 'failed window')}, {total:.1f}s"
         )
 
 
@@ -422,3 +434,18 @@ def validate_namespace(namespace: object, *, argument: str = "namespace") -> Nam
 def format_namespace(namespace: Namespace) -> str:
     """The string form of a namespace, labels joined by ``/`` (the inverse of :func:`validate_namespace`)."""
     return "/".join(namespace)
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """A count and its noun in the right number: every report's "1 unit", "2 units".
+
+    Args:
+        n: the count.
+        noun: the singular.
+        plural: the plural when it is not ``noun + "s"`` (``"memories"``).
+
+    Example:
+        >>> counted(1, "round"), counted(2, "round"), counted(0, "memory", "memories")
+        ('1 round', '2 rounds', '0 memories')
+    """
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

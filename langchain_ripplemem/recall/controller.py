@@ -36,7 +36,7 @@ from langchain_ripplemem.recall.evidence import AnyHit, supports
 from langchain_ripplemem.recall.smoothing import per_view, speakers
 from langchain_ripplemem.recall.state import HeuristicWork, Plan
 from langchain_ripplemem.rendering import memory_line
-from langchain_ripplemem.schemas import ExpansionTarget, MemoryUnit, QueryCues, TimeInterval
+from langchain_ripplemem.schemas import ExpansionTarget, MemoryUnit, QueryCues, TimeInterval, counted
 
 # A name at least this rare says what the missing support is about (a speaker's name says nothing).
 _TARGET_MIN_RARITY = 0.5
@@ -351,8 +351,9 @@ class LLMController:
         parsed: ControllerPlan | None = outcome.value
         if parsed is None:
             why = _CONTROLLER_FAILURES.get(outcome.failure or "", "controller failed")
-            plan = Plan(should_continue=False, usage=outcome.usage,
-                        reason=f"{why} ({len(outcome.errors)} calls): {outcome.errors[-1]}")
+            reason = f"{why} ({counted(len(outcome.errors), 'call')}): {outcome.errors[-1]}"
+            plan = Plan(should_continue=False, usage=outcome.usage, reason=reason,
+                        warning=f"controller: {reason}; recall stopped expanding with the evidence so far")
             if outcome.unreachable:  # the recall's other LLM steps would fail alike: they fall back now
                 plan["model_down"] = outcome.errors[-1]
             return plan
@@ -364,8 +365,9 @@ class LLMController:
         parsed: ControllerPlan = decision["llm_plan"]
         anchors = [a for a in dict.fromkeys(parsed.anchors) if a in inp.evidence][: inp.config.max_anchors]
         if not anchors:
-            return Plan(should_continue=False, anchors=[], target=None,
-                        reason=f"controller named no valid anchor (got {parsed.anchors!r})")
+            reason = f"controller named no valid anchor (got {parsed.anchors!r})"
+            return Plan(should_continue=False, anchors=[], target=None, reason=reason,
+                        warning=f"{reason}; recall stopped expanding with the evidence so far")
         target = ExpansionTarget(
             restatement=parsed.target_restatement or inp.query,
             keywords=parsed.target_keywords,

@@ -62,7 +62,7 @@ _MAX_CONCURRENCY = min(32, (os.cpu_count() or 1) + 4)
 
 
 def _after_assemble(state: RecallState) -> str:
-    return "answer" if state.get("with_answer") else END
+    return "answer" if state.get("answering") else END
 
 
 def build_recall_graph(

@@ -122,6 +122,7 @@ class RecallNodes:
         # Suppressed memories (and, with as_of, later ones) stay out of every view, walk and assembly.
         hidden = sorted(hidden_ids(view, ctx.as_of))
         return {"cues": cues, "query_vector": vector.tolist(), "evidence": {}, "hidden": hidden, "anchors": [],
+                "answering": bool(state.get("with_answer")),
                 "round": 0, "last_added": -1, "rounds": [], "warnings": warnings, "model_down": down,
                 "usage": _timed(None, "extract_cues", started, outcome.usage if outcome else None)}
 
@@ -208,6 +209,8 @@ class RecallNodes:
     def _decision_update(self, state: RecallState, ctx: ResolvedContext, decision: Plan,
                          started: float, config: RunnableConfig) -> Command[str]:
         update: dict[str, Any] = {}
+        if decision.get("warning") and not decision.get("model_down"):  # unreachable: its own warning below
+            update["warnings"] = [*state.get("warnings", []), decision["warning"]]
         if decision.get("model_down") and not state.get("model_down"):
             # Unreachable now: decide this round, and plan it, with the heuristic controller.
             down = decision["model_down"]
@@ -263,6 +266,8 @@ class RecallNodes:
                 "participants": cues.participants, "locations": cues.locations, "time": cues.time,
                 "cues": keys})
         update: dict[str, Any] = {}
+        if plan.get("warning"):
+            update["warnings"] = [*state.get("warnings", []), plan["warning"]]
         if (event := plan.get("event_time")) is not None:  # the query's own time, now grounded: assembly rewards it
             update["cues"] = state["cues"].model_copy(update={"time": event.time})
         rounds = list(state["rounds"])

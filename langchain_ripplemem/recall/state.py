@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Annotated
+
+from langgraph.channels import EphemeralValue
+
+# typing's TypedDict has no JSON schema before Python 3.12 (pydantic refuses it): LangGraph Server would
+# show the graph with no input form.
+from typing_extensions import NotRequired, TypedDict
 
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.prompts.recall import ControllerPlan
@@ -79,18 +85,26 @@ class ResolvedContext(RecallContext):
     config: RecallConfig
 
 
+# Per-run values. A checkpointed thread keeps a plain channel's last value, and a run's input writes
+# only the keys it passes: a run without ``with_answer`` would answer because an earlier run asked,
+# and return an earlier run's answer. An ephemeral value lasts one step: ``extract_cues`` copies the
+# input's into ``answering``, and ``answer`` is written at the last step, where the output reads it.
+WithAnswer = Annotated[bool, EphemeralValue(bool)]
+Answer = Annotated[str | None, EphemeralValue(str)]
+
+
 class RecallInput(TypedDict):
     """What the graph needs: the question, and whether to answer it (needs a chat model)."""
 
     query: str
-    with_answer: NotRequired[bool]
+    with_answer: NotRequired[WithAnswer]
 
 
 class RecallOutput(TypedDict, total=False):
     """What the graph returns."""
 
     result: RecallResult
-    answer: str | None
+    answer: Answer
 
 
 @dataclass
@@ -118,6 +132,7 @@ class Plan(TypedDict, total=False):
     llm_plan: ControllerPlan  # the LLM controller's parsed output
     usage: Usage
     model_down: str  # the chat model could not be reached: why
+    warning: str  # the LLM controller failed (an error, or output it could not use): for the result's warnings
     # A time the query names relative to an event ("the weekend before her interview",
     # "while Maya is in Lisbon"), grounded from the event's memory.
     event_time: EventTime
@@ -129,7 +144,8 @@ class RecallState(TypedDict, total=False):
     """Everything that flows between nodes."""
 
     query: str
-    with_answer: bool
+    with_answer: WithAnswer  # this run's input only
+    answering: bool  # this run answers (its input's with_answer, copied by the first node)
     cues: QueryCues
     query_vector: list[float]
     evidence: Evidence  # unit id -> each way it was found (recall/evidence.py)
@@ -142,6 +158,6 @@ class RecallState(TypedDict, total=False):
     rounds: list[RoundTrace]
     usage: Usage
     result: RecallResult
-    answer: str | None
+    answer: Answer
     model_down: str | None  # set once a chat model call found the model unreachable: no more LLM calls
     warnings: list[str]  # fallbacks taken, copied into the result

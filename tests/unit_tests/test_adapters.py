@@ -256,7 +256,7 @@ def test_load_non_utf8_names_the_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("mutate", "expected"), [
     (lambda r: r["sessions"][0]["turns"][1].pop("speaker"), r"sessions\[0\]\.turns\[1\]\.speaker"),
-    (lambda r: r["sessions"][0]["turns"][0].update(text=None), r"sessions\[0\]\.turns\[0\]\.text"),
+    (lambda r: r["sessions"][0]["turns"][0].update(text=["hi"]), r"sessions\[0\]\.turns\[0\]\.text"),  # null: no text
     (lambda r: r["sessions"][1].update(time="tea time"), r"sessions\[1\]\.time.*'tea time'"),
     (lambda r: r["sessions"][0]["turns"][0].update(time="later"),
      r"sessions\[0\]\.turns\[0\]\.time"),

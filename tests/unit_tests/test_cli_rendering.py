@@ -113,7 +113,7 @@ def test_one_conversation_is_named_once_and_turns_shared_by_several_memories_get
     code, out, _ = cli(capsys, "recall", "What about Lisbon and the tram?", "--persist", lisbon,
                        "--namespace", "users/maya", "--k", "1")
     assert code == 0
-    assert out.splitlines()[1].startswith("1 memories, all from conversation lisbon (")
+    assert out.splitlines()[1].startswith("1 memory, all from conversation lisbon (")
     labels = [label for view in ("semantic", "lexical", "cue") for label in _trace_labels(out, view)]
     assert "#1" in labels  # the long turn S1:2 made three units: the second one shown is S1:2~2
     assert all(re.fullmatch(r"#1|S1:[12](~[23])?", label) for label in labels), labels
