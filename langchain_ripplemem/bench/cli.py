@@ -8,6 +8,7 @@ Usage::
     ripplemem bench linked [--haystack locomo10.json] [--split tune|heldout|all] [--suite FILE]
                            [--out results/linked.json] [--md docs/linked_tables.md]
     ripplemem bench sets|facts [--haystack locomo10.json] [--split ...] [--suite FILE] [--out ...] [--md ...]
+    ripplemem bench small [--split ...] [--suite FILE] [--out results/small_memory.json] [--md ...]
     ripplemem bench report RESULTS.json... --md docs/benchmarks_tables.md [--plot out.png]
 
 Document vectors are cached per encoder model in ``--embedding-cache DIR``
@@ -30,6 +31,8 @@ observations instead of raw turns (:mod:`langchain_ripplemem.bench.observations`
 ``--limit`` keeps the first N cases. ``sets`` and ``facts`` do the same with
 the set-question and stand-alone fact suites
 (:mod:`langchain_ripplemem.bench.set_fact_cases`), for every system by default.
+``small`` runs the small-memory suite (:mod:`langchain_ripplemem.bench.small_memory`):
+each case is a memory of its own, with no haystack.
 """
 
 from __future__ import annotations
@@ -43,11 +46,15 @@ from typing import Any
 
 from langchain_ripplemem.bench.systems import LINKED_SYSTEMS, SYSTEM_NAMES
 
+# The small-memory suite's systems: the full system, the ablation without graph expansion, and the baselines.
+SMALL_SYSTEMS = ("ripplemem", "no_expansion", "dense", "hybrid_rrf")
+
 # The injected suites: what each is, its shipped file, its default systems.
 _SUITES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "linked": ("linked-evidence", "linked_cases.json", LINKED_SYSTEMS),
     "sets": ("set-question", "set_cases.json", SYSTEM_NAMES),
     "facts": ("stand-alone fact", "fact_cases.json", SYSTEM_NAMES),
+    "small": ("small-memory", "small_memory_cases.json", SMALL_SYSTEMS),
 }
 
 
@@ -200,6 +207,8 @@ def _suite(args: argparse.Namespace) -> int:
 
     systems = _systems(args.systems)
     ks = _ints(args.k, "--k")
+    if args.command == "small":
+        return _small(args, systems, ks)
     linked = args.command == "linked"
     cases: list[Any] = (load_linked_cases(args.suite, split=args.split) if linked
                         else load_answered_cases(args.command, args.suite, split=args.split))
@@ -214,6 +223,22 @@ def _suite(args: argparse.Namespace) -> int:
                run_suite(args.command, cases, haystacks, systems, ks, case_row=answered_case_row,
                          default_suite=DEFAULT_SUITES[args.command], **options))
     _emit(results, args)
+    return 0
+
+
+def _small(args: argparse.Namespace, systems: list[str], ks: list[int]) -> int:
+    """``ripplemem bench small``: every case its own memory, no haystack (``--haystack`` is refused)."""
+    from langchain_ripplemem.bench.small_memory import load_small_memory_cases, run_small_memory
+
+    if args.haystack:
+        raise ValueError("--haystack: the small-memory suite has none, each case is a memory of its own")
+    cases = load_small_memory_cases(args.suite, split=args.split)
+    if args.limit is not None:
+        if args.limit < 1:
+            raise ValueError(f"--limit must be >= 1, got {args.limit}")
+        cases = cases[: args.limit]
+    _emit(run_small_memory(cases, systems, ks, progress=not args.no_progress, embeddings=_embedding_cache(args),
+                           suite_path=args.suite, split=args.split), args)
     return 0
 
 

@@ -82,7 +82,14 @@ def category_groups(dataset: str, records: Sequence[Record]) -> Groups:
         groups = {kind: _is_category(kind) for kind in (SET_KINDS if dataset == "sets" else FACT_KINDS)}
         groups["overall"] = lambda r: True
         return groups
-    raise ValueError(f"unknown dataset {dataset!r}; expected 'locomo', 'longmemeval', 'linked', 'sets' or 'facts'")
+    if dataset == "small":
+        from langchain_ripplemem.bench.small_memory import KINDS
+
+        groups = {kind: _is_category(kind) for kind in KINDS}
+        groups["overall"] = lambda r: True
+        return groups
+    raise ValueError(f"unknown dataset {dataset!r}; expected 'locomo', 'longmemeval', 'linked', 'sets', 'facts' "
+                     "or 'small'")
 
 
 def system_summary(
