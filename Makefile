@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev60.json
 
-.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-observations bench-longmemeval bench-ingest demo
+.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-small bench-observations bench-longmemeval bench-ingest demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -47,6 +47,10 @@ bench-sets:
 
 bench-facts:
 	ripplemem bench facts --haystack $(LOCOMO) --out results/facts.json --md docs/facts_tables.md
+
+# Issue 36's small memories: each case a memory of its own (14-22 turns, no haystack), four systems.
+bench-small:
+	ripplemem bench small --out results/small_memory.json --md docs/small_memory_tables.md
 
 # LoCoMo with its recorded LLM observations as memory units.
 bench-observations:

@@ -146,7 +146,8 @@ def build() -> dict:
                 k += 1
             if s in where:
                 who, text = where[s]
-                turns.insert(1 + n % 2, {"speaker": speakers[who], "text": text, "key": "option" if where[s] is option else "constraint"})
+                key = "option" if where[s] is option else "constraint"
+                turns.insert(1 + n % 2, {"speaker": speakers[who], "text": text, "key": key})
             out.append({"time": f"2026-0{1 + s}-{10 + n % 15:02d}T18:00:00+00:00", "turns": turns})
         split = "heldout" if n % 3 == 0 or n == 1 or n % 10 == 5 else "tune"
         cases.append({"id": f"{kind}-{n:02d}", "kind": kind, "split": split, "speakers": list(speakers),

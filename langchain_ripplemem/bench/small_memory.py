@@ -177,7 +177,8 @@ def run_small_memory(cases: Sequence[SmallCase], systems: Sequence[str], ks: Seq
         raise ValueError("cases is empty: the split or --limit left no case to run")
     cache = embeddings if embeddings is not None else CachedEmbeddings()
     conversations = small_memory_conversations(cases)
-    results = run_benchmark("small", conversations, systems, ks, memory_factory=FreshMemories("small", embeddings=cache),
+    results = run_benchmark("small", conversations, systems, ks,
+                            memory_factory=FreshMemories("small", embeddings=cache),
                             progress=progress, keep_questions=True, warmup=WARMUP_QUERY)
     cache.save()
     suite = Path(suite_path) if suite_path is not None else DEFAULT_SUITE

@@ -32,6 +32,7 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 __all__ = ["ANIMAL_WORDS", "STREET_PREFIXES", "STREET_SUFFIXES", "UPPER", "entity_type"]
 
@@ -41,7 +42,7 @@ __all__ = ["ANIMAL_WORDS", "STREET_PREFIXES", "STREET_SUFFIXES", "UPPER", "entit
 _CASED_BLOCKS = ((0, 0xFFFF), (0x10400, 0x10CFF), (0x118A0, 0x118BF), (0x16E40, 0x16E5F), (0x1E900, 0x1E95F))
 
 
-def _class_of(predicate) -> str:  # type: ignore[no-untyped-def]
+def _class_of(predicate: Callable[[str], bool]) -> str:
     """A regex character class body (ranges) of every code point ``predicate`` holds for."""
     ranges: list[tuple[int, int]] = []
     for code in (c for start, stop in _CASED_BLOCKS for c in range(start, stop + 1)):
@@ -82,11 +83,12 @@ _DETERMINERS = frozenset("a an the my our his her their your this that these tho
 _VEHICLE_CONTEXT = re.compile(r"\b(?:drive[sn]?|drove|driving|bought|buy|buying|own|owns|lease[ds]?|rent(?:ed)?|"
                               r"car|truck|van|bike|motorbike|scooter|phone|laptop)\s+(?:an?\s+|the\s+|my\s+)?$")
 _PLACE_PREP = re.compile(r"\b(?:in|at|near|around|outside|inside|to|from|visit(?:ed|ing)?)\s+the\s+$")
-_ANIMAL_BEFORE = re.compile(r"\b(" + "|".join(sorted(ANIMAL_WORDS, key=len, reverse=True)) + r"),?\s+(?:named\s+|called\s+)?$")
+_ANIMAL_BEFORE = re.compile(r"\b(?:" + "|".join(sorted(ANIMAL_WORDS, key=len, reverse=True))
+                            + r"),?\s+(?:named\s+|called\s+)?$")
 
 
 def entity_type(phrase: str, before: str) -> str | None:
-    """``"location"``, ``"animal"`` or ``"organization"`` when a rule types ``phrase``, else ``None`` (the default decides).
+    """``"location"``, ``"animal"`` or ``"organization"`` when a rule types ``phrase``; ``None``: the default decides.
 
     Args:
         phrase: a capitalised phrase of a turn ("Rue Mercière").

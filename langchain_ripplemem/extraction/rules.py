@@ -17,8 +17,15 @@ Cues, all canonicalised through :mod:`langchain_ripplemem.extraction.cues`:
   speaker's name ("Mel" -> "Melanie"); and, in a two-speaker session, the
   addressee when the turn says "you"/"your".
 * locations: a small city/country table, capitalised phrases ending in a
-  place word ("Harbor Grill", "Central Park"), and capitalised phrases after
-  in/at/near/around/visit, or after "to"/"from" following a movement verb.
+  place word ("Harbor Grill", "Central Park"), streets named the way their
+  language does ("Rue Mercière", "Hauptstraße"), and capitalised phrases after
+  in/at/near/around/visit (also with "the"), or after "to"/"from" following a
+  movement verb.
+* other named things (:mod:`~.entity_types`): a pet's name ("our cat Pixel") or a
+  thing's (after a determiner or a vehicle verb: "bought a Renault") is neither a
+  participant nor a place; it stays an identifying cue and is recorded as
+  ``metadata["entities"]`` (``{"Pixel": "animal", "Renault": "organization"}``).
+  Capitalised means capitalised in any script ("Zoë", "Łódź").
 * time: the first phrase :func:`~.timeparse.ground_time` grounds against the
   turn's (else the session's) timestamp; otherwise that whole day; ``None``
   when there is no timestamp.

@@ -112,7 +112,7 @@ def test_the_small_memory_suite_is_well_formed_and_its_split_fixed():
     assert len(cases) == len(raw) >= MIN_CASES and small_memory_problems(cases) == []
     assert abs(sum(c.split == "heldout" for c in cases) - HELDOUT_SHARE * len(cases)) <= 1
     assert len(Counter(c.kind for c in cases)) >= 8
-    assert {c.speakers for c in cases if "user" in c.speakers} and {c.speakers for c in cases if "user" not in c.speakers}
+    assert any("user" in c.speakers for c in cases) and any("user" not in c.speakers for c in cases)
     for case, bench in zip(cases, small_memory_conversations(cases), strict=True):
         ids = {t.id for s in bench.conversation.sessions for t in s.turns}
         assert set(bench.questions[0].evidence) <= ids and bench.split == case.split
