@@ -16,6 +16,7 @@ from langchain_ripplemem.bench.small_memory import (
     small_memory_problems,
 )
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
+from langchain_ripplemem.extraction.entity_types import entity_type
 from langchain_ripplemem.extraction.identifying import cue_key, entity_phrases, rarity
 from langchain_ripplemem.memory import RippleMemory
 
@@ -126,3 +127,14 @@ def test_a_suite_breaking_its_rules_is_refused(tmp_path):
     bad.write_text(json.dumps(raw), encoding="utf-8")
     with pytest.raises(ValueError, match="missing"):
         load_small_memory_cases(bad)
+
+
+@pytest.mark.parametrize("phrase, before, kind", [
+    ("Calle Mayor", "we had tapas on ", "location"), ("Hauptstraße", "she lives on the ", "location"),
+    ("Ulica Długa", "a flat on ", "location"), ("Via Roma", "", "location"),
+    ("Rex", "my dog, ", "animal"), ("Nibbles", "our hamster named ", "animal"),
+    ("Peugeot", "he drives a ", "organization"), ("Kindle", "I lost my ", "organization"),
+    ("Louvre", "we went to the ", "location"),
+    ("Sam", "I met ", None), ("Aunt Rosa", "my ", None)])
+def test_entity_types_follow_general_rules(phrase: str, before: str, kind: str | None):
+    assert entity_type(phrase, before) == kind
