@@ -15,8 +15,8 @@ capitalised phrases of a turn into people (``participants``), places
 * **things**: a name right after a determiner or a possessive ("a Renault",
   "the Renault", "my Kindle") names a thing, an organisation or a product, not
   a person (people are not "a Sam"); so does one after a vehicle verb or
-  noun ("drive a ...", "bought a ..."). After "the" and a preposition of place
-  ("at the Louvre") it is a place.
+  noun ("drive a ...", "bought a ..."). ("at the X" is left a thing: on LoCoMo it
+  named a film, a car and a ward as often as a place.)
 
 Every typed name stays an identifying cue (it links the memories that say it);
 only people become participants and only places locations.
@@ -82,7 +82,6 @@ mom mum dad mama papa professor prof sir madam lady lord father mother saint st
 _DETERMINERS = frozenset("a an the my our his her their your this that these those new old used".split())
 _VEHICLE_CONTEXT = re.compile(r"\b(?:drive[sn]?|drove|driving|bought|buy|buying|own|owns|lease[ds]?|rent(?:ed)?|"
                               r"car|truck|van|bike|motorbike|scooter|phone|laptop)\s+(?:an?\s+|the\s+|my\s+)?$")
-_PLACE_PREP = re.compile(r"\b(?:in|at|near|around|outside|inside|to|from|visit(?:ed|ing)?)\s+the\s+$")
 _ANIMAL_BEFORE = re.compile(r"\b(?:" + "|".join(sorted(ANIMAL_WORDS, key=len, reverse=True))
                             + r"),?\s+(?:named\s+|called\s+)?$")
 
@@ -106,8 +105,6 @@ def entity_type(phrase: str, before: str) -> str | None:
     tail = before[-40:].lower()
     if _ANIMAL_BEFORE.search(tail):
         return "animal"
-    if _PLACE_PREP.search(tail):
-        return "location"
     previous = tail.rstrip().rsplit(" ", 1)[-1] if tail.strip() else ""
     if previous in _DETERMINERS or _VEHICLE_CONTEXT.search(tail):
         return "organization"

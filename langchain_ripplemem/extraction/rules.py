@@ -139,6 +139,7 @@ class _SessionContext:
     known: dict[str, str] = field(default_factory=dict)  # lower-cased name -> canonical
     turn_index: dict[str, int] = field(default_factory=dict)
     candidates: dict[str, list[_Candidate]] = field(default_factory=dict)  # by turn id
+    kinds: dict[str, str] = field(default_factory=dict)  # lower-cased pet or thing name -> its type
 
 
 def split_text(text: str, limit: int) -> list[str]:
@@ -294,7 +295,7 @@ class RuleBasedExtractor:
         candidates = context.candidates.get(turn_id) if whole else None
         if candidates is None:
             candidates = _candidates(text)
-        for name, kind in _classify(candidates, context.known):
+        for name, kind in _classify(candidates, context.known, context.kinds):
             if kind == "location":
                 place = canonical_location(name)
                 if place not in places:
@@ -331,14 +332,15 @@ class RuleBasedExtractor:
         # Names used mid-sentence anywhere in the session become known, so the same
         # name at the start of a sentence ("Sam recommended ...") is recognised too.
         candidates = {t.id: _candidates(t.text.strip()) for t in session.turns}
-        seen = [name for found in candidates.values()
-                for name, kind in _classify(found, known) if kind == "person"]
+        typed = [(name, kind) for found in candidates.values() for name, kind in _classify(found, known)]
+        seen = [name for name, kind in typed if kind == "person"]
+        kinds = {name.lower(): kind for name, kind in typed if kind not in ("person", "location")}
         aliases = Aliases(self._aliases)
         aliases.learn(speakers + seen)
         for name in seen:
             known.setdefault(name.lower(), aliases.resolve(name))
         context = _SessionContext(speakers=speakers, aliases=aliases, known=known,
-                                  candidates=candidates,
+                                  candidates=candidates, kinds=kinds,
                                   turn_index={t.id: i for i, t in enumerate(session.turns)})
         with self._lock:  # one extractor may serve several threads
             self._contexts[key] = context
@@ -403,12 +405,14 @@ def _candidate(masked: str, start: int, words: list[str]) -> _Candidate:
     )
 
 
-def _classify(candidates: list[_Candidate], known: dict[str, str]) -> list[tuple[str, str]]:
+def _classify(candidates: list[_Candidate], known: dict[str, str],
+              kinds: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """``(phrase, type)`` for the candidates that are people, places or other named things in this session.
 
     ``type`` is ``"person"``, ``"location"``, or what :func:`~.entity_types.entity_type` says
     (``"animal"``, ``"organization"``): a street is a place even when the session knows the word,
-    a known name stays a person, then a pet's or a thing's name is neither.
+    a known name stays a person, then a pet's or a thing's name is neither; ``kinds`` (the
+    session's pets and things) types them at a sentence's start too ("Pixel has started ...").
     """
     out = []
     for c in candidates:
@@ -418,6 +422,8 @@ def _classify(candidates: list[_Candidate], known: dict[str, str]) -> list[tuple
             out.append((c.phrase, "person"))
         elif c.kind is not None:
             out.append((c.phrase, c.kind))
+        elif kinds and c.lower in kinds:
+            out.append((c.phrase, kinds[c.lower]))
         elif c.odd:
             continue
         elif c.after_prep and not c.at_start:

@@ -134,7 +134,7 @@ def test_a_suite_breaking_its_rules_is_refused(tmp_path):
     ("Ulica Długa", "a flat on ", "location"), ("Via Roma", "", "location"),
     ("Rex", "my dog, ", "animal"), ("Nibbles", "our hamster named ", "animal"),
     ("Peugeot", "he drives a ", "organization"), ("Kindle", "I lost my ", "organization"),
-    ("Louvre", "we went to the ", "location"),
+    ("Ferrari", "a ride in the ", "organization"),
     ("Sam", "I met ", None), ("Aunt Rosa", "my ", None)])
 def test_entity_types_follow_general_rules(phrase: str, before: str, kind: str | None):
     assert entity_type(phrase, before) == kind
