@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev60.json
 
-.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-observations bench-longmemeval bench-ingest demo
+.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-observations bench-longmemeval bench-ingest demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -51,6 +51,10 @@ bench-facts:
 # Issue 36.2's multilingual suite: six languages, each case its own short conversation (offline, ~1 min).
 bench-multilingual:
 	ripplemem bench multilingual --out results/multilingual.json --md docs/multilingual_tables.md
+
+# Issue 36's small memories: each case a memory of its own (14-22 turns, no haystack), four systems.
+bench-small:
+	ripplemem bench small --out results/small_memory.json --md docs/small_memory_tables.md
 
 # LoCoMo with its recorded LLM observations as memory units.
 bench-observations:

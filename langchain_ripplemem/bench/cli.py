@@ -9,6 +9,7 @@ Usage::
                            [--out results/linked.json] [--md docs/linked_tables.md]
     ripplemem bench sets|facts [--haystack locomo10.json] [--split ...] [--suite FILE] [--out ...] [--md ...]
     ripplemem bench multilingual [--split ...] [--suite FILE] [--out results/multilingual.json] [--md ...]
+    ripplemem bench small [--split ...] [--suite FILE] [--out results/small_memory.json] [--md ...]
     ripplemem bench report RESULTS.json... --md docs/benchmarks_tables.md [--plot out.png]
 
 Document vectors are cached per encoder model in ``--embedding-cache DIR``
@@ -33,6 +34,9 @@ the set-question and stand-alone fact suites
 (:mod:`langchain_ripplemem.bench.set_fact_cases`), for every system by default.
 ``multilingual`` runs the multilingual suite (:mod:`langchain_ripplemem.bench.multilingual`):
 each case its own short conversation, no haystack.
+
+``small`` runs the small-memory suite (:mod:`langchain_ripplemem.bench.small_memory`):
+each case is a memory of its own, with no haystack.
 """
 
 from __future__ import annotations
@@ -46,11 +50,15 @@ from typing import Any
 
 from langchain_ripplemem.bench.systems import LINKED_SYSTEMS, SYSTEM_NAMES
 
+# The small-memory suite's systems: the full system, the ablation without graph expansion, and the baselines.
+SMALL_SYSTEMS = ("ripplemem", "no_expansion", "dense", "hybrid_rrf")
+
 # The injected suites: what each is, its shipped file, its default systems.
 _SUITES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "linked": ("linked-evidence", "linked_cases.json", LINKED_SYSTEMS),
     "sets": ("set-question", "set_cases.json", SYSTEM_NAMES),
     "facts": ("stand-alone fact", "fact_cases.json", SYSTEM_NAMES),
+    "small": ("small-memory", "small_memory_cases.json", SMALL_SYSTEMS),
 }
 
 _MULTILINGUAL_SYSTEMS = ("ripplemem", "dense", "bm25", "hybrid_rrf")
@@ -218,13 +226,12 @@ def _suite(args: argparse.Namespace) -> int:
 
     systems = _systems(args.systems)
     ks = _ints(args.k, "--k")
+    if args.command == "small":
+        return _small(args, systems, ks)
     linked = args.command == "linked"
     cases: list[Any] = (load_linked_cases(args.suite, split=args.split) if linked
                         else load_answered_cases(args.command, args.suite, split=args.split))
-    if args.limit is not None:
-        if args.limit < 1:
-            raise ValueError(f"--limit must be >= 1, got {args.limit}")
-        cases = cases[: args.limit]
+    cases = _first(cases, args.limit)
     haystacks = locomo_haystacks(args.haystack) if args.haystack else sample_haystacks()
     options = {"progress": not args.no_progress, "embeddings": _embedding_cache(args),
                "haystack_path": args.haystack, "suite_path": args.suite, "split": args.split}
@@ -239,14 +246,33 @@ def _multilingual(args: argparse.Namespace) -> int:
     from langchain_ripplemem.bench.multilingual import load_multilingual_cases, run_multilingual
 
     cases = load_multilingual_cases(args.suite, split=args.split)
-    if args.limit is not None:
-        if args.limit < 1:
-            raise ValueError(f"--limit must be >= 1, got {args.limit}")
-        cases = cases[: args.limit]
+    cases = _first(cases, args.limit)
     results = run_multilingual(cases, _systems(args.systems), _ints(args.k, "--k"), progress=not args.no_progress,
                                embeddings=_embedding_cache(args), suite_path=args.suite, split=args.split)
     _emit(results, args)
     return 0
+
+
+def _small(args: argparse.Namespace, systems: list[str], ks: list[int]) -> int:
+    """``ripplemem bench small``: every case its own memory, no haystack (``--haystack`` is refused)."""
+    from langchain_ripplemem.bench.small_memory import load_small_memory_cases, run_small_memory
+
+    if args.haystack:
+        raise ValueError("--haystack: the small-memory suite has none, each case is a memory of its own")
+    cases = load_small_memory_cases(args.suite, split=args.split)
+    cases = _first(cases, args.limit)
+    _emit(run_small_memory(cases, systems, ks, progress=not args.no_progress, embeddings=_embedding_cache(args),
+                           suite_path=args.suite, split=args.split), args)
+    return 0
+
+
+def _first(cases: list[Any], limit: int | None) -> list[Any]:
+    """The first ``--limit`` cases (all of them without one)."""
+    if limit is None:
+        return cases
+    if limit < 1:
+        raise ValueError(f"--limit must be >= 1, got {limit}")
+    return cases[:limit]
 
 
 def _emit(results: dict[str, Any], args: argparse.Namespace) -> None:

@@ -88,8 +88,14 @@ def category_groups(dataset: str, records: Sequence[Record]) -> Groups:
         groups = {language: _is_category(language) for language in LANGUAGES}
         groups["overall"] = lambda r: True
         return groups
-    raise ValueError(f"unknown dataset {dataset!r}; expected 'locomo', 'longmemeval', 'linked', 'sets', 'facts' "
-                     "or 'multilingual'")
+    if dataset == "small":
+        from langchain_ripplemem.bench.small_memory import KINDS
+
+        groups = {kind: _is_category(kind) for kind in KINDS}
+        groups["overall"] = lambda r: True
+        return groups
+    raise ValueError(f"unknown dataset {dataset!r}; expected 'locomo', 'longmemeval', 'linked', 'sets', 'facts', "
+                     "'multilingual' or 'small'")
 
 
 def system_summary(

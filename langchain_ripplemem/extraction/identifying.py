@@ -42,6 +42,7 @@ from collections.abc import Iterable
 from importlib import resources
 from typing import NamedTuple
 
+from langchain_ripplemem.extraction.entity_types import UPPER
 from langchain_ripplemem.lexical import STOPWORDS, stem
 
 __all__ = ["COMMON_WORDS", "ENGLISH_TOPIC_WORDS", "GENERIC_WORDS", "MONTHS", "MONTH_KEYS", "Cues", "common_keys",
@@ -86,9 +87,10 @@ eight nine ten twenty hundred thousand dozen couple others else fancy news tragi
 wednesday thursday friday saturday sunday weekday proud business handle noted
 """.split()) | STOPWORDS
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*")
-# Capitalised runs (with "of"/"the"/"&" inside): "Harbor Grill", "Bank of America".
-_PHRASE = re.compile(r"[A-Z][\w'\u2019&-]*(?:\s+(?:(?:of|the|&|and)\s+)?[A-Z][\w'\u2019&-]*)*")
+# Words are letters of any script ("Mercière", "Zoë", "Łódź": issue 36), with inner apostrophes and hyphens.
+_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['\u2019-])*")
+# Capitalised runs (with "of"/"the"/"&" inside): "Harbor Grill", "Bank of America", "Rue Mercière".
+_PHRASE = re.compile(rf"[{UPPER}][\w'\u2019&-]*(?:\s+(?:(?:of|the|&|and)\s+)?[{UPPER}][\w'\u2019&-]*)*")
 # What may come right before a sentence's first word: its end, a line break, or a
 # markdown list or emphasis marker ("- Practice daily", "**Echinacea**:", "1. Yoga").
 # (``text[:start]`` ends like ``(?:[.!?:;"\u201c\u201d(\n*#>|\u2022]|(?:^|\n)\s*[-\u2013\u2014])\s*$``:
@@ -328,20 +330,25 @@ def identifying_cues(text: str, speakers: Iterable[str] = (), extra: Iterable[st
     return Cues(names, [k for k in topic_words(text, speakers) if k not in names])
 
 
-def rarity(df: int | float, n: int | float, min_units: float = 20.0) -> float:
+def rarity(df: int | float, n: int | float) -> float:
     """How much sharing a cue held by ``df`` of ``n`` units says, in ``[0, 1]``.
 
-    ``log(n / df) / log(max(n, min_units))``: 1 for a cue only one unit has,
-    falling to 0 for a cue every unit has. Below ``min_units`` units nothing
-    counts as fully rare (a namespace that small cannot tell rare from common),
-    so the first units of a namespace make few cue edges; later units link back
-    to them (docs/architecture.md, "Rarity as a namespace grows").
+    ``log(n / df) / log(n)``: the cue's inverse document frequency over the largest
+    one ``n`` units allow (a cue only one unit has), so 1 for a cue of one unit,
+    falling to 0 for a cue every unit has. The scale is the namespace's own: a cue
+    two of eleven memories share weighs what a cue two of 10,000 share weighs
+    against their namespaces' rarest cues, ``1 - log 2 / log n`` (0.71 at 11, 0.92
+    at 10,000). A namespace's first few units still tell little: two of four
+    units sharing a cue weigh 0.5, under the default ``cue_threshold`` (0.6),
+    which two of six reach. (Before issue 36 the denominator was
+    ``log(max(n, 20))``: below 20 units no shared cue reached 0.6, so a memory of
+    11 turns had no cue edge at all; from 20 units on the two agree.)
 
     Example:
-        >>> round(rarity(2, 600), 2), round(rarity(300, 600), 2), round(rarity(1, 5), 2)
-        (0.89, 0.11, 0.54)
+        >>> round(rarity(2, 600), 2), round(rarity(300, 600), 2), round(rarity(2, 11), 2), round(rarity(2, 4), 2)
+        (0.89, 0.11, 0.71, 0.5)
 
     """
     if df <= 0 or n <= 1 or df >= n:
         return 0.0
-    return min(1.0, math.log(n / df) / math.log(max(n, min_units)))
+    return min(1.0, math.log(n / df) / math.log(n))

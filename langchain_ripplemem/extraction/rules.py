@@ -17,8 +17,15 @@ Cues, all canonicalised through :mod:`langchain_ripplemem.extraction.cues`:
   speaker's name ("Mel" -> "Melanie"); and, in a two-speaker session, the
   addressee when the turn says "you"/"your".
 * locations: a small city/country table, capitalised phrases ending in a
-  place word ("Harbor Grill", "Central Park"), and capitalised phrases after
-  in/at/near/around/visit, or after "to"/"from" following a movement verb.
+  place word ("Harbor Grill", "Central Park"), streets named the way their
+  language does ("Rue Mercière", "Hauptstraße"), and capitalised phrases after
+  in/at/near/around/visit (also with "the"), or after "to"/"from" following a
+  movement verb.
+* other named things (:mod:`~.entity_types`): a pet's name ("our cat Pixel") or a
+  thing's (after a determiner or a vehicle verb: "bought a Renault") is neither a
+  participant nor a place; it stays an identifying cue and is recorded as
+  ``metadata["entities"]`` (``{"Pixel": "animal", "Renault": "organization"}``).
+  Capitalised means capitalised in any script ("Zoë", "Łódź").
 * time: the first phrase :func:`~.timeparse.ground_time` grounds against the
   turn's (else the session's) timestamp; otherwise that whole day; ``None``
   when there is no timestamp.
@@ -64,12 +71,14 @@ from typing import NamedTuple
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.extraction.base import ExtractionResult, Window
 from langchain_ripplemem.extraction.cues import (
+    BUILTIN_NAME_ALIASES,
     KNOWN_PLACES,
     PLACE_WORDS,
     Aliases,
     canonical_location,
     canonical_name,
 )
+from langchain_ripplemem.extraction.entity_types import UPPER, entity_type
 from langchain_ripplemem.extraction.identifying import identifying_cues
 from langchain_ripplemem.extraction.timeparse import day_interval, ground_time
 from langchain_ripplemem.lexical import STOPWORDS
@@ -108,7 +117,7 @@ _MOVE = re.compile(r"\b(?:go|goes|going|gone|went|move[ds]?|moving|travel\w*|tri
                    r"flying|drove|drive|driving|came|come|coming|head(?:ed|ing)?|back|"
                    r"vacation|holiday|return\w*|arrived?|relocat\w*)(?: back)? (?:to|from)$")
 # A word may hold inner dots ("D.C") but never ends on one, so "Mel. Good" is two phrases.
-_WORD = r"[A-Z](?:[\w'\u2019&-]|\.(?=\w))*"
+_WORD = rf"[{UPPER}](?:[\w'\u2019&-]|\.(?=\w))*"  # capitalised in any script: "Mercière", "Łódź"
 _PHRASE = re.compile(rf"{_WORD}(?: (?:of (?:the )?)?{_WORD})*")
 _QUOTED = re.compile(r"\"[^\"\n]{1,120}\"|\u201c[^\u201d\n]{1,120}\u201d")
 _SENTENCE_BREAK = set(".!?:;\"\u201c\u201d(\n")
@@ -130,6 +139,7 @@ class _SessionContext:
     known: dict[str, str] = field(default_factory=dict)  # lower-cased name -> canonical
     turn_index: dict[str, int] = field(default_factory=dict)
     candidates: dict[str, list[_Candidate]] = field(default_factory=dict)  # by turn id
+    kinds: dict[str, str] = field(default_factory=dict)  # lower-cased pet or thing name -> its type
 
 
 def split_text(text: str, limit: int) -> list[str]:
@@ -247,14 +257,16 @@ class RuleBasedExtractor:
             if caption and i == 0:
                 parts.append(f"[{speaker or 'Someone'} shared an image: {caption}]")
             restatement = " ".join(p for p in parts if p)
-            participants, locations = self._cues(chunk, speaker, context, turn.id,
-                                                 whole=len(chunks) == 1)
+            participants, locations, things = self._cues(chunk, speaker, context, turn.id,
+                                                         whole=len(chunks) == 1)
             # Identifying cues leave out every speaker of the session: they are in every turn.
             cues = identifying_cues(f"{chunk} {caption}" if caption and i == 0 else chunk,
                                     speakers=[*context.speakers, speaker],
-                                    extra=[*(p for p in participants if p != speaker), *locations])
+                                    extra=[*(p for p in participants if p != speaker), *locations, *things])
             metadata: dict[str, object] = {"extractor": "rules", "speaker": speaker,
                                            "turn_index": context.turn_index.get(turn.id, -1)}
+            if things:  # named, but neither a participant nor a place: a pet, a brand, a product
+                metadata["entities"] = things
             interval = None
             if reference is not None:
                 metadata["session_time"] = reference.isoformat()
@@ -275,27 +287,31 @@ class RuleBasedExtractor:
         return units
 
     def _cues(self, text: str, speaker: str, context: _SessionContext, turn_id: str,
-              whole: bool) -> tuple[list[str], list[str]]:
+              whole: bool) -> tuple[list[str], list[str], dict[str, str]]:
+        """People, places, and the other named things with their types (``{"Pixel": "animal"}``)."""
         people: list[str] = [speaker] if speaker else []
         places: list[str] = []
+        things: dict[str, str] = {}
         candidates = context.candidates.get(turn_id) if whole else None
         if candidates is None:
             candidates = _candidates(text)
-        for name, is_place in _classify(candidates, context.known):
-            if is_place:
+        for name, kind in _classify(candidates, context.known, context.kinds):
+            if kind == "location":
                 place = canonical_location(name)
                 if place not in places:
                     places.append(place)
-            else:
+            elif kind == "person":
                 person = context.known.get(name.lower()) or context.aliases.resolve(name)
                 if person not in people:
                     people.append(person)
+            else:
+                things.setdefault(name, kind)
         if self.addressee and len(context.speakers) == 2 and speaker in context.speakers \
                 and _YOU.search(text.lower()):
             other = context.speakers[1 - context.speakers.index(speaker)]
             if other not in people:
                 people.append(other)
-        return people, places
+        return people, places, things
 
     # ----------------------------------------------------------------- per session
 
@@ -316,14 +332,15 @@ class RuleBasedExtractor:
         # Names used mid-sentence anywhere in the session become known, so the same
         # name at the start of a sentence ("Sam recommended ...") is recognised too.
         candidates = {t.id: _candidates(t.text.strip()) for t in session.turns}
-        seen = [name for found in candidates.values()
-                for name, is_place in _classify(found, known) if not is_place]
+        typed = [(name, kind) for found in candidates.values() for name, kind in _classify(found, known)]
+        seen = [name for name, kind in typed if kind == "person"]
+        kinds = {name.lower(): kind for name, kind in typed if kind not in ("person", "location")}
         aliases = Aliases(self._aliases)
         aliases.learn(speakers + seen)
         for name in seen:
             known.setdefault(name.lower(), aliases.resolve(name))
         context = _SessionContext(speakers=speakers, aliases=aliases, known=known,
-                                  candidates=candidates,
+                                  candidates=candidates, kinds=kinds,
                                   turn_index={t.id: i for i, t in enumerate(session.turns)})
         with self._lock:  # one extractor may serve several threads
             self._contexts[key] = context
@@ -341,6 +358,7 @@ class _Candidate(NamedTuple):
     after_prep: bool  # follows in/at/near/... or a movement verb + to/from
     at_start: bool  # first word of a sentence (any capitalised word could be)
     odd: bool  # has an acronym or more than three words: not taken as a person
+    kind: str | None = None  # what the words around it say it is (entity_types.entity_type), if anything
 
 
 def _candidates(text: str) -> list[_Candidate]:
@@ -383,23 +401,35 @@ def _candidate(masked: str, start: int, words: list[str]) -> _Candidate:
         after_prep=not possessive and (last_word in _STRONG_PREP or bool(_MOVE.search(prev))),
         at_start=end == 0 or masked[end - 1] in _SENTENCE_BREAK,
         odd=len(words) > 3 or any(len(w) > 1 and w.rstrip("s").isupper() for w in words),
+        kind=None if lower in BUILTIN_NAME_ALIASES else entity_type(phrase, masked[max(0, start - 40) : start]),
     )
 
 
-def _classify(candidates: list[_Candidate], known: dict[str, str]) -> list[tuple[str, bool]]:
-    """``(phrase, is_place)`` for the candidates that are places or people in this session."""
+def _classify(candidates: list[_Candidate], known: dict[str, str],
+              kinds: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """``(phrase, type)`` for the candidates that are people, places or other named things in this session.
+
+    ``type`` is ``"person"``, ``"location"``, or what :func:`~.entity_types.entity_type` says
+    (``"animal"``, ``"organization"``): a street is a place even when the session knows the word,
+    a known name stays a person, then a pet's or a thing's name is neither; ``kinds`` (the
+    session's pets and things) types them at a sentence's start too ("Pixel has started ...").
+    """
     out = []
     for c in candidates:
-        if c.place:
-            out.append((c.phrase, True))
+        if c.place or (c.kind == "location" and c.lower not in known):
+            out.append((c.phrase, "location"))
         elif c.lower in known:
-            out.append((c.phrase, False))
+            out.append((c.phrase, "person"))
+        elif c.kind is not None:
+            out.append((c.phrase, c.kind))
+        elif kinds and c.lower in kinds:
+            out.append((c.phrase, kinds[c.lower]))
         elif c.odd:
             continue
         elif c.after_prep and not c.at_start:
-            out.append((c.phrase, True))
+            out.append((c.phrase, "location"))
         elif not c.at_start or " " in c.phrase:
-            out.append((c.phrase, False))
+            out.append((c.phrase, "person"))
     return out
 
 
