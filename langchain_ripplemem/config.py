@@ -175,6 +175,20 @@ class RecallConfig(BaseModel):
     context_weight_2: float = Field(
         default=0.3, ge=0.0, description="the same for the turns two away in the session (a speaker's next turn)",
     )
+    context_mode: Literal["sum", "max"] = Field(
+        default="sum", description="how dialogue context combines with a unit's own score: 'sum' adds the "
+        "neighbours' credit, 'max' takes the larger of the two (a strong stand-alone remark is never ranked below "
+        "a stretch of weaker turns that credit each other; recall/smoothing.py)",
+    )
+    keep_first_hop: int = Field(
+        default=0, ge=0, description="the first hop recollection only adds to: the memory ranked d-th (d <= this) by "
+        "plain dense cosine or by plain BM25 of the question alone (no context, bonuses or bridges) is returned at "
+        "rank keep_spacing x d or better (recall/assembly.py keep_first_hop); 0 = the rho order alone",
+    )
+    keep_spacing: int = Field(
+        default=2, ge=2, description="see keep_first_hop: a protected memory of first-hop rank d keeps a place within "
+        "the top keep_spacing x d (2 is the least that fits both views' d-th memories by rank 2d)",
+    )
     context_terms: int = Field(
         default=60, ge=0,
         description="a unit of more content terms (BM25 terms) than this takes proportionally less of "

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from langchain_ripplemem.bench.systems import LINKED_SYSTEMS, SYSTEM_NAMES
+from langchain_ripplemem.bench.systems import LINKED_SYSTEMS, SYSTEM_FACTORIES, SYSTEM_NAMES
 
 # The injected suites: what each is, its shipped file, its default systems.
 _SUITES: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -269,7 +269,7 @@ def _chat_model(spec: str) -> Any:
 
 def _systems(value: str) -> list[str]:
     systems = _csv(value)
-    unknown = [s for s in systems if s not in SYSTEM_NAMES]
+    unknown = [s for s in systems if s not in SYSTEM_FACTORIES]  # the defaults, and variants asked by name
     if unknown:
         raise ValueError(f"unknown systems {unknown}; choose from {', '.join(SYSTEM_NAMES)}")
     return systems
