@@ -181,13 +181,18 @@ class RecallConfig(BaseModel):
         "a stretch of weaker turns that credit each other; recall/smoothing.py)",
     )
     keep_first_hop: int = Field(
-        default=0, ge=0, description="the first hop recollection only adds to: the memory ranked d-th (d <= this) by "
-        "plain dense cosine or by plain BM25 of the question alone (no context, bonuses or bridges) is returned at "
-        "rank keep_spacing x d or better (recall/assembly.py keep_first_hop); 0 = the rho order alone",
+        default=0, ge=0, description="the first hop recollection only adds to: the memory ranked d-th (d <= this, "
+        "from 1) by plain dense cosine of the question as asked (no context, bonuses or bridges) is returned at rank "
+        "floor(keep_spacing x d) or better (recall/assembly.py keep_first_hop); 0 = the rho order alone",
     )
-    keep_spacing: int = Field(
-        default=2, ge=2, description="see keep_first_hop: a protected memory of first-hop rank d keeps a place within "
-        "the top keep_spacing x d (2 is the least that fits both views' d-th memories by rank 2d)",
+    keep_spacing: float = Field(default=1.5, ge=1.0, description="see keep_first_hop")
+    keep_lexical: int = Field(
+        default=0, ge=0, description="the same for plain BM25 (score > 0) of recall's lexical text (the query "
+        "with the speakers it names moved to cues, and its keywords): rank d kept within floor(keep_lexical_spacing x d)",
+    )
+    keep_lexical_spacing: float = Field(
+        default=3.0, ge=1.0, description="see keep_lexical; with both kept, 1/keep_spacing + 1/keep_lexical_spacing "
+        "must be at most 1 (every rank's deadlines then fit)",
     )
     context_terms: int = Field(
         default=60, ge=0,
@@ -283,6 +288,13 @@ class RecallConfig(BaseModel):
         "latest statement (marks.stated_at, or as_of) to the memory's time end; None = no recency decay",
     )
 
+
+    @model_validator(mode="after")
+    def _kept_ranks_fit(self) -> RecallConfig:
+        if self.keep_first_hop and self.keep_lexical and 1 / self.keep_spacing + 1 / self.keep_lexical_spacing > 1:
+            raise ValueError(f"keep_spacing ({self.keep_spacing}) and keep_lexical_spacing "
+                             f"({self.keep_lexical_spacing}): 1/keep_spacing + 1/keep_lexical_spacing must be at most 1")
+        return self
 
 def context_weights(config: RecallConfig) -> tuple[float, float]:
     """``(w1, w2)``: the dialogue-context weights of the turns one and two away."""

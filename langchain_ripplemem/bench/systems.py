@@ -47,14 +47,20 @@ _ABLATIONS: dict[str, dict[str, Any]] = {
 # name (``--systems``), never by default. ``kNsM``: plain dense and BM25 top-N kept within rank M x d; ``max``:
 # dialogue context as max(own, neighbour share) instead of the sum.
 VARIANTS: dict[str, dict[str, Any]] = {
-    "rm_k3s2": {"keep_first_hop": 3, "keep_spacing": 2},
-    "rm_k5s2": {"keep_first_hop": 5, "keep_spacing": 2},
-    "rm_k5s3": {"keep_first_hop": 5, "keep_spacing": 3},
-    "rm_k10s3": {"keep_first_hop": 10, "keep_spacing": 3},
     "rm_max": {"context_mode": "max"},
-    "rm_max_k5s3": {"context_mode": "max", "keep_first_hop": 5, "keep_spacing": 3},
-    "rm_max_k10s3": {"context_mode": "max", "keep_first_hop": 10, "keep_spacing": 3},
-    "rm_max_k5s2": {"context_mode": "max", "keep_first_hop": 5, "keep_spacing": 2},
+    "rm_d10s15": {"keep_first_hop": 10, "keep_spacing": 1.5},
+    "rm_max_d10s15": {"context_mode": "max", "keep_first_hop": 10, "keep_spacing": 1.5},
+    "rm_max_d20s15": {"context_mode": "max", "keep_first_hop": 20, "keep_spacing": 1.5},
+    "rm_max_d10s15_l5s3": {"context_mode": "max", "keep_first_hop": 10, "keep_spacing": 1.5, "keep_lexical": 5,
+                           "keep_lexical_spacing": 3.0},
+    "rm_max_d10s2": {"context_mode": "max", "keep_first_hop": 10, "keep_spacing": 2.0},
+    "rm_d20s15": {"keep_first_hop": 20, "keep_spacing": 1.5},
+    # Round one: both views kept at the same spacing.
+    **{f"rm{'_max' if mode == 'max' else ''}_k{m}s{s}": {
+        **({"context_mode": "max"} if mode == "max" else {}), "keep_first_hop": m, "keep_spacing": float(s),
+        "keep_lexical": m, "keep_lexical_spacing": float(s)}
+       for mode, m, s in (("sum", 3, 2), ("sum", 5, 2), ("sum", 5, 3), ("sum", 10, 3), ("max", 5, 3), ("max", 10, 3),
+                          ("max", 5, 2))},
 }
 _ABLATIONS.update(VARIANTS)
 RRF_K = 60

@@ -76,7 +76,7 @@ def assemble_memories(
     query_vector: np.ndarray, config: RecallConfig, query: str = "", *,
     hidden: set[str] | None = None, weight: Callable[[MemoryUnit], float] | None = None,
     cues: QueryCues | None = None, support: Mapping[str, float] | None = None,
-    plain: tuple[np.ndarray, str] | None = None,
+    plain: np.ndarray | None = None, lexical_text: str | None = None,
 ) -> list[RecalledMemory]:
     """The top ``config.top_k`` memories by rho, each with its merged provenance.
 
@@ -94,12 +94,15 @@ def assemble_memories(
             every memory gets ``config.time_bonus`` times its time similarity to it.
         support: each evidence memory's provenance support under ``config``
             (:func:`~langchain_ripplemem.recall.evidence.supports`); ``None``: summed here.
-        plain: ``(vector, text)`` of the question as asked, for the first hop kept with
-            ``config.keep_first_hop`` (:func:`keep_first_hop`); ``None``: ``query_vector`` and ``query``.
+        plain: the vector of the question as asked, for the dense first hop kept with
+            ``config.keep_first_hop`` (:func:`keep_first_hop`); ``None``: ``query_vector``.
+        lexical_text: what the lexical view matched (query and keywords), for the BM25 first hop kept
+            with ``config.keep_lexical``; ``None``: ``query``.
     """
     ids = [uid for uid in evidence if uid in view.pos and not (hidden and uid in hidden)]
-    protected = first_hop_ranks(view, *(plain or (query_vector, query)), config.keep_first_hop, hidden or set()) \
-        if config.keep_first_hop else {}
+    protected = first_hop_ranks(view, query_vector if plain is None else plain, lexical_text or query, config,
+                                hidden or set()) \
+        if config.keep_first_hop or config.keep_lexical else {}
     if not ids and not protected:
         return []
     if not ids:
@@ -138,7 +141,7 @@ def assemble_memories(
         scored = distinct_sessions_first(scored, config.distinct_sessions_first, lambda row: row[2].source.session_id)
     if protected:
         by_id = {row[1]: row for row in scored}
-        order = keep_first_hop([row[1] for row in scored], protected, config.keep_spacing, config.top_k)
+        order = keep_first_hop([row[1] for row in scored], protected, config.top_k)
         # Only the kept K become result objects (validated; the rest never leave this function).
         return [recalled_memory(row[2], -row[0], row[3], row[4], evidence[uid]) if (row := by_id.get(uid))
                 else _plain_memory(view, uid, protected[uid], query_vector) for uid in order]
@@ -146,48 +149,49 @@ def assemble_memories(
             for neg_rho, uid, unit, cos, is_anchor in scored[: config.top_k]]
 
 
-#: A first-hop rank: (view, 0-based rank in it, its own score).
-FirstHopRank = tuple[HitSource, int, float]
+#: A kept first-hop memory: (view, 0-based rank in it, its own score, the rank it must be returned at or above).
+FirstHopRank = tuple[HitSource, int, float, int]
 
 
-def first_hop_ranks(view: NamespaceView, vector: np.ndarray, query: str, m: int,
+def first_hop_ranks(view: NamespaceView, vector: np.ndarray, lexical_text: str, config: RecallConfig,
                     hidden: set[str]) -> dict[str, FirstHopRank]:
-    """The top ``m`` visible memories of plain dense cosine and of plain BM25 (score > 0), each at its best rank.
+    """The memories the first hop keeps: plain dense top ``keep_first_hop``, plain BM25 top ``keep_lexical``.
 
-    The same rankings as ``RippleMemory.search`` (``view.semantic``, ``view.lexical``):
-    the question's own match, before dialogue context, cue bonuses and bridges.
+    The rankings of ``RippleMemory.search`` (``view.semantic``, ``view.lexical``; BM25
+    scores above 0): the question's own match, before dialogue context, cue bonuses
+    and bridges. The memory ranked ``d``-th (from 1) must come at rank
+    ``floor(spacing x d)`` or better (the tighter of its two deadlines).
     """
     out: dict[str, FirstHopRank] = {}
     extra = len(hidden)
-    ranked = (("semantic", view.semantic(vector, m + extra)), ("lexical", view.lexical(query, m + extra)))
-    for source, hits in ranked:
+    ranked = (("semantic", config.keep_first_hop, config.keep_spacing,
+               view.semantic(vector, config.keep_first_hop + extra) if config.keep_first_hop else []),
+              ("lexical", config.keep_lexical, config.keep_lexical_spacing,
+               view.lexical(lexical_text, config.keep_lexical + extra) if config.keep_lexical else []))
+    for source, m, spacing, hits in ranked:
         visible = [(uid, score) for uid, score in hits if uid not in hidden and (source == "semantic" or score > 0)]
         for rank, (uid, score) in enumerate(visible[:m]):
-            if uid not in out or rank < out[uid][1]:
-                out[uid] = (source, rank, float(score))
+            deadline = int(spacing * (rank + 1) + 1e-9)
+            if uid not in out or deadline < out[uid][3]:
+                out[uid] = (source, rank, float(score), deadline)
     return out
 
 
-def keep_first_hop(order: Sequence[str], protected: Mapping[str, FirstHopRank], spacing: int,
-                   k: int) -> list[str]:
-    """The first ``k`` of ``order`` with every protected memory kept at rank ``spacing x (d + 1)`` or better.
+def keep_first_hop(order: Sequence[str], protected: Mapping[str, FirstHopRank], k: int) -> list[str]:
+    """The first ``k`` of ``order`` with every protected memory returned by its deadline.
 
     Recollection only adds to the first hop: a memory the question matches strongly
-    on its own (rank ``d``, 0-based, in plain dense or BM25, :func:`first_hop_ranks`)
-    is not pushed down by what context, speaker, time and bridges add to others.
-    Each place goes to the next memory of ``order`` unless a protected memory would
-    then miss its deadline (earliest deadline first); so within the top ``K``, for
-    every ``K``, are all the protected memories of rank below ``K // spacing``. With
-    ``spacing >= 2`` the deadlines of two views always fit.
+    on its own (:func:`first_hop_ranks`) is not pushed down by what context, speaker,
+    time and bridges add to others. Each place goes to the next memory of ``order``
+    unless a protected memory would then miss its deadline (earliest deadline first,
+    which meets every deadline whenever at most ``D`` of them are ``D`` or less, for
+    every ``D``: what the config's spacings ensure).
 
     Example:
-        >>> keep_first_hop(["a", "b", "c", "d", "e"], {"e": ("semantic", 0, 0.9), "d": ("lexical", 1, 3.0)}, 2, 5)
+        >>> keep_first_hop(["a", "b", "c", "d", "e"], {"e": ("semantic", 0, 0.9, 2), "d": ("lexical", 1, 3.0, 4)}, 5)
         ['a', 'e', 'b', 'd', 'c']
     """
-    if spacing < 2:
-        raise ValueError(f"spacing must be at least 2 (two views' d-th memories by rank 2d), got {spacing}")
-    pending = sorted((spacing * (rank + 1), uid) for uid, (_, rank, _) in protected.items()
-                     if spacing * (rank + 1) <= k)
+    pending = sorted((deadline, uid) for uid, (_, _, _, deadline) in protected.items() if deadline <= k)
     out: list[str] = []
     placed: set[str] = set()
     rest = iter(order)
@@ -210,7 +214,7 @@ def keep_first_hop(order: Sequence[str], protected: Mapping[str, FirstHopRank], 
 def _plain_memory(view: NamespaceView, uid: str, rank: FirstHopRank, query_vector: np.ndarray) -> RecalledMemory:
     """A protected first-hop memory recollection did not gather: its own view's hit as provenance."""
     row = view.pos[uid]
-    source, position, score = rank
+    source, position, score, _ = rank
     cosine = float(view.matrix[row] @ query_vector)
     return recalled_memory(view.units[row], score if source == "semantic" else cosine, cosine, False,
                            [FoundHit(source, position, score)])

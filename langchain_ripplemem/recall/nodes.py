@@ -378,10 +378,11 @@ class RecallNodes:
         reference = (ctx.as_of or ctx.reference_time or reference_time(view)) \
             if cfg.recency_half_life_days is not None else None
         vector = np.asarray(state["query_vector"], dtype=np.float32)
-        # The kept first hop is plain dense and BM25 of the question as asked (speakers left in).
-        plain = None if not cfg.keep_first_hop or state["query"] == state["cues"].query else (
-            np.asarray(self.reader.embed_query(state["query"]), dtype=np.float32), state["query"])
+        # The kept first hop (recall/assembly.py): dense of the question as asked, BM25 of the lexical view's text.
+        plain = None if not cfg.keep_first_hop or state["query"] == state["cues"].query else \
+            np.asarray(self.reader.embed_query(state["query"]), dtype=np.float32)
         memories = assemble_memories(state["evidence"], set(state["anchors"]), view, vector, cfg, plain=plain,
+                                     lexical_text=ViewQuery(state["cues"], vector).lexical_text,
                                      query=state["cues"].query, hidden=set(state.get("hidden") or ()),
                                      cues=state["cues"], support=state.get("support"),
                                      weight=score_weight(cfg, ctx.as_of, reference))
