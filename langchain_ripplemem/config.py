@@ -188,7 +188,8 @@ class RecallConfig(BaseModel):
     keep_spacing: float = Field(default=1.5, ge=1.0, description="see keep_first_hop")
     keep_lexical: int = Field(
         default=0, ge=0, description="the same for plain BM25 (score > 0) of recall's lexical text (the query "
-        "with the speakers it names moved to cues, and its keywords): rank d kept within floor(keep_lexical_spacing x d)",
+        "with the speakers it names moved to cues, and its keywords): rank d kept within "
+        "floor(keep_lexical_spacing x d)",
     )
     keep_lexical_spacing: float = Field(
         default=3.0, ge=1.0, description="see keep_lexical; with both kept, 1/keep_spacing + 1/keep_lexical_spacing "
@@ -293,7 +294,8 @@ class RecallConfig(BaseModel):
     def _kept_ranks_fit(self) -> RecallConfig:
         if self.keep_first_hop and self.keep_lexical and 1 / self.keep_spacing + 1 / self.keep_lexical_spacing > 1:
             raise ValueError(f"keep_spacing ({self.keep_spacing}) and keep_lexical_spacing "
-                             f"({self.keep_lexical_spacing}): 1/keep_spacing + 1/keep_lexical_spacing must be at most 1")
+                             f"({self.keep_lexical_spacing}): 1/keep_spacing + 1/keep_lexical_spacing "
+                             "must be at most 1")
         return self
 
 def context_weights(config: RecallConfig) -> tuple[float, float]:

@@ -106,7 +106,8 @@ def assemble_memories(
     if not ids and not protected:
         return []
     if not ids:
-        return [_plain_memory(view, uid, rank, query_vector) for uid, rank in protected.items()][: config.top_k]
+        return [_plain_memory(view, uid, protected[uid], query_vector)
+                for uid in keep_first_hop([], protected, config.top_k)]
     alignments, cosines = aligner(view, query_vector, query, config.alignment, context_weights(config),
                                   config.context_terms, config.context_mode)(ids)
     rows = np.fromiter((view.pos[uid] for uid in ids), dtype=np.int64, count=len(ids))

@@ -37,25 +37,39 @@ def _conversation(drawn: list[list[tuple[str, str]]]) -> Conversation:
 
 
 def _missing(memory: RippleMemory, question: str, config: RecallConfig, m: int = 0) -> list[tuple[str, int]]:
-    """The first-hop memories (view, rank) ``config`` must keep (its ``keep_first_hop``, else ``m``) but lost."""
-    k, m, c = config.top_k, config.keep_first_hop or m, config.keep_spacing
-    got = [x.unit.id for x in memory.recall(question, namespace="t", k=k, config=config).memories]
+    """The first-hop memories (view, rank) ``config`` must keep (its ``keep_*`` sizes, else ``m``) but lost."""
+    k = config.top_k
+    result = memory.recall(question, namespace="t", k=k, config=config)
+    got = [x.unit.id for x in result.memories]
+    # Dense of the question as asked; BM25 of what the lexical view matched (speakers moved to cues).
+    lexical_text = " ".join([result.cues.query, *result.cues.keywords])
     missing = []
-    for view in ("semantic", "lexical"):
-        plain = [(u.id, s) for u, s in memory.search(question, namespace="t", k=m, view=view)]
+    for view, text, size, spacing in (("semantic", question, config.keep_first_hop or m, config.keep_spacing),
+                                      ("lexical", lexical_text, config.keep_lexical or m, config.keep_lexical_spacing)):
+        if not size:
+            continue
+        plain = [(u.id, s) for u, s in memory.search(text, namespace="t", k=size, view=view)]
         plain = [(uid, s) for uid, s in plain if view == "semantic" or s > 0]
-        missing += [(view, d) for d, (uid, _) in enumerate(plain) if c * (d + 1) <= k and uid not in got[: c * (d + 1)]]
+        for d, (uid, _) in enumerate(plain):
+            deadline = int(spacing * (d + 1) + 1e-9)
+            if deadline <= k and uid not in got[:deadline]:
+                missing.append((view, d))
     return missing
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(drawn=sessions, words=st.lists(st.sampled_from(WORDS + SPEAKERS), min_size=1, max_size=4),
-       k=st.integers(1, 12), m=st.integers(1, 6), c=st.integers(2, 3))
-def test_plain_top_m_keeps_its_place(drawn: list[list[tuple[str, str]]], words: list[str], k: int, m: int,
-                                     c: int) -> None:
+       k=st.integers(1, 12), m=st.integers(0, 6), lm=st.integers(0, 6),
+       spacings=st.sampled_from([(1.5, 3.0), (2.0, 2.0), (1.0, 1.0), (3.0, 1.5)]),
+       mode=st.sampled_from(["sum", "max"]))
+def test_plain_top_m_keeps_its_place(drawn: list[list[tuple[str, str]]], words: list[str], k: int, m: int, lm: int,
+                                     spacings: tuple[float, float], mode: str) -> None:
+    if m and lm and spacings == (1.0, 1.0):
+        lm = 0  # both views at rank d by d do not fit (the config refuses them)
     memory = RippleMemory(BagOfWordsEmbeddings())
     memory.add_conversation(_conversation(drawn), namespace="t")
-    config = RecallConfig(keep_first_hop=m, keep_spacing=c, top_k=k)
+    config = RecallConfig(keep_first_hop=m, keep_spacing=spacings[0], keep_lexical=lm,
+                          keep_lexical_spacing=spacings[1], top_k=k, context_mode=mode)
     assert _missing(memory, "What has " + " ".join(words) + "?", config) == []
 
 
@@ -78,21 +92,22 @@ def test_a_stand_alone_remark_keeps_its_place() -> None:
     memory = RippleMemory(BagOfWordsEmbeddings())
     memory.add_conversation(_conversation([stretch, stretch[:3], remark]), namespace="t")
     question = "What did Dave try at the climbing gym for the first time?"
-    kept = RecallConfig(keep_first_hop=3, keep_spacing=2, top_k=2)
+    loud = {"context_weight": 2.0, "context_weight_2": 2.0}
+    kept = RecallConfig(keep_first_hop=3, keep_spacing=2.0, keep_lexical=3, keep_lexical_spacing=2.0, top_k=2,
+                        **loud)
     assert _missing(memory, question, kept) == []
-    assert _missing(memory, question, kept.model_copy(update={"keep_first_hop": 0, "context_weight": 2.0,
-                                                              "context_weight_2": 2.0}), m=3) != []
+    assert _missing(memory, question, kept.model_copy(update={"keep_first_hop": 0, "keep_lexical": 0}), m=3) != []
+
+
+def test_spacings_that_cannot_all_fit_are_refused() -> None:
+    with pytest.raises(ValueError, match="keep_lexical_spacing"):
+        RecallConfig(keep_first_hop=3, keep_lexical=3, keep_spacing=1.5, keep_lexical_spacing=2.0)
 
 
 def test_keep_first_hop_orders_by_deadline() -> None:
-    protected = {"e": ("semantic", 0, 0.9), "d": ("lexical", 1, 3.0), "z": ("semantic", 1, 0.5)}
-    order = keep_first_hop(["a", "b", "c", "d", "e"], protected, 2, 6)
+    protected = {"e": ("semantic", 0, 0.9, 2), "d": ("lexical", 1, 3.0, 4), "z": ("semantic", 1, 0.5, 4)}
+    order = keep_first_hop(["a", "b", "c", "d", "e"], protected, 6)
     # e (deadline 2), d and z (deadline 4): z was never gathered by recollection, it still comes.
-    assert order.index("e") < 2 and order.index("d") < 4 and order.index("z") < 4
     assert order == ["a", "e", "d", "z", "b", "c"]
-    assert keep_first_hop(["a", "b"], {}, 2, 5) == ["a", "b"]
-
-
-def test_keep_first_hop_names_a_bad_spacing() -> None:
-    with pytest.raises(ValueError, match="spacing"):
-        keep_first_hop(["a"], {}, 1, 3)
+    assert keep_first_hop(["a", "b"], {}, 5) == ["a", "b"]
+    assert keep_first_hop(["a", "b"], {"z": ("semantic", 3, 0.1, 8)}, 5) == ["a", "b"]  # its deadline is past K
