@@ -55,6 +55,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
                            "keep_lexical_spacing": 3.0},
     "rm_max_d10s2": {"context_mode": "max", "keep_first_hop": 10, "keep_spacing": 2.0},
     "rm_d20s15": {"keep_first_hop": 20, "keep_spacing": 1.5},
+    "rm_d10s2": {"keep_first_hop": 10, "keep_spacing": 2.0},
+    "rm_d10s25": {"keep_first_hop": 10, "keep_spacing": 2.5},
+    "rm_d10s3": {"keep_first_hop": 10, "keep_spacing": 3.0},
+    "rm_max_d10s25": {"context_mode": "max", "keep_first_hop": 10, "keep_spacing": 2.5},
     # Round one: both views kept at the same spacing.
     **{f"rm{'_max' if mode == 'max' else ''}_k{m}s{s}": {
         **({"context_mode": "max"} if mode == "max" else {}), "keep_first_hop": m, "keep_spacing": float(s),
