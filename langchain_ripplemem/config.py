@@ -180,13 +180,11 @@ class RecallConfig(BaseModel):
         "neighbours' credit, 'max' takes the larger of the two (a strong stand-alone remark is never ranked below "
         "a stretch of weaker turns that credit each other; recall/smoothing.py)",
     )
-    # The rule "recollection adds to what plain top-k finds, it never takes away" (issue 35, docs/architecture.md):
-    # plain dense top-10 kept within rank 3.0 x d, so dense's top 3 stay in the top 10 and its top 10 in the top 30.
-    # Chosen on the tune splits of the set, fact, linked (dev and tune) suites, LoCoMo and LongMemEval-S dev143
-    # (first 30; /work/runs/firsthop): wider guarantees (spacing 1.5, or BM25 kept too) close the set-question gap
-    # but cost LoCoMo @10 ~7 points and the linked suites 10 to 30; this one costs LoCoMo about nothing.
+    # Off by default (issue 35): every setting measured (/work/runs/firsthop) that closes the set-question gap to
+    # dense costs LoCoMo @10 (dense top-10 within 3d: 0.723 / @30 0.836, below the 0.73 / 0.84 floor; within 1.5d:
+    # about 7 points, and 10 to 30 on the linked suites). The rule holds wherever keep_first_hop > 0.
     keep_first_hop: int = Field(
-        default=10, ge=0, description="the first hop recollection only adds to: the memory ranked d-th (d <= this, "
+        default=0, ge=0, description="the first hop recollection only adds to: the memory ranked d-th (d <= this, "
         "from 1) by plain dense cosine of the question as asked (no context, bonuses or bridges) is returned at rank "
         "floor(keep_spacing x d) or better (recall/assembly.py keep_first_hop); 0 = the rho order alone",
     )

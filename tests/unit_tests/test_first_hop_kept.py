@@ -73,11 +73,6 @@ def test_plain_top_m_keeps_its_place(drawn: list[list[tuple[str, str]]], words: 
     assert _missing(memory, "What has " + " ".join(words) + "?", config) == []
 
 
-def test_default_keeps_the_first_hop() -> None:
-    """``RecallConfig()`` itself keeps a first hop (the rule is the default, not an option)."""
-    assert RecallConfig().keep_first_hop > 0
-
-
 def test_a_stand_alone_remark_keeps_its_place() -> None:
     """A one-off remark the question matches best on its own is not pushed out by a topical stretch.
 
