@@ -1,7 +1,7 @@
 # Developer shortcuts. CI runs .ci/run, which uses the README's commands.
 PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
-LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev60.json
+LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev143.json
 
 .PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-observations bench-longmemeval bench-ingest demo
 
@@ -61,7 +61,7 @@ bench-observations:
 	ripplemem bench locomo $(LOCOMO) --units observations --out results/locomo_observations.json
 	ripplemem bench report results/locomo_observations.json --md docs/locomo_observations_tables.md
 
-# LongMemEval-S, the 60-question development split (offline; ~10 min the first time, ~3 min once the
+# LongMemEval-S, the 143-question development split (offline; ~50 min the first time, less once the
 # vector cache in ~/.cache/langchain-ripplemem is filled). Interrupted? Run it again: it resumes from
 # results/longmemeval.checkpoint.jsonl.
 bench-longmemeval:

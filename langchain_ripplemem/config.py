@@ -175,6 +175,29 @@ class RecallConfig(BaseModel):
     context_weight_2: float = Field(
         default=0.3, ge=0.0, description="the same for the turns two away in the session (a speaker's next turn)",
     )
+    context_mode: Literal["sum", "max"] = Field(
+        default="sum", description="how dialogue context combines with a unit's own score: 'sum' adds the "
+        "neighbours' credit, 'max' takes the larger of the two (a strong stand-alone remark is never ranked below "
+        "a stretch of weaker turns that credit each other; recall/smoothing.py)",
+    )
+    # Off by default (issue 35): every setting measured (/work/runs/firsthop) that closes the set-question gap to
+    # dense costs LoCoMo @10 (dense top-10 within 3d: 0.723 / @30 0.836, below the 0.73 / 0.84 floor; within 1.5d:
+    # about 7 points, and 10 to 30 on the linked suites). The rule holds wherever keep_first_hop > 0.
+    keep_first_hop: int = Field(
+        default=0, ge=0, description="the first hop recollection only adds to: the memory ranked d-th (d <= this, "
+        "from 1) by plain dense cosine of the question as asked (no context, bonuses or bridges) is returned at rank "
+        "floor(keep_spacing x d) or better (recall/assembly.py keep_first_hop); 0 = the rho order alone",
+    )
+    keep_spacing: float = Field(default=3.0, ge=1.0, description="see keep_first_hop")
+    keep_lexical: int = Field(
+        default=0, ge=0, description="the same for plain BM25 (score > 0) of recall's lexical text (the query "
+        "with the speakers it names moved to cues, and its keywords): rank d kept within "
+        "floor(keep_lexical_spacing x d)",
+    )
+    keep_lexical_spacing: float = Field(
+        default=3.0, ge=1.0, description="see keep_lexical; with both kept, 1/keep_spacing + 1/keep_lexical_spacing "
+        "must be at most 1 (every rank's deadlines then fit)",
+    )
     context_terms: int = Field(
         default=60, ge=0,
         description="a unit of more content terms (BM25 terms) than this takes proportionally less of "
@@ -270,6 +293,14 @@ class RecallConfig(BaseModel):
     )
 
 
+    @model_validator(mode="after")
+    def _kept_ranks_fit(self) -> RecallConfig:
+        if self.keep_first_hop and self.keep_lexical and 1 / self.keep_spacing + 1 / self.keep_lexical_spacing > 1:
+            raise ValueError(f"keep_spacing ({self.keep_spacing}) and keep_lexical_spacing "
+                             f"({self.keep_lexical_spacing}): 1/keep_spacing + 1/keep_lexical_spacing "
+                             "must be at most 1")
+        return self
+
 def context_weights(config: RecallConfig) -> tuple[float, float]:
     """``(w1, w2)``: the dialogue-context weights of the turns one and two away."""
     return config.context_weight, config.context_weight_2
@@ -279,7 +310,7 @@ def context_weights(config: RecallConfig) -> tuple[float, float]:
 PAPER = RecallConfig(
     semantic_k=10, lexical_k=5, cue_k=5, max_rounds=1, per_channel=5, sufficiency_similarity=0.55,
     alignment="semantic", context_weight=0.0, context_weight_2=0.0, speaker_bonus=0.0, time_bonus=0.0,
-    cue_key_weight=0.0, target_cues=0, bridge_weight=0.0, anchor_bridge_weight=0.0, rank_offset=5,
+    cue_key_weight=0.0, target_cues=0, bridge_weight=0.0, anchor_bridge_weight=0.0, rank_offset=5, keep_first_hop=0,
 )
 #: METHOD.md's write phase exactly: structural edges from s_str over participants, places and time.
 PAPER_WRITE = WriteConfig(structural_edges="paper")

@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from langchain_ripplemem.bench.systems import LINKED_SYSTEMS, SYSTEM_NAMES
+from langchain_ripplemem.bench.systems import LINKED_SYSTEMS, SYSTEM_FACTORIES, SYSTEM_NAMES
 
 # The small-memory suite's systems: the full system, the ablation without graph expansion, and the baselines.
 SMALL_SYSTEMS = ("ripplemem", "no_expansion", "dense", "hybrid_rrf")
@@ -327,7 +327,7 @@ def _chat_model(spec: str) -> Any:
 
 def _systems(value: str) -> list[str]:
     systems = _csv(value)
-    unknown = [s for s in systems if s not in SYSTEM_NAMES]
+    unknown = [s for s in systems if s not in SYSTEM_FACTORIES]  # the defaults, and variants asked by name
     if unknown:
         raise ValueError(f"unknown systems {unknown}; choose from {', '.join(SYSTEM_NAMES)}")
     return systems

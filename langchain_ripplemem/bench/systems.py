@@ -43,6 +43,30 @@ _ABLATIONS: dict[str, dict[str, Any]] = {
     "no_context": {"context_weight": 0.0, "context_weight_2": 0.0},
     "no_cue_bonus": {"speaker_bonus": 0.0, "time_bonus": 0.0},
 }
+# Variants of the default measured against it (issue 35: a first hop recollection only adds to): run by
+# name (``--systems``), never by default. ``kNsM``: plain dense and BM25 top-N kept within rank M x d; ``max``:
+# dialogue context as max(own, neighbour share) instead of the sum.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "rm_max": {"context_mode": "max"},
+    "rm_d10s15": {"keep_first_hop": 10, "keep_spacing": 1.5},
+    "rm_max_d10s15": {"context_mode": "max", "keep_first_hop": 10, "keep_spacing": 1.5},
+    "rm_max_d20s15": {"context_mode": "max", "keep_first_hop": 20, "keep_spacing": 1.5},
+    "rm_max_d10s15_l5s3": {"context_mode": "max", "keep_first_hop": 10, "keep_spacing": 1.5, "keep_lexical": 5,
+                           "keep_lexical_spacing": 3.0},
+    "rm_max_d10s2": {"context_mode": "max", "keep_first_hop": 10, "keep_spacing": 2.0},
+    "rm_d20s15": {"keep_first_hop": 20, "keep_spacing": 1.5},
+    "rm_d10s2": {"keep_first_hop": 10, "keep_spacing": 2.0},
+    "rm_d10s25": {"keep_first_hop": 10, "keep_spacing": 2.5},
+    "rm_d10s3": {"keep_first_hop": 10, "keep_spacing": 3.0},
+    "rm_max_d10s25": {"context_mode": "max", "keep_first_hop": 10, "keep_spacing": 2.5},
+    # Round one: both views kept at the same spacing.
+    **{f"rm{'_max' if mode == 'max' else ''}_k{m}s{s}": {
+        **({"context_mode": "max"} if mode == "max" else {}), "keep_first_hop": m, "keep_spacing": float(s),
+        "keep_lexical": m, "keep_lexical_spacing": float(s)}
+       for mode, m, s in (("sum", 3, 2), ("sum", 5, 2), ("sum", 5, 3), ("sum", 10, 3), ("max", 5, 3), ("max", 10, 3),
+                          ("max", 5, 2))},
+}
+_ABLATIONS.update(VARIANTS)
 RRF_K = 60
 RRF_DEPTH = 100
 
@@ -243,7 +267,7 @@ def ripplemem_long_history(memory: Any, recall_config: RecallConfig | None = Non
 
 def ablation(name: str) -> Callable[[Any, RecallConfig | None], RecallSystem]:
     """The factory of ablation ``name``: ``ripplemem`` with one knob of ``_ABLATIONS`` changed."""
-    if name not in ABLATIONS:
+    if name not in ABLATIONS and name not in VARIANTS:
         raise ValueError(f"{name!r} is not an ablation; choose one of {ABLATIONS}")
 
     def factory(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
@@ -273,6 +297,7 @@ SYSTEM_FACTORIES: dict[str, Callable[[Any, RecallConfig | None], System]] = {
     "ripplemem_paper": ripplemem_paper,
     "ripplemem_long_history": ripplemem_long_history,
     **{name: ablation(name) for name in ABLATIONS},
+    **{name: ablation(name) for name in VARIANTS},
     "bm25": bm25,
     "dense": dense,
     "hybrid_rrf": hybrid_rrf,

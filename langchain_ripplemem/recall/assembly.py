@@ -23,10 +23,10 @@ import numpy as np
 from langchain_ripplemem.config import RecallConfig, context_weights
 from langchain_ripplemem.index import NamespaceView
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
-from langchain_ripplemem.recall.evidence import AnyHit, recalled_memory, supports
+from langchain_ripplemem.recall.evidence import AnyHit, FoundHit, recalled_memory, supports
 from langchain_ripplemem.recall.smoothing import in_context, per_view
 from langchain_ripplemem.rendering import memory_line
-from langchain_ripplemem.schemas import MemoryUnit, QueryCues, RecalledMemory
+from langchain_ripplemem.schemas import HitSource, MemoryUnit, QueryCues, RecalledMemory
 
 T = TypeVar("T")
 
@@ -43,7 +43,7 @@ def _minmax(values: np.ndarray) -> np.ndarray:
 
 
 def aligner(view: NamespaceView, query_vector: np.ndarray, query: str, mode: str,
-            context: Sequence[float] = (), context_terms: int = 0,
+            context: Sequence[float] = (), context_terms: int = 0, context_mode: str = "sum",
             ) -> Callable[[list[str]], tuple[np.ndarray, np.ndarray]]:
     """``ids -> (a(q, m) in [0, 1], raw cosine)``, normalised over the ids given.
 
@@ -55,8 +55,10 @@ def aligner(view: NamespaceView, query_vector: np.ndarray, query: str, mode: str
     content terms takes less of that credit). Whole-namespace scores (BM25,
     context) are computed once here, so one aligner serves several id sets.
     """
-    contextual = in_context(view, view.cosines(query_vector), context, context_terms) if any(context) else None
-    lexical = in_context(view, view.lexical_scores(query), context, context_terms) if mode == "hybrid" else None
+    contextual = in_context(view, view.cosines(query_vector), context, context_terms, context_mode) \
+        if any(context) else None
+    lexical = in_context(view, view.lexical_scores(query), context, context_terms, context_mode) \
+        if mode == "hybrid" else None
 
     def align(ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
         rows = [view.pos[uid] for uid in ids]
@@ -74,6 +76,7 @@ def assemble_memories(
     query_vector: np.ndarray, config: RecallConfig, query: str = "", *,
     hidden: set[str] | None = None, weight: Callable[[MemoryUnit], float] | None = None,
     cues: QueryCues | None = None, support: Mapping[str, float] | None = None,
+    plain: np.ndarray | None = None, lexical_text: str | None = None,
 ) -> list[RecalledMemory]:
     """The top ``config.top_k`` memories by rho, each with its merged provenance.
 
@@ -91,12 +94,22 @@ def assemble_memories(
             every memory gets ``config.time_bonus`` times its time similarity to it.
         support: each evidence memory's provenance support under ``config``
             (:func:`~langchain_ripplemem.recall.evidence.supports`); ``None``: summed here.
+        plain: the vector of the question as asked, for the dense first hop kept with
+            ``config.keep_first_hop`` (:func:`keep_first_hop`); ``None``: ``query_vector``.
+        lexical_text: what the lexical view matched (query and keywords), for the BM25 first hop kept
+            with ``config.keep_lexical``; ``None``: ``query``.
     """
     ids = [uid for uid in evidence if uid in view.pos and not (hidden and uid in hidden)]
-    if not ids:
+    protected = first_hop_ranks(view, query_vector if plain is None else plain, lexical_text or query, config,
+                                hidden or set()) \
+        if config.keep_first_hop or config.keep_lexical else {}
+    if not ids and not protected:
         return []
+    if not ids:
+        return [_plain_memory(view, uid, protected[uid], query_vector)
+                for uid in keep_first_hop([], protected, config.top_k)]
     alignments, cosines = aligner(view, query_vector, query, config.alignment, context_weights(config),
-                                  config.context_terms)(ids)
+                                  config.context_terms, config.context_mode)(ids)
     rows = np.fromiter((view.pos[uid] for uid in ids), dtype=np.int64, count=len(ids))
     units = view.units.take(rows.tolist())
     if support is None or len(support) != len(evidence):
@@ -127,9 +140,85 @@ def assemble_memories(
     scored.sort(key=lambda row: row[:2])
     if config.distinct_sessions_first:
         scored = distinct_sessions_first(scored, config.distinct_sessions_first, lambda row: row[2].source.session_id)
-    # Only the kept K become result objects (validated; the rest never leave this function).
+    if protected:
+        by_id = {row[1]: row for row in scored}
+        order = keep_first_hop([row[1] for row in scored], protected, config.top_k)
+        # Only the kept K become result objects (validated; the rest never leave this function).
+        return [recalled_memory(row[2], -row[0], row[3], row[4], evidence[uid]) if (row := by_id.get(uid))
+                else _plain_memory(view, uid, protected[uid], query_vector) for uid in order]
     return [recalled_memory(unit, -neg_rho, cos, is_anchor, evidence[uid])
             for neg_rho, uid, unit, cos, is_anchor in scored[: config.top_k]]
+
+
+#: A kept first-hop memory: (view, 0-based rank in it, its own score, the rank it must be returned at or above).
+FirstHopRank = tuple[HitSource, int, float, int]
+
+
+def first_hop_ranks(view: NamespaceView, vector: np.ndarray, lexical_text: str, config: RecallConfig,
+                    hidden: set[str]) -> dict[str, FirstHopRank]:
+    """The memories the first hop keeps: plain dense top ``keep_first_hop``, plain BM25 top ``keep_lexical``.
+
+    The rankings of ``RippleMemory.search`` (``view.semantic``, ``view.lexical``; BM25
+    scores above 0): the question's own match, before dialogue context, cue bonuses
+    and bridges. The memory ranked ``d``-th (from 1) must come at rank
+    ``floor(spacing x d)`` or better (the tighter of its two deadlines).
+    """
+    out: dict[str, FirstHopRank] = {}
+    extra = len(hidden)
+    ranked = (("semantic", config.keep_first_hop, config.keep_spacing,
+               view.semantic(vector, config.keep_first_hop + extra) if config.keep_first_hop else []),
+              ("lexical", config.keep_lexical, config.keep_lexical_spacing,
+               view.lexical(lexical_text, config.keep_lexical + extra) if config.keep_lexical else []))
+    for source, m, spacing, hits in ranked:
+        visible = [(uid, score) for uid, score in hits if uid not in hidden and (source == "semantic" or score > 0)]
+        for rank, (uid, score) in enumerate(visible[:m]):
+            deadline = int(spacing * (rank + 1) + 1e-9)
+            if uid not in out or deadline < out[uid][3]:
+                out[uid] = (source, rank, float(score), deadline)
+    return out
+
+
+def keep_first_hop(order: Sequence[str], protected: Mapping[str, FirstHopRank], k: int) -> list[str]:
+    """The first ``k`` of ``order`` with every protected memory returned by its deadline.
+
+    Recollection only adds to the first hop: a memory the question matches strongly
+    on its own (:func:`first_hop_ranks`) is not pushed down by what context, speaker,
+    time and bridges add to others. Each place goes to the next memory of ``order``
+    unless a protected memory would then miss its deadline (earliest deadline first,
+    which meets every deadline whenever at most ``D`` of them are ``D`` or less, for
+    every ``D``: what the config's spacings ensure).
+
+    Example:
+        >>> keep_first_hop(["a", "b", "c", "d", "e"], {"e": ("semantic", 0, 0.9, 2), "d": ("lexical", 1, 3.0, 4)}, 5)
+        ['a', 'e', 'b', 'd', 'c']
+    """
+    pending = sorted((deadline, uid) for uid, (_, _, _, deadline) in protected.items() if deadline <= k)
+    out: list[str] = []
+    placed: set[str] = set()
+    rest = iter(order)
+    while len(out) < k:
+        pending = [item for item in pending if item[1] not in placed]
+        position = len(out) + 1
+        # Another memory may take this place only if every pending one still fits after it:
+        # the j-th by deadline (0-based) could then come at position + 1 + j at the earliest.
+        if any(deadline < position + 1 + j for j, (deadline, _) in enumerate(pending)):
+            uid: str | None = pending[0][1]
+        else:
+            uid = next((u for u in rest if u not in placed), pending[0][1] if pending else None)
+        if uid is None:
+            break
+        out.append(uid)
+        placed.add(uid)
+    return out
+
+
+def _plain_memory(view: NamespaceView, uid: str, rank: FirstHopRank, query_vector: np.ndarray) -> RecalledMemory:
+    """A protected first-hop memory recollection did not gather: its own view's hit as provenance."""
+    row = view.pos[uid]
+    source, position, score, _ = rank
+    cosine = float(view.matrix[row] @ query_vector)
+    return recalled_memory(view.units[row], score if source == "semantic" else cosine, cosine, False,
+                           [FoundHit(source, position, score)])
 
 
 def distinct_sessions_first(ranked: list[T], n: int, session: Callable[[T], str]) -> list[T]:

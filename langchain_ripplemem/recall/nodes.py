@@ -382,8 +382,12 @@ class RecallNodes:
         view, cfg = self.reader.view(ctx.namespace), ctx.config
         reference = (ctx.as_of or ctx.reference_time or reference_time(view)) \
             if cfg.recency_half_life_days is not None else None
-        memories = assemble_memories(state["evidence"], set(state["anchors"]), view,
-                                     np.asarray(state["query_vector"], dtype=np.float32), cfg,
+        vector = np.asarray(state["query_vector"], dtype=np.float32)
+        # The kept first hop (recall/assembly.py): dense of the question as asked, BM25 of the lexical view's text.
+        plain = None if not cfg.keep_first_hop or state["query"] == state["cues"].query else \
+            np.asarray(self.reader.embed_query(state["query"]), dtype=np.float32)
+        memories = assemble_memories(state["evidence"], set(state["anchors"]), view, vector, cfg, plain=plain,
+                                     lexical_text=ViewQuery(state["cues"], vector).lexical_text,
                                      query=state["cues"].query, hidden=set(state.get("hidden") or ()),
                                      cues=state["cues"], support=state.get("support"),
                                      weight=score_weight(cfg, ctx.as_of, reference))

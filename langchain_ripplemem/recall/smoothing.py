@@ -186,17 +186,25 @@ def best_away(scores: np.ndarray, neighbours: np.ndarray, distance: int) -> np.n
     return np.maximum(padded[before], padded[after])
 
 
-def smooth(scores: np.ndarray, neighbours: np.ndarray, weights: Sequence[float]) -> np.ndarray:
+def smooth(scores: np.ndarray, neighbours: np.ndarray, weights: Sequence[float], mode: str = "sum") -> np.ndarray:
     """``scores`` plus, per distance ``d``, ``weights[d-1]`` times the best score ``d`` turns away.
 
-    Missing neighbours (``-1``) and negative scores contribute nothing.
+    Missing neighbours (``-1``) and negative scores contribute nothing. ``mode="max"``:
+    the larger of the two instead of their sum (context only lifts a unit to a share of
+    its neighbour's score, never above a unit that matches more on its own).
+
+    Example:
+        >>> nb = np.array([[-1, 1], [0, 2], [1, -1]])
+        >>> smooth(np.array([0.2, 1.0, 0.0]), nb, (0.5,), "max").tolist()
+        [0.5, 1.0, 0.5]
     """
     if not any(weights) or len(scores) == 0:
         return scores
     out = scores
     for distance, weight in enumerate(weights, start=1):
         if weight:
-            out = out + weight * np.maximum(best_away(scores, neighbours, distance), 0.0)
+            credit = weight * np.maximum(best_away(scores, neighbours, distance), 0.0)
+            out = np.maximum(out, credit) if mode == "max" else out + credit
     return out
 
 
@@ -209,23 +217,29 @@ _Contextual = dict[tuple[int, int, tuple[float, ...], int], tuple["weakref.ref[n
 _contextual: weakref.WeakKeyDictionary[NamespaceView, _Contextual] = weakref.WeakKeyDictionary()
 
 
-def in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], terms: int = 0) -> np.ndarray:
+def in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], terms: int = 0,
+               mode: str = "sum") -> np.ndarray:
     """:func:`smooth` with the view's session neighbours (no work when every weight is 0).
 
     With ``terms`` > 0, a unit of more content terms than that takes ``terms / n`` of
     the credit (see the module docs). Read-only scores (a view's cosines) get a read-only
-    result, kept for the next call with the same scores.
+    result, kept for the next call with the same scores. ``mode="max"``: a unit scores
+    ``max(s(m), w_d x best neighbour d away)`` instead of the sum, so context lifts a
+    turn whose neighbour matches but never ranks a strong stand-alone remark below a
+    topical stretch of weaker turns (``RecallConfig.context_mode``).
     """
     if not any(weights):
         return scores
+    if mode not in ("sum", "max"):
+        raise ValueError(f"mode must be 'sum' or 'max', got {mode!r}")
     if scores.flags.writeable:
-        return _contextual_of(view, scores, weights, terms)
-    key = (id(scores), len(view), tuple(weights), terms)
+        return _contextual_of(view, scores, weights, terms, mode)
+    key = (id(scores), len(view), tuple(weights), terms, mode)
     with _lock:
         kept = _contextual.setdefault(view, {}).get(key)
     if kept is not None and kept[0]() is scores:
         return kept[1]
-    out = _contextual_of(view, scores, weights, terms)
+    out = _contextual_of(view, scores, weights, terms, mode)
     out.flags.writeable = False
     with _lock:
         held = _contextual.setdefault(view, {})
@@ -235,12 +249,13 @@ def in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float]
     return out
 
 
-def _contextual_of(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], terms: int) -> np.ndarray:
+def _contextual_of(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], terms: int,
+                   mode: str = "sum") -> np.ndarray:
     if terms:
         share = per_view(view, f"context_share:{terms}", lambda v, n: _share(v, terms, 0, n),
                          lambda v, known, before, n: np.append(known, _share(v, terms, before, n)))
-        return scores + share[: len(scores)] * (_in_context(view, scores, weights) - scores)
-    return _in_context(view, scores, weights)
+        return scores + share[: len(scores)] * (_in_context(view, scores, weights, mode) - scores)
+    return _in_context(view, scores, weights, mode)
 
 
 def _share(view: NamespaceView, terms: int, start: int, stop: int) -> np.ndarray:
@@ -248,22 +263,24 @@ def _share(view: NamespaceView, terms: int, start: int, stop: int) -> np.ndarray
     return np.minimum(1.0, terms / np.maximum(view.term_counts()[start:stop], 1))
 
 
-def _in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float]) -> np.ndarray:
+def _in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], mode: str = "sum") -> np.ndarray:
     m, sessions = len(scores), per_view(view, "neighbours", _sessions, _more_sessions)
     if len(sessions.neighbours) > m:  # the view grew after the scores were taken: rows past them are no neighbours
-        return smooth(scores, np.where(sessions.neighbours[:m] < m, sessions.neighbours[:m], _NONE), weights)
+        return smooth(scores, np.where(sessions.neighbours[:m] < m, sessions.neighbours[:m], _NONE), weights, mode)
     if m == 0:
         return scores
     padded, out = np.append(scores, 0.0), scores  # row -1 reads this zero
     for distance, weight in enumerate(weights, start=1):
         if weight:  # smooth()'s sum, with the rows each distance away read from the cache
             before, after = sessions.away(distance)
-            out = out + weight * np.maximum(np.maximum(padded[before], padded[after]), 0.0)
+            credit = weight * np.maximum(np.maximum(padded[before], padded[after]), 0.0)
+            out = np.maximum(out, credit) if mode == "max" else out + credit
     return out
 
 
 def top_in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], k: int,
-                   positive: bool = False, exclude: Iterable[str] = (), terms: int = 0) -> list[tuple[str, float]]:
+                   positive: bool = False, exclude: Iterable[str] = (), terms: int = 0,
+                   mode: str = "sum") -> list[tuple[str, float]]:
     """The ``k`` best ``(id, s_ctx)`` of a full score array, best first (row order breaks ties).
 
     Args:
@@ -275,8 +292,9 @@ def top_in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[fl
             a neighbour matched a query term).
         exclude: ids never returned (hidden memories).
         terms: long units take less context credit (:func:`in_context`).
+        mode: ``"sum"`` or ``"max"`` (:func:`in_context`).
     """
-    contextual = in_context(view, scores, weights, terms)
+    contextual = in_context(view, scores, weights, terms, mode)
     eligible = contextual > 0 if positive else np.ones(len(scores), dtype=bool)
     for uid in exclude:
         row = view.pos.get(uid)

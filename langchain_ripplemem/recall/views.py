@@ -70,7 +70,7 @@ def _semantic(view: NamespaceView, query: ViewQuery, k: int, config: RecallConfi
               write: WriteConfig) -> list[tuple[str, float]]:
     if any(weights := context_weights(config)):
         return top_in_context(view, view.cosines(query.vector), weights, k, exclude=query.hidden,
-                              terms=config.context_terms)
+                              terms=config.context_terms, mode=config.context_mode)
     return visible_top(lambda n: view.semantic(query.vector, n), k, query.hidden)
 
 
@@ -78,7 +78,7 @@ def _lexical(view: NamespaceView, query: ViewQuery, k: int, config: RecallConfig
              write: WriteConfig) -> list[tuple[str, float]]:
     if any(weights := context_weights(config)):
         return top_in_context(view, view.lexical_scores(query.lexical_text), weights, k, positive=True,
-                              exclude=query.hidden, terms=config.context_terms)
+                              exclude=query.hidden, terms=config.context_terms, mode=config.context_mode)
     return visible_top(lambda n: view.lexical(query.lexical_text, n), k, query.hidden)
 
 

@@ -1,0 +1,108 @@
+"""Recollection only adds to the first hop (issue 35): a property over random small memories.
+
+With ``RecallConfig.keep_first_hop = m`` and ``keep_spacing = c``, the memory that plain
+dense top-k (``RippleMemory.search(view="semantic")``) or plain BM25 (``view="lexical"``,
+score above 0) ranks ``d``-th (0-based, ``d < m``) is in recall's top ``K`` whenever
+``c x (d + 1) <= K``: for every ``K``, dense's and BM25's top ``min(m, K // c)`` are in it,
+whatever dialogue context, speaker and time bonuses and bridges do to the rest.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.recall.assembly import keep_first_hop
+from langchain_ripplemem.schemas import Conversation
+
+from .conftest import BagOfWordsEmbeddings
+
+WORDS = ["climbing", "gym", "football", "league", "fencing", "class", "dinner", "garden", "violin",
+         "Portland", "museum", "marathon", "chess", "allergy", "sushi", "beach", "camping", "puppy"]
+SPEAKERS = ["Dave", "Mira"]
+
+turn = st.tuples(st.sampled_from(SPEAKERS), st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(
+    lambda ws: "We talked about " + " and ".join(ws) + "."))
+sessions = st.lists(st.lists(turn, min_size=1, max_size=6), min_size=1, max_size=4)
+
+
+def _conversation(drawn: list[list[tuple[str, str]]]) -> Conversation:
+    return Conversation.model_validate({"id": "c", "sessions": [
+        {"id": f"S{s}", "time": f"2026-05-{s + 1:02d}T12:00:00+00:00",
+         "turns": [{"id": f"S{s}:{t}", "speaker": sp, "text": text} for t, (sp, text) in enumerate(turns)]}
+        for s, turns in enumerate(drawn)]})
+
+
+def _missing(memory: RippleMemory, question: str, config: RecallConfig, m: int = 0) -> list[tuple[str, int]]:
+    """The first-hop memories (view, rank) ``config`` must keep (its ``keep_*`` sizes, else ``m``) but lost."""
+    k = config.top_k
+    result = memory.recall(question, namespace="t", k=k, config=config)
+    got = [x.unit.id for x in result.memories]
+    # Dense of the question as asked; BM25 of what the lexical view matched (speakers moved to cues).
+    lexical_text = " ".join([result.cues.query, *result.cues.keywords])
+    missing = []
+    for view, text, size, spacing in (("semantic", question, config.keep_first_hop or m, config.keep_spacing),
+                                      ("lexical", lexical_text, config.keep_lexical or m, config.keep_lexical_spacing)):
+        if not size:
+            continue
+        plain = [(u.id, s) for u, s in memory.search(text, namespace="t", k=size, view=view)]
+        plain = [(uid, s) for uid, s in plain if view == "semantic" or s > 0]
+        for d, (uid, _) in enumerate(plain):
+            deadline = int(spacing * (d + 1) + 1e-9)
+            if deadline <= k and uid not in got[:deadline]:
+                missing.append((view, d))
+    return missing
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(drawn=sessions, words=st.lists(st.sampled_from(WORDS + SPEAKERS), min_size=1, max_size=4),
+       k=st.integers(1, 12), m=st.integers(0, 6), lm=st.integers(0, 6),
+       spacings=st.sampled_from([(1.5, 3.0), (2.0, 2.0), (1.0, 1.0), (3.0, 1.5)]),
+       mode=st.sampled_from(["sum", "max"]))
+def test_plain_top_m_keeps_its_place(drawn: list[list[tuple[str, str]]], words: list[str], k: int, m: int, lm: int,
+                                     spacings: tuple[float, float], mode: str) -> None:
+    if m and lm and spacings == (1.0, 1.0):
+        lm = 0  # both views at rank d by d do not fit (the config refuses them)
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory.add_conversation(_conversation(drawn), namespace="t")
+    config = RecallConfig(keep_first_hop=m, keep_spacing=spacings[0], keep_lexical=lm,
+                          keep_lexical_spacing=spacings[1], top_k=k, context_mode=mode)
+    assert _missing(memory, "What has " + " ".join(words) + "?", config) == []
+
+
+def test_a_stand_alone_remark_keeps_its_place() -> None:
+    """A one-off remark the question matches best on its own is not pushed out by a topical stretch.
+
+    Without the kept first hop, dialogue context lifts the turns of a session that keeps
+    talking about the gym above the one turn that answers the question by itself.
+    """
+    stretch = [("Mira", "The gym was crowded today at the gym."), ("Dave", "The gym had a new wall."),
+               ("Mira", "Yes the gym wall looks great."), ("Dave", "The gym staff were friendly."),
+               ("Mira", "The gym is open late."), ("Dave", "The gym has showers too.")]
+    remark = [("Mira", "Did you eat?"), ("Dave", "I went bouldering at the climbing gym for the first time."),
+              ("Mira", "Nice weather.")]
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory.add_conversation(_conversation([stretch, stretch[:3], remark]), namespace="t")
+    question = "What did Dave try at the climbing gym for the first time?"
+    loud = {"context_weight": 2.0, "context_weight_2": 2.0}
+    kept = RecallConfig(keep_first_hop=3, keep_spacing=2.0, keep_lexical=3, keep_lexical_spacing=2.0, top_k=2,
+                        **loud)
+    assert _missing(memory, question, kept) == []
+    assert _missing(memory, question, kept.model_copy(update={"keep_first_hop": 0, "keep_lexical": 0}), m=3) != []
+
+
+def test_spacings_that_cannot_all_fit_are_refused() -> None:
+    with pytest.raises(ValueError, match="keep_lexical_spacing"):
+        RecallConfig(keep_first_hop=3, keep_lexical=3, keep_spacing=1.5, keep_lexical_spacing=2.0)
+
+
+def test_keep_first_hop_orders_by_deadline() -> None:
+    protected = {"e": ("semantic", 0, 0.9, 2), "d": ("lexical", 1, 3.0, 4), "z": ("semantic", 1, 0.5, 4)}
+    order = keep_first_hop(["a", "b", "c", "d", "e"], protected, 6)
+    # e (deadline 2), d and z (deadline 4): z was never gathered by recollection, it still comes.
+    assert order == ["a", "e", "d", "z", "b", "c"]
+    assert keep_first_hop(["a", "b"], {}, 5) == ["a", "b"]
+    assert keep_first_hop(["a", "b"], {"z": ("semantic", 3, 0.1, 8)}, 5) == ["a", "b"]  # its deadline is past K
