@@ -67,7 +67,7 @@ _LAZY = {
     "RuleBasedExtractor": "langchain_ripplemem.extraction.rules",
     "LLMExtractor": "langchain_ripplemem.extraction.llm",
     "build_recall_graph": "langchain_ripplemem.recall.graph",
-    "checkpoint_serde": "langchain_ripplemem.checkpointing",
+    "checkpoint_serde": "langchain_ripplemem.recall.checkpointing",
     "RecallContext": "langchain_ripplemem.recall.state",
     "HeuristicController": "langchain_ripplemem.recall.controller",
     "LLMController": "langchain_ripplemem.recall.controller",

@@ -27,21 +27,22 @@ import networkx as nx
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langchain_ripplemem._runtime.collector import collector_paused
 from langchain_ripplemem.adapters import conversation_from_json
-from langchain_ripplemem.cache_bounds import CacheBounds
-from langchain_ripplemem.collector import collector_paused
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.embeddings import embed_query, embedding_dimension, embedding_model_name
 from langchain_ripplemem.errors import InvalidConversationError
 from langchain_ripplemem.extraction import known_turns
 from langchain_ripplemem.extraction.base import Extractor, Window
 from langchain_ripplemem.extraction.windows import make_windows, with_progress
-from langchain_ripplemem.index import NamespaceView
-from langchain_ripplemem.ingest import EmbedProgress, WritePath
-from langchain_ripplemem.marks import is_suppressed, with_suppression
+from langchain_ripplemem.index.cache_bounds import CacheBounds
+from langchain_ripplemem.index.marks import is_suppressed, with_suppression
+from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.snapshot import ViewSnapshots
+from langchain_ripplemem.index.stats import namespace_stats
+from langchain_ripplemem.index.sync import NamespaceSync
+from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.memory_graph.cache import GraphCache
-from langchain_ripplemem.namespace_stats import namespace_stats
-from langchain_ripplemem.namespace_sync import NamespaceSync
 from langchain_ripplemem.recall.derived import derive_all
 from langchain_ripplemem.recall.smoothing import conversation_units
 from langchain_ripplemem.recall.visibility import coerce_as_of
@@ -61,8 +62,7 @@ from langchain_ripplemem.storage.embedding_record import EmbeddingModelCheck
 from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME, open_sqlite_graph
 from langchain_ripplemem.supersession.llm import llm_supersession
 from langchain_ripplemem.supersession.rules import refresh_supersession
-from langchain_ripplemem.unit_index import UnitIndex
-from langchain_ripplemem.view_snapshot import ViewSnapshots
+from langchain_ripplemem.write.path import EmbedProgress, WritePath
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -103,7 +103,7 @@ class RippleMemory:
         namespace: default namespace for calls that do not pass one.
         cache_bounds: how many namespaces, and how many bytes, of views and graphs stay
             in memory (least recently used out first; default ``CacheBounds()``).
-        snapshot_directory: a local cache of views for fast cold opens (:mod:`~langchain_ripplemem.view_snapshot`;
+        snapshot_directory: a local cache of views for fast cold opens (:mod:`~langchain_ripplemem.index.snapshot`;
             default ``ripplemem_views`` in ``persist_directory``, none without it; ``False``: none).
 
     Raises:

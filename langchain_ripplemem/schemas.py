@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from langchain_ripplemem.timestamps import aware, parse_timestamp
+from langchain_ripplemem.extraction.timestamps import aware, parse_timestamp
 
 Namespace = tuple[str, ...]
 EdgeType = Literal["semantic", "structural"]
@@ -365,7 +365,7 @@ class RecallResult(BaseModel):
 
         ``units`` may hold the units of the expansion paths' bridges by id, so they show their text.
         """
-        from langchain_ripplemem.recall_html import render_recall_html  # lazily: this module stays pure
+        from langchain_ripplemem.picture.html import render_recall_html  # lazily: this module stays pure
 
         return render_recall_html(self, units)
 

@@ -48,11 +48,11 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
+from langchain_ripplemem._runtime.drivers import adrive, drive
 from langchain_ripplemem.adapters import single_turn_conversation
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.drivers import adrive, drive
 from langchain_ripplemem.errors import ExtractionError
-from langchain_ripplemem.marks import is_suppressed
+from langchain_ripplemem.index.marks import is_suppressed
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, validate_namespace
 
 if TYPE_CHECKING:

@@ -31,10 +31,10 @@ import numpy as np
 from results_io import emit
 from scale_dialogue import Dialogue, FastFakeEmbeddings
 
+from langchain_ripplemem._runtime.blas import one_thread
 from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
 from langchain_ripplemem.bench.loaders import load_longmemeval
 from langchain_ripplemem.bench.results import run_metadata
-from langchain_ripplemem.blas import one_thread
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.calibration import semantic_threshold_for

@@ -328,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in procs:
             p.join(timeout=60)
 
-        from langchain_ripplemem.integrity import check_store
+        from langchain_ripplemem.cli.integrity import check_store
 
         try:
             memory = make_memory(cfg)

@@ -90,7 +90,7 @@ def sample_haystacks(copies: int = SAMPLE_COPIES) -> list[Haystack]:
         ValueError: if ``copies`` is below 1.
 
     """
-    from langchain_ripplemem.demo import load_sample
+    from langchain_ripplemem.cli.demo import load_sample
 
     if copies < 1:
         raise ValueError(f"copies must be >= 1, got {copies}")

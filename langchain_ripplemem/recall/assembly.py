@@ -20,12 +20,12 @@ from typing import TypeVar
 
 import numpy as np
 
+from langchain_ripplemem.cli.rendering import memory_line
 from langchain_ripplemem.config import RecallConfig, context_weights
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
 from langchain_ripplemem.recall.evidence import AnyHit, recalled_memory, supports
 from langchain_ripplemem.recall.smoothing import in_context, per_view
-from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import MemoryUnit, QueryCues, RecalledMemory
 
 T = TypeVar("T")

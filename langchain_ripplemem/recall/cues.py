@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from langchain_ripplemem.index import NamespaceView
-from langchain_ripplemem.lexical import content_words, words
-from langchain_ripplemem.marks import stated_at
+from langchain_ripplemem.index.lexical import content_words, words
+from langchain_ripplemem.index.marks import stated_at
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.prompts.recall import QueryCueOutput
 from langchain_ripplemem.recall.smoothing import per_view
 from langchain_ripplemem.schemas import QueryCues, TimeInterval

@@ -43,7 +43,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.schemas import MemoryUnit
 
 _NONE = -1

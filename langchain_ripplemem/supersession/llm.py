@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from langchain_ripplemem.chat_models import call_structured, resolve_chat_model
 from langchain_ripplemem.errors import ModelConfigurationError
-from langchain_ripplemem.marks import SUPERSEDES, is_suppressed, order_key
+from langchain_ripplemem.index.marks import SUPERSEDES, is_suppressed, order_key
+from langchain_ripplemem.llm.calls import call_structured, resolve_chat_model
 from langchain_ripplemem.memory_graph.scoring import cue_set
 from langchain_ripplemem.schemas import MemoryUnit, Usage
 from langchain_ripplemem.supersession.rules import GROUP_POOL
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from langchain_ripplemem.config import WriteConfig
-    from langchain_ripplemem.index import NamespaceView
+    from langchain_ripplemem.index.namespace import NamespaceView
     from langchain_ripplemem.schemas import IngestReport
 
 _MAX_ATTRIBUTE_CHARS = 40

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from langchain_ripplemem.lexical import lexical_tokens
+from langchain_ripplemem.index.lexical import lexical_tokens
 from langchain_ripplemem.schemas import Conversation
 
 from .openai_server import ScriptedOpenAIServer

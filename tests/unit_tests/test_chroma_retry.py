@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from chromadb.errors import InternalError
 
+from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.storage import chroma as chroma_module
 from langchain_ripplemem.storage.chroma import read_retrying
-from langchain_ripplemem.unit_index import UnitIndex
 
 from .conftest import make_conversation
 

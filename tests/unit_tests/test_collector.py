@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from langchain_ripplemem import collector
-from langchain_ripplemem.collector import collector_paused, paused, set_enabled
+from langchain_ripplemem._runtime import collector
+from langchain_ripplemem._runtime.collector import collector_paused, paused, set_enabled
 from langchain_ripplemem.config import PAPER_WRITE
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall import NODE_NAMES, RecallContext, build_recall_graph

@@ -13,7 +13,7 @@ import pytest
 from langgraph.store.base import PutOp
 
 from langchain_ripplemem.config import PAPER_WRITE, RecallConfig, WriteConfig
-from langchain_ripplemem.marks import stated_at
+from langchain_ripplemem.index.marks import stated_at
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT
 from langchain_ripplemem.recall import RecallContext, build_recall_graph

@@ -206,8 +206,7 @@ def test_each_round_is_traced_with_metadata(memory):
 
 
 def test_no_child_runs_without_callbacks(memory, monkeypatch):
-    from langchain_ripplemem import tracing
-
+    from langchain_ripplemem._runtime import tracing
     configured = []
     monkeypatch.setattr(tracing, "get_callback_manager_for_config",
                         lambda cfg: configured.append(cfg) or type("M", (), {"handlers": []})())

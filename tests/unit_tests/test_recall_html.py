@@ -12,12 +12,12 @@ from functools import cache
 
 import pytest
 
-from langchain_ripplemem.cli import main
+from langchain_ripplemem.cli.demo import NAMESPACE, load_sample, run_demo
+from langchain_ripplemem.cli.main import main
 from langchain_ripplemem.config import RecallConfig, WriteConfig
-from langchain_ripplemem.demo import NAMESPACE, load_sample, run_demo
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.recall_html import CHARS_PER_COLUMN, render_recall_html, write_recall_html
-from langchain_ripplemem.recall_layout import NODE_RADIUS, layout_recall
+from langchain_ripplemem.picture.html import CHARS_PER_COLUMN, render_recall_html, write_recall_html
+from langchain_ripplemem.picture.layout import NODE_RADIUS, layout_recall
 from langchain_ripplemem.schemas import (
     Hit,
     MemoryUnit,
@@ -139,9 +139,9 @@ def test_an_empty_recollection_still_renders():
 
 
 def test_schemas_stay_free_of_the_renderer_until_to_html_is_called():
-    code = ("import sys, langchain_ripplemem.schemas as s; assert 'langchain_ripplemem.recall_html' not in "
+    code = ("import sys, langchain_ripplemem.schemas as s; assert 'langchain_ripplemem.picture.html' not in "
             "sys.modules; s.RecallResult(query='q', namespace=('n',)).to_html(); "
-            "assert 'langchain_ripplemem.recall_html' in sys.modules")
+            "assert 'langchain_ripplemem.picture.html' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

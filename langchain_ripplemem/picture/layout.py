@@ -1,7 +1,7 @@
 """Where each memory of a recollection goes in its picture: sessions along a time axis, paths between them.
 
 Pure geometry on a :class:`~langchain_ripplemem.schemas.RecallResult`, no I/O:
-:mod:`langchain_ripplemem.recall_html` draws it. Sessions are columns in time
+:mod:`langchain_ripplemem.picture.html` draws it. Sessions are columns in time
 order (the gap to the previous session is noted on the axis); a session's
 memories stack in turn order. Columns and rows are a fixed grid, so no two
 nodes or labels can overlap however many memories a recall returns.
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from langchain_ripplemem.marks import stated_at
+from langchain_ripplemem.index.marks import stated_at
 from langchain_ripplemem.schemas import MemoryUnit, RecalledMemory, RecallResult
 
 __all__ = ["COLUMN_WIDTH", "NODE_RADIUS", "ROW_HEIGHT", "Column", "Layout", "Link", "Node", "layout_recall",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from langchain_ripplemem.marks import SUPERSEDED_BY, is_suppressed
+from langchain_ripplemem.index.marks import SUPERSEDED_BY, is_suppressed
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, NamespaceStats
 
 __all__ = ["namespace_stats"]

@@ -3,11 +3,11 @@
 A cold open of a 100k-memory namespace spent its time reading every unit and
 vector from Chroma, validating every unit's JSON and rebuilding the postings.
 A snapshot is one file per namespace holding a
-:class:`~langchain_ripplemem.index.NamespaceView` as of a namespace version:
+:class:`~langchain_ripplemem.index.namespace.NamespaceView` as of a namespace version:
 
 * the vector matrix, memory-mapped on open;
 * the units as their stored JSON, parsed when a recall reads them
-  (:class:`~langchain_ripplemem.unit_list.UnitList`);
+  (:class:`~langchain_ripplemem.index.unit_list.UnitList`);
 * the postings, BM25 postings, cue tables and what readers derived from the
   units (``view.derived``), pickled.
 
@@ -24,7 +24,7 @@ directory, which only the store's owner should be able to write (as the store).
 
 Example:
     >>> import numpy as np, tempfile
-    >>> from langchain_ripplemem.index import NamespaceView
+    >>> from langchain_ripplemem.index.namespace import NamespaceView
     >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance
     >>> view = NamespaceView(("maya",))
     >>> unit = MemoryUnit.create(namespace=("maya",), restatement="Maya: hi",
@@ -58,11 +58,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from langchain_ripplemem.bm25 import BM25Index
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.bm25 import BM25Index
+from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.unit_list import UnitList
 from langchain_ripplemem.schemas import Namespace, namespace_key
 from langchain_ripplemem.storage.base import Changes, NamespaceLog
-from langchain_ripplemem.unit_list import UnitList
 
 __all__ = ["SNAPSHOT_DIRNAME", "ViewSnapshots", "embeddings_id", "read_snapshot", "write_snapshot"]
 
@@ -91,7 +91,7 @@ def code_id() -> str:
     from the store once and saved again), so no code change can leave a snapshot
     holding structures the running code would compute differently.
     """
-    root = Path(__file__).parent
+    root = Path(__file__).parents[1]  # the package, not just index/
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())

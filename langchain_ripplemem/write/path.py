@@ -28,15 +28,15 @@ from langchain_ripplemem.embeddings import embed_texts
 from langchain_ripplemem.errors import InvalidNamespaceError
 from langchain_ripplemem.extraction.base import ExtractionResult
 from langchain_ripplemem.extraction.known_turns import KnownTurns
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.sync import NamespaceSync
+from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.linking import link_rows
-from langchain_ripplemem.namespace_sync import NamespaceSync
 from langchain_ripplemem.schemas import Edge, IngestReport, MemoryUnit, Namespace
 from langchain_ripplemem.storage.base import EdgeBackend
 from langchain_ripplemem.supersession.llm import LLMSupersession
 from langchain_ripplemem.supersession.rules import refresh_supersession
-from langchain_ripplemem.unit_index import UnitIndex
 
 __all__ = ["PROGRESS_SLICE", "EmbedProgress", "Snapshot", "WritePath", "collect_units", "embed_reporting", "numbered"]
 

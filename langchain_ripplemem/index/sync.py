@@ -1,7 +1,7 @@
 """Keep one memory object's caches in step with every writer of a namespace.
 
 Each memory object caches, per namespace, a view of the units
-(:class:`~langchain_ripplemem.index.UnitIndex`) and the typed graph
+(:class:`~langchain_ripplemem.index.unit_index.UnitIndex`) and the typed graph
 (:class:`~langchain_ripplemem.memory_graph.cache.GraphCache`). Other memory
 objects and other processes write too, so every call compares the namespace's
 version in the :class:`~langchain_ripplemem.storage.base.NamespaceLog` with the
@@ -22,10 +22,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from langchain_ripplemem.errors import MemoryClosedError
+from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.schemas import Namespace
 from langchain_ripplemem.storage.base import NamespaceLog
-from langchain_ripplemem.unit_index import UnitIndex
 
 __all__ = ["NamespaceSync"]
 

@@ -2,9 +2,9 @@
 
 Writes go to the :class:`~langchain_ripplemem.storage.base.UnitBackend` first
 (Chroma by default), then to the namespace's cached
-:class:`~langchain_ripplemem.index.NamespaceView`; reads are served by the
+:class:`~langchain_ripplemem.index.namespace.NamespaceView`; reads are served by the
 views, loaded from the backend (page by page) on first use and kept in a
-bounded LRU cache (:mod:`langchain_ripplemem.cache_bounds`). The index also
+bounded LRU cache (:mod:`langchain_ripplemem.index.cache_bounds`). The index also
 records what each write changed (:meth:`UnitIndex.take_written`), for the
 namespace log that keeps other processes' caches in step.
 
@@ -29,14 +29,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from langchain_ripplemem import heap
-from langchain_ripplemem.cache_bounds import CacheBounds, LRUCache
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem._runtime import heap
+from langchain_ripplemem.index.cache_bounds import CacheBounds, LRUCache
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_key
 from langchain_ripplemem.storage.base import UnitBackend
 
 if TYPE_CHECKING:
-    from langchain_ripplemem.view_snapshot import ViewSnapshots
+    from langchain_ripplemem.index.snapshot import ViewSnapshots
 
 __all__ = ["UnitIndex"]
 
@@ -55,7 +55,7 @@ class UnitIndex:
         backend: where units and vectors are stored.
         bounds: how many views, and bytes, stay cached.
         snapshots: saved views to start from instead of reading every unit
-            (:mod:`~langchain_ripplemem.view_snapshot`); a view leaving the cache is saved.
+            (:mod:`~langchain_ripplemem.index.snapshot`); a view leaving the cache is saved.
         derive: run on a view loaded (or rebuilt after a delete) whole while all its units
             are still parsed: what recall derives from every unit
             (:func:`~langchain_ripplemem.recall.derived.derive_all`).

@@ -28,7 +28,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from langchain_ripplemem import marks
+from langchain_ripplemem.index import marks
 from langchain_ripplemem.schemas import (
     MemoryUnit,
     NamespaceStats,

@@ -1,7 +1,7 @@
 """A picture of one recollection as a self-contained HTML page (inline SVG, no network).
 
 The page shows the question; the kept memories as numbered nodes laid out by
-session along a time axis (:mod:`langchain_ripplemem.recall_layout`), ringed in the
+session along a time axis (:mod:`langchain_ripplemem.picture.layout`), ringed in the
 colours of the views that found them; anchors with a dark outer ring; memories
 found only by expansion ("bridged") as diamonds; the expansion paths as arrows
 coloured by edge type, through grey *bridges* (memories a path ran through that
@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from langchain_ripplemem.recall_layout import (
+from langchain_ripplemem.picture.layout import (
     COLUMN_WIDTH,
     NODE_RADIUS,
     Column,

@@ -1,6 +1,6 @@
 """The units of a namespace view in row order, parsed from their stored JSON only when read.
 
-A view restored from a snapshot (:mod:`langchain_ripplemem.view_snapshot`) holds
+A view restored from a snapshot (:mod:`langchain_ripplemem.index.snapshot`) holds
 its units as the JSON Chroma stores; validating 100k of them into
 :class:`~langchain_ripplemem.schemas.MemoryUnit` models took seconds, and a
 recall reads a few hundred. :class:`UnitList` parses a row the first time it is

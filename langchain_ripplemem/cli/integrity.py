@@ -179,7 +179,7 @@ def check_store(memory: RippleMemory, *, relink: bool = False) -> IntegrityRepor
         memory: the memory whose store to check (any backends: embedded, server).
         relink: run crash recovery on every namespace before checking.
     """
-    from langchain_ripplemem.unit_index import UnitIndex
+    from langchain_ripplemem.index.unit_index import UnitIndex
 
     report = IntegrityReport()
     ids_of: dict[str, list[str]] = defaultdict(list)  # ns key -> stored ids (as listed)

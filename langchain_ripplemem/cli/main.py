@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from langchain_ripplemem.cli_support import (
+from langchain_ripplemem.cli.support import (
     EXPECTED_ERRORS,
     CommandError,
     MemoryFactory,
@@ -60,7 +60,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     from langchain_ripplemem.adapters import load_conversations
-    from langchain_ripplemem.rendering import counted
+    from langchain_ripplemem.cli.rendering import counted
     from langchain_ripplemem.schemas import format_namespace
 
     conversations = load_conversations(args.file)
@@ -86,7 +86,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     """Recollect memories for a question and print them with the trace."""
-    from langchain_ripplemem.rendering import format_recall, trace_ids
+    from langchain_ripplemem.cli.rendering import format_recall, trace_ids
 
     with open_store(args) as memory:
         require_namespace(memory, args, strict=False)
@@ -94,7 +94,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
                                asker=args.asker, as_of=args.as_of)
         units = {} if args.json else {u.id: u for u in memory.get(trace_ids(result), namespace=args.namespace)}
         if args.html:
-            from langchain_ripplemem.recall_html import write_recall_html
+            from langchain_ripplemem.picture.html import write_recall_html
 
             warn(f"wrote {write_recall_html(result, args.html, memory)}")
     if args.json:
@@ -106,7 +106,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """List the namespaces of a store, or a page of one namespace's units."""
-    from langchain_ripplemem.rendering import format_namespace_counts, format_units
+    from langchain_ripplemem.cli.rendering import format_namespace_counts, format_units
 
     if args.limit < 1 or args.offset < 0:
         raise CommandError(f"--limit must be at least 1 and --offset at least 0, got {args.limit} and {args.offset}")
@@ -132,7 +132,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """What one namespace, or every namespace of a store, holds."""
-    from langchain_ripplemem.rendering import counted, format_stats
+    from langchain_ripplemem.cli.rendering import counted, format_stats
 
     with open_store(args) as memory:
         if args.namespace_given:
@@ -166,7 +166,7 @@ def confirm(action: str, *, assume_yes: bool) -> bool:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     """Delete units by id, a conversation's units, or a whole namespace (and every edge touching them)."""
-    from langchain_ripplemem.rendering import counted
+    from langchain_ripplemem.cli.rendering import counted
     from langchain_ripplemem.schemas import format_namespace
 
     chosen = [bool(args.ids), args.conversation is not None, args.all]
@@ -202,7 +202,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Check that units (Chroma), views and edges (SQLite) of a persistent store agree."""
-    from langchain_ripplemem.integrity import check_store
+    from langchain_ripplemem.cli.integrity import check_store
 
     with open_store(args) as memory:
         report = check_store(memory, relink=args.relink)
@@ -215,7 +215,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Run the offline demo."""
-    from langchain_ripplemem.demo import run_demo
+    from langchain_ripplemem.cli.demo import run_demo
 
     run_demo(k=args.k, out=emit, html_dir=args.html)
     return 0
@@ -224,7 +224,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve the memory as a Model Context Protocol server (stdio, or streamable HTTP with --http)."""
     try:
-        from langchain_ripplemem.mcp_server import open_memory, serve
+        from langchain_ripplemem.server.mcp import open_memory, serve
     except ImportError as err:
         raise CommandError(str(err)) from None
     recall_config = preset(args.preset)[1]

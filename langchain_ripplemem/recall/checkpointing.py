@@ -12,7 +12,7 @@ their place, and a run resumed from such a checkpoint fails in the next node.
 Example:
     >>> from langgraph.checkpoint.memory import InMemorySaver
     >>> from langchain_ripplemem import RippleMemory, build_recall_graph
-    >>> from langchain_ripplemem.checkpointing import checkpoint_serde
+    >>> from langchain_ripplemem.recall.checkpointing import checkpoint_serde
     >>> memory = RippleMemory()
     >>> graph = build_recall_graph(memory, checkpointer=InMemorySaver(serde=checkpoint_serde()))
 
@@ -62,7 +62,7 @@ def checkpoint_serde(extra: Iterable[type | tuple[str, ...]] = ()) -> JsonPlusSe
     any other class comes back as a dict, as under ``LANGGRAPH_STRICT_MSGPACK``.
 
     Example:
-        >>> from langchain_ripplemem.checkpointing import checkpoint_serde
+        >>> from langchain_ripplemem.recall.checkpointing import checkpoint_serde
         >>> from langchain_ripplemem import RecallResult
         >>> serde = checkpoint_serde()
         >>> result = RecallResult(query="q", namespace=("maya",))

@@ -6,9 +6,9 @@ write names its namespace, so one namespace never sees another's memories.
 
 For speed each namespace gets an in-memory :class:`NamespaceView`, loaded from
 the unit backend on first use and updated on every write
-(:class:`~langchain_ripplemem.unit_index.UnitIndex`): an exact cosine matrix (a few
+(:class:`~langchain_ripplemem.index.unit_index.UnitIndex`): an exact cosine matrix (a few
 thousand 384-d vectors is one small matrix product, faster and exact compared
-with a filtered HNSW query), a BM25 index (:class:`~langchain_ripplemem.bm25.BM25Index`:
+with a filtered HNSW query), a BM25 index (:class:`~langchain_ripplemem.index.bm25.BM25Index`:
 bm25s's scores, extended with the units a write added, never rebuilt) and
 inverted cue indexes (participant, location, day bucket).
 """
@@ -25,17 +25,17 @@ from typing import Any
 
 import numpy as np
 
-from langchain_ripplemem.blas import product
-from langchain_ripplemem.bm25 import BM25Index, top_k
-from langchain_ripplemem.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_CHAR, VIEW_BYTES_PER_UNIT
+from langchain_ripplemem._runtime.blas import product
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.cue_names import NameCounts
 from langchain_ripplemem.extraction.identifying import Cues, identifying_cues, rarity
-from langchain_ripplemem.lexical import lexical_tokens
+from langchain_ripplemem.index.bm25 import BM25Index, top_k
+from langchain_ripplemem.index.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_CHAR, VIEW_BYTES_PER_UNIT
+from langchain_ripplemem.index.cue_names import NameCounts
+from langchain_ripplemem.index.lexical import lexical_tokens
+from langchain_ripplemem.index.row_arrays import distinct_rows, extended, top_indices
+from langchain_ripplemem.index.unit_list import UnitList
 from langchain_ripplemem.memory_graph.scoring import HasCues, normalised_cues
-from langchain_ripplemem.row_arrays import distinct_rows, extended, top_indices
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, Namespace
-from langchain_ripplemem.unit_list import UnitList
 
 # Queries whose cosines a view keeps (NamespaceView.cosines): one recall's query and target.
 _COSINES_KEPT = 4
@@ -294,7 +294,7 @@ class NamespaceView:
         return weight if self.is_name(key, n) else topic_weight * weight
 
     def is_name(self, key: str, upto: int | None = None) -> bool:
-        """Whether ``key`` names something here (:meth:`~langchain_ripplemem.cue_names.NameCounts.is_name`)."""
+        """Whether ``key`` names something here (:meth:`~langchain_ripplemem.index.cue_names.NameCounts.is_name`)."""
         return self.name_counts.is_name(key, upto)
 
     def known_keys(self, text: str, speakers: Iterable[str] = ()) -> list[str]:

@@ -21,7 +21,7 @@ providers that do not map their errors to them.
 Apart from the kind, :func:`rejects_structured_output` tells whether a server
 refused *how* structured output was asked for (``response_format``, tools):
 llama-cpp-python's server answers ``json_schema`` with HTTP 500, others with
-400 or 422. Another method may then work (:class:`~langchain_ripplemem.chat_models.StructuredModel`).
+400 or 422. Another method may then work (:class:`~langchain_ripplemem.llm.calls.StructuredModel`).
 
 Example:
     >>> from pydantic import BaseModel, ValidationError

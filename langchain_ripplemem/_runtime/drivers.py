@@ -2,7 +2,7 @@
 
 Where sync and async code would otherwise be written twice, the logic is a
 generator that yields each request it needs and receives the answer (an LLM
-call in :mod:`~langchain_ripplemem.chat_models`, a memory call in
+call in :mod:`~langchain_ripplemem.llm.calls`, a memory call in
 :mod:`~langchain_ripplemem.stores`). :func:`drive` runs it with a sync
 ``call``, :func:`adrive` with an async one; the generator's return value is
 the result.

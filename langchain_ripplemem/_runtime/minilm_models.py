@@ -12,7 +12,7 @@ from the shipped weights on first use, never downloaded, and kept in
 versions, so a changed model or onnxruntime builds a fresh one.
 
 Example:
-    >>> from langchain_ripplemem.minilm_models import KERNELS
+    >>> from langchain_ripplemem._runtime.minilm_models import KERNELS
     >>> KERNELS
     ('integer', 'float')
 

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from langchain_ripplemem import heap
+from langchain_ripplemem._runtime import heap
 
 __all__ = [
     "GRAPH_BYTES_FIXED", "GRAPH_BYTES_PER_EDGE", "GRAPH_BYTES_PER_NODE", "RESIDENT_PER_BYTE", "VIEW_BYTES_FIXED",
@@ -186,12 +186,12 @@ def clear_text_caches() -> None:
     every build starts alike.
 
     Example:
-        >>> from langchain_ripplemem.lexical import stem
+        >>> from langchain_ripplemem.index.lexical import stem
         >>> _ = stem("running"); clear_text_caches(); stem.cache_info().currsize
         0
 
     """
-    from langchain_ripplemem.lexical import lexical_token_set, stem
+    from langchain_ripplemem.index.lexical import lexical_token_set, stem
     from langchain_ripplemem.memory_graph import scoring
     from langchain_ripplemem.supersession import rules
 

@@ -36,21 +36,21 @@ EXPECTED_ERRORS = (CommandError, RippleMemError, ValueError, OSError)
 # -- output ------------------------------------------------------------------------
 def emit(text: str) -> None:
     """Print a human-readable report (control and bidi characters escaped)."""
-    from langchain_ripplemem.rendering import terminal_text
+    from langchain_ripplemem.cli.rendering import terminal_text
 
     print(terminal_text(text, multiline=True))
 
 
 def emit_json(data: Any) -> None:
     """Print ``data`` as JSON (unsafe characters written as JSON escapes: the same value)."""
-    from langchain_ripplemem.rendering import json_text
+    from langchain_ripplemem.cli.rendering import json_text
 
     print(json_text(data))
 
 
 def warn(text: str) -> None:
     """Print a message to stderr (escaped like every other output)."""
-    from langchain_ripplemem.rendering import terminal_text
+    from langchain_ripplemem.cli.rendering import terminal_text
 
     print(terminal_text(text, multiline=True), file=sys.stderr)
 
@@ -109,7 +109,7 @@ def chat_model_option(args: argparse.Namespace) -> Any:
     """The chat model ``--llm`` names, made now: a bad value stops the command before it opens a store."""
     if args.llm is None:
         return None
-    from langchain_ripplemem.chat_models import resolve_chat_model
+    from langchain_ripplemem.llm.calls import resolve_chat_model
 
     try:
         return resolve_chat_model(args.llm)
@@ -143,8 +143,7 @@ def open_store(args: argparse.Namespace, *, create: bool = False, llm: Any = Non
 
 def namespace_counts(memory: RippleMemory) -> dict[tuple[str, ...], tuple[int, int]]:
     """``{namespace: (units, suppressed units)}`` of every namespace that holds units."""
-    from langchain_ripplemem import marks
-
+    from langchain_ripplemem.index import marks
     counts = {}
     for ns in sorted(memory.namespaces()):
         units = memory.list_units(ns, include_suppressed=True)

@@ -1,0 +1,1 @@
+"""The ``ripplemem`` command: subcommands, plain-text rendering, the demo, the integrity report."""
