@@ -28,12 +28,14 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem._runtime.collector import collector_paused
-from langchain_ripplemem.adapters import conversation_from_json
+from langchain_ripplemem.adapters import conversation_from_json, conversation_from_messages
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.embeddings import embed_query, embedding_dimension, embedding_model_name
 from langchain_ripplemem.errors import InvalidConversationError
 from langchain_ripplemem.extraction import known_turns
 from langchain_ripplemem.extraction.base import Extractor, Window
+from langchain_ripplemem.extraction.llm import LLMExtractor
+from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows, with_progress
 from langchain_ripplemem.index.cache_bounds import CacheBounds
 from langchain_ripplemem.index.marks import is_suppressed, with_suppression
@@ -43,9 +45,13 @@ from langchain_ripplemem.index.stats import namespace_stats
 from langchain_ripplemem.index.sync import NamespaceSync
 from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.memory_graph.cache import GraphCache
+from langchain_ripplemem.memory_graph.calibration import semantic_threshold_for
+from langchain_ripplemem.recall import build_recall_graph
 from langchain_ripplemem.recall.derived import derive_all
 from langchain_ripplemem.recall.smoothing import conversation_units
+from langchain_ripplemem.recall.state import ResolvedContext
 from langchain_ripplemem.recall.visibility import coerce_as_of
+from langchain_ripplemem.retrievers import RippleMemRetriever
 from langchain_ripplemem.schemas import (
     Conversation,
     Edge,
@@ -145,8 +151,6 @@ class RippleMemory:
         self.embeddings = embeddings
         self.write_config = cfg = write_config or WriteConfig()
         if cfg.semantic_threshold is None:
-            from langchain_ripplemem.memory_graph.calibration import semantic_threshold_for
-
             self.write_config = cfg.model_copy(update={"semantic_threshold": semantic_threshold_for(embeddings)})
         self.recall_config, self.llm = recall_config or RecallConfig(), llm
         self.default_namespace = validate_namespace(namespace)
@@ -196,10 +200,7 @@ class RippleMemory:
 
     def _default_extractor(self) -> Extractor:
         if self.llm is not None:
-            from langchain_ripplemem.extraction.llm import LLMExtractor
-
             return LLMExtractor(self.llm, config=self.write_config)
-        from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 
         return RuleBasedExtractor(config=self.write_config)
 
@@ -276,8 +277,6 @@ class RippleMemory:
         session_time: datetime | None = None, conversation_id: str | None = None,
     ) -> IngestReport:
         """Remember chat messages as one session (``adapters.conversation_from_messages``: ids, errors)."""
-        from langchain_ripplemem.adapters import conversation_from_messages
-
         conv = conversation_from_messages(messages, conversation_id=conversation_id, session_time=session_time)
         return self.add_conversation(conv, namespace=namespace)
 
@@ -384,9 +383,6 @@ class RippleMemory:
         callbacks: Any, as_of: datetime | str | None, answer: bool, asker: str | None = None,
     ) -> tuple[Any, dict[str, Any], dict[str, Any], Any]:
         """Arguments of one graph run: no storage work here (the graph's first node prepares)."""
-        from langchain_ripplemem.recall import build_recall_graph
-        from langchain_ripplemem.recall.state import ResolvedContext
-
         cfg = config or self.recall_config
         if k is not None:
             if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -472,6 +468,4 @@ class RippleMemory:
 
     def as_retriever(self, **kwargs: Any) -> RippleMemRetriever:
         """A LangChain retriever over this memory (see ``RippleMemRetriever``)."""
-        from langchain_ripplemem.retrievers import RippleMemRetriever
-
         return RippleMemRetriever(memory=self, **kwargs)

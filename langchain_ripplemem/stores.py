@@ -52,6 +52,7 @@ from langchain_ripplemem._runtime.drivers import adrive, drive
 from langchain_ripplemem.adapters import single_turn_conversation
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.errors import ExtractionError
+from langchain_ripplemem.extraction.timeparse import parse_timestamp
 from langchain_ripplemem.index.marks import is_suppressed
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, validate_namespace
 
@@ -359,8 +360,6 @@ class RippleMemStore(BaseStore):
     @staticmethod
     def _conversation(key: str, value: Any, created_at: datetime | None) -> tuple[Conversation, dict[str, Any]]:
         """The one-turn conversation that carries an item through the write path."""
-        from langchain_ripplemem.extraction.timeparse import parse_timestamp
-
         if not isinstance(value, Mapping):
             raise ValueError(f"value must be a dict (mapping of field -> JSON value), got {type(value).__name__}")
         try:

@@ -41,6 +41,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_ripplemem.bench.checkpoint import Checkpoint, checkpoint_path
+from langchain_ripplemem.bench.haystack import locomo_haystacks, sample_haystacks
+from langchain_ripplemem.bench.linked import run_linked
+from langchain_ripplemem.bench.linked_cases import load_linked_cases
+from langchain_ripplemem.bench.loaders import load_locomo, load_longmemeval
+from langchain_ripplemem.bench.observations import observation_memories
+from langchain_ripplemem.bench.set_fact_cases import DEFAULT_SUITES, answered_case_row, load_answered_cases
+from langchain_ripplemem.bench.suite_runner import run_suite
 from langchain_ripplemem.bench.systems import LINKED_SYSTEMS, SYSTEM_NAMES
 
 # The injected suites: what each is, its shipped file, its default systems.
@@ -137,8 +145,6 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from langchain_ripplemem.bench.checkpoint import Checkpoint, checkpoint_path
-    from langchain_ripplemem.bench.loaders import load_locomo, load_longmemeval
     from langchain_ripplemem.bench.report import plot
     from langchain_ripplemem.bench.runner import WARMUP_QUERY, FreshMemories, run_benchmark
 
@@ -148,8 +154,6 @@ def _run(args: argparse.Namespace) -> int:
     conversations = loader(args.path, limit=args.limit)
     memory_factory: FreshMemories | None = None
     if getattr(args, "units", "turns") == "observations":
-        from langchain_ripplemem.bench.observations import observation_memories
-
         memory_factory = observation_memories(args.path)
     cache = _embedding_cache(args, getattr(memory_factory, "embeddings", None))  # keep a factory's encoder
     if cache is not None:
@@ -192,12 +196,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _suite(args: argparse.Namespace) -> int:
-    from langchain_ripplemem.bench.haystack import locomo_haystacks, sample_haystacks
-    from langchain_ripplemem.bench.linked import run_linked
-    from langchain_ripplemem.bench.linked_cases import load_linked_cases
-    from langchain_ripplemem.bench.set_fact_cases import DEFAULT_SUITES, answered_case_row, load_answered_cases
-    from langchain_ripplemem.bench.suite_runner import run_suite
-
     systems = _systems(args.systems)
     ks = _ints(args.k, "--k")
     linked = args.command == "linked"

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_from_key, namespace_key
 
 if TYPE_CHECKING:
@@ -179,8 +180,6 @@ def check_store(memory: RippleMemory, *, relink: bool = False) -> IntegrityRepor
         memory: the memory whose store to check (any backends: embedded, server).
         relink: run crash recovery on every namespace before checking.
     """
-    from langchain_ripplemem.index.unit_index import UnitIndex
-
     report = IntegrityReport()
     ids_of: dict[str, list[str]] = defaultdict(list)  # ns key -> stored ids (as listed)
     units_of: dict[str, list[MemoryUnit]] = defaultdict(list)

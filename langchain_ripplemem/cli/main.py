@@ -21,6 +21,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from langchain_ripplemem.adapters import load_conversations
+from langchain_ripplemem.cli.demo import run_demo
+from langchain_ripplemem.cli.rendering import (
+    counted,
+    format_namespace_counts,
+    format_recall,
+    format_stats,
+    format_units,
+    trace_ids,
+)
 from langchain_ripplemem.cli.support import (
     EXPECTED_ERRORS,
     CommandError,
@@ -40,6 +50,7 @@ from langchain_ripplemem.cli.support import (
     warn,
 )
 from langchain_ripplemem.config import PRESETS, preset
+from langchain_ripplemem.schemas import format_namespace
 
 if TYPE_CHECKING:
     pass
@@ -59,9 +70,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     """Ingest a JSON/JSONL conversation file into a persistent store."""
     from tqdm.auto import tqdm
 
-    from langchain_ripplemem.adapters import load_conversations
-    from langchain_ripplemem.cli.rendering import counted
-    from langchain_ripplemem.schemas import format_namespace
 
     conversations = load_conversations(args.file)
     llm = chat_model_option(args)
@@ -86,8 +94,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     """Recollect memories for a question and print them with the trace."""
-    from langchain_ripplemem.cli.rendering import format_recall, trace_ids
-
     with open_store(args) as memory:
         require_namespace(memory, args, strict=False)
         result = memory.recall(args.question, namespace=args.namespace, k=args.k, config=preset(args.preset)[1],
@@ -106,8 +112,6 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """List the namespaces of a store, or a page of one namespace's units."""
-    from langchain_ripplemem.cli.rendering import format_namespace_counts, format_units
-
     if args.limit < 1 or args.offset < 0:
         raise CommandError(f"--limit must be at least 1 and --offset at least 0, got {args.limit} and {args.offset}")
     with open_store(args) as memory:
@@ -132,8 +136,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """What one namespace, or every namespace of a store, holds."""
-    from langchain_ripplemem.cli.rendering import counted, format_stats
-
     with open_store(args) as memory:
         if args.namespace_given:
             require_namespace(memory, args)
@@ -166,9 +168,6 @@ def confirm(action: str, *, assume_yes: bool) -> bool:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     """Delete units by id, a conversation's units, or a whole namespace (and every edge touching them)."""
-    from langchain_ripplemem.cli.rendering import counted
-    from langchain_ripplemem.schemas import format_namespace
-
     chosen = [bool(args.ids), args.conversation is not None, args.all]
     if sum(chosen) != 1:
         raise CommandError("say what to forget: unit ids, --conversation ID, or --all (exactly one of them)")
@@ -215,8 +214,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Run the offline demo."""
-    from langchain_ripplemem.cli.demo import run_demo
-
     run_demo(k=args.k, out=emit, html_dir=args.html)
     return 0
 

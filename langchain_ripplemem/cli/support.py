@@ -13,7 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from langchain_ripplemem.cli.rendering import json_text, terminal_text
 from langchain_ripplemem.errors import RippleMemError
+from langchain_ripplemem.index import marks
+from langchain_ripplemem.schemas import format_namespace, validate_namespace
 
 if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMemory
@@ -36,29 +39,21 @@ EXPECTED_ERRORS = (CommandError, RippleMemError, ValueError, OSError)
 # -- output ------------------------------------------------------------------------
 def emit(text: str) -> None:
     """Print a human-readable report (control and bidi characters escaped)."""
-    from langchain_ripplemem.cli.rendering import terminal_text
-
     print(terminal_text(text, multiline=True))
 
 
 def emit_json(data: Any) -> None:
     """Print ``data`` as JSON (unsafe characters written as JSON escapes: the same value)."""
-    from langchain_ripplemem.cli.rendering import json_text
-
     print(json_text(data))
 
 
 def warn(text: str) -> None:
     """Print a message to stderr (escaped like every other output)."""
-    from langchain_ripplemem.cli.rendering import terminal_text
-
     print(terminal_text(text, multiline=True), file=sys.stderr)
 
 
 # -- shared options ----------------------------------------------------------------
 def _namespace(text: str) -> tuple[str, ...]:
-    from langchain_ripplemem.schemas import validate_namespace
-
     try:
         return validate_namespace(text, argument="namespace")
     except ValueError as err:  # argparse shows only "invalid value" for a ValueError: give the reason
@@ -143,7 +138,6 @@ def open_store(args: argparse.Namespace, *, create: bool = False, llm: Any = Non
 
 def namespace_counts(memory: RippleMemory) -> dict[tuple[str, ...], tuple[int, int]]:
     """``{namespace: (units, suppressed units)}`` of every namespace that holds units."""
-    from langchain_ripplemem.index import marks
     counts = {}
     for ns in sorted(memory.namespaces()):
         units = memory.list_units(ns, include_suppressed=True)
@@ -156,8 +150,6 @@ def require_namespace(memory: RippleMemory, args: argparse.Namespace, *, strict:
 
     ``recall`` is not strict: an empty namespace answers with an empty result and its trace.
     """
-    from langchain_ripplemem.schemas import format_namespace
-
     held = memory.namespaces()
     if args.namespace not in held:
         names = ", ".join(sorted(format_namespace(ns) for ns in held)) or "none"

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_ripplemem._runtime.drivers import adrive, drive
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.errors import ModelConfigurationError
+from langchain_ripplemem.errors import ExtractionError, ModelConfigurationError
 from langchain_ripplemem.extraction.base import ExtractionResult, Window
 from langchain_ripplemem.extraction.cues import normalise_cues
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
@@ -69,6 +69,12 @@ from langchain_ripplemem.llm.calls import (
     StructuredOutcome,
     resolve_chat_model,
     structured_attempts,
+)
+from langchain_ripplemem.prompts.extraction import (
+    EXTRACTION_PROMPT,
+    ExtractionOutput,
+    extraction_inputs,
+    retry_note,
 )
 from langchain_ripplemem.schemas import (
     FailedWindow,
@@ -153,9 +159,6 @@ class LLMExtractor:
 
     def _structured(self) -> StructuredModel:
         if self._caller is None:
-            from langchain_ripplemem.errors import ExtractionError
-            from langchain_ripplemem.prompts.extraction import ExtractionOutput
-
             model = self.model
             try:
                 self._caller = StructuredModel(model, ExtractionOutput, max_tokens=self.max_tokens)
@@ -180,13 +183,6 @@ class LLMExtractor:
     def _attempts(self, window: Window, namespace: Namespace
                   ) -> Generator[Request, Any, ExtractionResult]:
         """The whole extraction except the model call: yield requests, receive answers."""
-        from langchain_ripplemem.prompts.extraction import (
-            EXTRACTION_PROMPT,
-            ExtractionOutput,
-            extraction_inputs,
-            retry_note,
-        )
-
         started = time.perf_counter()
         where = f"conversation {window.conversation_id!r}, window {window.index}"
         if not any(_has_text(turn) for _, turn in window.items):

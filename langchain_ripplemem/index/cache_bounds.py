@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from langchain_ripplemem._runtime import heap
+from langchain_ripplemem._runtime import heap, text_caches
 
 __all__ = [
     "GRAPH_BYTES_FIXED", "GRAPH_BYTES_PER_EDGE", "GRAPH_BYTES_PER_NODE", "RESIDENT_PER_BYTE", "VIEW_BYTES_FIXED",
@@ -191,9 +191,4 @@ def clear_text_caches() -> None:
         0
 
     """
-    from langchain_ripplemem.index.lexical import lexical_token_set, stem
-    from langchain_ripplemem.memory_graph import scoring
-    from langchain_ripplemem.supersession import rules
-
-    for cached in (stem, lexical_token_set, scoring._cue_set, rules._facts):
-        cached.cache_clear()
+    text_caches.clear()  # each cache registered itself where it is defined (_runtime/text_caches.py)

@@ -16,6 +16,8 @@ from functools import lru_cache
 
 import Stemmer
 
+from langchain_ripplemem._runtime.text_caches import text_cache
+
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 STOPWORDS = frozenset(
@@ -39,6 +41,7 @@ _stemmer = Stemmer.Stemmer("english")
 # About 250 bytes an entry, the process's (outside any CacheBounds): 50,000 keeps a namespace's
 # vocabulary, 12 MB at most. 200,000 grew with every word a process had seen (towards 50 MB), and
 # a miss costs 0.12 us of stemming against 0.05 for a hit.
+@text_cache
 @lru_cache(maxsize=50_000)
 def stem(word: str) -> str:
     """Snowball stem of one lower-case word (cached: a chat's vocabulary is small)."""
@@ -67,6 +70,7 @@ def lexical_tokens(text: str) -> list[str]:
 
 # Its working set is one recall's memories (a few hundred at most); with many namespaces a larger
 # cache only keeps evicted namespaces' texts alive outside the cache bounds (cache_bounds.py).
+@text_cache
 @lru_cache(maxsize=256)
 def lexical_token_set(text: str) -> frozenset[str]:
     """The set of :func:`lexical_tokens` (cached: recall asks it of the same memories each round)."""

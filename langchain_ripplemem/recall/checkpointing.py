@@ -26,6 +26,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from langchain_ripplemem.prompts.recall import ControllerPlan
+from langchain_ripplemem.recall.bridging import EventTime
+from langchain_ripplemem.recall.evidence import FoundHit
+from langchain_ripplemem.recall.state import HeuristicWork
+from langchain_ripplemem.schemas import (
+    ExpansionTarget,
+    Hit,
+    MemoryUnit,
+    Provenance,
+    QueryCues,
+    RecalledMemory,
+    RecallResult,
+    RoundTrace,
+    TimeInterval,
+    Usage,
+)
+
 if TYPE_CHECKING:
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
@@ -34,23 +51,6 @@ __all__ = ["checkpoint_serde", "checkpoint_types"]
 
 def checkpoint_types() -> tuple[type, ...]:
     """Every class the recall graph keeps in its state, nested ones included."""
-    from langchain_ripplemem.prompts.recall import ControllerPlan
-    from langchain_ripplemem.recall.bridging import EventTime
-    from langchain_ripplemem.recall.evidence import FoundHit
-    from langchain_ripplemem.recall.state import HeuristicWork
-    from langchain_ripplemem.schemas import (
-        ExpansionTarget,
-        Hit,
-        MemoryUnit,
-        Provenance,
-        QueryCues,
-        RecalledMemory,
-        RecallResult,
-        RoundTrace,
-        TimeInterval,
-        Usage,
-    )
-
     return (QueryCues, TimeInterval, ExpansionTarget, RoundTrace, Usage, RecallResult, RecalledMemory,
             MemoryUnit, Provenance, Hit, FoundHit, HeuristicWork, EventTime, ControllerPlan)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
+from langchain_ripplemem.extraction.timeparse import ground_time, parse_timestamp
 from langchain_ripplemem.index.lexical import content_words, words
 from langchain_ripplemem.index.marks import stated_at
 from langchain_ripplemem.index.namespace import NamespaceView
@@ -55,8 +56,6 @@ def _known(view: NamespaceView, field: str, query_words: list[str]) -> list[str]
 
 def rule_based_cues(query: str, view: NamespaceView, reference: datetime | None = None) -> QueryCues:
     """Cues from the query text and the namespace's own cue indexes (no LLM)."""
-    from langchain_ripplemem.extraction.timeparse import ground_time
-
     query_words = words(query)
     time: TimeInterval | None = None
     grounded = ground_time(query, reference or reference_time(view))
@@ -136,8 +135,6 @@ def with_asker(cues: QueryCues, asker: str, speakers: frozenset[str]) -> QueryCu
 
 def cues_from_llm(query: str, output: QueryCueOutput) -> QueryCues:
     """Convert the LLM's cue output (times that do not parse are dropped, not guessed)."""
-    from langchain_ripplemem.extraction.timeparse import parse_timestamp
-
     time = None
     if output.time_start:
         try:

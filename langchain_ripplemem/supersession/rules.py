@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from langchain_ripplemem._runtime.text_caches import text_cache
 from langchain_ripplemem.index.lexical import stem
 from langchain_ripplemem.index.marks import (
     MARKS,
@@ -133,6 +134,7 @@ def facts(unit: MemoryUnit) -> list[Fact]:
 
 
 # Its working set is one write's groups; more would keep evicted namespaces' texts alive (cache_bounds.py).
+@text_cache
 @lru_cache(maxsize=4096)
 def _facts(restatement: str, participants: tuple[str, ...]) -> tuple[Fact, ...]:
     text = restatement.replace("\u2019", "'")
