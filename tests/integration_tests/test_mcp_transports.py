@@ -2,7 +2,7 @@
 
 The SDK's own ``ClientSession`` drives the server; a LangGraph agent loads its
 tools through ``langchain-mcp-adapters`` and a scripted model calls remember,
-then recall. The server runs from this checkout (``python -m langchain_ripplemem.cli.main``).
+then recall. The server runs from this checkout (``python -m langchain_ripplemem.cli``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ ALLERGY = "Maya is allergic to shellfish, so no shrimp or oysters."
 
 
 def server_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "langchain_ripplemem.cli.main", "mcp", *args]
+    return [sys.executable, "-m", "langchain_ripplemem.cli", "mcp", *args]
 
 
 def server_env() -> dict[str, str]:

@@ -2,8 +2,8 @@
 
 import json
 
+from langchain_ripplemem.cli import main
 from langchain_ripplemem.cli.demo import load_sample, run_demo
-from langchain_ripplemem.cli.main import main
 from langchain_ripplemem.config import RecallConfig
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from langchain_ripplemem.cli.main import main
+from langchain_ripplemem.cli import main
 
 from .conftest import make_conversation
 from .test_cli_store_commands import ROOT, cli, ingest
@@ -103,7 +103,7 @@ def test_an_interrupt_ends_with_130_and_no_traceback(tmp_path, capsys):
 # -- a closed output pipe (`ripplemem ... | head`) -----------------------------------------
 RUN_WITH_BOW = """
 import sys
-from langchain_ripplemem.cli.main import main
+from langchain_ripplemem.cli import main
 from langchain_ripplemem.memory import RippleMemory
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 sys.exit(main(memory_factory=lambda persist: RippleMemory(BagOfWordsEmbeddings(), persist_directory=persist)))
@@ -125,7 +125,7 @@ def _into_closed_pipe(command: list[str], *argv: Any) -> subprocess.CompletedPro
 def test_a_closed_output_pipe_ends_quietly(tmp_path, capsys):
     store = tmp_path / "store"
     ingest(capsys, store, "users/maya", make_conversation())
-    module = [sys.executable, "-m", "langchain_ripplemem.cli.main"]
+    module = [sys.executable, "-m", "langchain_ripplemem.cli"]
     runs = {
         "recall": _into_closed_pipe([sys.executable, "-c", RUN_WITH_BOW], "recall", "Where did Maya go hiking?",
                                     "--persist", store, "--namespace", "users/maya"),

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from langchain_ripplemem.cli.main import SUBCOMMANDS, build_parser, main
+from langchain_ripplemem.cli.commands import SUBCOMMANDS, build_parser, main
 from langchain_ripplemem.cli.support import DEFAULT_PERSIST
 
 from .test_cli_store_commands import ROOT
@@ -25,7 +25,7 @@ def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 
 
 def test_top_level_help_lists_every_command_without_markup():
-    run = subprocess.run([sys.executable, "-m", "langchain_ripplemem.cli.main", "--help"], cwd=ROOT,
+    run = subprocess.run([sys.executable, "-m", "langchain_ripplemem.cli", "--help"], cwd=ROOT,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stderr == ""
     assert "``" not in run.stdout and ":func:" not in run.stdout  # no reStructuredText

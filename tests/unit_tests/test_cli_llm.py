@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from langchain_ripplemem.cli.main import main
+from langchain_ripplemem.cli import main
 from langchain_ripplemem.memory import RippleMemory
 
 from .conftest import BagOfWordsEmbeddings, make_conversation

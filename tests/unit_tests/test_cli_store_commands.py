@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from langchain_ripplemem.cli.main import main
+from langchain_ripplemem.cli import main
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import Conversation
 
@@ -200,7 +200,7 @@ def test_forget_a_namespace_needs_a_confirmation(store, capsys, monkeypatch):
 
 
 def _run(*argv: Any, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "langchain_ripplemem.cli.main", *map(str, argv)], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "langchain_ripplemem.cli", *map(str, argv)], cwd=ROOT,
                           capture_output=True, text=True, timeout=300, **kwargs)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage
 
-from langchain_ripplemem.cli.main import main as cli_main
+from langchain_ripplemem.cli import main as cli_main
 from langchain_ripplemem.config import PAPER, RecallConfig
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall import RecallContext, build_recall_graph

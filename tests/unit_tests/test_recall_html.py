@@ -12,8 +12,8 @@ from functools import cache
 
 import pytest
 
+from langchain_ripplemem.cli import main
 from langchain_ripplemem.cli.demo import NAMESPACE, load_sample, run_demo
-from langchain_ripplemem.cli.main import main
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.picture.html import CHARS_PER_COLUMN, render_recall_html, write_recall_html
