@@ -62,7 +62,7 @@ from langchain_ripplemem.schemas import (
     RecallResult,
     validate_namespace,
 )
-from langchain_ripplemem.storage.base import EdgeBackend, NamespaceLog, UnitBackend
+from langchain_ripplemem.storage.base import EdgeBackend, GraphStore, NamespaceLog, UnitBackend
 from langchain_ripplemem.storage.chroma import DEFAULT_COLLECTION, ChromaUnitBackend
 from langchain_ripplemem.storage.embedding_record import EmbeddingModelCheck
 from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME, open_sqlite_graph
@@ -95,10 +95,8 @@ class RippleMemory:
         graph_path: SQLite file for edges and the namespace log; default in ``persist_directory``.
         unit_backend: any :class:`~langchain_ripplemem.storage.base.UnitBackend`
             instead of Chroma (then neither ``client`` nor ``collection_name`` is used).
-        edge_backend: any :class:`~langchain_ripplemem.storage.base.EdgeBackend`
-            instead of SQLite; give ``namespace_log`` with it.
-        namespace_log: any :class:`~langchain_ripplemem.storage.base.NamespaceLog`
-            instead of SQLite; give ``edge_backend`` with it.
+        graph_store: any :class:`~langchain_ripplemem.storage.base.GraphStore` (edges and the
+            namespace log in one backend, e.g. ``PostgresGraph``) instead of SQLite.
         extractor: an :class:`~langchain_ripplemem.extraction.base.Extractor`; default
             rule-based, or LLM-based when ``llm`` is given.
         llm: a chat model or ``"provider:model"`` string; opt-in upgrade for extraction,
@@ -128,8 +126,7 @@ class RippleMemory:
         collection_name: str = DEFAULT_COLLECTION,
         graph_path: str | Path | None = None,
         unit_backend: UnitBackend | None = None,
-        edge_backend: EdgeBackend | None = None,
-        namespace_log: NamespaceLog | None = None,
+        graph_store: GraphStore | None = None,
         extractor: Extractor | None = None,
         llm: BaseChatModel | str | None = None,
         write_config: WriteConfig | None = None,
@@ -142,8 +139,8 @@ class RippleMemory:
             raise ValueError("pass either client or persist_directory, not both")
         if unit_backend is not None and client is not None:
             raise ValueError("pass either unit_backend or client, not both")
-        if (edge_backend is None) != (namespace_log is None):
-            raise ValueError("pass edge_backend and namespace_log together (one store may implement both)")
+        if graph_store is not None and graph_path is not None:
+            raise ValueError("pass either graph_store or graph_path, not both")
         if embeddings is None:
             from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
 
@@ -157,8 +154,12 @@ class RippleMemory:
         self.persist_directory = Path(persist_directory) if persist_directory is not None else None
         self.unit_backend = unit_backend or ChromaUnitBackend(
             client, persist_directory=persist_directory if client is None else None, collection_name=collection_name)
+        edge_backend: EdgeBackend
+        namespace_log: NamespaceLog
         try:
-            if edge_backend is None or namespace_log is None:
+            if graph_store is not None:
+                edge_backend = namespace_log = graph_store
+            else:
                 if graph_path is None and self.persist_directory is not None:
                     graph_path = self.persist_directory / GRAPH_FILENAME
                 edge_backend, namespace_log = open_sqlite_graph(graph_path)

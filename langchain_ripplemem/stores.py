@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 from langgraph.store.base import (
     BaseStore,
     GetOp,
-    InvalidNamespaceError,
     Item,
     ListNamespacesOp,
     MatchCondition,
@@ -51,7 +50,7 @@ from langgraph.store.base import (
 from langchain_ripplemem._runtime.drivers import adrive, drive
 from langchain_ripplemem.adapters import single_turn_conversation
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.errors import ExtractionError
+from langchain_ripplemem.errors import ExtractionError, InvalidNamespaceError
 from langchain_ripplemem.extraction.timeparse import parse_timestamp
 from langchain_ripplemem.index.marks import is_suppressed
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, validate_namespace
@@ -180,7 +179,7 @@ class RippleMemStore(BaseStore):
     from ``get`` and ``search`` but its memories stay for audit.
 
     Raises:
-        langgraph.store.base.InvalidNamespaceError: for namespaces LangGraph rejects.
+        InvalidNamespaceError: for namespaces LangGraph rejects (a subclass of LangGraph's).
         ValueError: naming ``key``, ``value`` or ``filter`` when they are unusable.
     """
 

@@ -112,7 +112,7 @@ def make_memory(cfg: dict[str, Any]) -> Any:
 
         graph = PostgresGraph(cfg["postgres"])
         return RippleMemory(embeddings, client=client, collection_name=cfg["collection"],
-                            edge_backend=graph, namespace_log=graph)
+                            graph_store=graph)
     return RippleMemory(embeddings, client=client, collection_name=cfg["collection"],
                         graph_path=cfg["graph_path"])
 

@@ -54,8 +54,8 @@ if TYPE_CHECKING:
 _EXAMPLES = 5  # ids kept per problem in a report
 
 
-class EdgeRow(BaseModel):
-    """One edge row as stored."""
+class EdgeRef(BaseModel):
+    """The ends and type of one stored edge a report names."""
 
     src: str
     dst: str
@@ -74,8 +74,8 @@ class NamespaceIntegrity(BaseModel):
         default_factory=list,
         description="ids in Chroma xor the cached view, or whose cached unit differs from Chroma's")
     edges: int = 0
-    dangling_edges: list[EdgeRow] = Field(default_factory=list)
-    cross_namespace_edges: list[EdgeRow] = Field(default_factory=list)
+    dangling_edges: list[EdgeRef] = Field(default_factory=list)
+    cross_namespace_edges: list[EdgeRef] = Field(default_factory=list)
     unlinked_units: list[str] = Field(default_factory=list)
     orphan_linked_marks: list[str] = Field(default_factory=list)
     duplicate_ids: list[str] = Field(default_factory=list)
@@ -233,7 +233,7 @@ def check_store(memory: RippleMemory, *, relink: bool = False) -> IntegrityRepor
         for src, dst, etype in rows:
             if src in present and dst in present:
                 continue
-            row = EdgeRow(src=src, dst=dst, type=etype)
+            row = EdgeRef(src=src, dst=dst, type=etype)
             if any(owner.get(end, set()) - {key} for end in (src, dst)):
                 item.cross_namespace_edges.append(row)
             else:
@@ -245,4 +245,4 @@ def check_store(memory: RippleMemory, *, relink: bool = False) -> IntegrityRepor
     return report
 
 
-__all__ = ["EdgeRow", "IntegrityReport", "NamespaceIntegrity", "check_store"]
+__all__ = ["EdgeRef", "IntegrityReport", "NamespaceIntegrity", "check_store"]
