@@ -30,8 +30,7 @@ from typing import Any
 
 from langchain_core.tracers.context import collect_runs
 
-from langchain_ripplemem import RecallConfig, RippleMemory
-from langchain_ripplemem.config import PAPER_WRITE
+from langchain_ripplemem import PAPER_WRITE, RecallConfig, RippleMemory
 
 NAMESPACE = ("users", "maya")
 CHAT = {"id": "maya-and-sam", "sessions": [

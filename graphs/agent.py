@@ -27,7 +27,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.runtime import get_runtime
 
-from langchain_ripplemem.served_memory import get_memory
+from langchain_ripplemem.server.served_memory import get_memory
 from langchain_ripplemem.tools import create_recall_tool, create_remember_tool
 
 SYSTEM_PROMPT = (
@@ -61,7 +61,7 @@ TOOLS = [
 
 @functools.lru_cache(maxsize=8)
 def _model_from_string(spec: str) -> Any:
-    from langchain_ripplemem.chat_models import resolve_chat_model
+    from langchain_ripplemem.llm.calls import resolve_chat_model
 
     return resolve_chat_model(spec, temperature=None)
 

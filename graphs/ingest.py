@@ -26,7 +26,7 @@ from typing_extensions import TypedDict  # typing's has no JSON schema before 3.
 
 from langchain_ripplemem.errors import InvalidConversationError
 from langchain_ripplemem.schemas import Conversation, Namespace, validate_namespace
-from langchain_ripplemem.served_memory import get_memory
+from langchain_ripplemem.server.served_memory import get_memory
 
 
 @dataclass

@@ -15,7 +15,7 @@ controller); for an LLM controller build your own graph with
 from __future__ import annotations
 
 from langchain_ripplemem.recall import build_recall_graph
-from langchain_ripplemem.served_memory import ServedReader, get_memory, set_memory
+from langchain_ripplemem.server.served_memory import ServedReader, get_memory, set_memory
 
 # Compiling reads nothing from the memory: the first run creates it, in a worker thread.
 graph = build_recall_graph(ServedReader())

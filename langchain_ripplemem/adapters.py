@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from langchain_ripplemem.errors import DuplicateSessionWarning, InvalidConversationError
+from langchain_ripplemem.extraction.timestamps import parse_timestamp
 from langchain_ripplemem.schemas import Conversation, Session, Turn
-from langchain_ripplemem.timestamps import parse_timestamp
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage, MessageLikeRepresentation
@@ -106,7 +106,7 @@ def conversation_from_messages(
             and text), so the same chat keeps its id as it grows: adding the whole
             history again after each exchange adds only the new messages.
         session_time: when the session happened (datetime or any format
-            :func:`~langchain_ripplemem.timestamps.parse_timestamp` reads).
+            :func:`~langchain_ripplemem.extraction.timestamps.parse_timestamp` reads).
         session_id: id of the single session.
         speaker_names: role -> display name, e.g. ``{"user": "Maya"}``.
 

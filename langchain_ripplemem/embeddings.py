@@ -6,7 +6,7 @@ is ever downloaded. Importing this module is cheap: onnxruntime, tokenizers and
 the 23 MB model are loaded on first use and then shared by every instance in
 the process with the same settings. The default integer kernels run a graph
 built from the shipped one the first time, then kept in the user's cache
-directory (:mod:`langchain_ripplemem.minilm_models`).
+directory (:mod:`langchain_ripplemem._runtime.minilm_models`).
 
 Example:
     >>> from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
@@ -30,7 +30,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.runnables.config import run_in_executor
 from pydantic import BaseModel, ConfigDict, Field
 
-from langchain_ripplemem.minilm_models import Kernels, load_session
+from langchain_ripplemem._runtime.minilm_models import Kernels, load_session
 
 if TYPE_CHECKING:  # pragma: no cover - typing only, keeps import time small
     from onnxruntime import InferenceSession
@@ -112,7 +112,7 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
     loaded once per process on first use.
 
     The default ``kernels="integer"`` runs int8 matrix products (built from the
-    shipped weights on first use: :mod:`langchain_ripplemem.minilm_models`),
+    shipped weights on first use: :mod:`langchain_ripplemem._runtime.minilm_models`),
     about twice as fast as ``"float"``, the shipped graph's float products and
     the default until issue 17. Integer kernels quantize activations with one
     scale per forward pass, so each text runs alone: its vector never depends on

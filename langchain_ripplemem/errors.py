@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from langgraph.store.base import InvalidNamespaceError as LangGraphInvalidNamespaceError
+
 
 class RippleMemError(Exception):
     """Base class of every error this package raises on purpose."""
@@ -15,8 +17,12 @@ class ExtractionError(RippleMemError):
     """The extractor could not produce valid units for a window."""
 
 
-class InvalidNamespaceError(RippleMemError, ValueError):
-    """A namespace breaks the rules: non-empty tuple of non-empty string labels."""
+class InvalidNamespaceError(RippleMemError, LangGraphInvalidNamespaceError):
+    """A namespace breaks the rules: non-empty tuple of non-empty string labels.
+
+    A LangGraph ``InvalidNamespaceError`` (and so a ``ValueError``): code that catches
+    LangGraph's, e.g. around :class:`~langchain_ripplemem.stores.RippleMemStore`, catches it.
+    """
 
 
 class EmbeddingModelMismatchError(RippleMemError, ValueError):

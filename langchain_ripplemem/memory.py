@@ -27,24 +27,31 @@ import networkx as nx
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_ripplemem.adapters import conversation_from_json
-from langchain_ripplemem.cache_bounds import CacheBounds
-from langchain_ripplemem.collector import collector_paused
+from langchain_ripplemem._runtime.collector import collector_paused
+from langchain_ripplemem.adapters import conversation_from_json, conversation_from_messages
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.embeddings import embed_query, embedding_dimension, embedding_model_name
 from langchain_ripplemem.errors import InvalidConversationError
 from langchain_ripplemem.extraction import known_turns
 from langchain_ripplemem.extraction.base import Extractor, Window
+from langchain_ripplemem.extraction.llm import LLMExtractor
+from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows, with_progress
-from langchain_ripplemem.index import NamespaceView
-from langchain_ripplemem.ingest import EmbedProgress, WritePath
-from langchain_ripplemem.marks import is_suppressed, with_suppression
+from langchain_ripplemem.index.cache_bounds import CacheBounds
+from langchain_ripplemem.index.marks import is_suppressed, with_suppression
+from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.snapshot import ViewSnapshots
+from langchain_ripplemem.index.stats import namespace_stats
+from langchain_ripplemem.index.sync import NamespaceSync
+from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.memory_graph.cache import GraphCache
-from langchain_ripplemem.namespace_stats import namespace_stats
-from langchain_ripplemem.namespace_sync import NamespaceSync
+from langchain_ripplemem.memory_graph.calibration import semantic_threshold_for
+from langchain_ripplemem.recall import build_recall_graph
 from langchain_ripplemem.recall.derived import derive_all
 from langchain_ripplemem.recall.smoothing import conversation_units
+from langchain_ripplemem.recall.state import ResolvedContext
 from langchain_ripplemem.recall.visibility import coerce_as_of
+from langchain_ripplemem.retrievers import RippleMemRetriever
 from langchain_ripplemem.schemas import (
     Conversation,
     Edge,
@@ -55,14 +62,13 @@ from langchain_ripplemem.schemas import (
     RecallResult,
     validate_namespace,
 )
-from langchain_ripplemem.storage.base import EdgeBackend, NamespaceLog, UnitBackend
+from langchain_ripplemem.storage.base import EdgeBackend, GraphStore, NamespaceLog, UnitBackend
 from langchain_ripplemem.storage.chroma import DEFAULT_COLLECTION, ChromaUnitBackend
 from langchain_ripplemem.storage.embedding_record import EmbeddingModelCheck
 from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME, open_sqlite_graph
 from langchain_ripplemem.supersession.llm import llm_supersession
 from langchain_ripplemem.supersession.rules import refresh_supersession
-from langchain_ripplemem.unit_index import UnitIndex
-from langchain_ripplemem.view_snapshot import ViewSnapshots
+from langchain_ripplemem.write.path import EmbedProgress, WritePath
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -89,10 +95,8 @@ class RippleMemory:
         graph_path: SQLite file for edges and the namespace log; default in ``persist_directory``.
         unit_backend: any :class:`~langchain_ripplemem.storage.base.UnitBackend`
             instead of Chroma (then neither ``client`` nor ``collection_name`` is used).
-        edge_backend: any :class:`~langchain_ripplemem.storage.base.EdgeBackend`
-            instead of SQLite; give ``namespace_log`` with it.
-        namespace_log: any :class:`~langchain_ripplemem.storage.base.NamespaceLog`
-            instead of SQLite; give ``edge_backend`` with it.
+        graph_store: any :class:`~langchain_ripplemem.storage.base.GraphStore` (edges and the
+            namespace log in one backend, e.g. ``PostgresGraph``) instead of SQLite.
         extractor: an :class:`~langchain_ripplemem.extraction.base.Extractor`; default
             rule-based, or LLM-based when ``llm`` is given.
         llm: a chat model or ``"provider:model"`` string; opt-in upgrade for extraction,
@@ -103,7 +107,7 @@ class RippleMemory:
         namespace: default namespace for calls that do not pass one.
         cache_bounds: how many namespaces, and how many bytes, of views and graphs stay
             in memory (least recently used out first; default ``CacheBounds()``).
-        snapshot_directory: a local cache of views for fast cold opens (:mod:`~langchain_ripplemem.view_snapshot`;
+        snapshot_directory: a local cache of views for fast cold opens (:mod:`~langchain_ripplemem.index.snapshot`;
             default ``ripplemem_views`` in ``persist_directory``, none without it; ``False``: none).
 
     Raises:
@@ -122,8 +126,7 @@ class RippleMemory:
         collection_name: str = DEFAULT_COLLECTION,
         graph_path: str | Path | None = None,
         unit_backend: UnitBackend | None = None,
-        edge_backend: EdgeBackend | None = None,
-        namespace_log: NamespaceLog | None = None,
+        graph_store: GraphStore | None = None,
         extractor: Extractor | None = None,
         llm: BaseChatModel | str | None = None,
         write_config: WriteConfig | None = None,
@@ -136,8 +139,8 @@ class RippleMemory:
             raise ValueError("pass either client or persist_directory, not both")
         if unit_backend is not None and client is not None:
             raise ValueError("pass either unit_backend or client, not both")
-        if (edge_backend is None) != (namespace_log is None):
-            raise ValueError("pass edge_backend and namespace_log together (one store may implement both)")
+        if graph_store is not None and graph_path is not None:
+            raise ValueError("pass either graph_store or graph_path, not both")
         if embeddings is None:
             from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
 
@@ -145,16 +148,18 @@ class RippleMemory:
         self.embeddings = embeddings
         self.write_config = cfg = write_config or WriteConfig()
         if cfg.semantic_threshold is None:
-            from langchain_ripplemem.memory_graph.calibration import semantic_threshold_for
-
             self.write_config = cfg.model_copy(update={"semantic_threshold": semantic_threshold_for(embeddings)})
         self.recall_config, self.llm = recall_config or RecallConfig(), llm
         self.default_namespace = validate_namespace(namespace)
         self.persist_directory = Path(persist_directory) if persist_directory is not None else None
         self.unit_backend = unit_backend or ChromaUnitBackend(
             client, persist_directory=persist_directory if client is None else None, collection_name=collection_name)
+        edge_backend: EdgeBackend
+        namespace_log: NamespaceLog
         try:
-            if edge_backend is None or namespace_log is None:
+            if graph_store is not None:
+                edge_backend = namespace_log = graph_store
+            else:
                 if graph_path is None and self.persist_directory is not None:
                     graph_path = self.persist_directory / GRAPH_FILENAME
                 edge_backend, namespace_log = open_sqlite_graph(graph_path)
@@ -196,10 +201,7 @@ class RippleMemory:
 
     def _default_extractor(self) -> Extractor:
         if self.llm is not None:
-            from langchain_ripplemem.extraction.llm import LLMExtractor
-
             return LLMExtractor(self.llm, config=self.write_config)
-        from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 
         return RuleBasedExtractor(config=self.write_config)
 
@@ -276,8 +278,6 @@ class RippleMemory:
         session_time: datetime | None = None, conversation_id: str | None = None,
     ) -> IngestReport:
         """Remember chat messages as one session (``adapters.conversation_from_messages``: ids, errors)."""
-        from langchain_ripplemem.adapters import conversation_from_messages
-
         conv = conversation_from_messages(messages, conversation_id=conversation_id, session_time=session_time)
         return self.add_conversation(conv, namespace=namespace)
 
@@ -384,9 +384,6 @@ class RippleMemory:
         callbacks: Any, as_of: datetime | str | None, answer: bool, asker: str | None = None,
     ) -> tuple[Any, dict[str, Any], dict[str, Any], Any]:
         """Arguments of one graph run: no storage work here (the graph's first node prepares)."""
-        from langchain_ripplemem.recall import build_recall_graph
-        from langchain_ripplemem.recall.state import ResolvedContext
-
         cfg = config or self.recall_config
         if k is not None:
             if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -472,6 +469,4 @@ class RippleMemory:
 
     def as_retriever(self, **kwargs: Any) -> RippleMemRetriever:
         """A LangChain retriever over this memory (see ``RippleMemRetriever``)."""
-        from langchain_ripplemem.retrievers import RippleMemRetriever
-
         return RippleMemRetriever(memory=self, **kwargs)

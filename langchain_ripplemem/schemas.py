@@ -10,13 +10,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from langchain_ripplemem.timestamps import aware, parse_timestamp
+from langchain_ripplemem.errors import InvalidNamespaceError
+from langchain_ripplemem.extraction.timestamps import aware, parse_timestamp
 
 Namespace = tuple[str, ...]
 EdgeType = Literal["semantic", "structural"]
@@ -372,15 +372,6 @@ class RecallResult(BaseModel):
         """The recalled units, best first."""
         return [m.unit for m in self.memories]
 
-    def to_html(self, units: Mapping[str, MemoryUnit] | None = None) -> str:
-        """A picture of this recollection: one self-contained HTML page (``recall_html.render_recall_html``).
-
-        ``units`` may hold the units of the expansion paths' bridges by id, so they show their text.
-        """
-        from langchain_ripplemem.recall_html import render_recall_html  # lazily: this module stays pure
-
-        return render_recall_html(self, units)
-
 
 def validate_namespace(namespace: object, *, argument: str = "namespace") -> Namespace:
     """Check the namespace rules and return the namespace as a tuple.
@@ -400,8 +391,6 @@ def validate_namespace(namespace: object, *, argument: str = "namespace") -> Nam
         ('users', 'maya')
 
     """
-    from langchain_ripplemem.errors import InvalidNamespaceError
-
     if isinstance(namespace, str):
         if not namespace.strip("/"):
             raise InvalidNamespaceError(f"{argument} must name at least one label, got {namespace!r}")

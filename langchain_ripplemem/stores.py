@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 from langgraph.store.base import (
     BaseStore,
     GetOp,
-    InvalidNamespaceError,
     Item,
     ListNamespacesOp,
     MatchCondition,
@@ -48,11 +47,12 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
+from langchain_ripplemem._runtime.drivers import adrive, drive
 from langchain_ripplemem.adapters import single_turn_conversation
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.drivers import adrive, drive
-from langchain_ripplemem.errors import ExtractionError
-from langchain_ripplemem.marks import is_suppressed
+from langchain_ripplemem.errors import ExtractionError, InvalidNamespaceError
+from langchain_ripplemem.extraction.timeparse import parse_timestamp
+from langchain_ripplemem.index.marks import is_suppressed
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, validate_namespace
 
 if TYPE_CHECKING:
@@ -179,7 +179,7 @@ class RippleMemStore(BaseStore):
     from ``get`` and ``search`` but its memories stay for audit.
 
     Raises:
-        langgraph.store.base.InvalidNamespaceError: for namespaces LangGraph rejects.
+        InvalidNamespaceError: for namespaces LangGraph rejects (a subclass of LangGraph's).
         ValueError: naming ``key``, ``value`` or ``filter`` when they are unusable.
     """
 
@@ -359,8 +359,6 @@ class RippleMemStore(BaseStore):
     @staticmethod
     def _conversation(key: str, value: Any, created_at: datetime | None) -> tuple[Conversation, dict[str, Any]]:
         """The one-turn conversation that carries an item through the write path."""
-        from langchain_ripplemem.extraction.timeparse import parse_timestamp
-
         if not isinstance(value, Mapping):
             raise ValueError(f"value must be a dict (mapping of field -> JSON value), got {type(value).__name__}")
         try:

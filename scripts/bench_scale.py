@@ -87,7 +87,7 @@ def _memory(path: Path, kwargs: dict[str, Any]) -> Any:
     from langchain_ripplemem.config import WriteConfig
 
     if "cache_bounds" in kwargs:  # JSON can only say it as a dict
-        from langchain_ripplemem.cache_bounds import CacheBounds
+        from langchain_ripplemem.index.cache_bounds import CacheBounds
 
         kwargs = {**kwargs, "cache_bounds": CacheBounds(**kwargs["cache_bounds"])}
     return RippleMemory(FastFakeEmbeddings(), persist_directory=path,

@@ -28,7 +28,7 @@ from typing import Any
 from results_io import emit
 
 from langchain_ripplemem.bench.results import run_metadata
-from langchain_ripplemem.demo import load_sample
+from langchain_ripplemem.cli.demo import load_sample
 from langchain_ripplemem.extraction.identifying import cue_key
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows

@@ -25,7 +25,7 @@ from langchain_ripplemem.bench.results import run_metadata
 from langchain_ripplemem.config import LOCOMO_WRITE, WriteConfig
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph.calibration import semantic_threshold_for
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.schemas import Conversation, MemoryUnit

@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 from results_io import emit
 
+from langchain_ripplemem._runtime.minilm_models import integer_model_path, shipped_model_path
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings, _load_tokenizer
-from langchain_ripplemem.minilm_models import integer_model_path, shipped_model_path
 
 DATASETS = ("locomo", "longmemeval")
 RULE_POINTS = 0.5

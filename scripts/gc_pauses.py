@@ -1,4 +1,4 @@
-"""Warm recall with and without holding the garbage collector off (``langchain_ripplemem/collector.py``).
+"""Warm recall with and without holding the garbage collector off (``langchain_ripplemem/_runtime/collector.py``).
 
 Builds one namespace per ``--sizes`` entry with the scale benchmark's dialogue and
 fake encoder (``bench_scale.py``), then, in the same process, runs ``--queries``
@@ -31,7 +31,7 @@ from results_io import emit
 from langchain_ripplemem.bench.results import run_metadata
 
 try:
-    from langchain_ripplemem import collector
+    from langchain_ripplemem._runtime import collector
 except ImportError:  # a commit from before the pause: recall as it was
     collector = None  # type: ignore[assignment]
 

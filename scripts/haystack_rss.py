@@ -36,7 +36,7 @@ from langchain_ripplemem.bench.results import run_metadata  # noqa: E402
 from langchain_ripplemem.bench.runner import FreshMemories  # noqa: E402
 from langchain_ripplemem.bench.systems import question_context  # noqa: E402
 from langchain_ripplemem.config import RecallConfig  # noqa: E402
-from langchain_ripplemem.lexical import stem  # noqa: E402
+from langchain_ripplemem.index.lexical import stem  # noqa: E402
 from langchain_ripplemem.memory_graph.scoring import _cue_set  # noqa: E402
 
 

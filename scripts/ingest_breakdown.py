@@ -24,7 +24,7 @@ from typing import Any
 import bench_scale
 from scale_dialogue import Dialogue
 
-import langchain_ripplemem.ingest as ingest
+import langchain_ripplemem.write.path as ingest
 
 WINDOW = 1000
 

@@ -24,8 +24,7 @@ def _turns(path: str) -> list[str]:
 
 def run(path: str, out: str, repeats: int = 3) -> None:
     """Tokens of every turn, and the best of ``repeats`` cold passes' time per turn (caches cleared)."""
-    from langchain_ripplemem import lexical
-
+    from langchain_ripplemem.index import lexical
     texts = _turns(path)
     best = float("inf")
     for _ in range(repeats):

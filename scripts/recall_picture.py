@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs/recall_picture.png"))
     args = parser.parse_args(argv)
-    from langchain_ripplemem.demo import run_demo
+    from langchain_ripplemem.cli.demo import run_demo
 
     with tempfile.TemporaryDirectory() as pages:
         run_demo(k=10, out=lambda line: None, html_dir=pages)

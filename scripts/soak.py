@@ -112,7 +112,7 @@ def make_memory(cfg: dict[str, Any]) -> Any:
 
         graph = PostgresGraph(cfg["postgres"])
         return RippleMemory(embeddings, client=client, collection_name=cfg["collection"],
-                            edge_backend=graph, namespace_log=graph)
+                            graph_store=graph)
     return RippleMemory(embeddings, client=client, collection_name=cfg["collection"],
                         graph_path=cfg["graph_path"])
 
@@ -328,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in procs:
             p.join(timeout=60)
 
-        from langchain_ripplemem.integrity import check_store
+        from langchain_ripplemem.cli.integrity import check_store
 
         try:
             memory = make_memory(cfg)

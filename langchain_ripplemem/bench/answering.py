@@ -5,7 +5,7 @@ question and the retrieved restatements and nothing else (METHOD.md: "The
 answer model sees only q and those K"). Scores: token F1 and BLEU-1 with
 LoCoMo's normalisation, and an LLM judge (CORRECT / WRONG). The prompts are
 constants so the results file can record their exact text. At an OpenAI-compatible
-server (llama.cpp, vLLM) each reply is bounded (:func:`~langchain_ripplemem.chat_models.bounded`).
+server (llama.cpp, vLLM) each reply is bounded (:func:`~langchain_ripplemem.llm.calls.bounded`).
 
 Example:
     >>> parse_verdict("Reasoning... CORRECT")
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_ripplemem.bench.metrics import answer_f1, bleu1
-from langchain_ripplemem.chat_models import bounded
-from langchain_ripplemem.rendering import memory_line
+from langchain_ripplemem.cli.rendering import memory_line
+from langchain_ripplemem.llm.calls import bounded
 from langchain_ripplemem.schemas import MemoryUnit
 
 ANSWER_SYSTEM_PROMPT = (

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_ripplemem.minilm_models import CACHE_ENV, cache_dir
+from langchain_ripplemem._runtime.minilm_models import CACHE_ENV, cache_dir
 
 __all__ = ["CACHE_ENV", "CachedEmbeddings", "default_cache_dir", "model_folder"]
 

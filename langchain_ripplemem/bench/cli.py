@@ -48,6 +48,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_ripplemem.bench.checkpoint import Checkpoint, checkpoint_path
+from langchain_ripplemem.bench.haystack import locomo_haystacks, sample_haystacks
+from langchain_ripplemem.bench.linked import run_linked
+from langchain_ripplemem.bench.linked_cases import load_linked_cases
+from langchain_ripplemem.bench.loaders import load_locomo, load_longmemeval
+from langchain_ripplemem.bench.multilingual import load_multilingual_cases, run_multilingual
+from langchain_ripplemem.bench.observations import observation_memories
+from langchain_ripplemem.bench.set_fact_cases import DEFAULT_SUITES, answered_case_row, load_answered_cases
+from langchain_ripplemem.bench.small_memory import load_small_memory_cases, run_small_memory
+from langchain_ripplemem.bench.suite_runner import run_suite
 from langchain_ripplemem.bench.systems import LINKED_SYSTEMS, SYSTEM_FACTORIES, SYSTEM_NAMES
 
 # The small-memory suite's systems: the full system, the ablation without graph expansion, and the baselines.
@@ -163,8 +173,6 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from langchain_ripplemem.bench.checkpoint import Checkpoint, checkpoint_path
-    from langchain_ripplemem.bench.loaders import load_locomo, load_longmemeval
     from langchain_ripplemem.bench.report import plot
     from langchain_ripplemem.bench.runner import WARMUP_QUERY, FreshMemories, run_benchmark
 
@@ -174,8 +182,6 @@ def _run(args: argparse.Namespace) -> int:
     conversations = loader(args.path, limit=args.limit)
     memory_factory: FreshMemories | None = None
     if getattr(args, "units", "turns") == "observations":
-        from langchain_ripplemem.bench.observations import observation_memories
-
         memory_factory = observation_memories(args.path)
     cache = _embedding_cache(args, getattr(memory_factory, "embeddings", None))  # keep a factory's encoder
     if cache is not None:
@@ -218,12 +224,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _suite(args: argparse.Namespace) -> int:
-    from langchain_ripplemem.bench.haystack import locomo_haystacks, sample_haystacks
-    from langchain_ripplemem.bench.linked import run_linked
-    from langchain_ripplemem.bench.linked_cases import load_linked_cases
-    from langchain_ripplemem.bench.set_fact_cases import DEFAULT_SUITES, answered_case_row, load_answered_cases
-    from langchain_ripplemem.bench.suite_runner import run_suite
-
     systems = _systems(args.systems)
     ks = _ints(args.k, "--k")
     if args.command == "small":
@@ -243,8 +243,6 @@ def _suite(args: argparse.Namespace) -> int:
 
 
 def _multilingual(args: argparse.Namespace) -> int:
-    from langchain_ripplemem.bench.multilingual import load_multilingual_cases, run_multilingual
-
     cases = load_multilingual_cases(args.suite, split=args.split)
     cases = _first(cases, args.limit)
     results = run_multilingual(cases, _systems(args.systems), _ints(args.k, "--k"), progress=not args.no_progress,
@@ -255,8 +253,6 @@ def _multilingual(args: argparse.Namespace) -> int:
 
 def _small(args: argparse.Namespace, systems: list[str], ks: list[int]) -> int:
     """``ripplemem bench small``: every case its own memory, no haystack (``--haystack`` is refused)."""
-    from langchain_ripplemem.bench.small_memory import load_small_memory_cases, run_small_memory
-
     if args.haystack:
         raise ValueError("--haystack: the small-memory suite has none, each case is a memory of its own")
     cases = load_small_memory_cases(args.suite, split=args.split)

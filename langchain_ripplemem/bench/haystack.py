@@ -38,6 +38,7 @@ from pathlib import Path
 
 from langchain_ripplemem.bench.loaders import BenchConversation, BenchQuestion, load_locomo
 from langchain_ripplemem.bench.suite_cases import SPEAKERS, InjectableCase, fill
+from langchain_ripplemem.cli.demo import load_sample
 from langchain_ripplemem.schemas import Conversation, Session, Turn
 
 __all__ = ["Haystack", "assign_haystacks", "inject", "locomo_haystacks", "name_conflicts", "sample_haystacks"]
@@ -90,8 +91,6 @@ def sample_haystacks(copies: int = SAMPLE_COPIES) -> list[Haystack]:
         ValueError: if ``copies`` is below 1.
 
     """
-    from langchain_ripplemem.demo import load_sample
-
     if copies < 1:
         raise ValueError(f"copies must be >= 1, got {copies}")
     sample, _ = load_sample()

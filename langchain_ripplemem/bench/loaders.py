@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langchain_ripplemem import adapters
 from langchain_ripplemem.bench.metrics import normalise_evidence
 from langchain_ripplemem.schemas import Conversation
 
@@ -302,8 +303,6 @@ def _longmemeval_turn_id(
 
 def _real_adapter(name: str) -> Adapter:
     """The package's adapter ``name``, imported only when a loader needs it."""
-    from langchain_ripplemem import adapters
-
     convert: Adapter = getattr(adapters, name)
     return convert
 

@@ -43,11 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langchain_ripplemem.adapters import conversation_from_locomo
 from langchain_ripplemem.bench.loaders import BenchConversation, read_json
 from langchain_ripplemem.bench.metrics import normalise_evidence
 from langchain_ripplemem.bench.runner import PAPER_PRESETS, FreshMemories
 from langchain_ripplemem.config import WriteConfig, preset
 from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
+from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, Provenance, Session, Turn, Usage
 
 __all__ = ["Observation", "ObservationExtractor", "load_locomo_observations", "observation_memories"]
@@ -80,8 +82,6 @@ def load_locomo_observations(path: str | Path) -> Observations:
         ValueError: if the file is not a LoCoMo list or a sample has no ``observation`` object.
 
     """
-    from langchain_ripplemem.adapters import conversation_from_locomo
-
     records = read_json(path, "LoCoMo")
     if not isinstance(records, list):
         raise ValueError(f"{path}: expected a JSON list of LoCoMo samples")
@@ -126,8 +126,6 @@ class ObservationExtractor:
 
     def __init__(self, observations: Observations | Mapping[str, Sequence[Observation]], *,
                  config: WriteConfig | None = None, fallback: Extractor | None = None) -> None:
-        from langchain_ripplemem.extraction.rules import RuleBasedExtractor
-
         loaded = observations if isinstance(observations, Observations) else \
             Observations({cid: list(items) for cid, items in observations.items()})
         self.observations = loaded

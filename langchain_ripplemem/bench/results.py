@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from langchain_ripplemem.bench.linked_cases import DOMAINS
 from langchain_ripplemem.bench.loaders import LOCOMO_CATEGORIES, LONGMEMEVAL_TYPES, BenchQuestion
 from langchain_ripplemem.bench.metrics import (
     aggregate,
@@ -31,6 +32,7 @@ from langchain_ripplemem.bench.metrics import (
     sessions_covered_at_k,
     turns_covered_at_k,
 )
+from langchain_ripplemem.bench.set_fact_cases import FACT_KINDS, SET_KINDS
 from langchain_ripplemem.bench.systems import Retrieved
 
 #: How the results time queries (written into every results file).
@@ -71,27 +73,17 @@ def category_groups(dataset: str, records: Sequence[Record]) -> Groups:
         groups["abstention"] = lambda r: not r["_answerable"]
         return groups
     if dataset == "linked":
-        from langchain_ripplemem.bench.linked_cases import DOMAINS
-
         groups = {domain: _is_category(domain) for domain in DOMAINS}
         groups["overall"] = lambda r: True
         return groups
     if dataset in ("sets", "facts"):
-        from langchain_ripplemem.bench.set_fact_cases import FACT_KINDS, SET_KINDS
-
         groups = {kind: _is_category(kind) for kind in (SET_KINDS if dataset == "sets" else FACT_KINDS)}
         groups["overall"] = lambda r: True
         return groups
-    if dataset == "multilingual":
-        from langchain_ripplemem.bench.multilingual import LANGUAGES
-
-        groups = {language: _is_category(language) for language in LANGUAGES}
-        groups["overall"] = lambda r: True
-        return groups
-    if dataset == "small":
-        from langchain_ripplemem.bench.small_memory import KINDS
-
-        groups = {kind: _is_category(kind) for kind in KINDS}
+    if dataset in ("multilingual", "small"):
+        # Suites whose cases name their own group (a language, a kind): the groups are the ones the
+        # records hold, in the order the suite lists them (this module stays below the suites' modules).
+        groups = {name: _is_category(name) for name in dict.fromkeys(r["_category_name"] for r in records)}
         groups["overall"] = lambda r: True
         return groups
     raise ValueError(f"unknown dataset {dataset!r}; expected 'locomo', 'longmemeval', 'linked', 'sets', 'facts', "

@@ -46,8 +46,8 @@ from langchain_ripplemem.bench.systems import (
     make_system,
     retrieve_question,
 )
-from langchain_ripplemem.cache_bounds import clear_text_caches
 from langchain_ripplemem.config import RecallConfig, WriteConfig, preset
+from langchain_ripplemem.index.cache_bounds import clear_text_caches
 
 T = TypeVar("T")
 DEFAULT_KS = (5, 10, 30)

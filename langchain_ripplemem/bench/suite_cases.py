@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from langchain_ripplemem.lexical import lexical_tokens
+from langchain_ripplemem.index.lexical import lexical_tokens
 from langchain_ripplemem.schemas import Conversation
 
 __all__ = [

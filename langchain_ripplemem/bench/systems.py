@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from langchain_ripplemem.config import LONG_HISTORY, RecallConfig
+from langchain_ripplemem.extraction.timeparse import parse_timestamp
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
 
 ABLATIONS = ("no_expansion", "no_structural", "no_planning", "no_context", "no_cue_bonus")
@@ -191,8 +192,6 @@ def question_context(question: Any) -> dict[str, Any]:
         >>> question_context(SimpleNamespace(asker=None, question_date=None))
         {}
     """
-    from langchain_ripplemem.extraction.timeparse import parse_timestamp
-
     context: dict[str, Any] = {}
     if getattr(question, "asker", None):
         context["asker"] = question.asker

@@ -43,7 +43,7 @@ from importlib import resources
 from typing import NamedTuple
 
 from langchain_ripplemem.extraction.entity_types import UPPER
-from langchain_ripplemem.lexical import STOPWORDS, stem
+from langchain_ripplemem.index.lexical import STOPWORDS, stem
 
 __all__ = ["COMMON_WORDS", "ENGLISH_TOPIC_WORDS", "GENERIC_WORDS", "MONTHS", "MONTH_KEYS", "Cues", "common_keys",
            "common_words", "cue_key", "entity_phrases", "identifying_cues", "lowercase_keys", "rarity",
@@ -263,7 +263,7 @@ def sentence_initial_keys(text: str) -> set[str]:
     """Cue keys of the single capitalised words that start a sentence: a name or a word, the namespace tells.
 
     "Rafa texted me" and "Cut the Lisbon trip short" look alike here; what the other
-    memories do with the word decides (:meth:`~langchain_ripplemem.index.NamespaceView.is_name`:
+    memories do with the word decides (:meth:`~langchain_ripplemem.index.namespace.NamespaceView.is_name`:
     a name is never written in lower case).
 
     Chat interjections, contractions and common English words (:func:`common_words`) are

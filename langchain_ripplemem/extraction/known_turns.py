@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from langchain_ripplemem.extraction.base import ExtractionResult, Window
-from langchain_ripplemem.marks import is_suppressed
+from langchain_ripplemem.index.marks import is_suppressed
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Turn
 
 __all__ = ["FINGERPRINTS", "KnownTurns", "calls_model", "fingerprint", "marks_of", "new_work"]

@@ -3,7 +3,7 @@
 Each window is one structured-output call (``with_structured_output`` on
 :class:`~langchain_ripplemem.prompts.extraction.ExtractionOutput`, with the
 model's default method: ``json_schema`` for ``ChatOpenAI``; a server that
-refuses it is asked by the next method, see :class:`~langchain_ripplemem.chat_models.StructuredModel`).
+refuses it is asked by the next method, see :class:`~langchain_ripplemem.llm.calls.StructuredModel`).
 At an OpenAI-compatible server the answer is bounded to :func:`output_tokens`
 of the window size, unless the model sets its own ``max_tokens``. An attempt is
 rejected when the output does not parse or validate (whether the output parser
@@ -13,7 +13,7 @@ or a time does not parse; the next attempt is told why. After ``max_retries``
 extra attempts the window is returned as :class:`~langchain_ripplemem.schemas.FailedWindow`
 with no units: never a partial write.
 
-When the model call itself fails (sorted by :mod:`~langchain_ripplemem.model_errors`):
+When the model call itself fails (sorted by :mod:`~langchain_ripplemem.llm.errors`):
 
 * **unreachable** (timeout, connection refused, HTTP 5xx, 429 once the chat
   model's own ``max_retries`` are spent) or **rejected** (HTTP 400/413/422, a
@@ -34,7 +34,7 @@ stored as the rule-based unit(s) of :class:`~langchain_ripplemem.extraction.rule
 
 Sync and async share everything but the model call: :meth:`LLMExtractor._attempts`
 is a generator that yields each request and receives the model's answer
-(:func:`~langchain_ripplemem.chat_models.structured_attempts`).
+(:func:`~langchain_ripplemem.llm.calls.structured_attempts`).
 
 Example:
     >>> extractor = LLMExtractor("openai:gpt-4.1-mini")  # resolved on first use, not here
@@ -55,7 +55,14 @@ from collections.abc import Generator
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from langchain_ripplemem.chat_models import (
+from langchain_ripplemem._runtime.drivers import adrive, drive
+from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.errors import ExtractionError, ModelConfigurationError
+from langchain_ripplemem.extraction.base import ExtractionResult, Window
+from langchain_ripplemem.extraction.cues import normalise_cues
+from langchain_ripplemem.extraction.rules import RuleBasedExtractor
+from langchain_ripplemem.extraction.timeparse import parse_timestamp
+from langchain_ripplemem.llm.calls import (
     InvalidOutput,
     Request,
     StructuredModel,
@@ -63,13 +70,12 @@ from langchain_ripplemem.chat_models import (
     resolve_chat_model,
     structured_attempts,
 )
-from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.drivers import adrive, drive
-from langchain_ripplemem.errors import ModelConfigurationError
-from langchain_ripplemem.extraction.base import ExtractionResult, Window
-from langchain_ripplemem.extraction.cues import normalise_cues
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
-from langchain_ripplemem.extraction.timeparse import parse_timestamp
+from langchain_ripplemem.prompts.extraction import (
+    EXTRACTION_PROMPT,
+    ExtractionOutput,
+    extraction_inputs,
+    retry_note,
+)
 from langchain_ripplemem.schemas import (
     FailedWindow,
     MemoryUnit,
@@ -153,9 +159,6 @@ class LLMExtractor:
 
     def _structured(self) -> StructuredModel:
         if self._caller is None:
-            from langchain_ripplemem.errors import ExtractionError
-            from langchain_ripplemem.prompts.extraction import ExtractionOutput
-
             model = self.model
             try:
                 self._caller = StructuredModel(model, ExtractionOutput, max_tokens=self.max_tokens)
@@ -180,13 +183,6 @@ class LLMExtractor:
     def _attempts(self, window: Window, namespace: Namespace
                   ) -> Generator[Request, Any, ExtractionResult]:
         """The whole extraction except the model call: yield requests, receive answers."""
-        from langchain_ripplemem.prompts.extraction import (
-            EXTRACTION_PROMPT,
-            ExtractionOutput,
-            extraction_inputs,
-            retry_note,
-        )
-
         started = time.perf_counter()
         where = f"conversation {window.conversation_id!r}, window {window.index}"
         if not any(_has_text(turn) for _, turn in window.items):

@@ -81,7 +81,7 @@ from langchain_ripplemem.extraction.cues import (
 from langchain_ripplemem.extraction.entity_types import UPPER, entity_type
 from langchain_ripplemem.extraction.identifying import identifying_cues
 from langchain_ripplemem.extraction.timeparse import day_interval, ground_time
-from langchain_ripplemem.lexical import STOPWORDS
+from langchain_ripplemem.index.lexical import STOPWORDS
 from langchain_ripplemem.schemas import (
     MemoryUnit,
     Namespace,

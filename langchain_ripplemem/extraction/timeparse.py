@@ -72,8 +72,7 @@ from langchain_ripplemem.extraction.intervals import (
 )
 from langchain_ripplemem.extraction.relative_time import relative_times, shift
 from langchain_ripplemem.extraction.tense import tense_at
-from langchain_ripplemem.schemas import TimeInterval, aware
-from langchain_ripplemem.timestamps import (
+from langchain_ripplemem.extraction.timestamps import (
     DAY_MONTH_YEAR_RE,
     DAY_RE,
     MONTH_ABBR_RE,
@@ -81,7 +80,8 @@ from langchain_ripplemem.timestamps import (
     YEAR_RE,
     parse_timestamp,  # the session-time rule (timestamps.py), re-exported
 )
-from langchain_ripplemem.timestamps import MONTHS as _MONTHS
+from langchain_ripplemem.extraction.timestamps import MONTHS as _MONTHS
+from langchain_ripplemem.schemas import TimeInterval, aware
 
 __all__ = ["day_interval", "ground_time", "parse_timestamp"]
 

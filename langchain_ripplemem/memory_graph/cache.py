@@ -28,7 +28,7 @@ from collections.abc import Iterable
 
 import networkx as nx
 
-from langchain_ripplemem.cache_bounds import (
+from langchain_ripplemem.index.cache_bounds import (
     GRAPH_BYTES_FIXED,
     GRAPH_BYTES_PER_EDGE,
     GRAPH_BYTES_PER_NODE,

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from langchain_ripplemem.blas import one_thread, product
+from langchain_ripplemem._runtime.blas import one_thread, product
 
 __all__ = ["DIMENSIONS", "PROJECTED_FROM", "Projection", "above", "leading", "projection", "similarities"]
 

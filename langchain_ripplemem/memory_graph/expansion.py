@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from langchain_ripplemem.collector import flat_pairs, pairs
+from langchain_ripplemem._runtime.collector import flat_pairs, pairs
 from langchain_ripplemem.memory_graph.adjacency import LazyAdjacency, lazy_adjacency
 from langchain_ripplemem.schemas import EdgeType
 

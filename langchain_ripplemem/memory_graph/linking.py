@@ -26,9 +26,9 @@ from bisect import bisect_left
 
 import numpy as np
 
-from langchain_ripplemem.blas import product
+from langchain_ripplemem._runtime.blas import product
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph.candidates import PROJECTED_FROM, above, leading, projection, similarities
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.schemas import Edge, MemoryUnit

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Protocol
 
+from langchain_ripplemem._runtime.text_caches import text_cache
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.schemas import TimeInterval
 
@@ -59,6 +60,7 @@ def cue_set(values: Iterable[str]) -> frozenset[str]:
     return _cue_set(tuple(values))
 
 
+@text_cache
 @lru_cache(maxsize=CUE_SET_CACHE_SIZE)
 def _cue_set(values: tuple[str, ...]) -> frozenset[str]:
     return normalised_cues(values)

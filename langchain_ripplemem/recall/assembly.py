@@ -20,12 +20,12 @@ from typing import TypeVar
 
 import numpy as np
 
+from langchain_ripplemem.cli.rendering import memory_line
 from langchain_ripplemem.config import RecallConfig, context_weights
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
 from langchain_ripplemem.recall.evidence import AnyHit, FoundHit, recalled_memory, supports
 from langchain_ripplemem.recall.smoothing import in_context, per_view
-from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import HitSource, MemoryUnit, QueryCues, RecalledMemory
 
 T = TypeVar("T")
@@ -165,7 +165,8 @@ def first_hop_ranks(view: NamespaceView, vector: np.ndarray, lexical_text: str, 
     """
     out: dict[str, FirstHopRank] = {}
     extra = len(hidden)
-    ranked = (("semantic", config.keep_first_hop, config.keep_spacing,
+    ranked: tuple[tuple[HitSource, int, float, list[tuple[str, float]]], ...] = (
+              ("semantic", config.keep_first_hop, config.keep_spacing,
                view.semantic(vector, config.keep_first_hop + extra) if config.keep_first_hop else []),
               ("lexical", config.keep_lexical, config.keep_lexical_spacing,
                view.lexical(lexical_text, config.keep_lexical + extra) if config.keep_lexical else []))

@@ -19,7 +19,7 @@ rare as few memories name it (:func:`time_bridges`). A session's day is no such
 cue: every turn of the session has it.
 
 Example:
-    >>> from langchain_ripplemem.index import NamespaceView
+    >>> from langchain_ripplemem.index.namespace import NamespaceView
     >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance
     >>> import numpy as np
     >>> view = NamespaceView(("demo",))
@@ -45,9 +45,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from langchain_ripplemem.collector import flat_pairs, pairs
+from langchain_ripplemem._runtime.collector import flat_pairs, pairs
 from langchain_ripplemem.extraction.identifying import MONTH_KEYS, common_keys, rarity
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph.expansion import ExpansionHit
 from langchain_ripplemem.recall.smoothing import per_view
 from langchain_ripplemem.schemas import MemoryUnit, TimeInterval

@@ -25,17 +25,17 @@ from typing import Any
 
 import numpy as np
 
-from langchain_ripplemem.chat_models import StructuredOutcome, acall_structured, call_structured, resolve_chat_model
+from langchain_ripplemem.cli.rendering import memory_line
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.extraction.relative_time import concurrent_times, relative_times, shift
-from langchain_ripplemem.index import NamespaceView
-from langchain_ripplemem.lexical import content_words, lexical_token_set, stem
+from langchain_ripplemem.index.lexical import content_words, lexical_token_set, stem
+from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.llm.calls import StructuredOutcome, acall_structured, call_structured, resolve_chat_model
 from langchain_ripplemem.prompts.recall import CONTROLLER_PROMPT, ControllerPlan
 from langchain_ripplemem.recall.bridging import EventTime, bridge_potentials, mentioned_time
 from langchain_ripplemem.recall.evidence import AnyHit, supports
 from langchain_ripplemem.recall.smoothing import per_view, speakers
 from langchain_ripplemem.recall.state import HeuristicWork, Plan
-from langchain_ripplemem.rendering import memory_line
 from langchain_ripplemem.schemas import ExpansionTarget, MemoryUnit, QueryCues, TimeInterval, counted
 
 # A name at least this rare says what the missing support is about (a speaker's name says nothing).

@@ -9,7 +9,7 @@ Example:
     >>> from datetime import datetime, timezone
     >>> import numpy as np
     >>> from langchain_ripplemem.config import RecallConfig
-    >>> from langchain_ripplemem.index import NamespaceView
+    >>> from langchain_ripplemem.index.namespace import NamespaceView
     >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance, QueryCues, TimeInterval
     >>> def day(d):
     ...     start = datetime(2026, 3, d, tzinfo=timezone.utc)
@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph.scoring import time_similarity
 from langchain_ripplemem.recall.bridging import epoch_micros, row_times
 from langchain_ripplemem.recall.smoothing import per_view

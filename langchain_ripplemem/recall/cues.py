@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from langchain_ripplemem.index import NamespaceView
-from langchain_ripplemem.lexical import content_words, words
-from langchain_ripplemem.marks import stated_at
+from langchain_ripplemem.extraction.timeparse import ground_time, parse_timestamp
+from langchain_ripplemem.index.lexical import content_words, words
+from langchain_ripplemem.index.marks import stated_at
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.prompts.recall import QueryCueOutput
 from langchain_ripplemem.recall.smoothing import per_view
 from langchain_ripplemem.schemas import QueryCues, TimeInterval
@@ -44,7 +45,7 @@ def _latest_statement(view: NamespaceView, start: int, stop: int, known: datetim
 def _known(view: NamespaceView, field: str, query_words: list[str]) -> list[str]:
     """Cue values of the namespace that occur in the query as whole word n-grams.
 
-    The query's words are NFKC-normalised and casefolded (:func:`~langchain_ripplemem.lexical.words`),
+    The query's words are NFKC-normalised and casefolded (:func:`~langchain_ripplemem.index.lexical.words`),
     the postings' values only lower-cased: a value outside ASCII ("Zoë", "Straße") is
     matched by its folded form and returned as the postings spell it.
     """
@@ -61,7 +62,9 @@ def _known(view: NamespaceView, field: str, query_words: list[str]) -> list[str]
 
 
 def fold(value: str) -> str:
-    """A cue value as :func:`~langchain_ripplemem.lexical.words` writes it: NFKC, casefolded, words joined by spaces.
+    """A cue value as :func:`~langchain_ripplemem.index.lexical.words` writes it.
+
+    NFKC, casefolded, words joined by spaces.
 
     Example:
         >>> fold("Rue  Mercière"), fold("Straße")
@@ -72,8 +75,6 @@ def fold(value: str) -> str:
 
 def rule_based_cues(query: str, view: NamespaceView, reference: datetime | None = None) -> QueryCues:
     """Cues from the query text and the namespace's own cue indexes (no LLM)."""
-    from langchain_ripplemem.extraction.timeparse import ground_time
-
     query_words = words(query)
     time: TimeInterval | None = None
     grounded = ground_time(query, reference or reference_time(view))
@@ -153,8 +154,6 @@ def with_asker(cues: QueryCues, asker: str, speakers: frozenset[str]) -> QueryCu
 
 def cues_from_llm(query: str, output: QueryCueOutput) -> QueryCues:
     """Convert the LLM's cue output (times that do not parse are dropped, not guessed)."""
-    from langchain_ripplemem.extraction.timeparse import parse_timestamp
-
     time = None
     if output.time_start:
         try:

@@ -5,11 +5,11 @@ and otherwise built on its first use, in whichever recall needs it. Each reads
 every unit, and a view keeps only ``unit_list.PARSED_KEPT`` units parsed: built
 one by one, after a whole load, every value parsed the other units again (six
 passes of about 20 us a unit). :func:`derive_all` runs while the load still
-holds every unit parsed (:meth:`~langchain_ripplemem.unit_list.UnitList.holding`),
+holds every unit parsed (:meth:`~langchain_ripplemem.index.unit_list.UnitList.holding`),
 so each unit is parsed once.
 
 Example:
-    >>> from langchain_ripplemem.index import NamespaceView
+    >>> from langchain_ripplemem.index.namespace import NamespaceView
     >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance
     >>> import numpy as np
     >>> view = NamespaceView(("maya",), 2)
@@ -25,7 +25,7 @@ Example:
 
 from __future__ import annotations
 
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.recall.assembly import row_places
 from langchain_ripplemem.recall.bridging import row_times
 from langchain_ripplemem.recall.controller import cue_values

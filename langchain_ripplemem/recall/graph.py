@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import END, START, StateGraph
 
-from langchain_ripplemem.collector import paused
+from langchain_ripplemem._runtime.collector import paused
 from langchain_ripplemem.recall.nodes import RecallNodes
 from langchain_ripplemem.recall.reader import MemoryReader
 from langchain_ripplemem.recall.state import RecallContext, RecallInput, RecallOutput, RecallState
@@ -79,7 +79,7 @@ def build_recall_graph(
         checkpointer: LangGraph's: ``None`` (a subgraph uses its parent's), a saver, or
             ``False`` (never checkpointed: inside a checkpointed agent, recall runs as one
             step). A saver's serializer must revive recall's state types:
-            :func:`~langchain_ripplemem.checkpointing.checkpoint_serde`.
+            :func:`~langchain_ripplemem.recall.checkpointing.checkpoint_serde`.
 
     Returns:
         A compiled graph with input ``{"query", "with_answer"?}`` and output

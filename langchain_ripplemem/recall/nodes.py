@@ -26,7 +26,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
-from langchain_ripplemem.chat_models import (
+from langchain_ripplemem._runtime.tracing import round_run
+from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.llm.calls import (
     StructuredOutcome,
     acall_structured,
     bounded,
@@ -34,11 +36,10 @@ from langchain_ripplemem.chat_models import (
     resolve_chat_model,
     usage_of,
 )
-from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.llm.errors import describe_error
 from langchain_ripplemem.memory_graph.adjacency import with_edges
 from langchain_ripplemem.memory_graph.expansion import Unreachable, expand_channel
 from langchain_ripplemem.memory_graph.scoring import structural_score
-from langchain_ripplemem.model_errors import describe_error
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
 from langchain_ripplemem.recall.assembly import aligner, assemble_memories, format_evidence, parse_citations
 from langchain_ripplemem.recall.bridging import shared_bridge_strength, time_hits
@@ -52,7 +53,6 @@ from langchain_ripplemem.recall.views import RECALL_VIEWS, ViewQuery
 from langchain_ripplemem.recall.visibility import hidden_ids, score_weight
 from langchain_ripplemem.recall.walks import shared_walks
 from langchain_ripplemem.schemas import EdgeType, RecallResult, RoundTrace, Usage
-from langchain_ripplemem.tracing import round_run
 
 
 def _timed(usage: Usage | None, stage: str, started: float, extra: Usage | None = None) -> Usage:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from langchain_ripplemem.config import RecallConfig, WriteConfig
-    from langchain_ripplemem.index import NamespaceView
+    from langchain_ripplemem.index.namespace import NamespaceView
     from langchain_ripplemem.schemas import Namespace
 
 __all__ = ["MemoryReader"]

@@ -43,7 +43,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.schemas import MemoryUnit
 
 _NONE = -1
@@ -213,7 +213,7 @@ def smooth(scores: np.ndarray, neighbours: np.ndarray, weights: Sequence[float],
 # each at 100k memories). They leave with their view; the scores are held weakly (a view's
 # cosines leave its cache), and a grown view may give a row new neighbours (its size is in the key).
 _CONTEXTUAL_KEPT = 4
-_Contextual = dict[tuple[int, int, tuple[float, ...], int], tuple["weakref.ref[np.ndarray]", np.ndarray]]
+_Contextual = dict[tuple[int, int, tuple[float, ...], int, str], tuple["weakref.ref[np.ndarray]", np.ndarray]]
 _contextual: weakref.WeakKeyDictionary[NamespaceView, _Contextual] = weakref.WeakKeyDictionary()
 
 

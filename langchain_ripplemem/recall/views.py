@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from langchain_ripplemem.config import RecallConfig, WriteConfig, context_weights
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.recall.smoothing import speakers, top_in_context
 from langchain_ripplemem.recall.visibility import visible_top
 from langchain_ripplemem.schemas import HitSource, QueryCues

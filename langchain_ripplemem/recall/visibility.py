@@ -20,12 +20,12 @@ from collections.abc import Callable
 from datetime import date, datetime, time, timezone
 from typing import TYPE_CHECKING, Any
 
-from langchain_ripplemem.marks import VALID_UNTIL, stated_at
+from langchain_ripplemem.index.marks import VALID_UNTIL, stated_at
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, aware
 
 if TYPE_CHECKING:
     from langchain_ripplemem.config import RecallConfig
-    from langchain_ripplemem.index import NamespaceView
+    from langchain_ripplemem.index.namespace import NamespaceView
 
 __all__ = ["coerce_as_of", "hidden_ids", "score_weight", "visible_top"]
 

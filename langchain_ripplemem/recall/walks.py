@@ -13,7 +13,7 @@ edges (:attr:`~langchain_ripplemem.memory_graph.adjacency.LazyAdjacency.version`
 
 Example:
     >>> import numpy as np
-    >>> from langchain_ripplemem.index import NamespaceView
+    >>> from langchain_ripplemem.index.namespace import NamespaceView
     >>> from langchain_ripplemem.memory_graph.expansion import reachable
     >>> from langchain_ripplemem.memory_graph.adjacency import walk_graph
     >>> from langchain_ripplemem.schemas import Edge, MemoryUnit, Provenance
@@ -43,7 +43,7 @@ from typing import Any
 
 import networkx as nx
 
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph.adjacency import LazyAdjacency
 from langchain_ripplemem.memory_graph.expansion import Layers, Walks
 from langchain_ripplemem.schemas import EdgeType

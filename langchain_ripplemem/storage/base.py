@@ -26,7 +26,7 @@ import numpy as np
 
 from langchain_ripplemem.schemas import Edge, MemoryUnit, Namespace
 
-__all__ = ["Changes", "EdgeBackend", "EdgeRow", "NamespaceLog", "StoredRecord", "UnitBackend"]
+__all__ = ["Changes", "EdgeBackend", "EdgeRow", "GraphStore", "NamespaceLog", "StoredRecord", "UnitBackend"]
 
 # One stored edge as ``(src, dst, type, weight)``: what :meth:`EdgeBackend.edge_rows` returns.
 EdgeRow = tuple[str, str, str, float]
@@ -156,3 +156,12 @@ class NamespaceLog(Protocol):
     def close(self) -> None:
         """Release what the log holds."""
         ...
+
+
+@runtime_checkable
+class GraphStore(EdgeBackend, NamespaceLog, Protocol):
+    """One backend holding both a memory's edges and its namespace log (``RippleMemory(graph_store=...)``).
+
+    :class:`~langchain_ripplemem.storage.postgres.PostgresGraph` is one; the default, SQLite,
+    keeps them in two objects over one file.
+    """

@@ -253,7 +253,7 @@ def _read_holder(fd: int) -> dict[str, Any] | None:
     return info if isinstance(info, dict) else None
 
 
-class WriterLockTimeout(RippleMemError, TimeoutError):
+class WriterLockTimeoutError(RippleMemError, TimeoutError):
     """Another writer held a namespace's writer lock for longer than the caller would wait."""
 
     def __init__(self, path: str | Path, timeout: float, holder: dict[str, Any] | None = None) -> None:
@@ -299,7 +299,7 @@ def namespace_writer(edge_file: str | Path, namespace_key: str, *,
         timeout: seconds to wait at most; ``None`` waits as long as the other write takes.
 
     Raises:
-        WriterLockTimeout: ``timeout`` passed while another writer held the lock.
+        WriterLockTimeoutError: ``timeout`` passed while another writer held the lock.
     """
     path = writer_lock_path(edge_file, namespace_key)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -310,7 +310,7 @@ def namespace_writer(edge_file: str | Path, namespace_key: str, *,
             entry = _WRITERS[key] = _Writer()
     deadline = None if timeout is None else time.monotonic() + timeout
     if not entry.lock.acquire(timeout=-1 if deadline is None else max(0.0, timeout or 0.0)):
-        raise WriterLockTimeout(path, timeout or 0.0)
+        raise WriterLockTimeoutError(path, timeout or 0.0)
     try:
         if entry.depth == 0:
             entry.fd = _lock_file(key[1], deadline, timeout)
@@ -337,12 +337,12 @@ def _lock_file(path: str, deadline: float | None, timeout: float | None) -> int:
         if deadline is not None and time.monotonic() >= deadline:
             holder = _read_holder(fd)
             os.close(fd)
-            raise WriterLockTimeout(path, timeout or 0.0, holder)
+            raise WriterLockTimeoutError(path, timeout or 0.0, holder)
         time.sleep(delay)
         delay = min(2 * delay, 0.05)
     _write_holder(fd)
     return fd
 
 
-__all__ = ["LOCK_FILENAME", "StoreLock", "StoreLockedError", "WriterLockTimeout", "embedded_store_directory",
+__all__ = ["LOCK_FILENAME", "StoreLock", "StoreLockedError", "WriterLockTimeoutError", "embedded_store_directory",
            "lock_holder", "namespace_writer", "writer_lock_path"]

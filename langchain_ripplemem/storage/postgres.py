@@ -18,10 +18,10 @@ With units in a Chroma server, every process on every host that opens
   the first time, and whenever the listener is down. Under the writer lock the
   version is always read from the database: a writer never builds on a stale cache.
 
-Use it as both backends of a memory (psycopg 3 and psycopg_pool: the ``[postgres]`` extra)::
+Use it as the graph store of a memory (psycopg 3 and psycopg_pool: the ``[postgres]`` extra)::
 
     graph = PostgresGraph("postgresql://app@db:5432/memories")
-    memory = RippleMemory(client=chromadb.HttpClient(host="chroma"), edge_backend=graph, namespace_log=graph)
+    memory = RippleMemory(client=chromadb.HttpClient(host="chroma"), graph_store=graph)
 """
 
 from __future__ import annotations

@@ -40,10 +40,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from langchain_ripplemem.chat_models import call_structured, resolve_chat_model
 from langchain_ripplemem.errors import ModelConfigurationError
-from langchain_ripplemem.marks import SUPERSEDES, is_suppressed, order_key
+from langchain_ripplemem.index.marks import SUPERSEDES, is_suppressed, order_key
+from langchain_ripplemem.llm.calls import call_structured, resolve_chat_model
 from langchain_ripplemem.memory_graph.scoring import cue_set
+from langchain_ripplemem.prompts.supersession import (
+    SUPERSESSION_PROMPT,
+    SupersessionOutput,
+    render_line,
+)
 from langchain_ripplemem.schemas import MemoryUnit, Usage
 from langchain_ripplemem.supersession.rules import GROUP_POOL
 
@@ -51,7 +56,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from langchain_ripplemem.config import WriteConfig
-    from langchain_ripplemem.index import NamespaceView
+    from langchain_ripplemem.index.namespace import NamespaceView
     from langchain_ripplemem.schemas import IngestReport
 
 _MAX_ATTRIBUTE_CHARS = 40
@@ -149,12 +154,6 @@ class LLMSupersession:
     def _ask(self, new: list[MemoryUnit], batch: list[int],
              candidates: dict[int, list[MemoryUnit]]) -> tuple[list[tuple[int, str, str]], Usage, list[str]]:
         """One structured call for ``batch``: the valid ``(new index, old id, attribute)`` claims."""
-        from langchain_ripplemem.prompts.supersession import (
-            SUPERSESSION_PROMPT,
-            SupersessionOutput,
-            render_line,
-        )
-
         labels: dict[str, str] = {}  # unit id -> label
         for unit in [new[i] for i in batch] + [c for i in batch for c in candidates[i]]:
             labels.setdefault(unit.id, f"M{len(labels) + 1}")

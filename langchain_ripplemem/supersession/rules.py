@@ -7,7 +7,7 @@ favourite <thing>), in the first person of the ``"Speaker: ..."`` restatement
 or the third person of a named participant. Within a namespace, each unit is
 superseded by the *earliest later* visible unit of the same subject and
 attribute whose value differs; a unit with several facts is superseded only
-when every one of them is. Marks (:mod:`langchain_ripplemem.marks`) are
+when every one of them is. Marks (:mod:`langchain_ripplemem.index.marks`) are
 recomputed for the touched ``(subject, attribute)`` groups whenever units
 arrive, are deleted, suppressed or unsuppressed, so they always follow from the
 units present: re-ingesting changes nothing, deleting or suppressing the newer
@@ -37,8 +37,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from langchain_ripplemem.lexical import stem
-from langchain_ripplemem.marks import (
+from langchain_ripplemem._runtime.text_caches import text_cache
+from langchain_ripplemem.index.lexical import stem
+from langchain_ripplemem.index.marks import (
     MARKS,
     SUPERSEDED_ATTRIBUTE,
     SUPERSEDED_BY,
@@ -52,8 +53,8 @@ from langchain_ripplemem.marks import (
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
 
 if TYPE_CHECKING:
-    from langchain_ripplemem.index import NamespaceView
-    from langchain_ripplemem.unit_index import UnitIndex
+    from langchain_ripplemem.index.namespace import NamespaceView
+    from langchain_ripplemem.index.unit_index import UnitIndex
 
 __all__ = ["ATTRIBUTES", "GROUP_POOL", "Fact", "fact_keys", "facts", "refresh_supersession", "same_value"]
 
@@ -133,6 +134,7 @@ def facts(unit: MemoryUnit) -> list[Fact]:
 
 
 # Its working set is one write's groups; more would keep evicted namespaces' texts alive (cache_bounds.py).
+@text_cache
 @lru_cache(maxsize=4096)
 def _facts(restatement: str, participants: tuple[str, ...]) -> tuple[Fact, ...]:
     text = restatement.replace("\u2019", "'")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from langchain_ripplemem.integrity import check_store
+from langchain_ripplemem.cli.integrity import check_store
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.storage.locks import embedded_store_directory

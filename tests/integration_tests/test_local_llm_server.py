@@ -107,8 +107,8 @@ def conversation():  # noqa: ANN201 - a Conversation
 
 
 def test_llm_extraction_through_a_llama_cpp_server(llm):
-    from langchain_ripplemem.chat_models import working_method
     from langchain_ripplemem.config import WriteConfig
+    from langchain_ripplemem.llm.calls import working_method
     from langchain_ripplemem.memory import RippleMemory
 
     memory = RippleMemory(llm=llm, write_config=WriteConfig(window_size=4, window_overlap=0, llm_max_retries=1))

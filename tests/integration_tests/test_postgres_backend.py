@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from langchain_ripplemem.integrity import check_store
+from langchain_ripplemem.cli.integrity import check_store
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import Edge
 
@@ -97,7 +97,7 @@ from tests.unit_tests.test_crash_safety import many_turns
 graph = PostgresGraph({dsn!r})
 client = chromadb.HttpClient(host={host!r}, port={port}, settings=Settings(anonymized_telemetry=False))
 memory = RippleMemory(BagOfWordsEmbeddings(), client=client, collection_name={collection!r},
-                      edge_backend=graph, namespace_log=graph)
+                      graph_store=graph)
 for i in range({batches}):
     for ns in ({own!r}, ("shared",)):
         report = memory.add_conversation(many_turns({name!r} + f"-{{i}}", {turns}), namespace=ns)
@@ -118,7 +118,7 @@ def _writer(tmp_path, name, dsn, server, collection, batches, turns=6):
 def _memory(dsn, server, collection):
     graph = PostgresGraph(dsn)
     return RippleMemory(BagOfWordsEmbeddings(), client=server.client(), collection_name=collection,
-                        edge_backend=graph, namespace_log=graph)
+                        graph_store=graph)
 
 
 def _committed(stdout: str) -> dict[tuple[str, ...], set[str]]:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from langchain_ripplemem.demo import NAMESPACE
-from langchain_ripplemem.recall_html import write_recall_html
-from langchain_ripplemem.recall_layout import layout_recall
+from langchain_ripplemem.cli.demo import NAMESPACE
+from langchain_ripplemem.picture.html import write_recall_html
+from langchain_ripplemem.picture.layout import layout_recall
 
 from ..unit_tests.test_recall_html import rich_recall
 

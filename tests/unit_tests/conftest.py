@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from langchain_ripplemem.lexical import lexical_tokens
+from langchain_ripplemem.config import PAPER_WRITE, WriteConfig
+from langchain_ripplemem.index.lexical import lexical_tokens
+from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import Conversation
 
 from .openai_server import ScriptedOpenAIServer
@@ -90,6 +92,18 @@ def make_conversation(cid: str = "c1") -> Conversation:
 @pytest.fixture
 def conversation() -> Conversation:
     return make_conversation()
+
+
+def filled_memory(namespace: tuple[str, ...], *, write_config: WriteConfig | None = PAPER_WRITE,
+                  **memory_kwargs: Any) -> RippleMemory:
+    """A bag-of-words memory holding :func:`make_conversation` in ``namespace``.
+
+    The paper's structural edges by default: seven units are too few for rare-cue edges
+    (test_identifying_cues.py); ``write_config=None`` for the recommended ones.
+    """
+    memory = RippleMemory(BagOfWordsEmbeddings(), write_config=write_config, **memory_kwargs)
+    memory.add_conversation(make_conversation(), namespace=namespace)
+    return memory
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import ValidationError
 
-from langchain_ripplemem import served_memory
 from langchain_ripplemem.adapters import (
     conversation_from_locomo,
     conversation_from_longmemeval,
@@ -19,6 +18,7 @@ from langchain_ripplemem.adapters import (
 from langchain_ripplemem.errors import DuplicateSessionWarning, InvalidConversationError
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import Conversation
+from langchain_ripplemem.server import served_memory
 
 from .langgraph_dev import load_served_graph
 from .test_cli_store_commands import bow_memory, cli
@@ -345,7 +345,7 @@ async def _via_mcp(record, tmp_path, capsys, bow):
     pytest.importorskip("mcp", reason="the MCP server needs the [mcp] extra (part of [test])")
     from mcp.shared.memory import create_connected_server_and_client_session
 
-    from langchain_ripplemem.mcp_server import create_mcp_server
+    from langchain_ripplemem.server.mcp import create_mcp_server
 
     memory = RippleMemory(bow)
     server = create_mcp_server(memory, namespace="/".join(NS))

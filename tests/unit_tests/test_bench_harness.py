@@ -329,7 +329,7 @@ def test_closing_an_in_memory_memory_frees_its_chroma_collections():
 
 
 def test_no_text_memo_outlives_a_conversation(locomo):
-    from langchain_ripplemem.lexical import stem
+    from langchain_ripplemem.index.lexical import stem
     from langchain_ripplemem.memory_graph.scoring import _cue_set
 
     factory = FreshMemories("locomo", embeddings=CachedEmbeddings(BagOfWordsEmbeddings()))

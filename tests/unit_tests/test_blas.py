@@ -7,7 +7,7 @@ import threading
 import numpy as np
 import pytest
 
-from langchain_ripplemem import blas
+from langchain_ripplemem._runtime import blas
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
 

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_ripplemem import index as index_module
-from langchain_ripplemem.bm25 import BM25Index, top_k
-from langchain_ripplemem.index import NamespaceView
-from langchain_ripplemem.lexical import lexical_tokens
+from langchain_ripplemem.index import namespace as index_module
+from langchain_ripplemem.index.bm25 import BM25Index, top_k
+from langchain_ripplemem.index.lexical import lexical_tokens
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.schemas import MemoryUnit, Provenance
 
 TERMS = [f"t{i}" for i in range(25)]
@@ -78,8 +78,7 @@ def test_terms_scored_before_a_growth_are_scored_anew_after_it(docs, cuts, query
 
 
 def test_kept_term_scores_are_bounded_and_scores_stay_exact(monkeypatch):
-    from langchain_ripplemem import bm25 as bm25_module
-
+    from langchain_ripplemem.index import bm25 as bm25_module
     monkeypatch.setattr(bm25_module, "_TERM_ROWS_KEPT", 5)
     docs = [["t1", "t2"], ["t1", "t3"], ["t1"], ["t2", "t3", "t1"]]
     index = BM25Index()

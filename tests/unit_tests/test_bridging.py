@@ -10,7 +10,7 @@ import pytest
 
 from langchain_ripplemem.config import PAPER, RecallConfig
 from langchain_ripplemem.extraction.identifying import rarity
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph.scoring import cue_overlap
 from langchain_ripplemem.recall.assembly import bridged
 from langchain_ripplemem.recall.bridging import (

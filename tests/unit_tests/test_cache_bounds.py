@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from langchain_ripplemem.cache_bounds import CacheBounds, LRUCache
+from langchain_ripplemem.index.cache_bounds import CacheBounds, LRUCache
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import namespace_key
 
@@ -188,7 +188,7 @@ def test_indexing_units_leaves_the_recall_cue_set_cache_alone():
     """Each unit's cues are indexed once: caching them only filled the process-wide cache with every unit seen."""
     import numpy as np
 
-    from langchain_ripplemem.index import NamespaceView
+    from langchain_ripplemem.index.namespace import NamespaceView
     from langchain_ripplemem.memory_graph.scoring import _cue_set
     from langchain_ripplemem.schemas import MemoryUnit, Provenance
 
@@ -207,8 +207,8 @@ def test_the_process_wide_text_caches_stay_within_a_few_megabytes():
     """They belong to no namespace, so no CacheBounds covers them: filled past their bounds, about 20 MB together."""
     import tracemalloc
 
-    from langchain_ripplemem.cache_bounds import clear_text_caches
-    from langchain_ripplemem.lexical import stem
+    from langchain_ripplemem.index.cache_bounds import clear_text_caches
+    from langchain_ripplemem.index.lexical import stem
     from langchain_ripplemem.memory_graph.scoring import _cue_set, cue_set
 
     clear_text_caches()

@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
+from langchain_ripplemem.cli.integrity import check_store
 from langchain_ripplemem.config import PAPER, PAPER_WRITE
-from langchain_ripplemem.integrity import check_store
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import Conversation, Edge, namespace_key
 from langchain_ripplemem.storage import sqlite as edge_store

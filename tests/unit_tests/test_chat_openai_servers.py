@@ -14,11 +14,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from langchain_ripplemem import chat_models
-from langchain_ripplemem.chat_models import DEFAULT_MAX_TOKENS, call_structured, working_method
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.extraction.llm import output_tokens
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
+from langchain_ripplemem.llm import calls as chat_models
+from langchain_ripplemem.llm.calls import DEFAULT_MAX_TOKENS, call_structured, working_method
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.prompts.recall import QueryCueOutput
 
@@ -52,7 +52,7 @@ def llama_server() -> Iterator[ScriptedOpenAIServer]:
 def test_a_refused_json_schema_falls_back_to_function_calling_once_and_is_remembered(llama_server, caplog):
     llama_server.script(tool_call(EVENTS_1), tool_call(EVENTS_2))  # the refusals use no scripted reply
     memory = llm_memory(llama_server)
-    with caplog.at_level(logging.WARNING, logger="langchain_ripplemem.chat_models"):
+    with caplog.at_level(logging.WARNING, logger="langchain_ripplemem.llm.calls"):
         report = memory.add_conversation(make_conversation(), namespace=NS)
 
     # Window 1 is refused once and asked again with a tool; window 2 goes straight to the tool.

@@ -20,9 +20,9 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 from langchain_ripplemem import RecallResult, RippleMemory, checkpoint_serde
-from langchain_ripplemem.checkpointing import checkpoint_types
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
+from langchain_ripplemem.recall.checkpointing import checkpoint_types
 from langchain_ripplemem.recall.state import RecallState
 
 from .conftest import BagOfWordsEmbeddings, make_conversation

@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from chromadb.errors import InternalError
 
+from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.storage import chroma as chroma_module
 from langchain_ripplemem.storage.chroma import read_retrying
-from langchain_ripplemem.unit_index import UnitIndex
 
-from .conftest import make_conversation
+from .conftest import filled_memory
 
 MAYA = ("maya",)
 
@@ -45,10 +45,8 @@ def pauses(monkeypatch) -> list[float]:
 
 
 @pytest.fixture
-def memory(bow) -> RippleMemory:
-    mem = RippleMemory(bow)
-    mem.add_conversation(make_conversation(), namespace=MAYA)
-    return mem
+def memory() -> RippleMemory:
+    return filled_memory(MAYA, write_config=None)
 
 
 def reload_with(memory: RippleMemory, collection: FlakyCollection) -> UnitIndex:

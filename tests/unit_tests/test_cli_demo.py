@@ -3,8 +3,8 @@
 import json
 
 from langchain_ripplemem.cli import main
+from langchain_ripplemem.cli.demo import load_sample, run_demo
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.demo import load_sample, run_demo
 
 
 def test_sample_data_is_consistent():
@@ -63,7 +63,7 @@ def test_cli_rejects_bad_namespace(tmp_path, capsys):
 def test_recollection_reads_a_photo_with_the_message_it_completes():
     # "Proof:" and its photo are the rest of the kayak message: the same speaker's next turn,
     # lifted with it although the photo shares nothing with the question (rank 28 when lifts stop at sessions).
-    from langchain_ripplemem.demo import NAMESPACE
+    from langchain_ripplemem.cli.demo import NAMESPACE
     from langchain_ripplemem.memory import RippleMemory
 
     conversation, questions = load_sample()
@@ -78,7 +78,7 @@ def test_recollection_reads_a_photo_with_the_message_it_completes():
 def test_recollection_reads_a_while_clause_as_the_time_of_the_event_it_names():
     # "while Maya is away in Lisbon": the trip's memory grounds the time, and Sam's conference dates,
     # which share no word with the question, meet it (not found in the top 30 when the time stays open).
-    from langchain_ripplemem.demo import NAMESPACE
+    from langchain_ripplemem.cli.demo import NAMESPACE
     from langchain_ripplemem.memory import RippleMemory
 
     conversation, questions = load_sample()

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from langchain_ripplemem.cli import SUBCOMMANDS, build_parser, main
-from langchain_ripplemem.cli_support import DEFAULT_PERSIST
+from langchain_ripplemem.cli.commands import SUBCOMMANDS, build_parser, main
+from langchain_ripplemem.cli.support import DEFAULT_PERSIST
 
 from .test_cli_store_commands import ROOT
 

@@ -10,13 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from langchain_ripplemem import collector
-from langchain_ripplemem.collector import collector_paused, paused, set_enabled
-from langchain_ripplemem.config import PAPER_WRITE
+from langchain_ripplemem._runtime import collector
+from langchain_ripplemem._runtime.collector import collector_paused, paused, set_enabled
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall import NODE_NAMES, RecallContext, build_recall_graph
 
-from .conftest import BagOfWordsEmbeddings, make_conversation
+from .conftest import filled_memory
 
 NS = ("maya",)
 QUESTION = "Should Maya accept Sam's dinner pick?"
@@ -33,9 +32,7 @@ def _collector_restored() -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def memory() -> RippleMemory:
-    m = RippleMemory(BagOfWordsEmbeddings(), write_config=PAPER_WRITE)
-    m.add_conversation(make_conversation(), namespace=NS)
-    return m
+    return filled_memory(NS)
 
 
 def frames_during_collections(run) -> list[set[str]]:

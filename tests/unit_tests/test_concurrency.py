@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from langchain_ripplemem.integrity import check_store
+from langchain_ripplemem.cli.integrity import check_store
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.storage.locks import (
     LOCK_FILENAME,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.lexical import lexical_token_set, stem
+from langchain_ripplemem.index.lexical import lexical_token_set, stem
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController
 from langchain_ripplemem.schemas import Hit, QueryCues
 

@@ -18,7 +18,8 @@ EXPECTED = {
                                 "retriever run 'RippleMemRetriever' -> children ['ripplemem_recall']"],
     "05_bring_your_own_models.py": ["LLM extraction: 3 turns -> 3 units", "locations=['Harbor Grill']",
                                     "answer: Probably not", "recall llm calls: 3"],
-    "06_other_languages.py": ["'kühen', 'kuh'", "recall 'Wie viele Kühen hat Jürgen?' -> Zoë: Jürgen hat jetzt drei Kühe",
+    "06_other_languages.py": ["'kühen', 'kuh'",
+                              "recall 'Wie viele Kühen hat Jürgen?' -> Zoë: Jürgen hat jetzt drei Kühe",
                               "lexical view '张伟搬到哪里去了？' -> Zoë: 张伟上个月搬到成都去了",
                               "participants of 'Was hat Zoë über das Wetter gesagt?': ['das wetter', 'zoë']"],
 }

@@ -31,7 +31,7 @@ from queue import Empty, Queue
 
 import pytest
 
-from langchain_ripplemem.integrity import check_store
+from langchain_ripplemem.cli.integrity import check_store
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import Conversation
 
@@ -216,7 +216,7 @@ def test_sigkill_mid_ingest_then_reopen_check_and_reingest(tmp_path, mode):
         return
     # A new process sees the same consistent store.
     script = ("import sys\nfrom langchain_ripplemem.memory import RippleMemory\n"
-              "from langchain_ripplemem.integrity import check_store\n"
+              "from langchain_ripplemem.cli.integrity import check_store\n"
               "from tests.unit_tests.conftest import BagOfWordsEmbeddings\n"
               f"r = check_store(RippleMemory(BagOfWordsEmbeddings(), persist_directory={str(tmp_path)!r}))\n"
               "print(r.namespace(('crash',)).chroma_units, r.ok)\n")

@@ -58,8 +58,7 @@ def test_importing_the_graphs_creates_no_memory():
     recall.set_memory(None)
     for name in ("recall", "ingest", "agent"):
         importlib.reload(load(name))
-    from langchain_ripplemem import served_memory as serving
-
+    from langchain_ripplemem.server import served_memory as serving
     assert serving._memory is None
     nodes = set(load("recall").graph.get_graph().nodes)
     assert {"extract_cues", "tri_view_recall", "expand", "assemble"} <= nodes

@@ -1,4 +1,4 @@
-"""Freed heap goes back to the operating system after large loads and evictions (langchain_ripplemem.heap)."""
+"""Freed heap goes back to the operating system after large loads and evictions (langchain_ripplemem._runtime.heap)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import sys
 import numpy as np
 import pytest
 
-from langchain_ripplemem import heap
-from langchain_ripplemem.cache_bounds import LRUCache
+from langchain_ripplemem._runtime import heap
+from langchain_ripplemem.index.cache_bounds import LRUCache
+from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.schemas import MemoryUnit, Provenance
 from langchain_ripplemem.storage.chroma import ChromaUnitBackend
-from langchain_ripplemem.unit_index import UnitIndex
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from langchain_ripplemem.cli import main
-from langchain_ripplemem.integrity import check_store
+from langchain_ripplemem.cli.integrity import check_store
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import namespace_key
 from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from langgraph.store.base import PutOp
 
-from langchain_ripplemem.config import PAPER_WRITE, RecallConfig, WriteConfig
-from langchain_ripplemem.marks import stated_at
+from langchain_ripplemem.config import RecallConfig, WriteConfig
+from langchain_ripplemem.index.marks import stated_at
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
@@ -24,7 +24,7 @@ from langchain_ripplemem.stores import RippleMemStore
 from langchain_ripplemem.supersession.rules import Fact, facts
 from langchain_ripplemem.tools import create_correct_tool, create_recall_tool, create_remember_tool
 
-from .conftest import make_conversation
+from .conftest import filled_memory, make_conversation
 
 ROOT = Path(__file__).resolve().parents[2]
 MAYA = ("maya",)
@@ -35,10 +35,8 @@ EXPAND = RecallConfig(semantic_k=2, lexical_k=1, cue_k=1, max_rounds=2, sufficie
 
 
 @pytest.fixture
-def memory(bow) -> RippleMemory:
-    mem = RippleMemory(bow, write_config=PAPER_WRITE)  # seven turns: too few for rare-cue edges
-    mem.add_conversation(make_conversation(), namespace=MAYA)
-    return mem
+def memory() -> RippleMemory:
+    return filled_memory(MAYA)
 
 
 def unit_id(memory: RippleMemory, text: str, namespace=MAYA) -> str:

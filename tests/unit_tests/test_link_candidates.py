@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph import candidates, linking
 from langchain_ripplemem.memory_graph.candidates import Projection, above, leading, projection, similarities
 from langchain_ripplemem.memory_graph.linking import link_rows

@@ -29,7 +29,7 @@ from langchain_ripplemem.bench.linked_cases import (
 from langchain_ripplemem.bench.report import results_markdown
 from langchain_ripplemem.bench.runner import FreshMemories
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.lexical import lexical_tokens
+from langchain_ripplemem.index.lexical import lexical_tokens
 from langchain_ripplemem.schemas import Conversation
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 

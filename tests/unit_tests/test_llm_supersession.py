@@ -15,7 +15,7 @@ from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.prompts.supersession import SupersessionOutput
 from langchain_ripplemem.schemas import namespace_key
-from langchain_ripplemem.storage.locks import WriterLockTimeout, namespace_writer
+from langchain_ripplemem.storage.locks import WriterLockTimeoutError, namespace_writer
 
 from .conftest import WriteMeanwhile
 from .fakes import ScriptedChatModel
@@ -209,7 +209,7 @@ def writer_lock_is_free(memory: RippleMemory) -> bool:
         try:
             with namespace_writer(memory.namespace_log.path, namespace_key(MAYA), timeout=0.2):
                 free.append(True)
-        except WriterLockTimeout:
+        except WriterLockTimeoutError:
             free.append(False)
 
     thread = threading.Thread(target=probe)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from langchain_ripplemem.config import PAPER_WRITE, WriteConfig
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.expansion import expand_channel, reachable
 from langchain_ripplemem.memory_graph.linking import link_rows

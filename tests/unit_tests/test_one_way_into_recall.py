@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage
 
-from langchain_ripplemem import served_memory
 from langchain_ripplemem.cli import main as cli_main
 from langchain_ripplemem.config import PAPER, RecallConfig
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
+from langchain_ripplemem.server import served_memory
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
 from .fakes import ScriptedChatModel

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from langchain_ripplemem.cli.rendering import format_recall
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.recall_html import render_recall_html
-from langchain_ripplemem.rendering import format_recall
+from langchain_ripplemem.picture.html import render_recall_html
 from langchain_ripplemem.schemas import Conversation, IngestReport
 
 from .conftest import BagOfWordsEmbeddings
@@ -145,8 +145,8 @@ def test_controller_anchors_it_cannot_use_are_a_warning_of_the_result():
 def test_a_checkpointed_thread_does_not_carry_with_answer_or_the_answer_to_the_next_run():
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from langchain_ripplemem.checkpointing import checkpoint_serde
     from langchain_ripplemem.recall import RecallContext, build_recall_graph
+    from langchain_ripplemem.recall.checkpointing import checkpoint_serde
 
     from .test_recall_llm import CONFIG, CUES, memory_with
 

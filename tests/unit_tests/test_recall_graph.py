@@ -4,12 +4,12 @@ import pytest
 from langchain_core.tracers.context import collect_runs
 from langgraph.graph import END, START, StateGraph
 
-from langchain_ripplemem.config import PAPER, PAPER_LONG_HISTORY, PAPER_WRITE, RecallConfig, WriteConfig, preset
+from langchain_ripplemem.config import PAPER, PAPER_LONG_HISTORY, RecallConfig, WriteConfig, preset
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall import NODE_NAMES, RecallContext, build_recall_graph
 from langchain_ripplemem.schemas import Conversation, RecallResult
 
-from .conftest import BagOfWordsEmbeddings, make_conversation
+from .conftest import BagOfWordsEmbeddings, filled_memory
 
 NS = ("maya",)
 SMALL = PAPER.model_copy(update={"semantic_k": 1, "lexical_k": 1, "cue_k": 0})
@@ -19,10 +19,7 @@ QUESTION = "What did Maya say she would think about?"
 
 @pytest.fixture(scope="module")
 def memory() -> RippleMemory:
-    # The paper's structural edges: seven units are too few for rare-cue edges (test_identifying_cues.py).
-    m = RippleMemory(BagOfWordsEmbeddings(), write_config=PAPER_WRITE)
-    m.add_conversation(make_conversation(), namespace=NS)
-    return m
+    return filled_memory(NS)
 
 
 def turns(result: RecallResult) -> list[str]:
@@ -206,8 +203,7 @@ def test_each_round_is_traced_with_metadata(memory):
 
 
 def test_no_child_runs_without_callbacks(memory, monkeypatch):
-    from langchain_ripplemem import tracing
-
+    from langchain_ripplemem._runtime import tracing
     configured = []
     monkeypatch.setattr(tracing, "get_callback_manager_for_config",
                         lambda cfg: configured.append(cfg) or type("M", (), {"handlers": []})())

@@ -13,11 +13,11 @@ from functools import cache
 import pytest
 
 from langchain_ripplemem.cli import main
+from langchain_ripplemem.cli.demo import NAMESPACE, load_sample, run_demo
 from langchain_ripplemem.config import RecallConfig, WriteConfig
-from langchain_ripplemem.demo import NAMESPACE, load_sample, run_demo
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.recall_html import CHARS_PER_COLUMN, render_recall_html, write_recall_html
-from langchain_ripplemem.recall_layout import NODE_RADIUS, layout_recall
+from langchain_ripplemem.picture.html import CHARS_PER_COLUMN, render_recall_html, write_recall_html
+from langchain_ripplemem.picture.layout import NODE_RADIUS, layout_recall
 from langchain_ripplemem.schemas import (
     Hit,
     MemoryUnit,
@@ -124,24 +124,22 @@ def test_text_is_escaped_and_long_session_names_are_cut():
     result = RecallResult(query="<b>q</b>", namespace=("n",), memories=[
         RecalledMemory(unit=bad, score=1.0, provenance=[Hit(source="semantic", rank=0, score=0.9)]),
         RecalledMemory(unit=other, score=0.5, provenance=[Hit(source="lexical", rank=0, score=2.0)])])
-    page = result.to_html()
+    page = render_recall_html(result)
     assert "<script>alert" not in page and "&lt;script&gt;alert(&quot;x&quot;)" in page
     assert "<b>q</b>" not in page and "&lt;b&gt;q&lt;/b&gt;" in page
     sessions = re.findall(r'<text class="session"[^>]*>([^<]*)<', page)
     assert sessions[0].endswith("\u2026") and len(sessions[0]) == CHARS_PER_COLUMN
     assert 'a-very-long-conversation-name/a-session-with-a-long-name' in page  # the full name in its tooltip
-    assert page == render_recall_html(result)
 
 
 def test_an_empty_recollection_still_renders():
-    page = RecallResult(query="Where is Bob moving?", namespace=("users", "bob")).to_html()
+    page = render_recall_html(RecallResult(query="Where is Bob moving?", namespace=("users", "bob")))
     assert "No memories were recalled." in page and 'id="recall-graph"' not in page
 
 
-def test_schemas_stay_free_of_the_renderer_until_to_html_is_called():
-    code = ("import sys, langchain_ripplemem.schemas as s; assert 'langchain_ripplemem.recall_html' not in "
-            "sys.modules; s.RecallResult(query='q', namespace=('n',)).to_html(); "
-            "assert 'langchain_ripplemem.recall_html' in sys.modules")
+def test_the_data_model_does_not_import_the_renderer():
+    code = ("import sys, langchain_ripplemem.schemas as s; assert 'langchain_ripplemem.picture.html' not in "
+            "sys.modules; assert not hasattr(s.RecallResult, 'to_html')")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -131,7 +131,7 @@ def test_answer_needs_a_chat_model(bow):
 
 @pytest.mark.parametrize("bad", [None, 3])
 def test_llm_must_be_a_model_or_string(bad):
-    from langchain_ripplemem.chat_models import resolve_chat_model
+    from langchain_ripplemem.llm.calls import resolve_chat_model
 
     with pytest.raises((TypeError, ValueError)):
         resolve_chat_model(bad)

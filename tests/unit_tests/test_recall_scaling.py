@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.recall import smoothing
 from langchain_ripplemem.recall.cues import reference_time
 from langchain_ripplemem.recall.smoothing import best_first, in_context, neighbour_rows, smooth, speakers

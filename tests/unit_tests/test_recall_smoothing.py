@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from langchain_ripplemem.config import PAPER, PAPER_WRITE, RecallConfig, WriteConfig
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.recall.cues import move_speakers
@@ -256,7 +256,7 @@ def test_cue_view_matches_a_brute_force_ranking():
 
 @pytest.mark.parametrize("n", [10, 1000, 100_000])
 def test_the_cue_views_candidate_rows_are_the_distinct_posting_rows_ascending(n):
-    from langchain_ripplemem.row_arrays import distinct_rows
+    from langchain_ripplemem.index.row_arrays import distinct_rows
 
     rng = np.random.default_rng(n)
     for sizes in ([], [0], [3], [n // 2, 5], [n, n // 3, 1]):

@@ -8,8 +8,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from langchain_ripplemem.demo import load_sample
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.cli.demo import load_sample
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.adjacency import walk_graph, with_edges
 from langchain_ripplemem.memory_graph.cache import GraphCache

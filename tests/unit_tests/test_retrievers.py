@@ -10,21 +10,15 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
-from langchain_ripplemem.config import PAPER, PAPER_WRITE, RecallConfig
+from langchain_ripplemem.config import PAPER, RecallConfig
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.retrievers import RippleMemRetriever
 
-from .conftest import BagOfWordsEmbeddings, make_conversation
+from .conftest import filled_memory
 from .fakes import ScriptedChatModel
 
 NS = ("users", "maya")
 QUESTION = "Should Maya accept Sam's birthday dinner pick at Harbor Grill?"
-
-
-def filled_memory() -> RippleMemory:
-    memory = RippleMemory(BagOfWordsEmbeddings(), write_config=PAPER_WRITE)  # tiny chat: the paper's edges
-    memory.add_conversation(make_conversation(), namespace=NS)
-    return memory
 
 
 class TestRippleMemRetrieverStandard(RetrieversIntegrationTests):
@@ -41,7 +35,7 @@ class TestRippleMemRetrieverStandard(RetrieversIntegrationTests):
         # One filled memory per test class: building it is the slow part, and the
         # standard tests only read.
         if TestRippleMemRetrieverStandard._memory is None:
-            TestRippleMemRetrieverStandard._memory = filled_memory()
+            TestRippleMemRetrieverStandard._memory = filled_memory(NS)
         return {"memory": TestRippleMemRetrieverStandard._memory, "namespace": NS, "k": 4}
 
     @property
@@ -51,7 +45,7 @@ class TestRippleMemRetrieverStandard(RetrieversIntegrationTests):
 
 @pytest.fixture(scope="module")
 def memory() -> RippleMemory:
-    return filled_memory()
+    return filled_memory(NS)
 
 
 def test_documents_carry_provenance_metadata(memory):

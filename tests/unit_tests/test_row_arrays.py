@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.recall.assembly import _place, row_places
 from langchain_ripplemem.recall.cue_bonus import cue_bonus, cue_bonuses, row_speakers
 from langchain_ripplemem.schemas import MemoryUnit, Provenance, QueryCues, TimeInterval

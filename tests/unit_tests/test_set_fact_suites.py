@@ -28,7 +28,7 @@ from langchain_ripplemem.bench.set_fact_cases import (
 )
 from langchain_ripplemem.bench.suite_runner import run_suite
 from langchain_ripplemem.bench.systems import SYSTEM_NAMES
-from langchain_ripplemem.lexical import lexical_tokens
+from langchain_ripplemem.index.lexical import lexical_tokens
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 
 SETS = load_set_cases()

@@ -79,7 +79,7 @@ import json, sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 from test_store_scale import CHEAP, TinyEmbeddings
-from langchain_ripplemem.integrity import check_store
+from langchain_ripplemem.cli.integrity import check_store
 from langchain_ripplemem.memory import RippleMemory
 
 memory = RippleMemory(TinyEmbeddings(), persist_directory={path!r}, write_config=CHEAP)
@@ -122,7 +122,7 @@ def test_a_store_past_the_sql_variable_bound_reopens_in_a_new_process(big_store:
 
 
 def test_ripplemem_check_passes_on_that_store(big_store: Path) -> None:
-    proc = subprocess.run([sys.executable, "-c", "import sys; from langchain_ripplemem.cli import main; "
+    proc = subprocess.run([sys.executable, "-c", "import sys; from langchain_ripplemem.cli.commands import main; "
                            "sys.exit(main(sys.argv[1:]))", "check", "--persist", str(big_store)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]

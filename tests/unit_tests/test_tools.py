@@ -14,7 +14,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.tools import create_recall_tool, create_remember_tool, format_memories, resolve_namespace
 
-from .conftest import BagOfWordsEmbeddings, make_conversation
+from .conftest import filled_memory
 from .fakes import ScriptedChatModel
 
 MAYA = {"configurable": {"user_id": "maya"}}
@@ -22,9 +22,7 @@ MAYA = {"configurable": {"user_id": "maya"}}
 
 @pytest.fixture
 def memory() -> RippleMemory:
-    m = RippleMemory(BagOfWordsEmbeddings())
-    m.add_conversation(make_conversation(), namespace=("memories", "maya"))
-    return m
+    return filled_memory(("memories", "maya"), write_config=None)
 
 
 def test_tools_are_structured_with_sync_and_async(memory):

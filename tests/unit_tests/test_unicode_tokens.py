@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from langchain_ripplemem.lexical import content_words, lexical_tokens, words
+from langchain_ripplemem.index.lexical import content_words, lexical_tokens, words
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import Conversation
 
@@ -40,7 +40,9 @@ def test_nfkc_folds_full_width_letters_and_ligatures():
 
 
 def test_german_text_is_stemmed_as_german():
-    from langchain_ripplemem.language import detect_language  # new in issue 36.2: the other tests fail on their own
+    from langchain_ripplemem.index.language import (
+        detect_language,  # new in issue 36.2: the other tests fail on their own
+    )
 
     text = "Jürgen hat drei Kühe auf der Alm, und die Kühe geben viel Milch."
     assert detect_language(text) == "german"

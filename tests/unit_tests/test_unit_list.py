@@ -2,9 +2,9 @@
 
 import pytest
 
-from langchain_ripplemem import unit_list
+from langchain_ripplemem.index import unit_list
+from langchain_ripplemem.index.unit_list import UnitList
 from langchain_ripplemem.schemas import MemoryUnit, Provenance
-from langchain_ripplemem.unit_list import UnitList
 
 
 def _units(n: int) -> list[MemoryUnit]:

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from langchain_ripplemem import view_snapshot
+from langchain_ripplemem.cli.integrity import check_store
 from langchain_ripplemem.config import PAPER_WRITE, RecallConfig
 from langchain_ripplemem.errors import EmbeddingModelMismatchError
-from langchain_ripplemem.integrity import check_store
+from langchain_ripplemem.index import snapshot as view_snapshot
+from langchain_ripplemem.index.snapshot import SNAPSHOT_DIRNAME, ViewSnapshots, read_snapshot
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import Conversation
 from langchain_ripplemem.storage import sqlite as edge_store
-from langchain_ripplemem.view_snapshot import SNAPSHOT_DIRNAME, ViewSnapshots, read_snapshot
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
 
@@ -230,7 +230,7 @@ def test_recall_over_the_walked_graph_is_recall_over_the_mirrored_graph(tmp_path
 
 
 def test_a_view_leaving_the_cache_is_saved_and_comes_back_from_its_snapshot(tmp_path):
-    from langchain_ripplemem.cache_bounds import CacheBounds
+    from langchain_ripplemem.index.cache_bounds import CacheBounds
 
     with memory(tmp_path, cache_bounds=CacheBounds(max_namespaces=1)) as mem:
         mem.add_conversation(make_conversation(), namespace=NS)

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from langchain_ripplemem import unit_list
-from langchain_ripplemem.index import NamespaceView
+from langchain_ripplemem.index import unit_list
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.recall.derived import derive_all
 from langchain_ripplemem.schemas import MemoryUnit, Provenance
 

@@ -15,7 +15,7 @@ import pytest
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import namespace_key
-from langchain_ripplemem.storage.locks import WRITERS_SUFFIX, WriterLockTimeout, namespace_writer, writer_lock_path
+from langchain_ripplemem.storage.locks import WRITERS_SUFFIX, WriterLockTimeoutError, namespace_writer, writer_lock_path
 
 from .conftest import BagOfWordsEmbeddings, WriteMeanwhile, make_conversation
 from .test_concurrency import _expect, _finish, _spawn
@@ -49,7 +49,7 @@ def test_another_process_waits_until_the_holder_lets_go_and_other_namespaces_do_
     proc = _spawn(WRITER_HOLDER, str(edge), KEY)
     try:
         _expect(proc, "held")
-        with pytest.raises(WriterLockTimeout) as info:
+        with pytest.raises(WriterLockTimeoutError) as info:
             with namespace_writer(edge, KEY, timeout=0.2):
                 pass
         assert f"held by process {proc.pid}" in str(info.value) and info.value.holder["pid"] == proc.pid
@@ -79,7 +79,7 @@ def test_threads_take_turns(tmp_path):
         try:
             with namespace_writer(edge, KEY, timeout=timeout):
                 log.append("second")
-        except WriterLockTimeout as err:
+        except WriterLockTimeoutError as err:
             errors.append(err)
 
     with namespace_writer(edge, KEY):

@@ -1,0 +1,1 @@
+"""Process machinery: BLAS threads, heap trimming, the collector, generator drivers, tracing, ONNX sessions."""

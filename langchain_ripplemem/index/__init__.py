@@ -1,0 +1,1 @@
+"""The per-namespace index: search structures, their snapshot, sync and cache bounds."""

@@ -1,0 +1,234 @@
+"""The unit index: per-namespace views over a unit backend, kept in step with every write.
+
+Writes go to the :class:`~langchain_ripplemem.storage.base.UnitBackend` first
+(Chroma by default), then to the namespace's cached
+:class:`~langchain_ripplemem.index.namespace.NamespaceView`; reads are served by the
+views, loaded from the backend (page by page) on first use and kept in a
+bounded LRU cache (:mod:`langchain_ripplemem.index.cache_bounds`). The index also
+records what each write changed (:meth:`UnitIndex.take_written`), for the
+namespace log that keeps other processes' caches in step.
+
+Example:
+    >>> import numpy as np
+    >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance
+    >>> from langchain_ripplemem.storage.chroma import ChromaUnitBackend
+    >>> index = UnitIndex(ChromaUnitBackend())
+    >>> unit = MemoryUnit.create(namespace=("maya",), restatement="Maya: hi",
+    ...                          source=Provenance(conversation_id="c", session_id="s"))
+    >>> index.add(("maya",), [unit], np.ones((1, 4), dtype=np.float32))
+    >>> [u.id for u in index.view(("maya",)).units] == [unit.id], index.take_written(("maya",))[0] == {unit.id}
+    (True, True)
+
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from langchain_ripplemem._runtime import heap
+from langchain_ripplemem.index.cache_bounds import CacheBounds, LRUCache
+from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_key
+from langchain_ripplemem.storage.base import UnitBackend
+
+if TYPE_CHECKING:
+    from langchain_ripplemem.index.snapshot import ViewSnapshots
+
+__all__ = ["UnitIndex"]
+
+# What a backend's reply holds per unit while a view loads, beyond the view itself (measured: a 10k-unit
+# load of 384-d vectors left ~96 MB of freed pages): loads of about 1,700 units or more trim at once.
+_REPLY_BYTES_PER_UNIT = 10_000
+
+
+class UnitIndex:
+    """Per-namespace views of the units a :class:`~langchain_ripplemem.storage.base.UnitBackend` holds.
+
+    Writes go to the backend first, then to the cached view; reads are served by
+    the views, loaded from the backend (page by page) on first use.
+
+    Args:
+        backend: where units and vectors are stored.
+        bounds: how many views, and bytes, stay cached.
+        snapshots: saved views to start from instead of reading every unit
+            (:mod:`~langchain_ripplemem.index.snapshot`); a view leaving the cache is saved.
+        derive: run on a view loaded (or rebuilt after a delete) whole while all its units
+            are still parsed: what recall derives from every unit
+            (:func:`~langchain_ripplemem.recall.derived.derive_all`).
+    """
+
+    def __init__(self, backend: UnitBackend, bounds: CacheBounds | None = None,
+                 snapshots: ViewSnapshots | None = None,
+                 derive: Callable[[NamespaceView], object] | None = None) -> None:
+        self.backend = backend
+        self.snapshots = snapshots
+        self.derive = derive
+        bounds = bounds or CacheBounds()
+        # The least recently used views leave past the bounds; their next use reloads them.
+        self._views: LRUCache[NamespaceView] = LRUCache(
+            bounds.max_namespaces, bounds.view_bytes, lambda view: view.nbytes,
+            on_evict=None if snapshots is None else lambda _, view: snapshots.save(view))
+        self._lock = threading.RLock()
+        # Per namespace since the last take_written(): (ids written, ids deleted); None = a drop.
+        self._written: dict[str, tuple[set[str], set[str]] | None] = {}
+
+    def view(self, namespace: Namespace) -> NamespaceView:
+        """The namespace's view, loaded from the backend on first use."""
+        key = namespace_key(namespace)
+        with self._lock:
+            view = self._views.get(key)
+            if view is None:
+                view = self._restored(namespace)
+                if view is None:
+                    view = NamespaceView(namespace)
+                    self._load(view, None)
+                self._views.put(key, view)
+            return view
+
+    def _restored(self, namespace: Namespace) -> NamespaceView | None:
+        """The namespace's snapshot, caught up with the changes logged since it was saved."""
+        got = self.snapshots.restore(namespace) if self.snapshots is not None else None
+        if got is None:
+            return None
+        view, changes = got
+        if changes is not None:
+            if any(uid in view.pos for uid in changes.removed):
+                view, version = view.without(changes.removed), view.snapshot_version
+                view.snapshot_version = version
+            if changes.units:
+                self._load(view, sorted(changes.units))
+        return view
+
+    def save_snapshots(self) -> int:
+        """Save every cached view that changed since its snapshot; how many were saved."""
+        with self._lock:
+            views = [v for key in self._views.keys() if (v := self._views.peek(key)) is not None]
+            return sum(self.snapshots.save(v) for v in views) if self.snapshots is not None else 0
+
+    def cached(self, namespace: Namespace) -> NamespaceView | None:
+        """The namespace's view if it is loaded (no backend read)."""
+        return self._views.peek(namespace_key(namespace))
+
+    def catch_up(self, namespace: Namespace, ids: set[str], removed: Iterable[str] = ()) -> None:
+        """Bring a cached view up to date with units another writer deleted, added or rewrote.
+
+        Deleted ids leave first; then ``ids`` are fetched as stored now: new ones are
+        appended in write order, known ones get their new metadata. A namespace
+        without a cached view is left alone: its first use loads it whole.
+        """
+        key = namespace_key(namespace)
+        with self._lock:
+            view = self._views.peek(key)
+            if view is None:
+                return
+            if any(uid in view.pos for uid in removed):
+                view = view.without(removed)
+                self._views.put(key, view)
+            if ids:
+                self._load(view, sorted(ids))
+
+    def _load(self, view: NamespaceView, ids: list[str] | None) -> None:
+        # The backend's reply (Python objects per unit and vector) is freed once _read returns:
+        # a large load's pages go back to the operating system.
+        heap.freed(_REPLY_BYTES_PER_UNIT * self._read(view, ids))
+
+    def _read(self, view: NamespaceView, ids: list[str] | None) -> int:
+        """Add what the backend holds (only ``ids`` when given) to ``view``; how many units it read."""
+        pages = list(self.backend.load(view.namespace, ids))
+        if not pages:
+            return 0
+        units = [u for page, _ in pages for u in page]
+        vectors = np.concatenate([v for _, v in pages])
+        for unit in units:
+            if unit.id in view.pos:
+                view.replace(unit)
+        # Backends return no particular order: restore insertion order.
+        order = sorted((i for i, u in enumerate(units) if u.id not in view.pos),
+                       key=lambda i: (units[i].metadata.get("seq", 0), units[i].created_at, units[i].id))
+        order = list({units[i].id: i for i in order}.values())  # pages may overlap
+        if order:
+            with view.units.holding():  # the models are at hand: derive from them before they are let go
+                view.add([units[i] for i in order], vectors[order])
+                if ids is None and self.derive is not None:
+                    self.derive(view)
+        return len(units)
+
+    def take_written(self, namespace: Namespace) -> tuple[set[str] | None, set[str]]:
+        """``(ids added or rewritten, ids deleted)`` in ``namespace`` since the last call.
+
+        The first is ``None`` after a drop (readers must reload).
+        """
+        with self._lock:
+            written = self._written.pop(namespace_key(namespace), (set(), set()))
+        return written if written is not None else (None, set())
+
+    def _note(self, namespace: Namespace, ids: Iterable[str] | None, removed: Iterable[str] = ()) -> None:
+        key = namespace_key(namespace)
+        if ids is None:
+            self._written[key] = None
+        elif (seen := self._written.setdefault(key, (set(), set()))) is not None:
+            seen[0].update(ids)
+            seen[1].update(removed)
+
+    def add(self, namespace: Namespace, units: Sequence[MemoryUnit], vectors: np.ndarray) -> None:
+        """Write units and their vectors to the backend, then to the view."""
+        with self._lock:
+            view = self.view(namespace)  # loaded first: a view loaded after the write would hold them twice
+            self.backend.upsert(namespace, units, vectors)
+            view.add(units, vectors)
+            self._note(namespace, (u.id for u in units))
+
+    def replace(self, namespace: Namespace, units: Sequence[MemoryUnit]) -> None:
+        """Rewrite stored units' metadata in the backend and the view (ids, text and vectors stay)."""
+        if not units:
+            return
+        with self._lock:
+            view = self.view(namespace)
+            missing = [u.id for u in units if u.id not in view.pos]
+            if missing:
+                raise ValueError(f"units {missing} are not in namespace {namespace}")
+            self.backend.update(namespace, units)
+            for unit in units:
+                view.replace(unit)
+            self._note(namespace, (u.id for u in units))
+
+    def invalidate(self, namespace: Namespace) -> None:
+        """Forget the cached view of a namespace; the next use reloads it."""
+        with self._lock:
+            self._views.pop(namespace_key(namespace))
+
+    def get(self, namespace: Namespace, ids: Iterable[str]) -> list[MemoryUnit]:
+        """Units by id, in the order asked, skipping unknown ids."""
+        view = self.view(namespace)
+        return [u for u in (view.unit(i) for i in ids) if u is not None]
+
+    def delete(self, namespace: Namespace, ids: Iterable[str]) -> list[str]:
+        """Remove units of this namespace only; returns the ids that existed."""
+        key = namespace_key(namespace)
+        with self._lock:
+            view = self.view(namespace)
+            present = [i for i in dict.fromkeys(ids) if i in view.pos]
+            if present:
+                self.backend.delete(namespace, present)
+                self._views.put(key, view.without(present, self.derive))
+                self._note(namespace, (), present)
+        return present
+
+    def drop_namespace(self, namespace: Namespace) -> int:
+        """Remove every unit of exactly this namespace; returns how many."""
+        with self._lock:
+            n = len(self.view(namespace))
+            self.backend.drop(namespace)
+            self._views.pop(namespace_key(namespace))
+            if self.snapshots is not None:
+                self.snapshots.remove(namespace)
+            self._note(namespace, None)
+        return n
+
+    def namespaces(self) -> list[Namespace]:
+        """Every namespace with at least one unit."""
+        return self.backend.namespaces()

@@ -1,0 +1,1 @@
+"""Serving a memory: the MCP server and the one memory behind the served LangGraph graphs."""

@@ -1,0 +1,461 @@
+"""``ripplemem mcp``: the memory as a Model Context Protocol server (official ``mcp`` SDK, FastMCP).
+
+Tools: ``remember``, ``recall``, ``forget``, ``correct``, ``list_namespaces`` and
+``stats``. Every call works in the server's namespace (``--namespace``) or, when
+the call passes ``namespace``, in a namespace *under* it, written in full with
+``/`` between labels: a server started with ``--namespace users/maya`` serves
+``users/maya`` and ``users/maya/work``, and answers any other namespace with an
+error. So one client never reaches another client's namespace: give each user
+(or agent) a server with its own ``--namespace``. Namespace rules are the
+library's (:func:`~langchain_ripplemem.schemas.validate_namespace`).
+
+Bad arguments come back as MCP tool errors (``isError``) whose text says what
+was wrong; an argument a tool does not take is refused, naming it and the ones
+the tool takes; a remember that fails stores nothing.
+
+Example:
+    >>> from langchain_ripplemem import RippleMemory
+    >>> server = create_mcp_server(RippleMemory(), namespace="users/maya")
+    >>> import asyncio
+    >>> sorted(tool.name for tool in asyncio.run(server.list_tools()))
+    ['correct', 'forget', 'list_namespaces', 'recall', 'remember', 'stats']
+
+    ``server.run("stdio")`` serves it (what ``ripplemem mcp`` does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import io
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, Field
+
+try:
+    from mcp.server.fastmcp import FastMCP
+    from mcp.types import CallToolResult, TextContent, ToolAnnotations
+except ImportError as _missing:  # pragma: no cover - the extra is part of [test]
+    raise ImportError('the MCP server needs the mcp package: pip install "langchain-ripplemem[mcp]"') from _missing
+
+from langchain_ripplemem.adapters import conversation_from_json, single_turn_conversation
+from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.schemas import (
+    Conversation,
+    Namespace,
+    NamespaceStats,
+    RecallResult,
+    counted,
+    format_namespace,
+    validate_namespace,
+)
+from langchain_ripplemem.server.arguments import strict_tool
+
+if TYPE_CHECKING:
+    from langchain_ripplemem.memory import RippleMemory
+
+__all__ = ["MAX_K", "NamespaceScope", "create_mcp_server", "describe_recall", "open_memory", "serve"]
+
+MAX_K = 100
+
+INSTRUCTIONS = (
+    "Long-term memory of earlier conversations (RippleMem). Call `recall` before answering anything that may "
+    "depend on the past; call `remember` to keep durable facts, preferences, plans and events; use `correct` "
+    "when the user says a memory is wrong and `forget` only when asked to delete. Memory ids are the "
+    "32-character hex strings in [brackets] that recall shows. Every call works in this server's namespace "
+    "{namespace!r}; pass `namespace` only to work in a namespace under it (e.g. '{namespace}/work')."
+)
+REMEMBER = (
+    "Save to long-term memory so it can be recalled in later conversations. Pass EITHER `text`: one "
+    "self-contained statement with names instead of pronouns and absolute dates where known (e.g. 'Maya is "
+    "allergic to shellfish.'), stored as said now by `speaker`; OR `conversation`: a whole conversation as a "
+    "JSON object {\"id\", \"sessions\": [{\"id\", \"time\" (ISO 8601), \"turns\": [{\"id\", \"speaker\", "
+    "\"text\"}]}]}. Re-sending a conversation with the same id and turns stores nothing new. Returns the ids of "
+    "the stored memories. If anything is wrong with the input, nothing is stored and the error says why."
+)
+RECALL = (
+    "Search long-term memory for what was said in earlier conversations: facts, preferences, events, plans and "
+    "the people, places and dates involved. Input: a natural-language question. Recollection also follows links "
+    "between memories (shared people, places, times, meaning) to find evidence the question does not mention, "
+    "so read every memory returned. Each line shows [memory id], date, text, score and how it was found. "
+    "Structured content holds the full result: memories with provenance and scores, and the trace of each round."
+)
+FORGET = (
+    "Permanently delete memories (only when the user asks to delete or forget something; to mark a memory as "
+    "wrong, use `correct`). Pass exactly one of: `memory_ids` (ids from recall), `conversation_id` (every memory "
+    "of that conversation), or `erase_namespace=true` to delete everything in the namespace, which also needs "
+    "`confirm` set to the namespace's name. Returns how many memories were deleted."
+)
+CORRECT = (
+    "Mark memories as wrong when the user corrects them: they stay stored for audit but are never recalled "
+    "again. Pass `memory_ids` exactly as recall shows them and the `reason` (the user's correction); to store "
+    "the right fact, also call `remember`. With `restore=true` the memories are recalled again (undo)."
+)
+LIST_NAMESPACES = "List the namespaces this server can reach (its own and those under it) that hold memories."
+STATS = (
+    "What a namespace holds: how many memories (and how many are suppressed or superseded), conversations, "
+    "sessions, links, and the time span covered."
+)
+
+NamespaceArg = Annotated[str | None, Field(
+    description="optional: a namespace under this server's, written in full with '/' between labels; "
+    "default: the server's namespace")]
+IdsArg = Annotated[list[str] | None, Field(description="memory ids exactly as recall shows them in [brackets]")]
+
+
+class NamespaceScope:
+    """The namespaces one server may touch: its own and those under it.
+
+    Example:
+        >>> scope = NamespaceScope("users/maya")
+        >>> scope.resolve(None), scope.resolve("users/maya/work")
+        (('users', 'maya'), ('users', 'maya', 'work'))
+        >>> scope.resolve("users/sam")
+        Traceback (most recent call last):
+        ...
+        ValueError: namespace 'users/sam' is outside this server's namespace 'users/maya': pass 'users/maya' \
+or a namespace under it, such as 'users/maya/work'
+    """
+
+    def __init__(self, namespace: Namespace | str) -> None:
+        self.root = validate_namespace(namespace, argument="--namespace")
+
+    def contains(self, namespace: Namespace) -> bool:
+        """True when ``namespace`` is the server's or lies under it."""
+        return tuple(namespace[:len(self.root)]) == self.root
+
+    def resolve(self, namespace: str | None) -> Namespace:
+        """The namespace a call works in; ``None`` is the server's.
+
+        Raises:
+            ValueError: naming the namespace when it breaks the library's rules or lies outside the scope.
+        """
+        if namespace is None or namespace == "":
+            return self.root
+        ns = validate_namespace(namespace)
+        if not self.contains(ns):
+            root = format_namespace(self.root)
+            raise ValueError(f"namespace {namespace!r} is outside this server's namespace {root!r}: pass "
+                             f"{root!r} or a namespace under it, such as '{root}/work'")
+        return ns
+
+
+class Remembered(BaseModel):
+    """What a remember call stored."""
+
+    namespace: str
+    conversation_id: str
+    memory_ids: list[str] = Field(description="every memory of the input (new or already stored)")
+    new: int = Field(description="memories stored by this call")
+    links: dict[str, int] = Field(description="new links per type (semantic, structural)")
+    superseded: list[str] = Field(default_factory=list, description="older memories these supersede")
+    warnings: list[str] = Field(default_factory=list)
+
+
+class Forgotten(BaseModel):
+    """What a forget call deleted."""
+
+    namespace: str
+    deleted: int
+    unknown_ids: list[str] = Field(default_factory=list, description="ids not found in the namespace")
+
+
+class Corrected(BaseModel):
+    """What a correct call changed."""
+
+    namespace: str
+    suppressed: bool = Field(description="true: hidden from recall; false: restored")
+    changed: list[str]
+    unknown_ids: list[str] = Field(default_factory=list, description="ids not found in the namespace")
+
+
+class NamespaceList(BaseModel):
+    """The namespaces a server reaches that hold memories."""
+
+    namespaces: list[str]
+
+
+def describe_recall(result: RecallResult) -> str:
+    """The text a model reads: one line per memory (id, date, text, score, how found), the trace, the warnings.
+
+    A warning (a fallback taken: rule-based cues, the heuristic controller) says how far to trust the rest.
+    """
+    ns = format_namespace(result.namespace)
+    warnings = [f"warning: {warning}" for warning in result.warnings]
+    if not result.memories:
+        return "\n".join([f"No memories found for {result.query!r} in {ns}.", *warnings])
+    lines = [f"{counted(len(result.memories), 'memory', 'memories')} for {result.query!r} in {ns}, best first:"]
+    for memory in result.memories:
+        how = []
+        for hit in memory.provenance:
+            how.append(f"{hit.source} #{hit.rank + 1}" if hit.source != "expansion" else
+                       f"linked by a {hit.channel} edge from [{hit.anchor}] in round {hit.round}")
+        anchor = "; anchor" if memory.is_anchor else ""
+        when = memory.unit.time.day_span() if memory.unit.time is not None else "undated"
+        lines.append(f"- [{memory.unit.id}] {when} | {memory.unit.restatement} "
+                     f"(score {memory.score:.2f}; {', '.join(dict.fromkeys(how)) or 'assembly'}{anchor})")
+    for trace in result.rounds:
+        views = ", ".join(f"{view} {len(ids)}" for view, ids in trace.first_hop.items())
+        step = f"first hop ({views})" if trace.round == 0 else \
+            f"expanded {len(trace.expanded)} from {counted(len(trace.anchors), 'anchor')}"
+        lines.append(f"round {trace.round}: {step}; {'enough' if trace.sufficient else 'go on'}: {trace.reason}")
+    return "\n".join([*lines, *warnings])
+
+
+def _reply(text: str, outcome: BaseModel) -> CallToolResult:
+    """A sentence for the model, and the outcome as structured content for programs."""
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          structuredContent=outcome.model_dump(mode="json"))
+
+
+def _remember(memory: RippleMemory, ns: Namespace, conv: Conversation) -> Remembered:
+    """Ingest ``conv``; when any window fails, delete what this call stored and raise (all or nothing)."""
+    before = {u.id for u in memory.list_units(ns, include_suppressed=True) if u.source.conversation_id == conv.id}
+    report = memory.add_conversation(conv, namespace=ns)
+    if report.failed_windows:
+        memory.delete([uid for uid in report.unit_ids if uid not in before], namespace=ns)
+        failures = "; ".join(f"turns {', '.join(w.turn_ids)}: {w.error}" for w in report.failed_windows)
+        raise ValueError(f"nothing was stored: the extractor failed on {failures}")
+    return Remembered(namespace=format_namespace(ns), conversation_id=conv.id, memory_ids=report.unit_ids,
+                      new=report.new_units, links=report.edges, superseded=report.superseded,
+                      warnings=report.warnings)
+
+
+def _unknown(memory: RippleMemory, ns: Namespace, ids: list[str] | None) -> tuple[list[str], list[str]]:
+    """``(known, unknown)`` ids of ``ns``; raises when ``ids`` names none."""
+    ids = list(dict.fromkeys(i.strip() for i in ids or [] if i.strip()))
+    if not ids:
+        raise ValueError("memory_ids must name at least one memory id, as recall shows it in [brackets]")
+    known = {u.id for u in memory.get(ids, namespace=ns)}
+    return [i for i in ids if i in known], [i for i in ids if i not in known]
+
+
+def _unknown_note(ids: list[str]) -> str:
+    return f" No memory with id {', '.join(ids)} in this namespace." if ids else ""
+
+
+def _forget(memory: RippleMemory, ns: Namespace, memory_ids: list[str] | None, conversation_id: str | None,
+            erase_namespace: bool, confirm: str | None) -> Forgotten:
+    chosen = [name for name, given in (("memory_ids", memory_ids is not None),
+                                       ("conversation_id", conversation_id is not None),
+                                       ("erase_namespace", erase_namespace)) if given]
+    if len(chosen) != 1:
+        raise ValueError("pass exactly one of memory_ids, conversation_id or erase_namespace=true, got "
+                         f"{' and '.join(chosen) or 'none'}")
+    name = format_namespace(ns)
+    if erase_namespace:
+        if confirm != name:
+            units = memory.stats(ns).units
+            raise ValueError(f"erasing namespace {name!r} deletes all {counted(units, 'memory', 'memories')} in it: "
+                             f"call again with confirm={name!r}" + (f" (got confirm={confirm!r})" if confirm else ""))
+        return Forgotten(namespace=name, deleted=memory.delete_namespace(ns))
+    if conversation_id is not None:
+        return Forgotten(namespace=name, deleted=memory.delete_conversation(conversation_id, namespace=ns))
+    known, unknown = _unknown(memory, ns, memory_ids)
+    return Forgotten(namespace=name, deleted=memory.delete(known, namespace=ns) if known else 0,
+                     unknown_ids=unknown)
+
+
+def _correct(memory: RippleMemory, ns: Namespace, memory_ids: list[str] | None, reason: str,
+             restore: bool) -> Corrected:
+    known, unknown = _unknown(memory, ns, memory_ids)
+    if not restore and not reason.strip():
+        raise ValueError("reason must say why the memories are wrong (the user's correction)")
+    if known:
+        if restore:
+            memory.unsuppress(known, namespace=ns)
+        else:
+            memory.suppress(known, namespace=ns, reason=reason.strip())
+    return Corrected(namespace=format_namespace(ns), suppressed=not restore, changed=known, unknown_ids=unknown)
+
+
+def create_mcp_server(
+    memory: RippleMemory,
+    *,
+    namespace: Namespace | str = ("default",),
+    recall_config: RecallConfig | None = None,
+    name: str = "ripplemem",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+) -> FastMCP:
+    """A FastMCP server whose tools read and write ``memory`` within ``namespace`` and below it.
+
+    Args:
+        memory: the memory to serve (shared by every session of the server).
+        namespace: the server's namespace; calls may name namespaces under it, never others.
+        recall_config: recollection settings of ``recall``; default the memory's.
+        name: the server name clients show.
+        host: interface of the streamable HTTP transport (loopback by default).
+        port: port of the streamable HTTP transport.
+
+    Raises:
+        InvalidNamespaceError: naming ``--namespace`` when it breaks the namespace rules.
+    """
+    scope = NamespaceScope(namespace)
+
+    async def run(call: Callable[..., Any], *args: Any) -> Any:
+        """Run a blocking memory call in a worker thread (the SDK turns any error into a tool error)."""
+        return await asyncio.to_thread(functools.partial(call, *args))
+
+    async def remember(
+        text: Annotated[str | None, Field(description="one self-contained statement to remember")] = None,
+        conversation: Annotated[dict[str, Any] | None, Field(
+            description="a whole conversation in RippleMem's JSON format (instead of text)")] = None,
+        speaker: Annotated[str, Field(description="who said `text`")] = "user",
+        namespace: NamespaceArg = None,
+    ) -> Annotated[CallToolResult, Remembered]:
+        ns = scope.resolve(namespace)
+        if conversation is not None and text is None:
+            conv = conversation_from_json(conversation)
+        elif text is not None and conversation is None:
+            if not text.strip():
+                raise ValueError("text must be a non-empty statement")
+            if not speaker.strip():
+                raise ValueError("speaker must be a non-empty name")
+            conv = single_turn_conversation(text.strip(), speaker=speaker.strip())
+        else:
+            raise ValueError("pass exactly one of text or conversation")
+        done: Remembered = await run(_remember, memory, ns, conv)
+        old = len(done.memory_ids) - done.new
+        return _reply(f"Remembered {counted(done.new, 'new memory', 'new memories')} in {done.namespace}"
+                      + (f" ({old} already stored)" if old else "") + f": {', '.join(done.memory_ids)}", done)
+
+    async def recall(
+        query: Annotated[str, Field(description="what to look for, as a question or topic")],
+        k: Annotated[int, Field(description=f"memories to return, 1 to {MAX_K}")] = 10,
+        namespace: NamespaceArg = None,
+    ) -> Annotated[CallToolResult, RecallResult]:
+        if not 1 <= k <= MAX_K:
+            raise ValueError(f"k must be between 1 and {MAX_K}, got {k}")
+        ns = scope.resolve(namespace)
+        result: RecallResult = await run(functools.partial(memory.recall, query, namespace=ns, k=k,
+                                                           config=recall_config))
+        return CallToolResult(content=[TextContent(type="text", text=describe_recall(result))],
+                              structuredContent=result.model_dump(mode="json"))
+
+    async def forget(
+        memory_ids: IdsArg = None,
+        conversation_id: Annotated[str | None, Field(description="delete every memory of this conversation")] = None,
+        erase_namespace: Annotated[bool, Field(description="delete everything in the namespace")] = False,
+        confirm: Annotated[str | None, Field(
+            description="with erase_namespace: the namespace's name, to confirm")] = None,
+        namespace: NamespaceArg = None,
+    ) -> Annotated[CallToolResult, Forgotten]:
+        done: Forgotten = await run(_forget, memory, scope.resolve(namespace), memory_ids, conversation_id,
+                                    erase_namespace, confirm)
+        return _reply(f"Deleted {counted(done.deleted, 'memory', 'memories')} in {done.namespace}."
+                      + _unknown_note(done.unknown_ids), done)
+
+    async def correct(
+        memory_ids: IdsArg = None,
+        reason: Annotated[str, Field(description="why they are wrong, e.g. the user's correction")] = "",
+        restore: Annotated[bool, Field(description="undo an earlier correction instead")] = False,
+        namespace: NamespaceArg = None,
+    ) -> Annotated[CallToolResult, Corrected]:
+        done: Corrected = await run(_correct, memory, scope.resolve(namespace), memory_ids, reason, restore)
+        verb = "Suppressed (never recalled again)" if done.suppressed else "Restored (recalled again)"
+        return _reply(f"{verb}: {len(done.changed)} in {done.namespace}"
+                      + (f": {', '.join(done.changed)}." if done.changed else ".") + _unknown_note(done.unknown_ids),
+                      done)
+
+    async def list_namespaces() -> NamespaceList:
+        found = await run(memory.namespaces)
+        return NamespaceList(namespaces=sorted(format_namespace(ns) for ns in found if scope.contains(ns)))
+
+    async def stats(namespace: NamespaceArg = None) -> NamespaceStats:
+        return await run(memory.stats, scope.resolve(namespace))  # type: ignore[no-any-return]
+
+    tools: list[tuple[Callable[..., Any], str, ToolAnnotations]] = [
+        (remember, REMEMBER, ToolAnnotations(title="Remember", readOnlyHint=False, destructiveHint=False,
+                                             idempotentHint=False, openWorldHint=False)),
+        (recall, RECALL, ToolAnnotations(title="Recall", readOnlyHint=True, openWorldHint=False)),
+        (forget, FORGET, ToolAnnotations(title="Forget", readOnlyHint=False, destructiveHint=True,
+                                         idempotentHint=True, openWorldHint=False)),
+        (correct, CORRECT, ToolAnnotations(title="Correct", readOnlyHint=False, destructiveHint=False,
+                                           idempotentHint=True, openWorldHint=False)),
+        (list_namespaces, LIST_NAMESPACES, ToolAnnotations(title="List namespaces", readOnlyHint=True,
+                                                           openWorldHint=False)),
+        (stats, STATS, ToolAnnotations(title="Memory statistics", readOnlyHint=True, openWorldHint=False)),
+    ]
+    root = format_namespace(scope.root)
+    return FastMCP(name, instructions=INSTRUCTIONS.format(namespace=root), host=host, port=port,
+                   log_level="WARNING", tools=[strict_tool(*tool) for tool in tools])
+
+
+def open_memory(
+    *,
+    persist: str | Path,
+    chroma_host: str | None = None,
+    chroma_port: int = 8000,
+    graph_path: str | Path | None = None,
+    llm: str | None = None,
+    recall_config: RecallConfig | None = None,
+) -> RippleMemory:
+    """The memory a server serves: embedded Chroma in ``persist``, or a Chroma server with edges on disk.
+
+    With ``chroma_host``, units live in that Chroma server and edges in ``graph_path``
+    (default ``ripplemem_graph.sqlite3`` inside ``persist``), so several processes can share them.
+
+    Raises:
+        ValueError: naming ``chroma_port`` when it is not a port number.
+    """
+    from langchain_ripplemem.memory import RippleMemory
+
+    if chroma_host is None:
+        return RippleMemory(persist_directory=persist, llm=llm, recall_config=recall_config)
+    if not 0 < chroma_port < 65536:
+        raise ValueError(f"chroma_port must be a port number (1-65535), got {chroma_port}")
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.HttpClient(host=chroma_host, port=chroma_port, settings=Settings(anonymized_telemetry=False))
+    graph = Path(graph_path) if graph_path is not None else Path(persist) / "ripplemem_graph.sqlite3"
+    graph.parent.mkdir(parents=True, exist_ok=True)
+    return RippleMemory(client=client, graph_path=graph, llm=llm, recall_config=recall_config)
+
+
+def serve(memory: RippleMemory, *, namespace: Namespace | str, http: bool = False, port: int = 8000,
+          recall_config: RecallConfig | None = None) -> None:
+    """Serve ``memory`` over stdio (default) or streamable HTTP on 127.0.0.1:``port`` until stopped.
+
+    Raises:
+        ValueError: naming ``port`` when it is not a port number.
+    """
+    if not 0 < port < 65536:
+        raise ValueError(f"port must be a port number (1-65535), got {port}")
+    server = create_mcp_server(memory, namespace=namespace, recall_config=recall_config, port=port)
+    if http:
+        # stdout belongs to the protocol under stdio; this note goes to stderr either way.
+        print(f"ripplemem mcp: serving {format_namespace(validate_namespace(namespace))} at "
+              f"http://127.0.0.1:{port}{server.settings.streamable_http_path}", file=sys.stderr, flush=True)
+    if http:
+        server.run("streamable-http")
+        return
+    with _own_stdio():
+        server.run("stdio")
+
+
+@contextlib.contextmanager
+def _own_stdio() -> Iterator[None]:
+    """Let the SDK's stdio transport read and write duplicates of the process's stdin and stdout.
+
+    The transport wraps ``sys.stdin.buffer``/``sys.stdout.buffer`` in text wrappers that
+    close them when the session ends, which would leave the process without a stdout
+    for whatever runs after the client leaves.
+    """
+    saved = sys.stdin, sys.stdout
+    sys.stdout.flush()
+    sys.stdin = io.TextIOWrapper(os.fdopen(os.dup(saved[0].fileno()), "rb"), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(os.fdopen(os.dup(saved[1].fileno()), "wb"), encoding="utf-8")
+    try:
+        yield
+    finally:
+        for stream in (sys.stdin, sys.stdout):
+            with contextlib.suppress(OSError, ValueError):  # already closed by the transport
+                stream.close()
+        sys.stdin, sys.stdout = saved

@@ -1,0 +1,1 @@
+"""The write path: from extracted units to stored, linked memories."""

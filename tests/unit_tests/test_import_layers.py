@@ -1,0 +1,65 @@
+"""The package's imports run one way, inside functions and under TYPE_CHECKING too (scripts/import_layers.py)."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def layers():
+    spec = importlib.util.spec_from_file_location("import_layers", ROOT / "scripts" / "import_layers.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["import_layers"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _package(root: Path, files: dict[str, str]) -> Path:
+    for name, text in {"__init__.py": "", **files}.items():
+        path = root / "langchain_ripplemem" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def test_the_package_has_no_circle_and_breaks_no_rule(layers):
+    graph = layers.import_graph(ROOT)
+    assert [c for c in nx.strongly_connected_components(graph) if len(c) > 1] == []
+    assert layers.rule_breaks(ROOT) == []
+
+
+def test_an_import_inside_a_function_closes_a_circle(layers, tmp_path):
+    root = _package(tmp_path, {"low.py": "def f():\n    from langchain_ripplemem import high\n",
+                               "high.py": "from langchain_ripplemem import low\n"})
+    circles = [c for c in nx.strongly_connected_components(layers.import_graph(root)) if len(c) > 1]
+    assert circles == [{"langchain_ripplemem.low", "langchain_ripplemem.high"}]
+    assert layers.rule_breaks(root) == [
+        "import inside a function: langchain_ripplemem.low -> langchain_ripplemem.high (not in LAZY)"]
+
+
+def test_a_type_checking_import_counts(layers, tmp_path):
+    root = _package(tmp_path, {"low.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                         "    from langchain_ripplemem.high import H\n",
+                               "high.py": "from langchain_ripplemem.low import f\n"})
+    assert nx.has_path(layers.import_graph(root), "langchain_ripplemem.low", "langchain_ripplemem.high")
+    assert not nx.is_directed_acyclic_graph(layers.import_graph(root))
+
+
+def test_private_names_of_another_module_are_refused(layers, tmp_path):
+    root = _package(tmp_path, {"a.py": "_cache = {}\n",
+                               "b.py": "from langchain_ripplemem.a import _cache\n",
+                               "c.py": "from langchain_ripplemem import a\n\ndef f():\n    return a._cache\n"})
+    assert layers.rule_breaks(root) == [
+        "private import: langchain_ripplemem.b imports _cache from langchain_ripplemem.a",
+        "private import: langchain_ripplemem.c reads a._cache"]
+
+
+def test_a_lazy_import_of_a_heavy_module_is_allowed(layers, tmp_path):
+    root = _package(tmp_path, {"memory.py": "", "cli.py": "def f():\n    from langchain_ripplemem import memory\n"})
+    assert "langchain_ripplemem.memory" in layers.LAZY
+    assert layers.rule_breaks(root) == []
