@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
-from langchain_ripplemem import chat_models, model_errors
 from langchain_ripplemem.config import PAPER, PAPER_WRITE, WriteConfig
 from langchain_ripplemem.errors import ModelConfigurationError
 from langchain_ripplemem.extraction.llm import LLMExtractor
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
+from langchain_ripplemem.llm import calls
+from langchain_ripplemem.llm import errors as model_errors
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall import assembly
 
@@ -318,15 +319,15 @@ async def test_call_structured_outcome_of_a_timeout(openai_server):
 
     openai_server.script(delay(10.0), delay(10.0))
     model = openai_server.chat_model(timeout=0.3)
-    for outcome in [chat_models.call_structured(model, QueryCueOutput, "q", retries=2),
-                    await chat_models.acall_structured(model, QueryCueOutput, "q", retries=2)]:
+    for outcome in [calls.call_structured(model, QueryCueOutput, "q", retries=2),
+                    await calls.acall_structured(model, QueryCueOutput, "q", retries=2)]:
         assert outcome.value is None and outcome.unreachable and outcome.failure == "unreachable"
         assert outcome.usage.llm_calls == 1 and len(outcome.errors) == 1
         assert outcome.errors[0].startswith("OpenAITimeoutError: Request timed out")
     assert len(openai_server.requests) == 2
 
 
-@pytest.mark.parametrize("module", [chat_models, model_errors, assembly])
+@pytest.mark.parametrize("module", [calls, model_errors, assembly])
 def test_docstring_examples(module):
     assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
 
