@@ -34,8 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
 from langchain_ripplemem.bench.loaders import BenchConversation, BenchQuestion
-from langchain_ripplemem.bench.results import file_sha256
-from langchain_ripplemem.bench.runner import DEFAULT_KS, WARMUP_QUERY, FreshMemories, run_benchmark
+from langchain_ripplemem.bench.own_memories import run_own_memories
+from langchain_ripplemem.bench.runner import DEFAULT_KS
 from langchain_ripplemem.bench.suite_cases import SPEAKERS, SPLITS, fill
 from langchain_ripplemem.schemas import Conversation
 
@@ -153,16 +153,10 @@ def run_multilingual(cases: Sequence[MultilingualCase], systems: Sequence[str], 
     if not cases:
         raise ValueError("cases is empty: the split or --limit left no case to run")
     conversations = multilingual_conversations(cases, suite_path)
-    cache = embeddings if embeddings is not None else CachedEmbeddings()
-    results = run_benchmark("multilingual", conversations, systems, ks, progress=progress,
-                            memory_factory=FreshMemories("multilingual", embeddings=cache),
-                            keep_questions=True, warmup=WARMUP_QUERY)
-    cache.save()
-    file = Path(suite_path) if suite_path is not None else DEFAULT_SUITE
-    results["suite"] = {"path": str(suite_path) if suite_path is not None else
-                        f"langchain_ripplemem/bench/data/{DEFAULT_SUITE.name}",
-                        "sha256": file_sha256(file), "split": split, "n_cases": len(cases)}
-    results["haystack"] = "none: each case is its own conversation (the language's small talk and the case's turns)"
+    results = run_own_memories("multilingual", conversations, systems, ks, default_suite=DEFAULT_SUITE,
+                               suite_path=suite_path, split=split, progress=progress, embeddings=embeddings,
+                               haystack="none: each case is its own conversation (the language's small talk "
+                                        "and the case's turns)")
     results["cases"] = [{"id": c.id, "kind": c.language, "split": c.split, "question": c.question,
                          "evidence": b.questions[0].evidence,
                          "answers": [_short(t.text) for t in c.turns if t.key is not None]}

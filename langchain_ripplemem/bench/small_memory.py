@@ -31,8 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
 from langchain_ripplemem.bench.loaders import BenchConversation, BenchQuestion
-from langchain_ripplemem.bench.results import file_sha256
-from langchain_ripplemem.bench.runner import DEFAULT_KS, WARMUP_QUERY, FreshMemories, run_benchmark
+from langchain_ripplemem.bench.own_memories import run_own_memories
+from langchain_ripplemem.bench.runner import DEFAULT_KS
 from langchain_ripplemem.bench.suite_cases import question_tokens
 from langchain_ripplemem.schemas import Conversation
 
@@ -175,16 +175,9 @@ def run_small_memory(cases: Sequence[SmallCase], systems: Sequence[str], ks: Seq
     """
     if not cases:
         raise ValueError("cases is empty: the split or --limit left no case to run")
-    cache = embeddings if embeddings is not None else CachedEmbeddings()
     conversations = small_memory_conversations(cases)
-    results = run_benchmark("small", conversations, systems, ks,
-                            memory_factory=FreshMemories("small", embeddings=cache),
-                            progress=progress, keep_questions=True, warmup=WARMUP_QUERY)
-    cache.save()
-    suite = Path(suite_path) if suite_path is not None else DEFAULT_SUITE
-    results["suite"] = {"path": str(suite_path) if suite_path is not None else
-                        f"langchain_ripplemem/bench/data/{DEFAULT_SUITE.name}",
-                        "sha256": file_sha256(suite), "split": split, "n_cases": len(cases)}
-    results["haystack"] = "none: each case is a memory of its own"
+    results = run_own_memories("small", conversations, systems, ks, default_suite=DEFAULT_SUITE,
+                               suite_path=suite_path, split=split, progress=progress, embeddings=embeddings,
+                               haystack="none: each case is a memory of its own")
     results["cases"] = [small_case_row(case, bench) for case, bench in zip(cases, conversations, strict=True)]
     return results
