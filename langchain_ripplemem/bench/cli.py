@@ -109,27 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
         suite = sub.add_parser(name, help=f"run the {what} suite injected into long dialogue")
         suite.add_argument("--haystack", help="LoCoMo JSON file whose conversations are the haystacks "
                                               "(default: the shipped sample conversation, repeated)")
-        suite.add_argument("--suite", help=f"suite JSON file (default: the shipped {file})")
-        suite.add_argument("--split", choices=("tune", "heldout", "all"), default="all")
-        suite.add_argument("--systems", default=",".join(systems),
-                           help=f"comma-separated systems (default: {','.join(systems)})")
-        suite.add_argument("--k", default="5,10,30", help="comma-separated cut-offs (default 5,10,30)")
-        suite.add_argument("--out", help="write the results JSON here (default: stdout)")
-        suite.add_argument("--md", help="also write the markdown tables here")
-        suite.add_argument("--limit", type=int, help="only the first N cases")
-        _cache_arguments(suite)
-        suite.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+        _suite_arguments(suite, file, systems, "5,10,30")
     multi = sub.add_parser("multilingual", help="run the multilingual suite: each case its own short conversation")
-    multi.add_argument("--suite", help="suite JSON file (default: the shipped multilingual_cases.json)")
-    multi.add_argument("--split", choices=("tune", "heldout", "all"), default="all")
-    multi.add_argument("--systems", default=",".join(_MULTILINGUAL_SYSTEMS),
-                       help=f"comma-separated systems (default: {','.join(_MULTILINGUAL_SYSTEMS)})")
-    multi.add_argument("--k", default="5,10", help="comma-separated cut-offs (default 5,10)")
-    multi.add_argument("--out", help="write the results JSON here (default: stdout)")
-    multi.add_argument("--md", help="also write the markdown tables here")
-    multi.add_argument("--limit", type=int, help="only the first N cases")
-    _cache_arguments(multi)
-    multi.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    _suite_arguments(multi, "multilingual_cases.json", _MULTILINGUAL_SYSTEMS, "5,10")
     report = sub.add_parser("report", help="regenerate markdown tables from results files")
     report.add_argument("results", nargs="+", help="results JSON files")
     report.add_argument("--md", help="write the tables here (default: stdout)")
@@ -260,6 +242,20 @@ def _small(args: argparse.Namespace, systems: list[str], ks: list[int]) -> int:
     _emit(run_small_memory(cases, systems, ks, progress=not args.no_progress, embeddings=_embedding_cache(args),
                            suite_path=args.suite, split=args.split), args)
     return 0
+
+
+def _suite_arguments(parser: argparse.ArgumentParser, file: str, systems: Sequence[str], ks: str) -> None:
+    """The options every case suite takes: its file, split, systems, cut-offs, outputs and cache."""
+    parser.add_argument("--suite", help=f"suite JSON file (default: the shipped {file})")
+    parser.add_argument("--split", choices=("tune", "heldout", "all"), default="all")
+    parser.add_argument("--systems", default=",".join(systems),
+                        help=f"comma-separated systems (default: {','.join(systems)})")
+    parser.add_argument("--k", default=ks, help=f"comma-separated cut-offs (default {ks})")
+    parser.add_argument("--out", help="write the results JSON here (default: stdout)")
+    parser.add_argument("--md", help="also write the markdown tables here")
+    parser.add_argument("--limit", type=int, help="only the first N cases")
+    _cache_arguments(parser)
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
 def _first(cases: list[Any], limit: int | None) -> list[Any]:
