@@ -150,8 +150,6 @@ def run_multilingual(cases: Sequence[MultilingualCase], systems: Sequence[str], 
     Raises:
         ValueError: on no cases, or the runner's own argument errors.
     """
-    if not cases:
-        raise ValueError("cases is empty: the split or --limit left no case to run")
     conversations = multilingual_conversations(cases, suite_path)
     results = run_own_memories("multilingual", conversations, systems, ks, default_suite=DEFAULT_SUITE,
                                suite_path=suite_path, split=split, progress=progress, embeddings=embeddings,

@@ -173,8 +173,6 @@ def run_small_memory(cases: Sequence[SmallCase], systems: Sequence[str], ks: Seq
     Raises:
         ValueError: on no cases, or the runner's own argument errors.
     """
-    if not cases:
-        raise ValueError("cases is empty: the split or --limit left no case to run")
     conversations = small_memory_conversations(cases)
     results = run_own_memories("small", conversations, systems, ks, default_suite=DEFAULT_SUITE,
                                suite_path=suite_path, split=split, progress=progress, embeddings=embeddings,
