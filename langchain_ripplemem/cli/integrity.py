@@ -54,6 +54,12 @@ if TYPE_CHECKING:
 _EXAMPLES = 5  # ids kept per problem in a report
 
 
+# The summary's problem names for a count of one ("1 dangling edge"); `problems` keeps the plural keys.
+_SINGULAR = {"dangling edges": "dangling edge", "cross-namespace edges": "cross-namespace edge",
+             "unlinked units": "unlinked unit", "linked marks for missing units": "linked mark for a missing unit",
+             "duplicate ids": "duplicate id", "duplicate units": "duplicate unit",
+             "namespace mismatches": "namespace mismatch"}
+
 class EdgeRef(BaseModel):
     """The ends and type of one stored edge a report names."""
 
@@ -106,7 +112,8 @@ class NamespaceIntegrity(BaseModel):
     def summary(self) -> str:
         """One line, plus one indented line per problem with example ids."""
         line = (f"{'/'.join(self.namespace)}: {counted(self.chroma_units, 'unit')}, {counted(self.edges, 'edge')}"
-                + ("" if self.ok else " - " + ", ".join(f"{n} {k}" for k, n in self.problems.items())))
+                + ("" if self.ok else " - " + ", ".join(counted(n, _SINGULAR.get(k, k), k)
+                                                        for k, n in self.problems.items())))
         details = []
         for name, rows in (("dangling", self.dangling_edges), ("cross-namespace", self.cross_namespace_edges)):
             if rows:

@@ -58,7 +58,7 @@ def test_dangling_and_cross_namespace_edges_inserted_into_sqlite_are_reported(st
     assert [(e.src, e.dst) for e in a.cross_namespace_edges] == [(a_unit, b_unit)]
     assert report.namespace(B).ok
     text = report.summary()
-    assert "1 dangling edges" in text and "ghost" in text and "1 cross-namespace edges" in text
+    assert " - 1 dangling edge, 1 cross-namespace edge\n" in text and "ghost" in text
     assert text.splitlines()[-1] == "2 problems"
 
 
@@ -123,7 +123,7 @@ def test_cli_check_exit_codes_and_output(store, capsys):
     _sql(directory, ("INSERT INTO edges VALUES (?, ?, 'ghost', 'semantic', 0.9)", (namespace_key(A), a_unit)))
     assert main(["check", "--persist", str(directory)]) == 1
     out = capsys.readouterr().out
-    assert "1 dangling edges" in out and out.strip().endswith("1 problem")
+    assert "1 dangling edge" in out and "1 dangling edges" not in out and out.strip().endswith("1 problem")
     assert main(["check", "--persist", str(directory), "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["namespaces"][0]["dangling_edges"][0]["dst"] == "ghost"
