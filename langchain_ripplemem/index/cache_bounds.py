@@ -177,7 +177,7 @@ class LRUCache(Generic[V]):
 
 
 def clear_text_caches() -> None:
-    """Empty the process-wide memo caches of text work: word stems, token sets, cue sets, stated facts.
+    """Empty the process-wide memo caches of text work: stems, languages, token sets, cue sets, stated facts.
 
     They belong to no namespace, so no :class:`CacheBounds` covers them. Bounded (50,000
     stems, 8,192 cue sets, 256 texts' token sets, 4,096 texts' facts), the stems and cue

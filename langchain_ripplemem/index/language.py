@@ -38,6 +38,8 @@ from typing import Any
 import regex
 import Stemmer
 
+from langchain_ripplemem._runtime.text_caches import text_cache
+
 __all__ = ["SNOWBALL_LANGUAGES", "detect_language", "has_stemmer", "stem_as", "stopwords"]
 
 #: lingua's name of a language -> the PyStemmer / stop-words name it is stemmed and filtered under.
@@ -74,6 +76,7 @@ def _build_detector() -> Any:
     return _detector
 
 
+@text_cache
 @functools.lru_cache(maxsize=4096)
 def detect_language(text: str) -> str:
     """The language of ``text`` by its PyStemmer / stop-words name; ``"english"`` when unsure.
@@ -109,6 +112,7 @@ def _stemmer(language: str) -> Stemmer.Stemmer:
 
 
 # A namespace's vocabulary in a few languages: as lexical.stem's cache, about 250 bytes an entry.
+@text_cache
 @functools.lru_cache(maxsize=50_000)
 def stem_as(word: str, language: str) -> str:
     """The Snowball stem of a casefolded ``word`` in ``language``; the word itself where there is no stemmer.

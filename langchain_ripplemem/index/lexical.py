@@ -99,6 +99,7 @@ def _split_unspaced(token: str) -> list[str]:
     return out
 
 
+@text_cache
 @lru_cache(maxsize=4096)
 def _analyse(text: str) -> tuple[str, tuple[str, ...]]:
     """The language of a non-ASCII ``text`` and its words (normalised, possessives and elisions dropped)."""

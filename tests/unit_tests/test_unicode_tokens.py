@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from langchain_ripplemem.index.cache_bounds import clear_text_caches
+from langchain_ripplemem.index.language import detect_language, stem_as
 from langchain_ripplemem.index.lexical import content_words, lexical_tokens, words
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import Conversation
@@ -95,3 +97,10 @@ def test_the_cue_view_sees_a_name_with_a_diacritic(bow):
     result = memory.recall("Was hat Zoë über das Wetter gesagt?", namespace=("de",))
     assert result.cues is not None and "zoë" in result.cues.participants
     assert "Zoë" not in result.cues.query  # a speaker's name leaves the text the other views match
+
+
+def test_clearing_the_text_caches_empties_the_language_caches_too():
+    lexical_tokens("Jürgen hat jetzt drei Kühe auf einer Alm im Allgäu.")
+    assert detect_language.cache_info().currsize and stem_as.cache_info().currsize
+    clear_text_caches()
+    assert detect_language.cache_info().currsize == 0 and stem_as.cache_info().currsize == 0
