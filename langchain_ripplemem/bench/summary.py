@@ -29,10 +29,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BASELINES", "load_summary_inputs", "summarise", "summary_markdown"]
+__all__ = ["LOSS_BASELINES", "load_summary_inputs", "summarise", "summary_markdown"]
 
 #: The plain top-k systems the default must not lose to.
-BASELINES = ("dense", "hybrid_rrf")
+LOSS_BASELINES = ("dense", "hybrid_rrf")
 _LATENCY_REFERENCE = "hybrid_rrf"
 _LOSS_K = 10
 # A suite file's whole question set, beside its tuning / held-out splits. LongMemEval's committed file
@@ -80,7 +80,7 @@ def summarise(suites: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
                 rows.append(row)
             losses.extend(_losses(suite, split, systems, groups_of))
     return {"rows": rows, "losses": losses, "loss_rule": f"ripplemem recall_all@{_LOSS_K} below "
-            f"{' or '.join(BASELINES)} by more than one question, in any suite, split or category",
+            f"{' or '.join(LOSS_BASELINES)} by more than one question, in any suite, split or category",
             "sources": {suite: _source(results) for suite, results in suites.items()}}
 
 
@@ -136,7 +136,7 @@ def _losses(suite: str, split: str, systems: Mapping[str, Any], groups_of: Any) 
     metric = f"recall_all@{_LOSS_K}"
     ours = groups_of(systems["ripplemem"])
     out = []
-    for baseline in (b for b in BASELINES if b in systems):
+    for baseline in (b for b in LOSS_BASELINES if b in systems):
         for category, group in groups_of(systems[baseline]).items():
             mine = ours.get(category) or {}
             if group.get(metric) is None or mine.get(metric) is None:
