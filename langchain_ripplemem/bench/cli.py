@@ -279,26 +279,15 @@ def _emit(results: dict[str, Any], args: argparse.Namespace) -> None:
     """Write the results JSON (``--out``, else stdout) and the markdown tables (``--md``)."""
     from langchain_ripplemem.bench.report import results_markdown
 
-    text = json.dumps(results, indent=2, ensure_ascii=False)
-    if args.out:
-        _write(args.out, text + "\n")
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        print(text)
+    _write_or_print(args.out, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     if args.md:
-        _write(args.md, results_markdown(results, source=Path(args.out or "").name) + "\n")
-        print(f"wrote {args.md}", file=sys.stderr)
+        _write_or_print(args.md, results_markdown(results, source=Path(args.out or "").name) + "\n")
 
 
 def _report(args: argparse.Namespace) -> int:
     from langchain_ripplemem.bench.report import load_results, plot, write_markdown
 
-    markdown = write_markdown(args.results)
-    if args.md:
-        _write(args.md, markdown)
-        print(f"wrote {args.md}", file=sys.stderr)
-    else:
-        print(markdown, end="")
+    _write_or_print(args.md, write_markdown(args.results))
     if args.plot:
         plot(load_results(args.results[0]), args.plot)
         print(f"wrote {args.plot}", file=sys.stderr)
@@ -307,15 +296,9 @@ def _report(args: argparse.Namespace) -> int:
 
 def _summary(args: argparse.Namespace) -> int:
     summary = summarise(load_summary_inputs(args.results))
-    text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
-    if args.out:
-        _write(args.out, text)
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        print(text, end="")
+    _write_or_print(args.out, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     if args.md:
-        _write(args.md, summary_markdown(summary))
-        print(f"wrote {args.md}", file=sys.stderr)
+        _write_or_print(args.md, summary_markdown(summary))
     return 0
 
 
@@ -359,6 +342,15 @@ def _ints(value: str, flag: str) -> list[int]:
         return [int(item) for item in _csv(value)]
     except ValueError as exc:
         raise ValueError(f"{flag} expects comma-separated integers, got {value!r}") from exc
+
+
+def _write_or_print(path: str | None, text: str) -> None:
+    """``text`` to the file ``path`` (saying so on stderr), or to stdout without one."""
+    if path:
+        _write(path, text)
+        print(f"wrote {path}", file=sys.stderr)
+    else:
+        print(text, end="")
 
 
 def _write(path: str, text: str) -> None:
