@@ -36,7 +36,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["BM25Index", "top_k"]
+__all__ = ["BM25Index", "BM25State", "top_k"]
 
 K1, B = 1.5, 0.75  # bm25s.BM25() defaults
 # bm25s adds a numpy float64 scalar to a float32 array: NumPy 2 keeps float64 (NEP 50),
@@ -44,6 +44,8 @@ K1, B = 1.5, 0.75  # bm25s.BM25() defaults
 _SCALAR_PLUS_F32 = (np.float64(1.0) + np.ones(1, dtype=np.float32)).dtype
 # Row scores an index keeps between calls, over all terms (about 12 bytes each), until it grows.
 _TERM_ROWS_KEPT = 1_000_000
+#: What :meth:`BM25Index.state` returns: per term its rows and term frequencies, each row's length, their sum.
+BM25State = tuple[dict[str, "array[int]"], dict[str, "array[float]"], "array[int]", int]
 
 
 class BM25Index:
@@ -129,6 +131,18 @@ class BM25Index:
         with self._lock:
             rows = self._rows.get(term)
             return np.frombuffer(rows, dtype=np.int64).copy() if rows is not None else np.zeros(0, dtype=np.int64)
+
+    def state(self) -> BM25State:
+        """The postings, row lengths and total length, as plain containers (a snapshot pickles them)."""
+        with self._lock:
+            return dict(self._rows), dict(self._tfs), self._lengths, self._total
+
+    @classmethod
+    def from_state(cls, state: BM25State) -> BM25Index:
+        """The index :meth:`state` described (its term cache starts empty)."""
+        index = cls()
+        index._rows, index._tfs, index._lengths, index._total = state
+        return index
 
     def subset(self, keep: Sequence[int]) -> BM25Index:
         """The index of rows ``keep`` (increasing), renumbered ``0..len(keep)-1``: a delete, no re-tokenising."""

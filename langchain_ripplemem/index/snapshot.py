@@ -8,8 +8,9 @@ A snapshot is one file per namespace holding a
 * the vector matrix, memory-mapped on open;
 * the units as their stored JSON, parsed when a recall reads them
   (:class:`~langchain_ripplemem.index.unit_list.UnitList`);
-* the postings, BM25 postings, cue tables and what readers derived from the
-  units (``view.derived``), pickled.
+* the state of each part of the index (BM25 postings, cue postings and tables,
+  lifecycle state) and what readers derived from the units (``view.derived``),
+  pickled (:meth:`~langchain_ripplemem.index.namespace.NamespaceView.state`).
 
 A snapshot is a rebuildable cache, never a source of truth. :meth:`ViewSnapshots.restore`
 uses it only when it is whole (a CRC-32 over everything after the header), of
@@ -24,7 +25,7 @@ directory, which only the store's owner should be able to write (as the store).
 
 Example:
     >>> import numpy as np, tempfile
-    >>> from langchain_ripplemem.index.namespace import NamespaceView
+    >>> from langchain_ripplemem.index.namespace import NamespaceState, NamespaceView
     >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance
     >>> view = NamespaceView(("maya",))
     >>> unit = MemoryUnit.create(namespace=("maya",), restatement="Maya: hi",
@@ -51,15 +52,13 @@ import pickle
 import struct
 import uuid
 import zlib
-from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
-from langchain_ripplemem.index.bm25 import BM25Index
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace import NamespaceState, NamespaceView
 from langchain_ripplemem.index.unit_list import UnitList
 from langchain_ripplemem.schemas import Namespace, namespace_key
 from langchain_ripplemem.storage.base import Changes, NamespaceLog
@@ -68,11 +67,10 @@ __all__ = ["SNAPSHOT_DIRNAME", "ViewSnapshots", "embeddings_id", "read_snapshot"
 
 SNAPSHOT_DIRNAME = "ripplemem_views"
 # Bump when the file layout or the pickled view state changes: older snapshots are then ignored.
-FORMAT = 2
+FORMAT = 3
 _MAGIC = b"RIPPLEMEM-VIEW\x00\x01"
 _ALIGN = 64  # the matrix starts on a 64-byte boundary
 _log = logging.getLogger(__name__)
-_NO_CUES = (0, 0, float("nan"), float("nan"))
 
 
 def embeddings_id(embeddings: Any) -> str:
@@ -98,46 +96,13 @@ def code_id() -> str:
     return digest.hexdigest()[:16]
 
 
-def _state(view: NamespaceView) -> dict[str, Any]:
-    """Everything of ``view`` but its units and matrix, as plain containers."""
-    with view._bm25_lock:
-        bm25 = view._bm25
-        lexical = (dict(bm25._rows), dict(bm25._tfs), bm25._lengths, bm25._total) if len(bm25) else None
-        return {"ids": view.ids, "postings": {field: dict(rows) for field, rows in view.postings.items()},
-                "row_cues": view._row_cue_array().copy(), "keys": view.keys,
-                "name_counts": view.name_counts, "max_seq": view.max_seq,
-                "unit_bytes": view._unit_bytes, "suppressed": view.suppressed, "claimed_by": dict(view.claimed_by),
-                "bm25": lexical, "derived": dict(view.derived)}
-
-
-def _restored(namespace: Namespace, state: dict[str, Any], units: UnitList, matrix: np.ndarray) -> NamespaceView:
-    view = NamespaceView(namespace, matrix.shape[1])
-    view.ids, view.units, view._matrix = state["ids"], units, matrix
-    view.pos = dict(zip(view.ids, range(len(view.ids)), strict=True))
-    for field, rows in state["postings"].items():
-        view.postings[field] = defaultdict(list, rows)
-    # The cue table as the array the cue view reads: row_arrays.extended converts only rows appended after
-    # it, so the list's first rows are never read again and need no per-row tuples (placeholders).
-    table = state["row_cues"]
-    view._row_cues, view._arrays["rows"] = [_NO_CUES] * len(table), (len(table), table)
-    view.keys, view.name_counts = state["keys"], state["name_counts"]
-    view.max_seq, view._unit_bytes, view.suppressed = state["max_seq"], state["unit_bytes"], state["suppressed"]
-    view.claimed_by = defaultdict(list, state["claimed_by"])
-    view.derived = state["derived"]
-    if state["bm25"] is not None:
-        index = BM25Index()
-        index._rows, index._tfs, index._lengths, index._total = state["bm25"]
-        view._bm25 = index
-    return view
-
-
 def write_snapshot(path: Path, view: NamespaceView, version: int, model: str) -> None:
     """Save ``view`` as of namespace ``version`` to ``path``, atomically (a temporary file, then a rename)."""
-    blob, offsets = view.units.json_rows()
-    n = len(view.ids)
-    sections = [("matrix", np.ascontiguousarray(view.matrix, dtype=np.float32).tobytes()),
-                ("offsets", offsets.astype(np.int64).tobytes()), ("units", blob),
-                ("state", pickle.dumps(_state(view), protocol=pickle.HIGHEST_PROTOCOL))]
+    state = view.state()
+    blob, offsets = state.units.json_rows()
+    n = len(state.matrix)
+    sections = [("matrix", state.matrix.tobytes()), ("offsets", offsets.astype(np.int64).tobytes()), ("units", blob),
+                ("state", pickle.dumps(state.parts, protocol=pickle.HIGHEST_PROTOCOL))]
     layout, at = {}, 0
     for name, data in sections:
         layout[name] = [at, len(data)]
@@ -146,7 +111,7 @@ def write_snapshot(path: Path, view: NamespaceView, version: int, model: str) ->
     for _, data in sections:
         crc = zlib.crc32(data + b"\0" * ((-len(data)) % _ALIGN), crc)
     header = json.dumps({"format": FORMAT, "code": code_id(), "namespace": namespace_key(view.namespace),
-                         "version": version, "model": model, "rows": n, "dim": int(view.matrix.shape[1]) if n else 0,
+                         "version": version, "model": model, "rows": n, "dim": int(state.matrix.shape[1]) if n else 0,
                          "sections": layout, "crc32": crc, "size": at}).encode()
     head = _MAGIC + struct.pack("<Q", len(header)) + header
     head += b"\0" * ((-len(head)) % _ALIGN)
@@ -200,13 +165,11 @@ def _parsed(mapped: mmap.mmap, namespace: Namespace, model: str, path: Path) -> 
     collecting = gc.isenabled()
     gc.disable()  # millions of new containers, none garbage: collections would double the load's time
     try:
-        state = pickle.loads(sections["state"])  # noqa: S301 - our own file, CRC-checked (see the module docs)
+        parts = pickle.loads(sections["state"])  # noqa: S301 - our own file, CRC-checked (see the module docs)
     finally:
         if collecting:
             gc.enable()
-    if len(state["ids"]) != n or len(units) != n:
-        raise ValueError("row counts differ")
-    return _restored(namespace, state, units, matrix), int(header["version"])
+    return NamespaceView.from_state(namespace, NamespaceState(matrix, units, parts)), int(header["version"])
 
 
 class ViewSnapshots:

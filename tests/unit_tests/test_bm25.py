@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from langchain_ripplemem.index import lexical_rows
 from langchain_ripplemem.index import namespace as index_module
 from langchain_ripplemem.index.bm25 import BM25Index, top_k
 from langchain_ripplemem.index.lexical import lexical_tokens
@@ -153,7 +154,8 @@ def test_a_write_tokenises_only_the_new_units(monkeypatch):
         seen.append(text)
         return lexical_tokens(text)
 
-    monkeypatch.setattr(index_module, "lexical_tokens", counting)
+    monkeypatch.setattr(index_module, "lexical_tokens", counting)  # the queries
+    monkeypatch.setattr(lexical_rows, "lexical_tokens", counting)  # the units
     view.add([_unit(5, TEXTS[5]), _unit(6, TEXTS[6])], np.eye(2, 4, dtype=np.float32))
     view.lexical_scores("hike")
     view.lexical("hike", 2)

@@ -11,7 +11,8 @@ from langchain_ripplemem.config import PAPER_WRITE, WriteConfig
 from langchain_ripplemem.extraction.identifying import cue_key, identifying_cues, rarity
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
-from langchain_ripplemem.index.namespace import NamespaceView, unit_cues
+from langchain_ripplemem.index.cue_rows import unit_cues
+from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.memory_graph.scoring import cue_overlap, structural_score
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Provenance, QueryCues, TimeInterval

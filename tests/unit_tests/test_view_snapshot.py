@@ -242,3 +242,60 @@ def test_a_view_leaving_the_cache_is_saved_and_comes_back_from_its_snapshot(tmp_
     with memory(tmp_path) as cold:
         assert restored(cold) and [u.id for u in cold.list_units(NS, include_suppressed=True)] == ids
         assert recalls(cold) == expected
+
+
+def _searches(view) -> list:
+    """Every search of a view: the three views, cue scores, rarities, BM25 rows and counts."""
+    from langchain_ripplemem.config import WriteConfig
+
+    queries = [view.units[0], view.units[3], view.units[len(view) - 1]]
+    keys = sorted({k for row in view.keys for k in row})
+    return [
+        *(view.semantic(view.vector(u.id), 5) for u in queries),
+        *(view.lexical(u.restatement, 5) for u in queries),
+        *(view.lexical_scores(u.restatement).tolist() for u in queries),
+        *(view.cues(u, 5, WriteConfig(), view.vector(u.id), keys=keys[:6], key_weight=0.5) for u in queries),
+        view.key_overlap(keys).tolist(), [view.rarity(k) for k in keys], [view.is_name(k) for k in keys],
+        view.term_counts().tolist(), sorted(view.suppressed), dict(view.claimed_by), view.max_seq,
+        view.nbytes - view.dense.nbytes,  # the matrix as allocated differs: a snapshot maps its rows only
+    ]
+
+
+def test_a_snapshot_restores_each_part_and_the_same_searches_before_and_after_more_writes(tmp_path):
+    import numpy as np
+
+    from langchain_ripplemem.index.marks import SUPERSEDES, with_suppression
+    from langchain_ripplemem.index.namespace import NamespaceView
+    from langchain_ripplemem.index.snapshot import write_snapshot
+    from langchain_ripplemem.schemas import MemoryUnit, Provenance
+
+    texts = [turn.text for conv in [make_conversation(), *MORE] for s in conv.sessions for turn in s.turns]
+    units = [MemoryUnit.create(namespace=NS, restatement=text, participants=["Maya", "Sam"][: 1 + i % 2],
+                               metadata={"seq": i}, source=Provenance(conversation_id="c", session_id="s"))
+             for i, text in enumerate(texts)]
+    units[2] = with_suppression([units[2]], "wrong")[0]
+    units[5] = units[5].model_copy(update={"metadata": {**units[5].metadata, SUPERSEDES: {units[1].id: "x"}}})
+    vectors = np.random.default_rng(0).normal(size=(len(units), 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    first = len(units) - 3
+    view = NamespaceView(NS)
+    view.add(units[:first], vectors[:first])
+    view.lexical("shrimp", 1)  # the BM25 index in use: saved too
+    write_snapshot(tmp_path / "ns.view", view, version=1, model="m")
+    got = read_snapshot(tmp_path / "ns.view", NS, "m")
+    assert got is not None and got[1] == 1
+    back = got[0]
+    assert np.array_equal(back.dense.state(len(back)), view.dense.state(len(view)))
+    assert back.lexical_rows.state() == view.lexical_rows.state()
+    cue_state, saved_cues = back.cue_rows.state(len(back)), view.cue_rows.state(len(view))
+    assert np.array_equal(cue_state.pop("row_cues"), saved_cues.pop("row_cues"), equal_nan=True)
+    assert cue_state == saved_cues
+    assert back.lifecycle.state() == view.lifecycle.state() == {
+        "suppressed": {units[2].id}, "claimed_by": {units[1].id: [units[5].id]}}
+    assert (back.ids, back.pos, back.max_seq, back.derived) == (view.ids, view.pos, view.max_seq, view.derived)
+    assert [u.id for u in back.units] == view.ids
+    assert _searches(back) == _searches(view)
+    for grown in (view, back):  # rows appended after a restore read as rows appended to the view saved
+        grown.add(units[first:], vectors[first:])
+    assert _searches(back) == _searches(view)
+    assert _searches(back.without([units[0].id])) == _searches(view.without([units[0].id]))

@@ -1,0 +1,67 @@
+"""The lifecycle state of a namespace index: which units recall hides, which claim to supersede others.
+
+Both are read from the units' lifecycle marks (:mod:`~langchain_ripplemem.index.marks`)
+as units are added or their metadata is replaced, so recall never scans the units for them.
+
+Example:
+    >>> from langchain_ripplemem.index.marks import with_suppression
+    >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance
+    >>> unit = MemoryUnit.create(namespace=("maya",), restatement="Maya: I live in Paris.",
+    ...                          source=Provenance(conversation_id="c", session_id="s"))
+    >>> lifecycle = LifecycleState()
+    >>> lifecycle.add(unit)
+    >>> hidden = with_suppression([unit], "wrong city")[0]
+    >>> lifecycle.replace(unit, hidden)
+    >>> lifecycle.suppressed == {unit.id}, LifecycleState.from_state(lifecycle.state()).suppressed == {unit.id}
+    (True, True)
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from langchain_ripplemem.index.marks import SUPERSEDES, SUPPRESSED
+from langchain_ripplemem.schemas import MemoryUnit
+
+__all__ = ["LifecycleState"]
+
+
+class LifecycleState:
+    """The suppressed ids and the supersession claims of a namespace's units."""
+
+    def __init__(self) -> None:
+        self.suppressed: set[str] = set()  # ids a user correction hides from recall (lifecycle.py)
+        # older id -> ids of units that claim to supersede it (an LLM's claims, lifecycle.py)
+        self.claimed_by: defaultdict[str, list[str]] = defaultdict(list)
+
+    def add(self, unit: MemoryUnit) -> None:
+        """Note a new unit's marks."""
+        if unit.metadata.get(SUPPRESSED):
+            self.suppressed.add(unit.id)
+        for old in unit.metadata.get(SUPERSEDES) or ():
+            self.claimed_by[old].append(unit.id)
+
+    def replace(self, old: MemoryUnit, unit: MemoryUnit) -> None:
+        """Note the marks of ``unit``, which replaces ``old`` (the same id, new metadata)."""
+        before, after = old.metadata.get(SUPERSEDES) or {}, unit.metadata.get(SUPERSEDES) or {}
+        for gone in set(before) - set(after):
+            self.claimed_by[gone].remove(unit.id)
+        for added in set(after) - set(before):
+            self.claimed_by[added].append(unit.id)
+        if unit.metadata.get(SUPPRESSED):
+            self.suppressed.add(unit.id)
+        else:
+            self.suppressed.discard(unit.id)
+
+    def state(self) -> dict[str, Any]:
+        """The suppressed ids and the claims, as plain containers (a snapshot pickles them)."""
+        return {"suppressed": self.suppressed, "claimed_by": dict(self.claimed_by)}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> LifecycleState:
+        """The lifecycle state :meth:`state` described."""
+        lifecycle = cls()
+        lifecycle.suppressed = state["suppressed"]
+        lifecycle.claimed_by = defaultdict(list, state["claimed_by"])
+        return lifecycle
