@@ -28,15 +28,14 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem._runtime.collector import collector_paused
-from langchain_ripplemem.adapters import conversation_from_json, conversation_from_messages
+from langchain_ripplemem.adapters import conversation_from_messages
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.embeddings import embed_query, embedding_dimension, embedding_model_name
-from langchain_ripplemem.errors import InvalidConversationError
-from langchain_ripplemem.extraction import known_turns
 from langchain_ripplemem.extraction.base import Extractor, Window
+from langchain_ripplemem.extraction.known_turns import KnownTurns
 from langchain_ripplemem.extraction.llm import LLMExtractor
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
-from langchain_ripplemem.extraction.windows import make_windows, with_progress
+from langchain_ripplemem.extraction.windows import with_progress
 from langchain_ripplemem.index.cache_bounds import CacheBounds
 from langchain_ripplemem.index.marks import is_suppressed, with_suppression
 from langchain_ripplemem.index.namespace import NamespaceView
@@ -67,7 +66,6 @@ from langchain_ripplemem.storage.chroma import DEFAULT_COLLECTION, ChromaUnitBac
 from langchain_ripplemem.storage.embedding_record import EmbeddingModelCheck
 from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME, open_sqlite_graph
 from langchain_ripplemem.supersession.llm import llm_supersession
-from langchain_ripplemem.supersession.rules import refresh_supersession
 from langchain_ripplemem.write.path import EmbedProgress, WritePath
 
 if TYPE_CHECKING:
@@ -283,20 +281,10 @@ class RippleMemory:
 
     def _prepare(
         self, conversation: Conversation | dict[str, Any], namespace: Namespace | str | None
-    ) -> tuple[Namespace, Conversation, list[Window], IngestReport, known_turns.KnownTurns]:
+    ) -> tuple[Namespace, Conversation, list[Window], IngestReport, KnownTurns]:
         ns = self._ns(namespace)
         self._check_model()
-        # A JSON object is read as the CLI and MCP read one (LoCoMo and LongMemEval records too).
-        conv = conversation if isinstance(conversation, Conversation) else conversation_from_json(conversation)
-        n_turns = sum(len(s.turns) for s in conv.sessions)
-        if n_turns == 0:
-            raise InvalidConversationError(f"conversation {conv.id!r} has no turns")
-        self._write.ensure_linked(ns)
-        windows = make_windows(conv, self.write_config.window_size, self.write_config.window_overlap)
-        # What the memories of this add's sessions (and only them) already hold.
-        known_units = conversation_units(self.index.view(ns), conv.id, [session.id for session in conv.sessions])
-        windows, known = known_turns.new_work(self.extractor, known_units, conv, windows)
-        return ns, conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns), known
+        return ns, *self._write.begin(ns, conversation, self.extractor)
 
     # -- reads ---------------------------------------------------------------------
     def get(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> list[MemoryUnit]:
@@ -446,15 +434,7 @@ class RippleMemory:
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
             raise ValueError(f"ids must be a list of unit id strings, got {ids!r}")
         with_suppression([], reason)  # a blank reason fails before anything is locked
-        ns = self._ns(namespace)
-        with self._sync.writing(ns):
-            changed = with_suppression(self.index.get(ns, dict.fromkeys(ids)), reason)
-            self.index.replace(ns, changed)
-            if self.write_config.supersession:
-                # A suppressed statement neither supersedes nor is superseded.
-                refresh_supersession(self.index, ns, changed)
-            self._sync.written(ns)
-        return len(changed)
+        return self._write.set_suppressed(self._ns(namespace), ids, reason)
 
     def delete_namespace(self, namespace: Namespace | str) -> int:
         """Delete every unit and edge of exactly ``namespace`` (it must be given explicitly)."""

@@ -23,17 +23,22 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langchain_ripplemem.adapters import conversation_from_json
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.embeddings import embed_texts
-from langchain_ripplemem.errors import InvalidNamespaceError
-from langchain_ripplemem.extraction.base import ExtractionResult
+from langchain_ripplemem.errors import InvalidConversationError, InvalidNamespaceError
+from langchain_ripplemem.extraction import known_turns
+from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
 from langchain_ripplemem.extraction.known_turns import KnownTurns
+from langchain_ripplemem.extraction.windows import make_windows
+from langchain_ripplemem.index.marks import with_suppression
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.index.sync import NamespaceSync
 from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.linking import link_rows
-from langchain_ripplemem.schemas import Edge, IngestReport, MemoryUnit, Namespace
+from langchain_ripplemem.recall.smoothing import conversation_units
+from langchain_ripplemem.schemas import Conversation, Edge, IngestReport, MemoryUnit, Namespace
 from langchain_ripplemem.storage.base import EdgeBackend
 from langchain_ripplemem.supersession.llm import LLMSupersession
 from langchain_ripplemem.supersession.rules import refresh_supersession
@@ -141,6 +146,27 @@ class WritePath:
     _checked: weakref.WeakValueDictionary[Namespace, NamespaceView] = field(
         default_factory=weakref.WeakValueDictionary, init=False, repr=False)
 
+    def begin(self, ns: Namespace, conversation: Conversation | dict[str, Any], extractor: Extractor,
+              ) -> tuple[Conversation, list[Window], IngestReport, KnownTurns]:
+        """What a conversation's write starts from: the conversation, its windows to extract, a report, known turns.
+
+        A JSON object is read as the CLI and MCP read one (LoCoMo and LongMemEval records too).
+        The windows are those :func:`~langchain_ripplemem.extraction.known_turns.new_work` leaves:
+        what the memories of this conversation's sessions (and only them) already hold is not extracted again.
+
+        Raises:
+            InvalidConversationError: the conversation has no turns, or a field is bad.
+        """
+        conv = conversation if isinstance(conversation, Conversation) else conversation_from_json(conversation)
+        n_turns = sum(len(s.turns) for s in conv.sessions)
+        if n_turns == 0:
+            raise InvalidConversationError(f"conversation {conv.id!r} has no turns")
+        self.ensure_linked(ns)
+        windows = make_windows(conv, self.config.window_size, self.config.window_overlap)
+        known_units = conversation_units(self.index.view(ns), conv.id, [session.id for session in conv.sessions])
+        windows, known = known_turns.new_work(extractor, known_units, conv, windows)
+        return conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns), known
+
     def commit(self, ns: Namespace, results: list[ExtractionResult], report: IngestReport,
                unit_metadata: dict[str, Any] | None = None, on_embedded: EmbedProgress | None = None, *,
                known: KnownTurns | None = None) -> IngestReport:
@@ -202,6 +228,20 @@ class WritePath:
         self.graphs.remove(ns, present)
         refresh_supersession(self.index, ns, gone)  # what they superseded is current again
         return present
+
+    def set_suppressed(self, ns: Namespace, ids: list[str], reason: str | None) -> int:
+        """Suppress units of ``ns`` with ``reason``, or lift it with ``None``; returns units changed.
+
+        Under the writer lock: the marks go to the store and the view, supersession is refreshed.
+        """
+        with self.sync.writing(ns):
+            changed = with_suppression(self.index.get(ns, dict.fromkeys(ids)), reason)
+            self.index.replace(ns, changed)
+            if self.config.supersession:
+                # A suppressed statement neither supersedes nor is superseded.
+                refresh_supersession(self.index, ns, changed)
+            self.sync.written(ns)
+        return len(changed)
 
     def link(self, ns: Namespace, rows: list[int]) -> tuple[list[Edge], list[str]]:
         """Link the units at ``rows``; returns the edges and the linked ids, which every new edge touches.
