@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
                                               "(default: beside --out, e.g. results/x.checkpoint.jsonl)")
         run.add_argument("--restart", action="store_true",
                          help="start over even if a checkpoint of an interrupted run exists")
+        if name == "longmemeval":
+            run.add_argument("--per-type", type=int, metavar="N",
+                             help="only the first N answerable records of each question type (a sample of every type)")
         if name == "locomo":
             run.add_argument("--units", choices=("turns", "observations"), default="turns",
                              help="memory units: one per turn (default) or LoCoMo's observations "
@@ -168,8 +171,8 @@ def _run(args: argparse.Namespace) -> int:
 
     systems = _systems(args.systems)
     ks = _ints(args.k, "--k")
-    loader = load_locomo if args.command == "locomo" else load_longmemeval
-    conversations = loader(args.path, limit=args.limit)
+    conversations = load_locomo(args.path, limit=args.limit) if args.command == "locomo" else \
+        load_longmemeval(args.path, limit=args.limit, per_type=args.per_type)
     memory_factory: FreshMemories | None = None
     if getattr(args, "units", "turns") == "observations":
         memory_factory = observation_memories(args.path)

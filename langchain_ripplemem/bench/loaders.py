@@ -187,7 +187,7 @@ def _locomo_question(
 
 
 def load_longmemeval(
-    path: str | Path, limit: int | None = None, *, adapter: Adapter | None = None
+    path: str | Path, limit: int | None = None, *, adapter: Adapter | None = None, per_type: int | None = None
 ) -> list[BenchConversation]:
     """Load LongMemEval-S: every record is its own haystack conversation with one question.
 
@@ -200,12 +200,17 @@ def load_longmemeval(
         limit: keep only the first ``limit`` records.
         adapter: record -> Conversation; defaults to
             ``langchain_ripplemem.adapters.conversation_from_longmemeval``.
+        per_type: keep only the first ``per_type`` answerable records of each question type, in file
+            order (abstention records left out): a sample of every type (the files are sorted by type,
+            so ``limit`` alone takes one type). Applied before ``limit``.
 
     Raises:
-        ValueError: if a record misses a LongMemEval field.
+        ValueError: if a record misses a LongMemEval field, or ``per_type`` is below 1.
 
     """
     records = _read_list(path, "LongMemEval")
+    if per_type is not None:
+        records = _first_of_each_type(records, per_type)
     convert = adapter if adapter is not None else _real_adapter("conversation_from_longmemeval")
     out: list[BenchConversation] = []
     for index, record in enumerate(_limited(records, limit)):
@@ -220,6 +225,22 @@ def load_longmemeval(
         out.append(
             BenchConversation(conv, [_longmemeval_question(record, conv)], dataset="longmemeval")
         )
+    return out
+
+
+def _first_of_each_type(records: list[Any], n: int) -> list[Any]:
+    """The first ``n`` answerable records of each ``question_type``, in file order."""
+    if n < 1:
+        raise ValueError(f"per_type must be >= 1, got {n}")
+    taken: dict[Any, int] = {}
+    out = []
+    for record in records:
+        if not isinstance(record, dict) or str(record.get("question_id", "")).endswith("_abs"):
+            continue
+        kind = record.get("question_type")
+        if taken.get(kind, 0) < n:
+            taken[kind] = taken.get(kind, 0) + 1
+            out.append(record)
     return out
 
 

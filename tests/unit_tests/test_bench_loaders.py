@@ -133,3 +133,16 @@ def test_longmemeval_session_listed_twice_loads_with_the_real_adapter(tmp_path):
     assert [s.id for s in conv.conversation.sessions].count("answer_s1") == 1
     assert len(conv.conversation.sessions) == len(record["haystack_sessions"]) - 1
     assert conv.questions[0].evidence == ["answer_s1:0"] and conv.questions[0].evidence_sessions == ["answer_s1"]
+
+
+def test_per_type_keeps_the_first_answerable_records_of_each_type(tmp_path):
+    records = json.loads(LONGMEMEVAL_TINY.read_text(encoding="utf-8"))
+    second_user = {**records[0], "question_id": "q_user_4"}
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps([*records, second_user]), encoding="utf-8")
+    ids = [c.questions[0].id for c in load_longmemeval(path, per_type=1, adapter=longmemeval_adapter)]
+    assert ids == ["q_user_1", "q_multi_2"]  # the abstention record and the second user record left out
+    both = load_longmemeval(path, per_type=2, adapter=longmemeval_adapter)
+    assert [c.questions[0].id for c in both] == ["q_user_1", "q_multi_2", "q_user_4"]
+    with pytest.raises(ValueError, match="per_type must be >= 1"):
+        load_longmemeval(path, per_type=0, adapter=longmemeval_adapter)
