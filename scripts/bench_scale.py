@@ -54,12 +54,14 @@ AFTER_WRITE_ROUNDS = 10
 # tri-view sizes with the hybrid alignment (RecallConfig() before issue 14), and the tuned
 # settings (LOCOMO_TUNED before issue 14, RecallConfig() since).
 CONFIGS: dict[str, dict[str, Any]] = {
-    "paper": {"semantic_k": 10, "lexical_k": 5, "cue_k": 5, "max_rounds": 1, "per_channel": 5,
-              "sufficiency_similarity": 0.55, "alignment": "hybrid", "context_weight": 0.0,
-              "context_weight_2": 0.0, "speaker_bonus": 0.0, "time_bonus": 0.0},
-    "tuned": {"semantic_k": 45, "lexical_k": 45, "cue_k": 40, "max_rounds": 1, "per_channel": 10,
-              "sufficiency_similarity": 0.8, "alignment": "hybrid", "context_weight": 0.5,
-              "context_weight_2": 0.3, "speaker_bonus": 0.5, "time_bonus": 0.5},
+    "paper": {"views": {"semantic_k": 10, "lexical_k": 5, "cue_k": 5},
+              "controller": {"max_rounds": 1, "sufficiency_similarity": 0.55}, "expansion": {"per_channel": 5},
+              "scoring": {"alignment": "hybrid", "speaker_bonus": 0.0, "time_bonus": 0.0},
+              "context": {"weight": 0.0, "weight_2": 0.0}},
+    "tuned": {"views": {"semantic_k": 45, "lexical_k": 45, "cue_k": 40},
+              "controller": {"max_rounds": 1, "sufficiency_similarity": 0.8}, "expansion": {"per_channel": 10},
+              "scoring": {"alignment": "hybrid", "speaker_bonus": 0.5, "time_bonus": 0.5},
+              "context": {"weight": 0.5, "weight_2": 0.3}},
 }
 # The fake encoder is not calibrated (memory_graph/calibration.py): 0.8 gives ~1.7
 # semantic edges per memory on this dialogue, near what MiniLM gives on LoCoMo.
@@ -91,7 +93,7 @@ def _memory(path: Path, kwargs: dict[str, Any]) -> Any:
 
         kwargs = {**kwargs, "cache_bounds": CacheBounds(**kwargs["cache_bounds"])}
     return RippleMemory(FastFakeEmbeddings(), persist_directory=path,
-                        write_config=WriteConfig(semantic_threshold=SEMANTIC_THRESHOLD), **kwargs)
+                        write_config=WriteConfig(linking={"semantic_threshold": SEMANTIC_THRESHOLD}), **kwargs)
 
 
 def _config(name: str) -> Any:

@@ -21,9 +21,10 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem.bench.loaders import LOCOMO_TUNE, load_locomo
 from langchain_ripplemem.bench.runner import run_benchmark
-from langchain_ripplemem.config import PAPER, RecallConfig, WriteConfig
+from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.presets import PAPER
 
 
 class CachedEmbeddings(Embeddings):

@@ -20,8 +20,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from langchain_ripplemem.config import LONG_HISTORY, RecallConfig
+from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.extraction.timeparse import parse_timestamp
+from langchain_ripplemem.presets import LONG_HISTORY
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
 
 ABLATIONS = ("no_expansion", "no_structural", "no_planning", "no_context", "no_cue_bonus")
@@ -120,7 +121,7 @@ class RecallSystem:
         """
         # K of the assembly step must be at least the k we score, or the
         # larger prefixes could never be filled.
-        config = self.config.model_copy(update={"top_k": max(k, 1)})
+        config = self.config.replace(assembly={"top_k": max(k, 1)})
         context = {key: value for key, value in (("asker", asker), ("as_of", as_of)) if value is not None}
         result = self.memory.recall(question, namespace=namespace, k=k, config=config, **context)
         units = [m.unit for m in result.memories][:k]

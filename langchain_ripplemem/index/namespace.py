@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from langchain_ripplemem._runtime.blas import product
-from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.config import LinkingConfig
 from langchain_ripplemem.extraction.identifying import Cues, identifying_cues, rarity
 from langchain_ripplemem.index.bm25 import BM25Index, top_k
 from langchain_ripplemem.index.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_CHAR, VIEW_BYTES_PER_UNIT
@@ -337,7 +337,7 @@ class NamespaceView:
         return -np.expm1(missing)
 
     def cues(
-        self, cues: HasCues, k: int, config: WriteConfig, query_vector: np.ndarray | None = None,
+        self, cues: HasCues, k: int, config: LinkingConfig, query_vector: np.ndarray | None = None,
         rows: Iterable[int] | None = None, *,
         keys: Sequence[str] = (), key_weight: float = 0.0, topic_weight: float = 1.0,
     ) -> list[tuple[str, float]]:
@@ -373,7 +373,7 @@ class NamespaceView:
         ids = self.ids  # rows and scores read as Python values at once, not one NumPy scalar at a time
         return list(zip([ids[row] for row in rows_kept[order].tolist()], scores_kept[order].tolist(), strict=True))
 
-    def _structural(self, cues: HasCues, rows: np.ndarray, cfg: WriteConfig) -> np.ndarray:
+    def _structural(self, cues: HasCues, rows: np.ndarray, cfg: LinkingConfig) -> np.ndarray:
         """``s_str(cues, unit)`` of each row, vectorised; 0 where no cue type is comparable."""
         n = len(self.ids)
         table = self._row_cue_array()[rows]

@@ -98,14 +98,14 @@ def test_recall_systems_call_recall_with_max_k_and_ablation_configs(locomo):
     factory = Factory()
     run_benchmark("locomo", locomo[:1], ["ripplemem", "no_expansion"], [3, 10],
                   memory_factory=factory, progress=False, limit=2,
-                  recall_config=RecallConfig(semantic_k=7))
+                  recall_config=RecallConfig(views={"semantic_k": 7}))
     calls = factory.made[0].recall_calls
     assert len(calls) == 4  # 2 questions x 2 systems, one retrieval each at max k
     assert {c["k"] for c in calls} == {10}
-    assert all(c["config"].top_k == 10 and c["config"].semantic_k == 7 for c in calls)
-    rounds = RecallConfig().max_rounds
+    assert all(c["config"].assembly.top_k == 10 and c["config"].views.semantic_k == 7 for c in calls)
+    rounds = RecallConfig().controller.max_rounds
     # Interleaved per question, in an order rotated per question: the second question runs no_expansion first.
-    assert [c["config"].max_rounds for c in calls] == [rounds, 0, 0, rounds]
+    assert [c["config"].controller.max_rounds for c in calls] == [rounds, 0, 0, rounds]
 
 
 def test_hybrid_rrf_uses_depth_100_lists():

@@ -15,13 +15,13 @@ TEXTS = ["Maya is allergic to shellfish.", "Sam booked Harbor Grill for Friday."
          "Harbor Grill is a seafood place by the pier.", "The hiking trip was rained out."]
 
 
-def _input(query: str, evidence_rows: list[int], participants: tuple[str, ...] = (), **config: object):
+def _input(query: str, evidence_rows: list[int], participants: tuple[str, ...] = (), **controller: object):
     units = [unit(i, names=["harbor grill"] if "Harbor" in t else (), text=t) for i, t in enumerate(TEXTS)]
     view = view_of(units)
     evidence = {units[i].id: [Hit(source="semantic", rank=r, score=0.8 - 0.1 * r)]
                 for r, i in enumerate(evidence_rows)}
     return ControllerInput(query=query, cues=QueryCues(query=query, participants=list(participants)),
-                           evidence=evidence, view=view, round=0, config=RecallConfig(**config),
+                           evidence=evidence, view=view, round=0, config=RecallConfig(controller=controller),
                            with_edges=set(evidence))
 
 

@@ -4,11 +4,12 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from langchain_ripplemem.config import PAPER_WRITE, WriteConfig
+from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.expansion import expand_channel, reachable
 from langchain_ripplemem.memory_graph.linking import link_rows
+from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.schemas import Edge, MemoryUnit, Provenance, TimeInterval
 from langchain_ripplemem.storage.sqlite import WAL_CHECKPOINT_PAGES, SQLiteEdgeBackend, open_sqlite_graph
 
@@ -97,7 +98,7 @@ def test_semantic_threshold_and_cap():
     vecs = [unit_vec(1.0, 0.1 * (i % 3 + 1), 0.01 * i) for i in range(8)] + [unit_vec(0, 1), unit_vec(0, 0, 1)]
     view.add(olds, np.stack(vecs))
     view.add([unit(99)], base[None, :])
-    cfg = WriteConfig(semantic_threshold=0.85, max_semantic_edges=6, cue_pool=0)
+    cfg = WriteConfig(linking={"semantic_threshold": 0.85, "max_semantic_edges": 6, "cue_pool": 0})
     edges = link_rows(view, [10], cfg)
     sem = [e for e in edges if e.type == "semantic"]
     assert len(sem) == 6
@@ -126,7 +127,7 @@ def test_structural_cap_and_incremental_order():
     view = NamespaceView(NS)
     units = [unit(i, ["Maya"], [], T) for i in range(12)]
     view.add(units, np.stack([unit_vec(1.0, 0.05 * i) for i in range(12)]))
-    edges = link_rows(view, list(range(12)), PAPER_WRITE.model_copy(update={"max_semantic_edges": 0}))
+    edges = link_rows(view, list(range(12)), PAPER_WRITE.replace(linking={"max_semantic_edges": 0}))
     by_src: dict[str, int] = {}
     for e in edges:
         assert e.type == "structural"

@@ -81,15 +81,16 @@ def test_scores_taken_before_a_write_are_smoothed_without_the_new_rows():
 def test_expansion_walks_the_anchors_neighbourhood_not_the_whole_graph(monkeypatch):
     import networkx as nx
 
-    from langchain_ripplemem.config import PAPER_WRITE, RecallConfig
+    from langchain_ripplemem.config import RecallConfig
     from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.presets import PAPER_WRITE
 
     from .conftest import BagOfWordsEmbeddings, make_conversation
 
     memory = RippleMemory(BagOfWordsEmbeddings(), write_config=PAPER_WRITE)  # seven turns: too few for cue edges
     memory.add_conversation(make_conversation(), namespace=NS)
-    config = RecallConfig(sufficiency_similarity=2.0, semantic_k=2, lexical_k=1, cue_k=1,  # always expands
-                          max_rounds=1)
+    config = RecallConfig(controller={"sufficiency_similarity": 2.0, "max_rounds": 1},
+                          views={"semantic_k": 2, "lexical_k": 1, "cue_k": 1})
     expected = memory.recall("Where could Maya celebrate her birthday?", namespace=NS, config=config)
     assert expected.rounds[-1].expanded  # the expansion path ran
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from langchain_ripplemem.config import PAPER, PAPER_WRITE, RecallConfig, WriteConfig
+from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.scoring import structural_score
+from langchain_ripplemem.presets import PAPER, PAPER_WRITE
 from langchain_ripplemem.recall.cues import move_speakers
 from langchain_ripplemem.recall.smoothing import in_context, neighbour_rows, smooth, speakers, top_in_context
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Provenance, QueryCues, TimeInterval
@@ -18,7 +19,7 @@ from .conftest import BagOfWordsEmbeddings, make_conversation
 NS = ("ctx",)
 
 
-SMALL_PAPER = PAPER.model_copy(update={"semantic_k": 1, "lexical_k": 1, "cue_k": 0})
+SMALL_PAPER = PAPER.replace(views={"semantic_k": 1, "lexical_k": 1, "cue_k": 0})
 
 
 def unit(uid: str, session: str, turn_index: int | None, participants=("Maya",), day: int = 1) -> MemoryUnit:
@@ -98,7 +99,7 @@ def test_a_recall_smooths_its_query_cosines_once(talk, monkeypatch):
     original = smoothing._contextual_of
     monkeypatch.setattr(smoothing, "_contextual_of",
                         lambda view, scores, *a: smoothed.append(scores.flags.writeable) or original(view, scores, *a))
-    config = PAPER.model_copy(update={"context_weight": 0.5, "max_rounds": 0, "alignment": "semantic"})
+    config = PAPER.replace(context={"weight": 0.5}, controller={"max_rounds": 0}, scoring={"alignment": "semantic"})
     talk.recall("what do the kids like", namespace=NS, config=config)
     # the semantic view's cosines once (assembly reuses them), the lexical view's BM25 scores once
     assert sorted(smoothed) == [False, True]
@@ -198,18 +199,18 @@ def recalled(memory: RippleMemory, query: str, config: RecallConfig, k: int) -> 
 
 
 def test_context_finds_the_answer_to_the_question_turn(talk):
-    base = PAPER.model_copy(update={"semantic_k": 2, "lexical_k": 2, "cue_k": 0, "max_rounds": 0})
+    base = PAPER.replace(views={"semantic_k": 2, "lexical_k": 2, "cue_k": 0}, controller={"max_rounds": 0})
     query = "what do the kids like to do these days"
     assert "S1:2" not in recalled(talk, query, base, k=2)
-    with_context = base.model_copy(update={"context_weight": 0.8})
+    with_context = base.replace(context={"weight": 0.8})
     assert recalled(talk, query, with_context, k=2) == ["S1:1", "S1:2"]
 
 
 def test_speaker_bonus_prefers_what_the_named_person_said(talk):
-    base = PAPER.model_copy(update={"semantic_k": 5, "lexical_k": 5, "cue_k": 5, "max_rounds": 0})
+    base = PAPER.replace(views={"semantic_k": 5, "lexical_k": 5, "cue_k": 5}, controller={"max_rounds": 0})
     question = "What kids do Maya like?"
     assert recalled(talk, question, base, k=1) == ["S2:1"]  # Sam's turn names Maya
-    bonus = base.model_copy(update={"speaker_bonus": 1.0})
+    bonus = base.replace(scoring={"speaker_bonus": 1.0})
     assert recalled(talk, question, bonus, k=1) == ["S3:1"]  # Maya's own words
 
 

@@ -59,6 +59,6 @@ def test_no_comparable_cue_type_gives_none_not_zero():
 
 
 def test_custom_betas_are_used():
-    cfg = WriteConfig(beta_participants=1.0, beta_locations=0.0, beta_time=1.0)
+    cfg = WriteConfig(linking={"beta_participants": 1.0, "beta_locations": 0.0, "beta_time": 1.0})
     a, b = cues(["Maya"], ["X"], day(0)), cues(["Maya"], ["Y"], day(7))
     assert structural_score(a, b, cfg) == pytest.approx((1.0 + math.exp(-1)) / 2)
