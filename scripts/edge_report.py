@@ -51,7 +51,7 @@ def _count(conversations: list[Conversation], embeddings: CachedEmbeddings, conf
         view = _view(conversation, embeddings, config)
         session = {u.id: u.source.session_id for u in view.units}
         counts["units"] += len(view)
-        for edge in link_rows(view, list(range(len(view))), config):
+        for edge in link_rows(view, list(range(len(view))), config.linking):
             counts[edge.type] += 1
             counts[f"{edge.type}_cross_session"] += session[edge.src] != session[edge.dst]
     for kind in ("semantic", "structural"):

@@ -82,12 +82,14 @@ def test_locomo_run_with_every_system_has_the_design_shape(locomo):
     assert res["n_unresolved_evidence"] == 2
     assert res["no_evidence_questions"] == ["conv-26:q5"]
     cfg = res["config"]["systems"]
-    assert cfg["no_expansion"]["config"]["max_rounds"] == 0
-    assert cfg["no_structural"]["config"]["expand_structural"] is False
-    assert cfg["no_planning"]["config"]["use_planning"] is False
-    assert cfg["no_context"]["config"]["context_weight"] == 0.0 < cfg["ripplemem"]["config"]["context_weight"]
-    assert cfg["no_context"]["config"]["context_weight_2"] == 0.0 < cfg["ripplemem"]["config"]["context_weight_2"]
-    assert cfg["no_cue_bonus"]["config"]["speaker_bonus"] == cfg["no_cue_bonus"]["config"]["time_bonus"] == 0.0
+    assert cfg["no_expansion"]["config"]["controller"]["max_rounds"] == 0
+    assert cfg["no_structural"]["config"]["expansion"]["expand_structural"] is False
+    assert cfg["no_planning"]["config"]["controller"]["use_planning"] is False
+    context = {name: cfg[name]["config"]["context"] for name in ("no_context", "ripplemem")}
+    assert context["no_context"]["weight"] == 0.0 < context["ripplemem"]["weight"]
+    assert context["no_context"]["weight_2"] == 0.0 < context["ripplemem"]["weight_2"]
+    assert cfg["no_cue_bonus"]["config"]["scoring"]["speaker_bonus"] == \
+        cfg["no_cue_bonus"]["config"]["scoring"]["time_bonus"] == 0.0
     assert cfg["hybrid_rrf"] == {"kind": "rrf", "views": ["lexical", "semantic"], "rrf_k": 60,
                                  "depth": 100}
     assert res["answer"] is None

@@ -228,10 +228,10 @@ def test_bridged_inherits_the_path_strength_and_never_ranks_above_the_anchor():
     one = Hit(source="expansion", rank=0, score=1.0, channel="structural", anchor="a", path=["a", "m"], edge_weight=1.0)
     two = one.model_copy(update={"path": ["a", "x", "m"], "edge_weight": 0.5})
     config = RecallConfig(bridging={"weight": 1.2, "floor": 0.5})
-    assert bridged([one], {"a": 2.0}, config) == pytest.approx(2.0 * 0.999)  # 1.2 x 1.0 would pass the anchor
-    assert bridged([two], {"a": 2.0}, config) == pytest.approx(2.0 * 1.2 * 0.5)
-    assert bridged([one, two], {"a": 2.0}, config) == pytest.approx(2.0 * 0.999)  # the best hit
-    assert bridged([one], {"a": 2.0}, PAPER) == 0.0
+    assert bridged([one], {"a": 2.0}, config.bridging) == pytest.approx(2.0 * 0.999)  # 1.2 x 1.0 would pass the anchor
+    assert bridged([two], {"a": 2.0}, config.bridging) == pytest.approx(2.0 * 1.2 * 0.5)
+    assert bridged([one, two], {"a": 2.0}, config.bridging) == pytest.approx(2.0 * 0.999)  # the best hit
+    assert bridged([one], {"a": 2.0}, PAPER.bridging) == 0.0
 
 
 # -- the controller: a time relative to an event, and anchors with somewhere to go --------

@@ -76,11 +76,11 @@ def test_anchors_read_the_support_passed_with_the_evidence_and_sum_it_when_it_is
 
     inp = _input("Sam booked Harbor Grill", [0, 1, 2, 3], anchor_bridge_weight=0.3)
     fresh = HeuristicController().candidates(inp)
-    given = ControllerInput(**{**inp.__dict__, "support": supports(inp.evidence, inp.config)})
+    given = ControllerInput(**{**inp.__dict__, "support": supports(inp.evidence, inp.config.scoring)})
     assert HeuristicController().candidates(given) == fresh
     # The controller ranks by the support it is given: the nodes pass it on and never sum hits again.
     last = fresh[-1][0]
-    boosted = ControllerInput(**{**inp.__dict__, "support": {**supports(inp.evidence, inp.config), last: 9.0}})
+    boosted = ControllerInput(**{**inp.__dict__, "support": {**supports(inp.evidence, inp.config.scoring), last: 9.0}})
     assert HeuristicController().candidates(boosted)[0][0] == last
     # Support for other evidence (fewer memories) is not trusted: it is summed again.
     stale = ControllerInput(**{**inp.__dict__, "support": {last: 9.0}})

@@ -29,7 +29,7 @@ def _view(n: int, seed: int = 0) -> NamespaceView:
 
 
 def _edges(view: NamespaceView, rows: list[int], config: WriteConfig = CONFIG) -> set[tuple[str, str, str, float]]:
-    return {(e.src, e.dst, e.type, e.weight) for e in link_rows(view, rows, config)}
+    return {(e.src, e.dst, e.type, e.weight) for e in link_rows(view, rows, config.linking)}
 
 
 def _reference(view: NamespaceView, row: int, config: WriteConfig) -> set[tuple[str, str, float]]:

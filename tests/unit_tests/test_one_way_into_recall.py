@@ -123,7 +123,7 @@ async def test_the_served_graphs_run_under_the_dev_servers_blocking_rules(served
     ])
     with dev_server_blocking_rules():
         empty = await recall.ainvoke({"query": "Where is Bob moving?"},
-                                     context={"namespace": list(NS), "config": {"context_weight": 0.5}})
+                                     context={"namespace": list(NS), "config": {"context": {"weight": 0.5}}})
         report = await ingest.ainvoke({"conversation": make_conversation().model_dump(mode="json")},
                                       context={"namespace": list(NS)})
         found = await recall.ainvoke({"query": "What is Maya allergic to?"}, context={"namespace": list(NS)})

@@ -46,8 +46,8 @@ def test_cue_bonuses_equal_each_memorys_cue_bonus_exactly(config, query_time):
     cues = QueryCues(query="q", participants=["maya", "jo"],
                      time=None if query_time is None else interval(*query_time))
     rows = np.random.default_rng(3).permutation(len(memories))[:200]
-    got = cue_bonuses(view, rows, cues, config).tolist()
-    assert got == [cue_bonus(memories[row], cues, config) for row in rows.tolist()]  # exact, not approx
+    got = cue_bonuses(view, rows, cues, config.scoring).tolist()
+    assert got == [cue_bonus(memories[row], cues, config.scoring) for row in rows.tolist()]  # exact, not approx
     if config.scoring.time_bonus and cues.time is not None:
         assert len(set(got)) > 10  # the times really differ: the test compares more than constants
 
