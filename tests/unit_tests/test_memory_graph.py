@@ -166,8 +166,8 @@ def test_expansion_keeps_the_top_n_of_a_full_ranking_when_scores_sit_on_rounding
     reach = reachable(g, ["A"], "semantic", 2, exclude={"A"})
     edge = [0.5004999, 0.5005, 0.5005001, 0.501, 0.4995, None]
     score = {uid: edge[int(rng.integers(len(edge)))] for uid in reach}
-    hits = expand_channel(g, ["A"], "semantic", lambda ids: [score[i] for i in ids], ExpansionConfig(hops=2, per_channel=top_n),
-                          exclude={"A"}, path_floor=path_floor)
+    hits = expand_channel(g, ["A"], "semantic", lambda ids: [score[i] for i in ids],
+                          ExpansionConfig(hops=2, per_channel=top_n), exclude={"A"}, path_floor=path_floor)
     f = path_floor
     full = sorted((uid for uid in reach if score[uid] is not None), key=lambda uid: (
         (-round(reach[uid].strength * (f + (1.0 - f) * score[uid]), 6), len(reach[uid].path), uid) if f is not None
