@@ -160,7 +160,7 @@ class RippleMemStore(BaseStore):
     Args:
         memory: the ``RippleMemory`` that holds the units.
         recall_config: recollection budgets for ``search(query=...)``; default the
-            memory's. ``top_k`` and ``semantic_k`` grow to ``offset + limit`` so deep
+            memory's. ``assembly.top_k`` and ``views.semantic_k`` grow to ``offset + limit`` so deep
             pages still fill.
 
     Semantics follow LangGraph's own stores: in one batch, reads see the state

@@ -268,7 +268,7 @@ def ripplemem_paper(memory: Any, recall_config: RecallConfig | None = None) -> R
 
 
 def ripplemem_long_history(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
-    """Full RippleMem with the ``long-history`` preset (:data:`~langchain_ripplemem.config.LONG_HISTORY`)."""
+    """Full RippleMem with the ``long-history`` preset (:data:`~langchain_ripplemem.presets.LONG_HISTORY`)."""
     return _recall("ripplemem_long_history", memory, LONG_HISTORY)
 
 

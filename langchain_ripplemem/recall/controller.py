@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from langchain_ripplemem.cli.rendering import memory_line
-from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.config import ControllerConfig, RecallConfig
 from langchain_ripplemem.extraction.relative_time import concurrent_times, relative_times, shift
 from langchain_ripplemem.index.lexical import content_words, lexical_token_set, stem
 from langchain_ripplemem.index.namespace import NamespaceView
@@ -81,6 +81,15 @@ class ControllerInput:
         if self.support is None or len(self.support) != len(self.evidence):
             self.support = supports(self.evidence, self.config.scoring)
         return self.support
+
+
+def budget_stop(round_number: int, last_added: int, controller: ControllerConfig) -> Plan | None:
+    """The stop a budget decides without the controller: rounds spent, or a round that added nothing."""
+    if round_number >= controller.max_rounds:
+        return Plan(should_continue=False, reason=f"round budget spent ({controller.max_rounds})")
+    if round_number > 0 and last_added == 0:
+        return Plan(should_continue=False, reason="expansion added nothing")
+    return None
 
 
 class HeuristicController:

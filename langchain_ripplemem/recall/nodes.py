@@ -27,7 +27,6 @@ from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
 from langchain_ripplemem._runtime.tracing import round_run
-from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.llm.calls import (
     StructuredOutcome,
     acall_structured,
@@ -43,7 +42,7 @@ from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
 from langchain_ripplemem.recall.assembly import aligner, assemble_memories, format_evidence, parse_citations
 from langchain_ripplemem.recall.bridging import round_strength, time_hits
-from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController
+from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController, budget_stop
 from langchain_ripplemem.recall.cues import cues_from_llm, move_speakers, reference_time, rule_based_cues, with_asker
 from langchain_ripplemem.recall.evidence import Evidence, FoundHit, supports
 from langchain_ripplemem.recall.reader import MemoryReader
@@ -153,7 +152,7 @@ class RecallNodes:
         view = self.reader.view(ctx.namespace)
         query = ViewQuery(state["cues"], np.asarray(state["query_vector"], dtype=np.float32),
                           set(state.get("hidden") or ()))
-        views = {v.name: v.search(view, query, v.k(ctx.config), ctx.config, self.reader.write_config)
+        views = {v.name: v.search(view, query, v.k(ctx.config), ctx.config, self.reader.write_config.linking)
                  for v in RECALL_VIEWS}
         evidence: Evidence = {}
         for source, ranked in views.items():
@@ -174,7 +173,7 @@ class RecallNodes:
         The budget stops need no controller, so the round's trace records them here and
         the loop skips a ``check_sufficiency`` run that could only say stop.
         """
-        stop = self._budget_stop(update.get("round", 0), update["last_added"], ctx.config)
+        stop = budget_stop(update.get("round", 0), update["last_added"], ctx.config.controller)
         if stop is None:
             return Command(update=update, goto="check_sufficiency")
         rounds = update["rounds"]
@@ -195,14 +194,6 @@ class RecallNodes:
         """The decision, carrying which evidence has edges: its plan reads the same evidence next."""
         decision["with_edges"] = sorted(inp.with_edges)
         return decision
-
-    @staticmethod
-    def _budget_stop(round_number: int, last_added: int, cfg: RecallConfig) -> Plan | None:
-        if round_number >= cfg.controller.max_rounds:
-            return Plan(should_continue=False, reason=f"round budget spent ({cfg.controller.max_rounds})")
-        if round_number > 0 and last_added == 0:
-            return Plan(should_continue=False, reason="expansion added nothing")
-        return None
 
     def _controller(self, state: RecallState) -> Any:
         """The LLM controller, or the heuristic one once the chat model was found unreachable."""
@@ -235,7 +226,7 @@ class RecallNodes:
     def check_sufficiency(self, state: RecallState, config: RunnableConfig) -> Command[str]:
         """Ask the controller whether the evidence suffices (budgets checked first)."""
         ctx, started = self._ctx(), time.perf_counter()
-        decision = self._budget_stop(state["round"], state["last_added"], ctx.config)
+        decision = budget_stop(state["round"], state["last_added"], ctx.config.controller)
         if decision is None:
             inp = self._controller_input(state, ctx)
             decision = self._decided(self._controller(state).decide(inp), inp)
@@ -244,7 +235,7 @@ class RecallNodes:
     async def acheck_sufficiency(self, state: RecallState, config: RunnableConfig) -> Command[str]:
         """Async :meth:`check_sufficiency`."""
         ctx, started = self._ctx(), time.perf_counter()
-        decision = self._budget_stop(state["round"], state["last_added"], ctx.config)
+        decision = budget_stop(state["round"], state["last_added"], ctx.config.controller)
         if decision is None:
             inp = await asyncio.to_thread(self._controller_input, state, ctx)
             adecide = getattr(self._controller(state), "adecide", None)
@@ -319,7 +310,8 @@ class RecallNodes:
                 if not overlap:
                     overlap.append(view.key_overlap(target.cues, topic_weight=cfg.views.topic_weight))
                 return overlap[0][[view.pos[i] for i in ids]].tolist()  # type: ignore[no-any-return]
-            return [structural_score(target, view.units[view.pos[i]], self.reader.write_config) for i in ids]
+            return [structural_score(target, view.units[view.pos[i]], self.reader.write_config.linking)
+                    for i in ids]
 
         scorers: dict[str, Callable[[list[str]], Sequence[float | None]]] = {
             "semantic": semantic_scores, "structural": structural_scores}

@@ -7,17 +7,17 @@ model (``RippleMemory(llm=...)``), each ingest also asks the model, inside its
 commit and before any new unit is written:
 
 1. **Candidates.** For each new unit with participants: the
-   ``supersession_candidates`` most similar (cosine) earlier units that share a
+   ``WriteConfig.supersession.candidates`` most similar (cosine) earlier units that share a
    participant with it: stored ones (each participant's last
    ``rules.GROUP_POOL``) and earlier units of the same ingest. Suppressed
    units are never candidates. Units without a candidate are not asked about.
-2. **Calls.** Up to ``supersession_batch`` new units per structured call
+2. **Calls.** Up to ``supersession.batch`` new units per structured call
    (:mod:`langchain_ripplemem.prompts.supersession`), memory text quoted as data,
    labels instead of ids.
 3. **Validation.** A returned pair counts only when its ``new`` label is a new
    unit of the batch and its ``old`` label one of *that* unit's candidates;
    others are dropped with a warning. Output that does not parse or validate
-   is retried ``llm_max_retries`` times; a batch that still fails, or whose
+   is retried ``extraction.llm_max_retries`` times; a batch that still fails, or whose
    call fails (unreachable model, refused request: not retried, the chat
    model's own ``max_retries`` covers those), adds nothing (a warning says so)
    and only the rules apply to it. A model that refuses these settings (bad
