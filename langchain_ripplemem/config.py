@@ -46,10 +46,10 @@ class _Stages(_Stage):
         """A copy with some settings of some groups changed, validated.
 
         Each keyword names a group; a dict changes only the settings it names (the
-        group's others are kept), a group model replaces the whole group. Unlike
-        ``model_copy(update=...)``, which would replace a group by the dict (dropping
-        its other settings) and validate nothing, the result is validated like a
-        constructed config.
+        group's others are kept), a group model replaces the whole group. Use this, not
+        ``model_copy(update=...)``: that would put the dict itself in the group's place
+        (its other settings gone), keep a misspelt or flat name as a stray attribute,
+        and validate nothing; here the result is validated like a constructed config.
 
         Args:
             **groups: group name -> the settings to change, or a whole group model.
