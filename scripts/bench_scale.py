@@ -52,7 +52,7 @@ RATE_WINDOW = 1000
 AFTER_WRITE_ROUNDS = 10
 # Recall settings by value, so every version of the package runs the same ones: the paper's
 # tri-view sizes with the hybrid alignment (RecallConfig() before issue 14), and the tuned
-# settings (LOCOMO_TUNED before issue 14, RecallConfig() since).
+# settings (RecallConfig() since issue 14).
 CONFIGS: dict[str, dict[str, Any]] = {
     "paper": {"views": {"semantic_k": 10, "lexical_k": 5, "cue_k": 5},
               "controller": {"max_rounds": 1, "sufficiency_similarity": 0.55}, "expansion": {"per_channel": 5},
