@@ -93,13 +93,29 @@ def _memory(path: Path, kwargs: dict[str, Any]) -> Any:
 
         kwargs = {**kwargs, "cache_bounds": CacheBounds(**kwargs["cache_bounds"])}
     return RippleMemory(FastFakeEmbeddings(), persist_directory=path,
-                        write_config=WriteConfig(linking={"semantic_threshold": SEMANTIC_THRESHOLD}), **kwargs)
+                        write_config=_settings(WriteConfig, {"linking": {"semantic_threshold": SEMANTIC_THRESHOLD}}),
+                        **kwargs)
 
 
 def _config(name: str) -> Any:
     from langchain_ripplemem.config import RecallConfig
 
-    return RecallConfig(**CONFIGS[name])
+    return _settings(RecallConfig, CONFIGS[name])
+
+
+# The flat names of the grouped settings these runs set, where they differ from the group's own name.
+_FLAT = {("context", "weight"): "context_weight", ("context", "weight_2"): "context_weight_2"}
+
+
+def _settings(model: Any, groups: dict[str, dict[str, Any]]) -> Any:
+    """``model(**groups)``; flat, as it was before the settings were grouped (issue 37), for an older package.
+
+    ``--commit`` runs compare the package at other commits with the same settings.
+    """
+    if set(groups) <= set(model.model_fields):
+        return model(**groups)
+    return model(**{_FLAT.get((group, name), name): value
+                    for group, values in groups.items() for name, value in values.items()})
 
 
 def _timed_recalls(memory: Any, questions: list[str], ns: tuple[str, ...], config: Any) -> dict[str, Any]:
