@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev143.json
 
-.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-observations bench-longmemeval bench-ingest demo
+.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-observations bench-longmemeval bench-ingest bench-all bench-summary demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -66,6 +66,17 @@ bench-observations:
 # results/longmemeval.checkpoint.jsonl.
 bench-longmemeval:
 	ripplemem bench longmemeval $(LONGMEMEVAL) --out results/longmemeval.json --md docs/longmemeval_tables.md
+
+# Every suite, then one table of them all (results/summary.json, docs/summary_tables.md; about 1.5 h cold, 30 min
+# with the vector cache).
+SUITE_RESULTS = results/locomo.json results/longmemeval.json results/linked.json results/linked_dev.json \
+	results/sets.json results/facts.json results/small_memory.json results/multilingual.json
+
+bench-all: bench bench-longmemeval bench-linked bench-linked-dev bench-sets bench-facts bench-small bench-multilingual
+	$(MAKE) bench-summary
+
+bench-summary:
+	ripplemem bench summary $(SUITE_RESULTS) --out results/summary.json --md docs/summary_tables.md
 
 # Write-path throughput vs the embedding model alone.
 bench-ingest:

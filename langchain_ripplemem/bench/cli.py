@@ -11,6 +11,7 @@ Usage::
     ripplemem bench multilingual [--split ...] [--suite FILE] [--out results/multilingual.json] [--md ...]
     ripplemem bench small [--split ...] [--suite FILE] [--out results/small_memory.json] [--md ...]
     ripplemem bench report RESULTS.json... --md docs/benchmarks_tables.md [--plot out.png]
+    ripplemem bench summary RESULTS.json... [--out results/summary.json] [--md docs/summary_tables.md]
 
 Document vectors are cached per encoder model in ``--embedding-cache DIR``
 (default ``$RIPPLEMEM_CACHE_DIR`` or ``~/.cache/langchain-ripplemem``, folder
@@ -58,6 +59,7 @@ from langchain_ripplemem.bench.observations import observation_memories
 from langchain_ripplemem.bench.set_fact_cases import DEFAULT_SUITES, answered_case_row, load_answered_cases
 from langchain_ripplemem.bench.small_memory import load_small_memory_cases, run_small_memory
 from langchain_ripplemem.bench.suite_runner import run_suite
+from langchain_ripplemem.bench.summary import load_summary_inputs, summarise, summary_markdown
 from langchain_ripplemem.bench.systems import LINKED_SYSTEMS, SYSTEM_FACTORIES, SYSTEM_NAMES
 
 # The small-memory suite's systems: the full system, the ablation without graph expansion, and the baselines.
@@ -116,6 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("results", nargs="+", help="results JSON files")
     report.add_argument("--md", help="write the tables here (default: stdout)")
     report.add_argument("--plot", help="bar chart of the first results file (PNG)")
+    summary = sub.add_parser("summary", help="one table of every suite's results files (suite x split x system)")
+    summary.add_argument("results", nargs="+", help="results JSON files, one per suite")
+    summary.add_argument("--out", help="write the summary JSON here (default: stdout)")
+    summary.add_argument("--md", help="also write the markdown table here")
     return parser
 
 
@@ -144,6 +150,8 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "report":
             return _report(args)
+        if args.command == "summary":
+            return _summary(args)
         if args.command in _SUITES:
             return _suite(args)
         if args.command == "multilingual":
@@ -294,6 +302,20 @@ def _report(args: argparse.Namespace) -> int:
     if args.plot:
         plot(load_results(args.results[0]), args.plot)
         print(f"wrote {args.plot}", file=sys.stderr)
+    return 0
+
+
+def _summary(args: argparse.Namespace) -> int:
+    summary = summarise(load_summary_inputs(args.results))
+    text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+    if args.out:
+        _write(args.out, text)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        print(text, end="")
+    if args.md:
+        _write(args.md, summary_markdown(summary))
+        print(f"wrote {args.md}", file=sys.stderr)
     return 0
 
 

@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
+
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.extraction.timeparse import parse_timestamp
 from langchain_ripplemem.presets import LONG_HISTORY
@@ -27,7 +29,7 @@ from langchain_ripplemem.schemas import MemoryUnit, Namespace
 
 ABLATIONS = ("no_expansion", "no_structural", "no_planning", "no_context", "no_cue_bonus")
 RECALL_SYSTEMS = ("ripplemem", "ripplemem_paper", "ripplemem_long_history", *ABLATIONS)
-BASELINES = ("bm25", "dense", "hybrid_rrf")
+BASELINES = ("bm25", "dense", "hybrid_rrf", "session_dense")
 SYSTEM_NAMES: tuple[str, ...] = RECALL_SYSTEMS + BASELINES
 # What the linked-evidence suite compares by default: recollection, the ablations that remove
 # the graph's part (expansion, cue edges) and the controller's missing-support target, and the baselines.
@@ -187,6 +189,84 @@ class HybridRRFSystem:
         return {"kind": "rrf", "views": list(self.views), "rrf_k": self.rrf_k, "depth": self.depth}
 
 
+#: The speaker whose turns make a session's document, when a namespace has one by that name.
+ASKER = "user"
+
+
+def session_documents(units: Sequence[MemoryUnit]) -> dict[str, str]:
+    """Each session's document, sessions in the order their first memory was written.
+
+    The asker's turns where some memory's speaker is :data:`ASKER` (a user-assistant
+    history: the user's words say what a chat was about, the assistant's long answers
+    say much else), every turn otherwise (two people talking). A session none of whose
+    memories is the asker's keeps all its turns rather than vanish.
+
+    Example:
+        >>> def unit(i, session, speaker):
+        ...     return MemoryUnit(id=str(i), namespace=("n",), restatement=f"{speaker}: turn {i}", metadata={
+        ...         "speaker": speaker}, source={"conversation_id": "c", "session_id": session, "turn_ids": [str(i)]})
+        >>> session_documents([unit(1, "a", "user"), unit(2, "a", "assistant"), unit(3, "b", "user")])
+        {'a': 'user: turn 1', 'b': 'user: turn 3'}
+    """
+    by_session: dict[str, list[MemoryUnit]] = {}
+    for unit in units:
+        if unit.source is not None and unit.source.session_id:
+            by_session.setdefault(unit.source.session_id, []).append(unit)
+    has_asker = any(unit.metadata.get("speaker") == ASKER for unit in units)
+    documents = {}
+    for session, members in by_session.items():
+        own = [u for u in members if u.metadata.get("speaker") == ASKER] if has_asker else members
+        documents[session] = "\n".join(u.restatement for u in (own or members))
+    return documents
+
+
+@dataclass
+class SessionDocumentSystem:
+    """Baseline ``session_dense``: sessions ranked as whole documents, each returned as its best turn.
+
+    One vector per session, as MemPalace's raw mode ranks LongMemEval (issue 35): each
+    session's :func:`session_documents` text, embedded once per namespace with the
+    memory's own encoder. A question ranks the sessions by cosine; each stands in the
+    ranked list as its turn the question matches best (plain dense), one memory per
+    session. So the top k memories are the top k sessions and session recall_all@k is
+    the session ranking's own; at the turn level it finds only each session's best turn.
+    """
+
+    name: str
+    memory: Any
+    _sessions: dict[Namespace, tuple[int, list[str], np.ndarray]] = field(default_factory=dict, repr=False)
+
+    def retrieve(self, question: str, namespace: Namespace, k: int) -> Retrieved:
+        """The best turn of each of the ``k`` sessions whose documents match ``question`` best."""
+        units = self.memory.list_units(namespace)
+        if not units:
+            return Retrieved(units=[])
+        sessions, matrix = self._session_vectors(namespace, units)
+        query = np.asarray(self.memory.embed_query(question), dtype=np.float32)
+        ranked = [sessions[i] for i in np.argsort(-(matrix @ query), kind="stable")[:k]]
+        best: dict[str, MemoryUnit] = {}
+        for unit, _ in self.memory.search(question, namespace=namespace, k=len(units)):
+            if unit.source is not None and unit.source.session_id not in best:
+                best[unit.source.session_id] = unit
+        return Retrieved(units=[best[s] for s in ranked if s in best])
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready description for the results file."""
+        return {"kind": "session_documents", "document": f"the {ASKER}'s turns of a session joined (every turn "
+                "where no speaker is the user)", "returned": "each ranked session's best-matching turn"}
+
+    def _session_vectors(self, namespace: Namespace, units: list[MemoryUnit]) -> tuple[list[str], np.ndarray]:
+        """The namespace's session ids and unit-normalised document vectors, embedded once per namespace state."""
+        known = self._sessions.get(namespace)
+        if known is None or known[0] != len(units):
+            documents = session_documents(units)
+            vectors = np.asarray(self.memory.embeddings.embed_documents(list(documents.values())), dtype=np.float32)
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            known = (len(units), list(documents), vectors / np.where(norms == 0, 1.0, norms))
+            self._sessions[namespace] = known
+        return known[1], known[2]
+
+
 def question_context(question: Any) -> dict[str, Any]:
     """What recollection may know about a benchmark question besides its text: who asks, and on which day.
 
@@ -299,6 +379,11 @@ def hybrid_rrf(memory: Any, recall_config: RecallConfig | None = None) -> Hybrid
     return HybridRRFSystem("hybrid_rrf", memory)
 
 
+def session_dense(memory: Any, recall_config: RecallConfig | None = None) -> SessionDocumentSystem:
+    """Baseline: whole sessions ranked by dense cosine, each returned as its best turn (MemPalace's raw mode)."""
+    return SessionDocumentSystem("session_dense", memory)
+
+
 SYSTEM_FACTORIES: dict[str, Callable[[Any, RecallConfig | None], System]] = {
     "ripplemem": ripplemem,
     "ripplemem_paper": ripplemem_paper,
@@ -308,6 +393,7 @@ SYSTEM_FACTORIES: dict[str, Callable[[Any, RecallConfig | None], System]] = {
     "bm25": bm25,
     "dense": dense,
     "hybrid_rrf": hybrid_rrf,
+    "session_dense": session_dense,
 }
 
 

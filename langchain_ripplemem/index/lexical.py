@@ -88,6 +88,18 @@ def stem(word: str) -> str:
     return str(_stemmer.stemWord(word))
 
 
+def written_without_spaces(text: str) -> bool:
+    """Whether ``text`` has a character of a script written without spaces between words (Han, kana, Thai...).
+
+    There a regular expression's word boundary is not where a word ends: "李娜最近" is one run of word characters.
+
+    Example:
+        >>> written_without_spaces("李娜"), written_without_spaces("Zoë")
+        (True, False)
+    """
+    return _HAS_NO_SPACE_SCRIPT.search(text) is not None
+
+
 def _split_unspaced(token: str) -> list[str]:
     """A token cut where its script writes no spaces: Han bigrams, kana and Thai-like runs, the rest whole."""
     out: list[str] = []

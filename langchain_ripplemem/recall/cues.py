@@ -15,7 +15,7 @@ import re
 from datetime import datetime, timezone
 
 from langchain_ripplemem.extraction.timeparse import ground_time, parse_timestamp
-from langchain_ripplemem.index.lexical import content_words, words
+from langchain_ripplemem.index.lexical import content_words, words, written_without_spaces
 from langchain_ripplemem.index.marks import stated_at
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.prompts.recall import QueryCueOutput
@@ -110,8 +110,11 @@ def move_speakers(cues: QueryCues, speakers: frozenset[str]) -> QueryCues:
     names = [p for p in cues.participants if p in speakers]
     if not names:
         return cues
-    pattern = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")(?:['\u2019]s)?\b",
-                         re.IGNORECASE)
+    # A name in a script without spaces ("李娜最近在学做什么") has no word boundary around it.
+    spaced = [re.escape(n) for n in names if not written_without_spaces(n)]
+    unspaced = [re.escape(n) for n in names if written_without_spaces(n)]
+    pattern = re.compile("|".join([*([r"\b(?:" + "|".join(spaced) + r")(?:['\u2019]s)?\b"] if spaced else []),
+                                   *unspaced]), re.IGNORECASE)
     query = " ".join(pattern.sub(" ", cues.query).split())
     return cues.model_copy(update={
         "query": query or cues.query,

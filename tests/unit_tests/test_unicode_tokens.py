@@ -11,7 +11,8 @@ from langchain_ripplemem.index.cache_bounds import clear_text_caches
 from langchain_ripplemem.index.language import detect_language, stem_as
 from langchain_ripplemem.index.lexical import content_words, lexical_tokens, words
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.schemas import Conversation
+from langchain_ripplemem.recall.cues import move_speakers
+from langchain_ripplemem.schemas import Conversation, QueryCues
 
 HERE = Path(__file__).parent
 ENGLISH = HERE / "fixtures" / "english_tokens.json"
@@ -104,3 +105,10 @@ def test_clearing_the_text_caches_empties_the_language_caches_too():
     assert detect_language.cache_info().currsize and stem_as.cache_info().currsize
     clear_text_caches()
     assert detect_language.cache_info().currsize == 0 and stem_as.cache_info().currsize == 0
+
+
+def test_a_speakers_name_in_a_script_without_spaces_leaves_the_query():
+    cues = QueryCues(query="李娜最近在学做什么？", keywords=[], participants=["李娜"])
+    assert move_speakers(cues, frozenset({"李娜", "老周"})).query == "最近在学做什么？"
+    latin = QueryCues(query="Was macht Zoë's Bruder?", keywords=[], participants=["zoë"])
+    assert move_speakers(latin, frozenset({"zoë"})).query == "Was macht Bruder?"
