@@ -56,7 +56,7 @@ def main() -> None:
     # Six memories all fit in the default first hop (10 semantic + 5 lexical + 5 cue hits),
     # so this tight budget plays the part of a long history, where the allergy would not be
     # among the top hits for a question about a dinner.
-    tight = RecallConfig(semantic_k=2, lexical_k=1, cue_k=1)
+    tight = RecallConfig(views={"semantic_k": 2, "lexical_k": 1, "cue_k": 1})
     retriever = memory.as_retriever(namespace=NAMESPACE, k=4, config=tight)
     print(f"\nretriever.invoke({QUESTION!r}):")
     for doc in retriever.invoke(QUESTION):

@@ -75,7 +75,8 @@ def main() -> None:
     # A six-turn chat is too small for rare-cue edges: the paper's structural edges here.
     memory = RippleMemory(write_config=PAPER_WRITE)
     memory.add_conversation(CHAT, namespace=NAMESPACE)
-    tight = RecallConfig(semantic_k=2, lexical_k=1, cue_k=1)  # small first hop, so one expansion round runs
+    # A small first hop, so one expansion round runs.
+    tight = RecallConfig(views={"semantic_k": 2, "lexical_k": 1, "cue_k": 1})
 
     with collect_runs() as collector:
         result = memory.recall("Should Maya accept Sam's birthday dinner pick?", namespace=NAMESPACE,

@@ -128,7 +128,7 @@ def main() -> None:
     memory = RippleMemory(
         embeddings=TrigramEmbeddings(),
         llm=StandInChatModel(),  # or "openai:gpt-4.1-mini", or ChatOllama(model="llama3.1", temperature=0)
-        write_config=WriteConfig(semantic_threshold=0.6),  # calibrated for this encoder
+        write_config=WriteConfig(linking={"semantic_threshold": 0.6}),  # calibrated for this encoder
     )
     report = memory.add_conversation(CHAT, namespace=NAMESPACE)
     print(f"LLM extraction: {report.summary()}; llm calls: {report.usage.llm_calls}")

@@ -2,7 +2,7 @@
 
 Input ``{"query": "..."}``; output ``{"result": RecallResult}``. Settings come
 through the run context (``RecallContext``): ``{"namespace": ["users", "maya"],
-"config": {"max_rounds": 2}, "reference_time": "2026-05-01T00:00:00Z"}``; what it
+"config": {"controller": {"max_rounds": 2}}, "reference_time": "2026-05-01T00:00:00Z"}``; what it
 leaves out is the served memory's (its default namespace and recall settings).
 
 The memory lives in ``$RIPPLEMEM_PERSIST`` (default ``./.ripplemem``) and is

@@ -19,17 +19,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from langchain_ripplemem.config import (
-    LONG_HISTORY,
-    PAPER,
-    PAPER_LONG_HISTORY,
-    PAPER_LONG_HISTORY_WRITE,
-    PAPER_WRITE,
-    PRESETS,
-    RecallConfig,
-    WriteConfig,
-    preset,
-)
+from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.errors import (
     DuplicateSessionWarning,
     EmbeddingModelMismatchError,
@@ -41,6 +31,15 @@ from langchain_ripplemem.errors import (
     RippleMemError,
 )
 from langchain_ripplemem.index.cache_bounds import CacheBounds
+from langchain_ripplemem.presets import (
+    LONG_HISTORY,
+    PAPER,
+    PAPER_LONG_HISTORY,
+    PAPER_LONG_HISTORY_WRITE,
+    PAPER_WRITE,
+    PRESETS,
+    preset,
+)
 from langchain_ripplemem.schemas import (
     Conversation,
     Edge,

@@ -101,7 +101,7 @@ class RippleMemory:
             the recall controller and answers.
         write_config: windows, linking thresholds and caps.
         recall_config: recollection budgets and weights (default ``RecallConfig()``,
-            the recommended settings; ``config.PAPER`` is METHOD.md's).
+            the recommended settings; ``presets.PAPER`` is METHOD.md's).
         namespace: default namespace for calls that do not pass one.
         cache_bounds: how many namespaces, and how many bytes, of views and graphs stay
             in memory (least recently used out first; default ``CacheBounds()``).
@@ -145,8 +145,8 @@ class RippleMemory:
             embeddings = MiniLMOnnxEmbeddings()
         self.embeddings = embeddings
         self.write_config = cfg = write_config or WriteConfig()
-        if cfg.semantic_threshold is None:
-            self.write_config = cfg.model_copy(update={"semantic_threshold": semantic_threshold_for(embeddings)})
+        if cfg.linking.semantic_threshold is None:
+            self.write_config = cfg.replace(linking={"semantic_threshold": semantic_threshold_for(embeddings)})
         self.recall_config, self.llm = recall_config or RecallConfig(), llm
         self.default_namespace = validate_namespace(namespace)
         self.persist_directory = Path(persist_directory) if persist_directory is not None else None
@@ -176,7 +176,8 @@ class RippleMemory:
         self.extractor = extractor or self._default_extractor()
         self._sync = NamespaceSync(self.namespace_log, self.index, self.graphs)
         self._write = WritePath(self.embeddings, self.write_config, self.index, self.graphs, self.edge_backend,
-                                self._sync, llm_supersession(llm, self.write_config))
+                                self._sync, llm_supersession(llm, self.write_config.supersession,
+                                                             self.write_config.extraction.llm_max_retries))
         self._recall_graph: Any = None
 
     def close(self) -> None:
@@ -199,9 +200,9 @@ class RippleMemory:
 
     def _default_extractor(self) -> Extractor:
         if self.llm is not None:
-            return LLMExtractor(self.llm, config=self.write_config)
+            return LLMExtractor(self.llm, config=self.write_config.extraction)
 
-        return RuleBasedExtractor(config=self.write_config)
+        return RuleBasedExtractor(config=self.write_config.extraction)
 
     def _ns(self, namespace: Namespace | str | None) -> Namespace:
         ns = self.default_namespace if namespace is None else validate_namespace(namespace)
@@ -339,7 +340,7 @@ class RippleMemory:
         Args:
             query: the question.
             namespace: whose memories (default: the memory's default namespace).
-            k: memories returned (default ``config.top_k``).
+            k: memories returned (default ``config.assembly.top_k``).
             config: recall settings (default the memory's ``recall_config``).
             callbacks: LangChain callbacks for the run (LangSmith traces through them).
             as_of: answer as of that time: later memories are hidden and only
@@ -348,7 +349,7 @@ class RippleMemory:
                 (``RecallResult.answer``); a failed answer keeps the memories and
                 records the error in ``RecallResult.warnings``.
             asker: the speaker asking (e.g. ``"user"``): the query's "I" and "my"
-                mean that speaker, whose own memories then get ``speaker_bonus``.
+                mean that speaker, whose own memories then get ``scoring.speaker_bonus``.
 
         Raises:
             ValueError: naming ``query``, ``k``, ``answer`` or ``asker`` when unusable.
@@ -376,7 +377,7 @@ class RippleMemory:
         if k is not None:
             if isinstance(k, bool) or not isinstance(k, int) or k < 1:
                 raise ValueError(f"k must be a positive integer, got {k!r}")
-            cfg = cfg.model_copy(update={"top_k": k})
+            cfg = cfg.replace(assembly={"top_k": k})
         if answer and self.llm is None:
             raise ValueError("answer=True needs a chat model: create the memory with llm=...")
         if self._recall_graph is None:

@@ -160,7 +160,7 @@ class RippleMemStore(BaseStore):
     Args:
         memory: the ``RippleMemory`` that holds the units.
         recall_config: recollection budgets for ``search(query=...)``; default the
-            memory's. ``top_k`` and ``semantic_k`` grow to ``offset + limit`` so deep
+            memory's. ``assembly.top_k`` and ``views.semantic_k`` grow to ``offset + limit`` so deep
             pages still fill.
 
     Semantics follow LangGraph's own stores: in one batch, reads see the state
@@ -335,7 +335,8 @@ class RippleMemStore(BaseStore):
     def _search_config(self, op: SearchOp) -> RecallConfig:
         cfg = self.recall_config or self.memory.recall_config
         depth = max(op.offset + op.limit, 1)
-        return cfg.model_copy(update={"top_k": max(cfg.top_k, depth), "semantic_k": max(cfg.semantic_k, depth)})
+        return cfg.replace(assembly={"top_k": max(cfg.assembly.top_k, depth)},
+                           views={"semantic_k": max(cfg.views.semantic_k, depth)})
 
     def _write(self, puts: list[PutOp], cache: dict[Namespace, dict[str, _Entry]]) -> Generator[_Call, Any, None]:
         by_ns: dict[Namespace, list[PutOp]] = {}

@@ -26,6 +26,8 @@ from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
 from langchain_ripplemem.memory import RippleMemory
 
+EXTRACTION = WriteConfig().extraction
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -42,7 +44,7 @@ def main() -> None:
 
     # Embedding alone and the whole pipeline are timed conversation by conversation,
     # alternating, so that a change in machine load hits both sides alike.
-    extractor = RuleBasedExtractor(WriteConfig())
+    extractor = RuleBasedExtractor(EXTRACTION)
     tmp = tempfile.mkdtemp() if args.persist else None
     memory = RippleMemory(embeddings, persist_directory=tmp, write_config=WriteConfig())
     stages: Counter[str] = Counter()
@@ -51,10 +53,10 @@ def main() -> None:
     embed_seconds = ingest_seconds = 0.0
     for conv in conversations:
         texts = list({u.id: u.restatement
-                      for w in make_windows(conv, WriteConfig().window_size, WriteConfig().window_overlap)
+                      for w in make_windows(conv, EXTRACTION.window_size, EXTRACTION.window_overlap)
                       for u in extractor.extract(w, (conv.id,)).units}.values())
         started = time.perf_counter()
-        embed_texts(embeddings, texts, WriteConfig().embed_batch_size)
+        embed_texts(embeddings, texts, EXTRACTION.embed_batch_size)
         embed_seconds += time.perf_counter() - started
         embedded += len(texts)
         started = time.perf_counter()

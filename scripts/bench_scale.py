@@ -52,14 +52,16 @@ RATE_WINDOW = 1000
 AFTER_WRITE_ROUNDS = 10
 # Recall settings by value, so every version of the package runs the same ones: the paper's
 # tri-view sizes with the hybrid alignment (RecallConfig() before issue 14), and the tuned
-# settings (LOCOMO_TUNED before issue 14, RecallConfig() since).
+# settings (RecallConfig() since issue 14).
 CONFIGS: dict[str, dict[str, Any]] = {
-    "paper": {"semantic_k": 10, "lexical_k": 5, "cue_k": 5, "max_rounds": 1, "per_channel": 5,
-              "sufficiency_similarity": 0.55, "alignment": "hybrid", "context_weight": 0.0,
-              "context_weight_2": 0.0, "speaker_bonus": 0.0, "time_bonus": 0.0},
-    "tuned": {"semantic_k": 45, "lexical_k": 45, "cue_k": 40, "max_rounds": 1, "per_channel": 10,
-              "sufficiency_similarity": 0.8, "alignment": "hybrid", "context_weight": 0.5,
-              "context_weight_2": 0.3, "speaker_bonus": 0.5, "time_bonus": 0.5},
+    "paper": {"views": {"semantic_k": 10, "lexical_k": 5, "cue_k": 5},
+              "controller": {"max_rounds": 1, "sufficiency_similarity": 0.55}, "expansion": {"per_channel": 5},
+              "scoring": {"alignment": "hybrid", "speaker_bonus": 0.0, "time_bonus": 0.0},
+              "context": {"weight": 0.0, "weight_2": 0.0}},
+    "tuned": {"views": {"semantic_k": 45, "lexical_k": 45, "cue_k": 40},
+              "controller": {"max_rounds": 1, "sufficiency_similarity": 0.8}, "expansion": {"per_channel": 10},
+              "scoring": {"alignment": "hybrid", "speaker_bonus": 0.5, "time_bonus": 0.5},
+              "context": {"weight": 0.5, "weight_2": 0.3}},
 }
 # The fake encoder is not calibrated (memory_graph/calibration.py): 0.8 gives ~1.7
 # semantic edges per memory on this dialogue, near what MiniLM gives on LoCoMo.
@@ -91,13 +93,29 @@ def _memory(path: Path, kwargs: dict[str, Any]) -> Any:
 
         kwargs = {**kwargs, "cache_bounds": CacheBounds(**kwargs["cache_bounds"])}
     return RippleMemory(FastFakeEmbeddings(), persist_directory=path,
-                        write_config=WriteConfig(semantic_threshold=SEMANTIC_THRESHOLD), **kwargs)
+                        write_config=_settings(WriteConfig, {"linking": {"semantic_threshold": SEMANTIC_THRESHOLD}}),
+                        **kwargs)
 
 
 def _config(name: str) -> Any:
     from langchain_ripplemem.config import RecallConfig
 
-    return RecallConfig(**CONFIGS[name])
+    return _settings(RecallConfig, CONFIGS[name])
+
+
+# The flat names of the grouped settings these runs set, where they differ from the group's own name.
+_FLAT = {("context", "weight"): "context_weight", ("context", "weight_2"): "context_weight_2"}
+
+
+def _settings(model: Any, groups: dict[str, dict[str, Any]]) -> Any:
+    """``model(**groups)``; flat, as it was before the settings were grouped (issue 37), for an older package.
+
+    ``--commit`` runs compare the package at other commits with the same settings.
+    """
+    if set(groups) <= set(model.model_fields):
+        return model(**groups)
+    return model(**{_FLAT.get((group, name), name): value
+                    for group, values in groups.items() for name, value in values.items()})
 
 
 def _timed_recalls(memory: Any, questions: list[str], ns: tuple[str, ...], config: Any) -> dict[str, Any]:

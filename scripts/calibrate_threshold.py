@@ -33,14 +33,14 @@ def main() -> None:
     parser.add_argument("path")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    embeddings, extractor = MiniLMOnnxEmbeddings(), RuleBasedExtractor(WriteConfig())
+    embeddings, extractor = MiniLMOnnxEmbeddings(), RuleBasedExtractor(WriteConfig().extraction)
     per_conversation = {}
     for bench in load_locomo(args.path):
         if bench.id not in LOCOMO_TUNE:
             continue
         conv = bench.conversation
-        texts = list({u.id: u.restatement for w in make_windows(conv, WriteConfig().window_size,
-                                                                 WriteConfig().window_overlap)
+        texts = list({u.id: u.restatement for w in make_windows(conv, WriteConfig().extraction.window_size,
+                                                                 WriteConfig().extraction.window_overlap)
                       for u in extractor.extract(w, (conv.id,)).units}.values())
         per_conversation[conv.id] = round(quantile_threshold(embed_texts(embeddings, texts)), 4)
         print(conv.id, len(texts), per_conversation[conv.id], flush=True)

@@ -22,7 +22,7 @@ from langchain_ripplemem.bench.linked import linked_conversations
 from langchain_ripplemem.bench.linked_cases import load_linked_cases
 from langchain_ripplemem.bench.loaders import load_locomo
 from langchain_ripplemem.bench.results import run_metadata
-from langchain_ripplemem.config import LOCOMO_WRITE, WriteConfig
+from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
 from langchain_ripplemem.index.namespace import NamespaceView
@@ -34,8 +34,8 @@ NS = ("edges",)
 
 
 def _view(conversation: Conversation, embeddings: CachedEmbeddings, config: WriteConfig) -> NamespaceView:
-    extractor, units = RuleBasedExtractor(config), {}
-    for window in make_windows(conversation, config.window_size, config.window_overlap):
+    extractor, units = RuleBasedExtractor(config.extraction), {}
+    for window in make_windows(conversation, config.extraction.window_size, config.extraction.window_overlap):
         for unit in extractor.extract(window, NS).units:
             units.setdefault(unit.id, unit)
     ordered: list[MemoryUnit] = list(units.values())
@@ -51,7 +51,7 @@ def _count(conversations: list[Conversation], embeddings: CachedEmbeddings, conf
         view = _view(conversation, embeddings, config)
         session = {u.id: u.source.session_id for u in view.units}
         counts["units"] += len(view)
-        for edge in link_rows(view, list(range(len(view))), config):
+        for edge in link_rows(view, list(range(len(view))), config.linking):
             counts[edge.type] += 1
             counts[f"{edge.type}_cross_session"] += session[edge.src] != session[edge.dst]
     for kind in ("semantic", "structural"):
@@ -73,7 +73,7 @@ def main() -> None:
     for name, conversations in corpora.items():
         result["corpora"][name] = {"conversations": len(conversations)}
         for label, kind in (("before", "paper"), ("after", "cues")):
-            config = LOCOMO_WRITE.model_copy(update={"semantic_threshold": threshold, "structural_edges": kind})
+            config = WriteConfig().replace(linking={"semantic_threshold": threshold, "structural_edges": kind})
             result["corpora"][name][label] = _count(conversations, embeddings, config)
     embeddings.save()
     result.update(run_metadata(args.locomo))

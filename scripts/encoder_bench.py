@@ -51,16 +51,16 @@ def unit_texts(dataset: str, path: str) -> list[str]:
     """The distinct texts a benchmark run embeds as documents, in first-seen order."""
     from langchain_ripplemem.bench.loaders import load_locomo, load_longmemeval
     from langchain_ripplemem.bench.runner import PAPER_PRESETS
-    from langchain_ripplemem.config import preset
     from langchain_ripplemem.extraction.rules import RuleBasedExtractor
     from langchain_ripplemem.extraction.windows import make_windows
+    from langchain_ripplemem.presets import preset
 
     write_config, _ = preset(PAPER_PRESETS[dataset])
-    extractor = RuleBasedExtractor(write_config)
+    extractor = RuleBasedExtractor(write_config.extraction)
     texts: dict[str, None] = {}
     for bench in (load_locomo if dataset == "locomo" else load_longmemeval)(path):
         conv = bench.conversation
-        for window in make_windows(conv, write_config.window_size, write_config.window_overlap):
+        for window in make_windows(conv, write_config.extraction.window_size, write_config.extraction.window_overlap):
             texts.update(dict.fromkeys(unit.restatement for unit in extractor.extract(window, (conv.id,)).units))
     return list(texts)
 

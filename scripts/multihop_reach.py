@@ -37,7 +37,7 @@ def _reach(memory: RippleMemory, bench: BenchConversation, questions: list[Any])
     by_turn = {t: u.id for u in view.units for t in u.source.turn_ids}
     counts = {"questions": 0, "missed": 0, "shares_name": 0, "shares_rare_topic": 0, "one_edge": 0,
               "two_edges": 0}
-    first_hop = RecallConfig(max_rounds=0, top_k=K)
+    first_hop = RecallConfig(controller={"max_rounds": 0}, assembly={"top_k": K})
     for question in questions:
         result = memory.recall(question.question, namespace=ns, config=first_hop)
         found = {t for m in result.memories for t in m.unit.source.turn_ids}

@@ -3,7 +3,7 @@
     python scripts/recall_picture.py --out docs/recall_picture.png
 
 It runs the offline demo's first question as ``ripplemem demo --html DIR`` does
-(MiniLM, rule-based units, the LOCOMO_TUNED preset, 10 memories), writes that page
+(MiniLM, rule-based units, the recommended ``RecallConfig()``, 10 memories), writes that page
 to a temporary directory and screenshots it with the first expanded memory
 selected (``page.html#e1``), so the panel shows why it was found. Needs Debian's
 ``chromium`` (``apt-get install chromium``). The browser test reuses the helpers.

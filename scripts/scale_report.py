@@ -142,7 +142,7 @@ def write_report(results: Path, md: Path) -> None:
         "One namespace (fake 384-d embedding, synthetic two-person dialogue, embedding excluded). "
         "Times in ms unless marked, CPU time in brackets; recall p50/p95 warm, 50 queries; "
         "`paper`: the paper's view sizes 10/5/5 with the hybrid alignment; `tuned`: the recommended settings "
-        "(`RecallConfig()`, formerly `LOCOMO_TUNED`); the first recall after open and the recall after a write "
+        "(`RecallConfig()`); the first recall after open and the recall after a write "
         "use `paper`.",
         "",
         "| run | memories | recall p50 paper | recall p95 paper | recall p50 tuned | recall p95 tuned | "

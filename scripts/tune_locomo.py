@@ -21,9 +21,10 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem.bench.loaders import LOCOMO_TUNE, load_locomo
 from langchain_ripplemem.bench.runner import run_benchmark
-from langchain_ripplemem.config import PAPER, RecallConfig, WriteConfig
+from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.presets import PAPER
 
 
 class CachedEmbeddings(Embeddings):
@@ -67,11 +68,12 @@ def main() -> None:
     parser.add_argument("--conversations", default=",".join(LOCOMO_TUNE))
     parser.add_argument("--cache", default="/tmp/ripplemem-embedding-cache.npz")
     parser.add_argument("--out", default=None)
-    parser.add_argument("--recall", default="{}", help="JSON overrides of RecallConfig()")
-    parser.add_argument("--write", default="{}", help="JSON overrides of WriteConfig()")
+    parser.add_argument("--recall", default="{}", help='JSON overrides of RecallConfig() per settings group, '
+                        'e.g. \'{"context": {"weight": 0.4}}\'')
+    parser.add_argument("--write", default="{}", help="JSON overrides of WriteConfig() per settings group")
     args = parser.parse_args()
-    recall_config = RecallConfig().model_copy(update=json.loads(args.recall))
-    write_config = WriteConfig().model_copy(update=json.loads(args.write))
+    recall_config = RecallConfig().replace(**json.loads(args.recall))
+    write_config = WriteConfig().replace(**json.loads(args.write))
     wanted = set(args.conversations.split(","))
     convs = [c for c in load_locomo(args.path) if c.id in wanted]
     embeddings = CachedEmbeddings(Path(args.cache))

@@ -47,9 +47,10 @@ from langchain_ripplemem.adapters import conversation_from_locomo
 from langchain_ripplemem.bench.loaders import BenchConversation, read_json
 from langchain_ripplemem.bench.metrics import normalise_evidence
 from langchain_ripplemem.bench.runner import PAPER_PRESETS, FreshMemories
-from langchain_ripplemem.config import WriteConfig, preset
+from langchain_ripplemem.config import ExtractionConfig
 from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
+from langchain_ripplemem.presets import preset
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, Provenance, Session, Turn, Usage
 
 __all__ = ["Observation", "ObservationExtractor", "load_locomo_observations", "observation_memories"]
@@ -116,7 +117,7 @@ class ObservationExtractor:
 
     Args:
         observations: from :func:`load_locomo_observations` (or by conversation id).
-        config: write settings of the rule-based extractor (default: ``WriteConfig()``).
+        config: extraction settings of the rule-based extractor (default: ``ExtractionConfig()``).
         fallback: the extractor for uncovered turns (default: rule-based).
 
     """
@@ -125,7 +126,7 @@ class ObservationExtractor:
     deterministic = True
 
     def __init__(self, observations: Observations | Mapping[str, Sequence[Observation]], *,
-                 config: WriteConfig | None = None, fallback: Extractor | None = None) -> None:
+                 config: ExtractionConfig | None = None, fallback: Extractor | None = None) -> None:
         loaded = observations if isinstance(observations, Observations) else \
             Observations({cid: list(items) for cid, items in observations.items()})
         self.observations = loaded
@@ -208,6 +209,6 @@ class ObservationExtractor:
 
 def observation_memories(path: str | Path) -> FreshMemories:
     """Fresh LoCoMo memories whose units come from the file's observations (see :class:`ObservationExtractor`)."""
-    config = preset(PAPER_PRESETS["locomo"])[0]  # the write settings FreshMemories("locomo") uses
+    config = preset(PAPER_PRESETS["locomo"])[0].extraction  # the write settings FreshMemories("locomo") uses
     return FreshMemories("locomo", extractor=ObservationExtractor(load_locomo_observations(path), config=config))
 

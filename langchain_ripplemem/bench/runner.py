@@ -46,8 +46,9 @@ from langchain_ripplemem.bench.systems import (
     make_system,
     retrieve_question,
 )
-from langchain_ripplemem.config import RecallConfig, WriteConfig, preset
+from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.index.cache_bounds import clear_text_caches
+from langchain_ripplemem.presets import preset
 
 T = TypeVar("T")
 DEFAULT_KS = (5, 10, 30)
@@ -89,7 +90,7 @@ class FreshMemories:
         # write settings are the recommended ones with the dataset's windows, which
         # every system reads (cue edges: docs/architecture.md).
         write_config, recall_config = preset(PAPER_PRESETS[self.dataset])
-        write_config = write_config.model_copy(update={"structural_edges": WriteConfig().structural_edges})
+        write_config = write_config.replace(linking={"structural_edges": WriteConfig().linking.structural_edges})
         return RippleMemory(self.embeddings, write_config=write_config, recall_config=recall_config,
                             extractor=self.extractor)
 

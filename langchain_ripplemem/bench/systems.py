@@ -7,7 +7,7 @@ RippleMem, its ablations and the baselines run on exactly the same units.
 
 Example:
     >>> from langchain_ripplemem.config import RecallConfig
-    >>> ablation_config("no_expansion", RecallConfig()).max_rounds
+    >>> ablation_config("no_expansion", RecallConfig()).controller.max_rounds
     0
     >>> reciprocal_rank_fusion([["a", "b"], ["b", "c"]], k=60)[0][0]
     'b'
@@ -22,8 +22,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from langchain_ripplemem.config import LONG_HISTORY, RecallConfig
+from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.extraction.timeparse import parse_timestamp
+from langchain_ripplemem.presets import LONG_HISTORY
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
 
 ABLATIONS = ("no_expansion", "no_structural", "no_planning", "no_context", "no_cue_bonus")
@@ -36,36 +37,43 @@ LINKED_SYSTEMS: tuple[str, ...] = ("ripplemem", "no_expansion", "no_structural",
                                    "dense", "bm25", "hybrid_rrf")
 
 # Ablations change one knob of the recall config each (METHOD.md, "Ablations"); full systems none.
-_ABLATIONS: dict[str, dict[str, Any]] = {
+# Each is a partial change per settings group (RecallConfig.replace).
+_ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
     "ripplemem": {},
     "ripplemem_paper": {},
     "ripplemem_long_history": {},
-    "no_expansion": {"max_rounds": 0},
-    "no_structural": {"expand_structural": False},
-    "no_planning": {"use_planning": False},
-    "no_context": {"context_weight": 0.0, "context_weight_2": 0.0},
-    "no_cue_bonus": {"speaker_bonus": 0.0, "time_bonus": 0.0},
+    "no_expansion": {"controller": {"max_rounds": 0}},
+    "no_structural": {"expansion": {"expand_structural": False}},
+    "no_planning": {"controller": {"use_planning": False}},
+    "no_context": {"context": {"weight": 0.0, "weight_2": 0.0}},
+    "no_cue_bonus": {"scoring": {"speaker_bonus": 0.0, "time_bonus": 0.0}},
 }
+
+
+def _variant(mode: str = "sum", **assembly: float) -> dict[str, dict[str, Any]]:
+    """A variant's change: dialogue context as ``mode`` ('max': max(own, neighbour share)), first hop kept."""
+    return {**({"context": {"mode": "max"}} if mode == "max" else {}), "assembly": assembly}
+
+
 # Variants of the default measured against it (issue 35: a first hop recollection only adds to): run by
 # name (``--systems``), never by default. ``kNsM``: plain dense and BM25 top-N kept within rank M x d; ``max``:
 # dialogue context as max(own, neighbour share) instead of the sum.
-VARIANTS: dict[str, dict[str, Any]] = {
-    "rm_max": {"context_mode": "max"},
-    "rm_d10s15": {"keep_first_hop": 10, "keep_spacing": 1.5},
-    "rm_max_d10s15": {"context_mode": "max", "keep_first_hop": 10, "keep_spacing": 1.5},
-    "rm_max_d20s15": {"context_mode": "max", "keep_first_hop": 20, "keep_spacing": 1.5},
-    "rm_max_d10s15_l5s3": {"context_mode": "max", "keep_first_hop": 10, "keep_spacing": 1.5, "keep_lexical": 5,
-                           "keep_lexical_spacing": 3.0},
-    "rm_max_d10s2": {"context_mode": "max", "keep_first_hop": 10, "keep_spacing": 2.0},
-    "rm_d20s15": {"keep_first_hop": 20, "keep_spacing": 1.5},
-    "rm_d10s2": {"keep_first_hop": 10, "keep_spacing": 2.0},
-    "rm_d10s25": {"keep_first_hop": 10, "keep_spacing": 2.5},
-    "rm_d10s3": {"keep_first_hop": 10, "keep_spacing": 3.0},
-    "rm_max_d10s25": {"context_mode": "max", "keep_first_hop": 10, "keep_spacing": 2.5},
+VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
+    "rm_max": {"context": {"mode": "max"}},
+    "rm_d10s15": _variant(keep_first_hop=10, keep_spacing=1.5),
+    "rm_max_d10s15": _variant("max", keep_first_hop=10, keep_spacing=1.5),
+    "rm_max_d20s15": _variant("max", keep_first_hop=20, keep_spacing=1.5),
+    "rm_max_d10s15_l5s3": _variant("max", keep_first_hop=10, keep_spacing=1.5, keep_lexical=5,
+                                   keep_lexical_spacing=3.0),
+    "rm_max_d10s2": _variant("max", keep_first_hop=10, keep_spacing=2.0),
+    "rm_d20s15": _variant(keep_first_hop=20, keep_spacing=1.5),
+    "rm_d10s2": _variant(keep_first_hop=10, keep_spacing=2.0),
+    "rm_d10s25": _variant(keep_first_hop=10, keep_spacing=2.5),
+    "rm_d10s3": _variant(keep_first_hop=10, keep_spacing=3.0),
+    "rm_max_d10s25": _variant("max", keep_first_hop=10, keep_spacing=2.5),
     # Round one: both views kept at the same spacing.
-    **{f"rm{'_max' if mode == 'max' else ''}_k{m}s{s}": {
-        **({"context_mode": "max"} if mode == "max" else {}), "keep_first_hop": m, "keep_spacing": float(s),
-        "keep_lexical": m, "keep_lexical_spacing": float(s)}
+    **{f"rm{'_max' if mode == 'max' else ''}_k{m}s{s}": _variant(
+        mode, keep_first_hop=m, keep_spacing=float(s), keep_lexical=m, keep_lexical_spacing=float(s))
        for mode, m, s in (("sum", 3, 2), ("sum", 5, 2), ("sum", 5, 3), ("sum", 10, 3), ("max", 5, 3), ("max", 10, 3),
                           ("max", 5, 2))},
 }
@@ -103,7 +111,7 @@ def ablation_config(name: str, base: RecallConfig) -> RecallConfig:
     """
     if name not in _ABLATIONS:
         raise ValueError(f"{name!r} is not a recall system; choose one of {list(_ABLATIONS)}")
-    return base.model_copy(update=_ABLATIONS[name])
+    return base.replace(**_ABLATIONS[name])
 
 
 @dataclass
@@ -122,7 +130,7 @@ class RecallSystem:
         """
         # K of the assembly step must be at least the k we score, or the
         # larger prefixes could never be filled.
-        config = self.config.model_copy(update={"top_k": max(k, 1)})
+        config = self.config.replace(assembly={"top_k": max(k, 1)})
         context = {key: value for key, value in (("asker", asker), ("as_of", as_of)) if value is not None}
         result = self.memory.recall(question, namespace=namespace, k=k, config=config, **context)
         units = [m.unit for m in result.memories][:k]
@@ -340,7 +348,7 @@ def ripplemem_paper(memory: Any, recall_config: RecallConfig | None = None) -> R
 
 
 def ripplemem_long_history(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
-    """Full RippleMem with the ``long-history`` preset (:data:`~langchain_ripplemem.config.LONG_HISTORY`)."""
+    """Full RippleMem with the ``long-history`` preset (:data:`~langchain_ripplemem.presets.LONG_HISTORY`)."""
     return _recall("ripplemem_long_history", memory, LONG_HISTORY)
 
 

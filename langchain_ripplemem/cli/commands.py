@@ -49,7 +49,7 @@ from langchain_ripplemem.cli.support import (
     require_namespace,
     warn,
 )
-from langchain_ripplemem.config import PRESETS, preset
+from langchain_ripplemem.presets import PRESETS, preset
 from langchain_ripplemem.schemas import format_namespace
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ unit therefore also carries *identifying cues*: keys for
 
 A key is lower-case and Snowball-stemmed word by word, so "kayaks" and
 "Kayak" meet. A shared name says more than a shared topic word
-(``RecallConfig``/``WriteConfig.topic_weight`` scales topic words down), and
+(``RecallConfig.views``/``WriteConfig.linking.topic_weight`` scales topic words down), and
 beyond that how much a shared key says is its *rarity* in the namespace (:func:`rarity`), which the write path
 (:mod:`~langchain_ripplemem.memory_graph.linking`) and the read path (the cue
 view, expansion) compute from the namespace's cue postings. A speaker's name or

@@ -28,7 +28,7 @@ When the model call itself fails (sorted by :mod:`~langchain_ripplemem.llm.error
 No turn vanishes silently. ``events`` is required (``{"unexpected": 1}`` is
 invalid output), but ``{"events": []}`` is a valid answer: nothing worth
 keeping. A turn with text that no event of a successful window cites is named
-in a warning and, with ``WriteConfig.rules_for_uncovered_turns`` (the default),
+in a warning and, with ``ExtractionConfig.rules_for_uncovered_turns`` (the default),
 stored as the rule-based unit(s) of :class:`~langchain_ripplemem.extraction.rules.RuleBasedExtractor`
 (``metadata["fallback"] == "uncovered_turn"``).
 
@@ -56,7 +56,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from langchain_ripplemem._runtime.drivers import adrive, drive
-from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.config import ExtractionConfig
 from langchain_ripplemem.errors import ExtractionError, ModelConfigurationError
 from langchain_ripplemem.extraction.base import ExtractionResult, Window
 from langchain_ripplemem.extraction.cues import normalise_cues
@@ -119,7 +119,7 @@ class LLMExtractor:
         model: a LangChain chat model, or a ``"provider:model"`` string
             resolved on first use (see :func:`resolve_chat_model`).
         config: ``llm_max_retries``, ``rules_for_uncovered_turns`` and the rule
-            fallback's ``max_turn_chars`` come from it (default ``WriteConfig()``).
+            fallback's ``max_turn_chars`` come from it (default ``ExtractionConfig()``).
         max_retries: extra attempts after an invalid output (0 = one attempt);
             overrides ``config.llm_max_retries``.
         temperature: used when resolving a string spec; None leaves the
@@ -136,9 +136,9 @@ class LLMExtractor:
 
     """
 
-    def __init__(self, model: BaseChatModel | str, *, config: WriteConfig | None = None,
+    def __init__(self, model: BaseChatModel | str, *, config: ExtractionConfig | None = None,
                  max_retries: int | None = None, temperature: float | None = 0.0) -> None:
-        config = config or WriteConfig()
+        config = config or ExtractionConfig()
         max_retries = config.llm_max_retries if max_retries is None else max_retries
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError(f"max_retries must be an integer >= 0, got {max_retries!r}")
@@ -221,7 +221,7 @@ class LLMExtractor:
         if self.fallback is None:
             return ExtractionResult(units=units, usage=usage, warnings=[
                 f"{where}: no extracted event cites turns {list(uncovered)}; they are not stored "
-                "(WriteConfig.rules_for_uncovered_turns is off)"])
+                "(ExtractionConfig.rules_for_uncovered_turns is off)"])
         rules = self.fallback.extract(Window(conversation_id=window.conversation_id, index=window.index,
                                              items=tuple(uncovered.values())), namespace)
         fallback = [u.model_copy(update={"metadata": {**u.metadata, "fallback": "uncovered_turn"}})

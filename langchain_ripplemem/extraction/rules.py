@@ -68,7 +68,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.config import ExtractionConfig
 from langchain_ripplemem.extraction.base import ExtractionResult, Window
 from langchain_ripplemem.extraction.cues import (
     BUILTIN_NAME_ALIASES,
@@ -189,7 +189,7 @@ class RuleBasedExtractor:
     so overlapping windows yield identical ids that downstream dedupes.
 
     Args:
-        config: takes ``max_turn_chars`` from it (default ``WriteConfig()``).
+        config: takes ``max_turn_chars`` from it (default ``ExtractionConfig()``).
         max_turn_chars: overrides ``config.max_turn_chars``.
         aliases: extra name aliases applied in every session.
         addressee: in a two-speaker session, add the other speaker as a
@@ -206,10 +206,10 @@ class RuleBasedExtractor:
     # The same units every time (extraction/known_turns.py): re-adding a conversation dedupes by id.
     deterministic = True
 
-    def __init__(self, config: WriteConfig | None = None, *, max_turn_chars: int | None = None,
+    def __init__(self, config: ExtractionConfig | None = None, *, max_turn_chars: int | None = None,
                  aliases: dict[str, str] | None = None, addressee: bool = True) -> None:
         limit = max_turn_chars if max_turn_chars is not None else (
-            (config or WriteConfig()).max_turn_chars)
+            (config or ExtractionConfig()).max_turn_chars)
         if limit < 1:
             raise ValueError(f"max_turn_chars must be >= 1, got {limit!r}")
         self.max_turn_chars = limit

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.config import LinkingConfig
 from langchain_ripplemem.extraction.identifying import Cues, identifying_cues, rarity
 from langchain_ripplemem.index.cue_names import NameCounts
 from langchain_ripplemem.index.row_arrays import distinct_rows, extended
@@ -177,7 +177,7 @@ class CueRows:
         return -np.expm1(missing)
 
     def scored(
-        self, cues: HasCues, k: int, config: WriteConfig, n: int, rows: Iterable[int] | None = None, *,
+        self, cues: HasCues, k: int, config: LinkingConfig, n: int, rows: Iterable[int] | None = None, *,
         keys: Sequence[str] = (), key_weight: float = 0.0, topic_weight: float = 1.0,
     ) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, scores)``: the candidate rows among the first ``n`` that score above 0, ascending.
@@ -202,7 +202,7 @@ class CueRows:
         keep = scores > 0
         return candidates[keep], scores[keep]
 
-    def _structural(self, cues: HasCues, rows: np.ndarray, cfg: WriteConfig) -> np.ndarray:
+    def _structural(self, cues: HasCues, rows: np.ndarray, cfg: LinkingConfig) -> np.ndarray:
         """``s_str(cues, unit)`` of each row, vectorised; 0 where no cue type is comparable."""
         # Every posting names a row described already: the keys cover each posted row.
         n = len(self.keys)

@@ -9,7 +9,7 @@ process sees them:
   ``"superseded_via": "llm"``): a knowledge update, derived by
   :mod:`langchain_ripplemem.supersession`.
 * ``"supersedes": {older id: attribute}``: on a newer unit, a chat model's
-  claims (``WriteConfig(llm_supersession=True)``).
+  claims (``WriteConfig(supersession={"llm": True})``).
 
 Example:
     >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance

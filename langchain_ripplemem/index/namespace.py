@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from langchain_ripplemem._runtime.blas import product
-from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.config import LinkingConfig
 from langchain_ripplemem.index.bm25 import top_k
 from langchain_ripplemem.index.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_CHAR, VIEW_BYTES_PER_UNIT
 from langchain_ripplemem.index.cue_rows import CueRows
@@ -227,7 +227,7 @@ class NamespaceView:
         return self.cue_rows.key_overlap(keys, total, total if n is None else n, topic_weight)
 
     def cues(
-        self, cues: HasCues, k: int, config: WriteConfig, query_vector: np.ndarray | None = None,
+        self, cues: HasCues, k: int, config: LinkingConfig, query_vector: np.ndarray | None = None,
         rows: Iterable[int] | None = None, *,
         keys: Sequence[str] = (), key_weight: float = 0.0, topic_weight: float = 1.0,
     ) -> list[tuple[str, float]]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from langchain_ripplemem._runtime.collector import flat_pairs, pairs
+from langchain_ripplemem.config import ExpansionConfig
 from langchain_ripplemem.memory_graph.adjacency import LazyAdjacency, lazy_adjacency
 from langchain_ripplemem.schemas import EdgeType
 
@@ -248,16 +249,15 @@ def expand_channel(
     anchors: list[str],
     channel: EdgeType,
     score: Callable[[list[str]], Sequence[float | None]],
+    expansion: ExpansionConfig,
     *,
-    hops: int,
-    top_n: int,
     exclude: Container[str],
     tiebreak: Callable[[list[str]], list[float]] | None = None,
     path_floor: float | None = None,
     strength: EdgeStrength | None = None,
     walks: Walks | None = None,
 ) -> list[ExpansionHit]:
-    """Top ``top_n`` units of one channel, scored against the target by ``score``.
+    """Top ``expansion.per_channel`` units of one channel within ``expansion.hops``, scored by ``score``.
 
     ``tiebreak`` (e.g. similarity to the target) orders what score, path length
     and path strength leave tied: structural scores tie often. With a
@@ -267,6 +267,7 @@ def expand_channel(
     ``strength`` re-weighs edges as the walk crosses them, and ``walks`` keeps
     each anchor's walk (see :func:`reachable`).
     """
+    hops, top_n = expansion.hops, expansion.per_channel
     reached = _reached(graph, anchors, channel, hops, exclude, strength, walks)
     if not reached:
         return []

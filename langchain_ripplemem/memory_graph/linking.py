@@ -7,7 +7,7 @@ at most ``max_semantic_edges`` edges with ``s_sem >= semantic_threshold`` and
 at most ``max_structural_edges`` structural edges. No all-to-all pass and no
 LLM call per edge.
 
-Structural edges are of one of two kinds (``WriteConfig.structural_edges``):
+Structural edges are of one of two kinds (``WriteConfig.linking.structural_edges``):
 
 * ``"paper"``: ``s_str >= structural_threshold`` over participants, places and time;
 * ``"cues"`` (default): the rarity-weighted overlap of identifying cues
@@ -27,7 +27,7 @@ from bisect import bisect_left
 import numpy as np
 
 from langchain_ripplemem._runtime.blas import product
-from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.config import LinkingConfig
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph.candidates import PROJECTED_FROM, above, leading, projection, similarities
 from langchain_ripplemem.memory_graph.scoring import structural_score
@@ -38,7 +38,7 @@ _BLOCK = 256
 _NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
-def link_rows(view: NamespaceView, rows: list[int], config: WriteConfig) -> list[Edge]:
+def link_rows(view: NamespaceView, rows: list[int], config: LinkingConfig) -> list[Edge]:
     """Edges from each unit in ``rows`` to units at earlier rows of ``view``."""
     edges: list[Edge] = []
     matrix = view.matrix
@@ -65,7 +65,7 @@ def _nearest(sims: np.ndarray, k: int) -> np.ndarray:
 
 
 def _link_one(view: NamespaceView, row: int, nearest: np.ndarray, threshold: float,
-              config: WriteConfig) -> list[Edge]:
+              config: LinkingConfig) -> list[Edge]:
     """``row``'s edges; ``nearest``: earlier rows for its semantic pool (scored exactly here)."""
     if row == 0:
         return []
@@ -107,7 +107,7 @@ def _link_one(view: NamespaceView, row: int, nearest: np.ndarray, threshold: flo
 
 
 def _semantic_pool(view: NamespaceView, row: int, nearest: np.ndarray, threshold: float,
-                   config: WriteConfig) -> dict[int, float]:
+                   config: LinkingConfig) -> dict[int, float]:
     """Row -> exact cosine for ``row``'s semantic pool: its ``semantic_pool`` nearest earlier rows.
 
     Under ``"cues"``, ``nearest`` holds every row that may reach the threshold (a superset):
@@ -124,7 +124,7 @@ def _semantic_pool(view: NamespaceView, row: int, nearest: np.ndarray, threshold
     return dict(zip(nearest.tolist(), scores.tolist(), strict=True))
 
 
-def _cue_pool(view: NamespaceView, unit: MemoryUnit, row: int, config: WriteConfig) -> dict[int, float]:
+def _cue_pool(view: NamespaceView, unit: MemoryUnit, row: int, config: LinkingConfig) -> dict[int, float]:
     """The ``cue_pool`` best structural matches among earlier rows sharing a cue.
 
     Posting lists are in insertion order; only their most recent entries before
@@ -145,7 +145,7 @@ def _cue_pool(view: NamespaceView, unit: MemoryUnit, row: int, config: WriteConf
     return {j: s for s, j in scored[: config.cue_pool]}
 
 
-def _key_pool(view: NamespaceView, row: int, config: WriteConfig) -> dict[int, float]:
+def _key_pool(view: NamespaceView, row: int, config: LinkingConfig) -> dict[int, float]:
     """Earlier rows sharing a rare identifying cue with ``row``, scored by rarity-weighted overlap.
 
     A cue held by ``df`` of the first ``row + 1`` rows weighs ``rarity(df, row + 1)``,

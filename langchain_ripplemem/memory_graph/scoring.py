@@ -1,7 +1,7 @@
 """Edge scores of the typed memory graph, exactly as METHOD.md defines them.
 
 * semantic: ``s_sem(i, j) = cos(v_i, v_j)``
-* structural (``WriteConfig.structural_edges="paper"``): per cue type ``x`` in
+* structural (``WriteConfig.linking.structural_edges="paper"``): per cue type ``x`` in
   {P, L, T} a similarity ``u^x`` (Jaccard for participants and locations; 1 when
   time intervals intersect, else ``exp(-gap / tau)``), combined as
   ``sum_x beta_x I_x u^x / sum_x beta_x I_x`` where ``I_x = 1`` only when *both*
@@ -28,7 +28,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from langchain_ripplemem._runtime.text_caches import text_cache
-from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.config import LinkingConfig
 from langchain_ripplemem.schemas import TimeInterval
 
 
@@ -95,10 +95,10 @@ def time_similarity(a: TimeInterval, b: TimeInterval, tau_days: float = 7.0) -> 
     return math.exp(-a.gap_days(b) / tau_days)
 
 
-def structural_score(a: HasCues, b: HasCues, config: WriteConfig) -> float | None:
+def structural_score(a: HasCues, b: HasCues, config: LinkingConfig) -> float | None:
     """``s_str(a, b)`` renormalised over the cue types both sides have; ``None`` if none.
 
-    ``config`` gives the betas and tau (METHOD.md's are ``WriteConfig()``'s).
+    ``config`` gives the betas and tau (METHOD.md's are ``LinkingConfig()``'s).
     """
     cfg = config
     total = weight = 0.0

@@ -4,10 +4,11 @@
 query-memory cosine min-max normalised over the evidence set, ``pi`` the
 provenance support (source weight x rank support ``1/(rank_offset + rank)``, expansion
 hits scaled by path strength), and ``I_anchor`` marks anchors. With
-``RecallConfig.bridge_weight`` a memory reached over structural (cue) edges
+``RecallConfig.bridging.weight`` a memory reached over structural (cue) edges
 scores at least what it inherits from its anchor (:func:`bridged`): path
 support, so bridged memories compete for the top K without query alignment. Weights come
-from :class:`~langchain_ripplemem.config.RecallConfig`. The memory lifecycle may
+from :class:`~langchain_ripplemem.config.ScoringConfig`, the budget from
+:class:`~langchain_ripplemem.config.AssemblyConfig`. The memory lifecycle may
 multiply rho per unit (superseded memories, optional recency decay: see
 :mod:`langchain_ripplemem.lifecycle`); unmarked memories keep it unchanged.
 """
@@ -21,12 +22,13 @@ from typing import TypeVar
 import numpy as np
 
 from langchain_ripplemem.cli.rendering import memory_line
-from langchain_ripplemem.config import RecallConfig, context_weights
+from langchain_ripplemem.config import AssemblyConfig, BridgingConfig, ContextConfig, RecallConfig
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
 from langchain_ripplemem.recall.evidence import AnyHit, FoundHit, recalled_memory, supports
 from langchain_ripplemem.recall.smoothing import in_context, per_view
-from langchain_ripplemem.schemas import HitSource, MemoryUnit, QueryCues, RecalledMemory
+from langchain_ripplemem.recall.views import ViewQuery
+from langchain_ripplemem.schemas import HitSource, MemoryUnit, RecalledMemory
 
 T = TypeVar("T")
 
@@ -43,22 +45,21 @@ def _minmax(values: np.ndarray) -> np.ndarray:
 
 
 def aligner(view: NamespaceView, query_vector: np.ndarray, query: str, mode: str,
-            context: Sequence[float] = (), context_terms: int = 0, context_mode: str = "sum",
-            ) -> Callable[[list[str]], tuple[np.ndarray, np.ndarray]]:
+            context: ContextConfig | None = None) -> Callable[[list[str]], tuple[np.ndarray, np.ndarray]]:
     """``ids -> (a(q, m) in [0, 1], raw cosine)``, normalised over the ids given.
 
     ``"semantic"`` is the paper's: the min-max normalised cosine. ``"hybrid"``
     averages it with the min-max normalised BM25 score of the same units, for
     encoders (like MiniLM) whose cosine alone ranks worse than BM25. With
     ``context`` weights both scores also credit the unit's session neighbours
-    (:mod:`~langchain_ripplemem.recall.smoothing`; a unit of more than ``context_terms``
+    (:mod:`~langchain_ripplemem.recall.smoothing`; a unit of more than ``context.terms``
     content terms takes less of that credit). Whole-namespace scores (BM25,
     context) are computed once here, so one aligner serves several id sets.
     """
-    contextual = in_context(view, view.cosines(query_vector), context, context_terms, context_mode) \
-        if any(context) else None
-    lexical = in_context(view, view.lexical_scores(query), context, context_terms, context_mode) \
-        if mode == "hybrid" else None
+    contextual = in_context(view, view.cosines(query_vector), context) \
+        if context is not None and any(context.weights) else None
+    lexical = None if mode != "hybrid" else view.lexical_scores(query) if context is None else \
+        in_context(view, view.lexical_scores(query), context)
 
     def align(ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
         rows = [view.pos[uid] for uid in ids]
@@ -72,89 +73,84 @@ def aligner(view: NamespaceView, query_vector: np.ndarray, query: str, mode: str
 
 
 def assemble_memories(
-    evidence: Mapping[str, Sequence[AnyHit]], anchors: set[str], view: NamespaceView,
-    query_vector: np.ndarray, config: RecallConfig, query: str = "", *,
-    hidden: set[str] | None = None, weight: Callable[[MemoryUnit], float] | None = None,
-    cues: QueryCues | None = None, support: Mapping[str, float] | None = None,
-    plain: np.ndarray | None = None, lexical_text: str | None = None,
+    evidence: Mapping[str, Sequence[AnyHit]], anchors: set[str], view: NamespaceView, query: ViewQuery,
+    config: RecallConfig, *, weight: Callable[[MemoryUnit], float] | None = None,
+    support: Mapping[str, float] | None = None, plain: np.ndarray | None = None,
 ) -> list[RecalledMemory]:
-    """The top ``config.top_k`` memories by rho, each with its merged provenance.
+    """The top ``config.assembly.top_k`` memories by rho, each with its merged provenance.
 
     Args:
         evidence: unit id -> every hit that found it.
-        anchors: ids the controller expanded from (they get ``anchor_bonus``).
+        anchors: ids the controller expanded from (they get ``scoring.anchor_bonus``).
         view: the namespace's search structures.
-        query_vector: the query's unit vector.
-        config: weights and ``top_k``.
-        query: the query text (for the hybrid alignment's BM25 half).
-        hidden: ids never returned (suppressed, or later than ``as_of``).
+        query: the query's cues and unit vector, and the ids never returned (suppressed, or
+            later than ``as_of``). The cues' query text is the hybrid alignment's BM25 half;
+            a memory whose speaker is a participant of the query gets ``scoring.speaker_bonus``;
+            with a query time, every memory gets ``scoring.time_bonus`` times its time
+            similarity to it; the lexical text (query and keywords) is what the BM25 first
+            hop kept with ``assembly.keep_lexical`` matches.
+        config: scoring, dialogue context, bridging and assembly settings.
         weight: per-unit multiplier of rho (lifecycle: supersession, recency); ``None`` = 1.
-        cues: the query's cues, for the cue bonuses: a memory whose speaker is a
-            participant of the query gets ``config.speaker_bonus``; with a query time,
-            every memory gets ``config.time_bonus`` times its time similarity to it.
-        support: each evidence memory's provenance support under ``config``
+        support: each evidence memory's provenance support under ``config.scoring``
             (:func:`~langchain_ripplemem.recall.evidence.supports`); ``None``: summed here.
         plain: the vector of the question as asked, for the dense first hop kept with
-            ``config.keep_first_hop`` (:func:`keep_first_hop`); ``None``: ``query_vector``.
-        lexical_text: what the lexical view matched (query and keywords), for the BM25 first hop kept
-            with ``config.keep_lexical``; ``None``: ``query``.
+            ``assembly.keep_first_hop`` (:func:`keep_first_hop`); ``None``: the query's vector.
     """
+    budget, scoring, hidden = config.assembly, config.scoring, query.hidden
+    query_vector, cues = query.vector, query.cues
     ids = [uid for uid in evidence if uid in view.pos and not (hidden and uid in hidden)]
-    protected = first_hop_ranks(view, query_vector if plain is None else plain, lexical_text or query, config,
-                                hidden or set()) \
-        if config.keep_first_hop or config.keep_lexical else {}
+    protected = first_hop_ranks(view, query_vector if plain is None else plain, query.lexical_text or cues.query,
+                                budget, hidden) if budget.keep_first_hop or budget.keep_lexical else {}
     if not ids and not protected:
         return []
     if not ids:
         return [_plain_memory(view, uid, protected[uid], query_vector)
-                for uid in keep_first_hop([], protected, config.top_k)]
-    alignments, cosines = aligner(view, query_vector, query, config.alignment, context_weights(config),
-                                  config.context_terms, config.context_mode)(ids)
+                for uid in keep_first_hop([], protected, budget.top_k)]
+    alignments, cosines = aligner(view, query_vector, cues.query, scoring.alignment, config.context)(ids)
     rows = np.fromiter((view.pos[uid] for uid in ids), dtype=np.int64, count=len(ids))
     units = view.units.take(rows.tolist())
     if support is None or len(support) != len(evidence):
-        support = supports(evidence, config)
+        support = supports(evidence, scoring)
     # Every memory's rho at once, in float64 with the operations (and their order) of the formula.
     found = np.fromiter((support[uid] for uid in ids), dtype=np.float64, count=len(ids))
     anchored = np.fromiter((uid in anchors for uid in ids), dtype=np.float64, count=len(ids))
-    rhos = (config.alignment_weight * alignments.astype(np.float64) + config.provenance_weight * found
-            + config.anchor_bonus * anchored)
-    if cues is not None:
-        rhos += cue_bonuses(view, rows, cues, config)
+    rhos = (scoring.alignment_weight * alignments.astype(np.float64) + scoring.provenance_weight * found
+            + scoring.anchor_bonus * anchored)
+    rhos += cue_bonuses(view, rows, cues, scoring)
     direct = dict(zip(ids, rhos.tolist(), strict=True))
-    # Lifts only across sessions, unless bridge_within_session (or the memory continues its anchor's
+    # Lifts only across sessions, unless bridging.within_session (or the memory continues its anchor's
     # message): where an id is (the evidence's read off the units at hand; an anchor is evidence).
     place: Callable[[str], Place | None] | None = None
-    if not config.bridge_within_session:
+    if not config.bridging.within_session:
         places, at = row_places(view), view.pos
 
         def place(uid: str) -> Place | None:
             row = at.get(uid)
             return None if row is None else places[row] if row < len(places) else _place(view.units[row])
 
-    scores = bridged_scores(evidence, direct, config, place)
+    scores = bridged_scores(evidence, direct, config.bridging, place)
     factors = [weight(unit) for unit in units] if weight is not None else [1.0] * len(ids)
     # Multiplied only when it matters: unmarked memories keep their exact rho.
     scored = [(-(scores[uid] * factor if factor != 1.0 else scores[uid]), uid, unit, cos, uid in anchors)
               for uid, unit, cos, factor in zip(ids, units, cosines.tolist(), factors, strict=True)]
     scored.sort(key=lambda row: row[:2])
-    if config.distinct_sessions_first:
-        scored = distinct_sessions_first(scored, config.distinct_sessions_first, lambda row: row[2].source.session_id)
+    if budget.distinct_sessions_first:
+        scored = distinct_sessions_first(scored, budget.distinct_sessions_first, lambda row: row[2].source.session_id)
     if protected:
         by_id = {row[1]: row for row in scored}
-        order = keep_first_hop([row[1] for row in scored], protected, config.top_k)
+        order = keep_first_hop([row[1] for row in scored], protected, budget.top_k)
         # Only the kept K become result objects (validated; the rest never leave this function).
         return [recalled_memory(row[2], -row[0], row[3], row[4], evidence[uid]) if (row := by_id.get(uid))
                 else _plain_memory(view, uid, protected[uid], query_vector) for uid in order]
     return [recalled_memory(unit, -neg_rho, cos, is_anchor, evidence[uid])
-            for neg_rho, uid, unit, cos, is_anchor in scored[: config.top_k]]
+            for neg_rho, uid, unit, cos, is_anchor in scored[: budget.top_k]]
 
 
 #: A kept first-hop memory: (view, 0-based rank in it, its own score, the rank it must be returned at or above).
 FirstHopRank = tuple[HitSource, int, float, int]
 
 
-def first_hop_ranks(view: NamespaceView, vector: np.ndarray, lexical_text: str, config: RecallConfig,
+def first_hop_ranks(view: NamespaceView, vector: np.ndarray, lexical_text: str, config: AssemblyConfig,
                     hidden: set[str]) -> dict[str, FirstHopRank]:
     """The memories the first hop keeps: plain dense top ``keep_first_hop``, plain BM25 top ``keep_lexical``.
 
@@ -244,13 +240,13 @@ def distinct_sessions_first(ranked: list[T], n: int, session: Callable[[T], str]
 
 
 def bridged_scores(evidence: Mapping[str, Sequence[AnyHit]], direct: dict[str, float],
-                   config: RecallConfig, place: Callable[[str], Place | None] | None = None) -> dict[str, float]:
+                   config: BridgingConfig, place: Callable[[str], Place | None] | None = None) -> dict[str, float]:
     """``max(direct rho, bridged)`` per memory, round by round.
 
     A memory reached in round ``r`` inherits from its anchor's score *after* rounds
     before ``r``, so a chain (a name bridge, then a topic bridge from what it found)
     carries the first anchor's rank on, discounted at each hop. Per round, only the
-    ``bridge_top`` memories that gain most are lifted (0: all): a bridge is a bet,
+    ``config.top`` memories that gain most are lifted (0: all): a bridge is a bet,
     and the first hop's own ranking keeps the other places. With ``place`` (id ->
     :data:`Place`), a hit lifts only where :func:`lifts_across` allows: from another
     session, or to the rest of the anchor's own message.
@@ -273,7 +269,7 @@ def bridged_scores(evidence: Mapping[str, Sequence[AnyHit]], direct: dict[str, f
             if (b := bridged(hits, snapshot, config)) > scores[uid]:
                 lifted[uid] = b
         best = sorted(lifted, key=lambda uid: (-lifted[uid], uid))
-        for uid in best[: config.bridge_top] if config.bridge_top else best:
+        for uid in best[: config.top] if config.top else best:
             scores[uid] = lifted[uid]
     return scores
 
@@ -313,34 +309,34 @@ def lifts_across(anchor: Place | None, memory: Place | None) -> bool:
     return anchor[1] is not None and anchor[1] == memory[1] and anchor[2] >= 0 and abs(anchor[2] - memory[2]) == 1
 
 
-def bridged(hits: Sequence[AnyHit], direct: dict[str, float], config: RecallConfig) -> float:
+def bridged(hits: Sequence[AnyHit], direct: dict[str, float], config: BridgingConfig) -> float:
     """The score a memory inherits from the anchor it was reached from over cue (or time) edges.
 
-    ``rho(anchor) x min(BELOW_ANCHOR, bridge_weight x strength x (f + (1 - f) x target overlap))``
-    with ``f = bridge_floor``, the best over the memory's structural expansion hits.
+    ``rho(anchor) x min(BELOW_ANCHOR, weight x strength x (f + (1 - f) x target overlap))``
+    with ``weight``, ``f`` the config's ``weight`` and ``floor``, the best over the memory's structural expansion hits.
     Strength is the product over the path's edges of the rarity of the rarest cue
     each edge's ends share (:func:`~langchain_ripplemem.recall.bridging.bridge_strength`),
     so a memory that shares a rare name with a well-ranked anchor ranks near that
     anchor even when it shares no word with the query; sharing the target's cues
     (the query's and the anchors' rarest) lifts it further. It never ranks above its
     anchor: what it knows about the question, it knows through the anchor. 0 with
-    ``bridge_weight = 0`` (the paper's rho).
+    ``weight = 0`` (the paper's rho).
 
     Example:
-        >>> from langchain_ripplemem.config import RecallConfig
+        >>> from langchain_ripplemem.config import BridgingConfig
         >>> from langchain_ripplemem.schemas import Hit
         >>> hit = Hit(source="expansion", rank=0, score=0.9, channel="structural", anchor="a", path=["a", "m"],
         ...           edge_weight=0.8)
-        >>> round(bridged([hit], {"a": 2.0}, RecallConfig(bridge_weight=0.75, bridge_floor=0.5)), 3)
+        >>> round(bridged([hit], {"a": 2.0}, BridgingConfig(weight=0.75, floor=0.5)), 3)
         1.14
-        >>> round(bridged([hit], {"a": 2.0}, RecallConfig(bridge_weight=2.0, bridge_floor=0.5)), 3)  # below its anchor
+        >>> round(bridged([hit], {"a": 2.0}, BridgingConfig(weight=2.0, floor=0.5)), 3)  # below its anchor
         1.998
 
     """
-    if not config.bridge_weight:
+    if not config.weight:
         return 0.0
-    floor = config.bridge_floor
-    return max((direct[h.anchor] * min(BELOW_ANCHOR, config.bridge_weight * (h.edge_weight or 0.0)
+    floor = config.floor
+    return max((direct[h.anchor] * min(BELOW_ANCHOR, config.weight * (h.edge_weight or 0.0)
                                        * (floor + (1.0 - floor) * h.score))
                 for h in hits if h.source == "expansion" and h.channel == "structural" and h.anchor in direct),
                default=0.0)

@@ -46,6 +46,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from langchain_ripplemem._runtime.collector import flat_pairs, pairs
+from langchain_ripplemem.config import BridgingConfig
 from langchain_ripplemem.extraction.identifying import MONTH_KEYS, common_keys, rarity
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph.expansion import ExpansionHit
@@ -154,6 +155,22 @@ def shared_bridge_strength(view: NamespaceView, topic_weight: float = 1.0, key_b
         proxy, topic_weight, key_budget, rare_topic_weight))
 
 
+def round_strength(view: NamespaceView, bridging: BridgingConfig, topic_weight: float,
+                   expanded_rounds: int) -> BridgeStrength | None:
+    """With bridging, a cue edge weighs what the rarest cue its ends share weighs today (``None`` without).
+
+    A shared topic word counts ``bridging.first_topic_weight`` from the first hop's anchors (a
+    name identifies, a topic word only continues; one rare in English,
+    ``bridging.first_rare_topic_weight``) and ``topic_weight`` (``views.topic_weight``) from what a
+    round bridged to (a chain's next link is often one).
+    """
+    if not bridging.weight:
+        return None
+    first = expanded_rounds == 0
+    return shared_bridge_strength(view, bridging.first_topic_weight if first else topic_weight,
+                                  bridging.key_budget, bridging.first_rare_topic_weight if first else None)
+
+
 _Made = TypeVar("_Made")
 
 
@@ -190,7 +207,7 @@ def bridge_potential(view: NamespaceView, uid: str, known: Container[str] = (), 
 
     Names in ``known`` (the query's own cues) are left out: the first hop searched for
     them already. Topic words are left out too: from the first hop, only a name
-    bridges (``RecallConfig.first_topic_weight``). What does not depend on ``known``
+    bridges (``RecallConfig.bridging.first_topic_weight``). What does not depend on ``known``
     is worked out once per memory and view size (:class:`BridgePotentials`).
     """
     return bridge_potentials(view, key_budget)(uid, known)

@@ -10,7 +10,7 @@ best-supported memories, preferring those that touch the query's cues and sit
 in the graph; the target combines the query, the missing terms, and the cue
 values the anchors share with the query (their participants, places and time),
 so expansion looks for what the anchors' neighbourhood adds, not for more of
-what is already there. With ``RecallConfig.target_cues`` the target also
+what is already there. With ``RecallConfig.controller.target_cues`` the target also
 carries the anchors' rarest identifying cues (a restaurant's name, a pet's, a
 topic word few memories use): the structural channel then scores a candidate by
 how many of those rare cues it shares, weighted by rarity.
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from langchain_ripplemem.cli.rendering import memory_line
-from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.config import ControllerConfig, RecallConfig
 from langchain_ripplemem.extraction.relative_time import concurrent_times, relative_times, shift
 from langchain_ripplemem.index.lexical import content_words, lexical_token_set, stem
 from langchain_ripplemem.index.namespace import NamespaceView
@@ -79,15 +79,24 @@ class ControllerInput:
     def supports(self) -> Mapping[str, float]:
         """Every evidence memory's provenance support: as given, else summed over its hits once."""
         if self.support is None or len(self.support) != len(self.evidence):
-            self.support = supports(self.evidence, self.config)
+            self.support = supports(self.evidence, self.config.scoring)
         return self.support
+
+
+def budget_stop(round_number: int, last_added: int, controller: ControllerConfig) -> Plan | None:
+    """The stop a budget decides without the controller: rounds spent, or a round that added nothing."""
+    if round_number >= controller.max_rounds:
+        return Plan(should_continue=False, reason=f"round budget spent ({controller.max_rounds})")
+    if round_number > 0 and last_added == 0:
+        return Plan(should_continue=False, reason="expansion added nothing")
+    return None
 
 
 class HeuristicController:
     """Offline controller: coverage-based sufficiency and missing-support targets.
 
     The evidence is sufficient only when every query term and cue is covered and the
-    best first-hop cosine reaches ``RecallConfig.sufficiency_similarity``.
+    best first-hop cosine reaches ``RecallConfig.controller.sufficiency_similarity``.
     """
 
     def missing_terms(self, inp: ControllerInput) -> list[str]:
@@ -114,7 +123,7 @@ class HeuristicController:
         used = {h.anchor for h in hits}
         last = max((h.round for h in hits), default=0)
         best: dict[str, float] = {}
-        floor, sup = inp.config.bridge_floor, inp.supports()
+        floor, sup = inp.config.bridging.floor, inp.supports()
         for uid in in_graph:
             for h in inp.evidence[uid]:
                 if h.source == "expansion" and h.channel == "structural" and h.round == last and uid not in used \
@@ -123,7 +132,7 @@ class HeuristicController:
                     score = sup[h.anchor] * (h.edge_weight or 0.0) \
                         * (floor + (1.0 - floor) * h.score)
                     best[uid] = max(best.get(uid, 0.0), score)
-        return sorted(best, key=lambda uid: (-best[uid], uid))[: inp.config.max_anchors]
+        return sorted(best, key=lambda uid: (-best[uid], uid))[: inp.config.controller.max_anchors]
 
     def target_keys(self, inp: ControllerInput, anchors: list[str]) -> list[str]:
         """The identifying cues the missing support should share: the query's, then the anchors' rarest.
@@ -143,7 +152,7 @@ class HeuristicController:
             # Only cues some other memory shares can bridge: a cue of one memory alone is left out.
             ranked = sorted(((view.rarity(k), k) for k in view.keys[row] if k not in keys and view.is_name(k)
                              and len(view.postings["cues"].get(k, ())) > 1), key=lambda t: -t[0])
-            keys += [k for w, k in ranked[: inp.config.target_cues] if w >= _TARGET_MIN_RARITY]
+            keys += [k for w, k in ranked[: inp.config.controller.target_cues] if w >= _TARGET_MIN_RARITY]
         return keys
 
     def candidates(self, inp: ControllerInput) -> list[tuple[str, float, float]]:
@@ -161,7 +170,7 @@ class HeuristicController:
         is at most 1, so the potential of a memory whose score could not reach them
         even times ``1 + anchor_bridge_weight`` is not computed (0).
         """
-        cfg, weight = inp.config, inp.config.anchor_bridge_weight
+        cfg, weight = inp.config, inp.config.controller.anchor_bridge_weight
         query_cues = set(inp.cues.participants) | set(inp.cues.locations)
         base: dict[str, float] = {}
         view, connected = inp.view, inp.with_edges
@@ -179,9 +188,9 @@ class HeuristicController:
         order = sorted(sorted(base), key=base.__getitem__, reverse=True)
         if not weight:
             return [(uid, base[uid], 0.0) for uid in order]
-        bar = base[order[cfg.max_anchors - 1]] if len(order) >= cfg.max_anchors else 0.0
+        bar = base[order[cfg.controller.max_anchors - 1]] if len(order) >= cfg.controller.max_anchors else 0.0
         known = set(inp.view.known_keys(inp.query, speakers(inp.view)))
-        potentials = bridge_potentials(inp.view, cfg.bridge_key_budget)
+        potentials = bridge_potentials(inp.view, cfg.bridging.key_budget)
         ranked = []
         for uid in order:
             likely = base[uid] * (1.0 + weight) >= bar
@@ -233,7 +242,7 @@ class HeuristicController:
         round does not compute it again.
         """
         work = HeuristicWork(round=inp.round, evidence=len(inp.evidence))
-        if inp.round == 0 and inp.config.bridge_weight:
+        if inp.round == 0 and inp.config.bridging.weight:
             work.event = self.event_time(inp)
             if work.event is not None:
                 return Plan(should_continue=True, heuristic=work, reason="the question's time is relative to an "
@@ -241,11 +250,12 @@ class HeuristicController:
         missing = work.missing = self.missing_terms(inp)
         top_semantic = max((h.score for hits in inp.evidence.values() for h in hits
                             if h.source == "semantic"), default=0.0)
-        if inp.config.anchor_bridge_weight and not missing:  # with missing support, no bridge changes the answer
+        # With missing support, no bridge changes the answer.
+        if inp.config.controller.anchor_bridge_weight and not missing:
             work.candidates = self.candidates(inp)
-        bridges = [(p, uid) for uid, _, p in (work.candidates or [])[: inp.config.max_anchors]
+        bridges = [(p, uid) for uid, _, p in (work.candidates or [])[: inp.config.controller.max_anchors]
                    if p >= _TARGET_MIN_RARITY]
-        if not missing and top_semantic >= inp.config.sufficiency_similarity and not bridges:
+        if not missing and top_semantic >= inp.config.controller.sufficiency_similarity and not bridges:
             return Plan(should_continue=False, reason="evidence covers every query term and cue "
                         f"(best semantic match {top_semantic:.2f})")
         if missing:
@@ -262,16 +272,16 @@ class HeuristicController:
         work = decision.get("heuristic")
         if work is None or (work.round, work.evidence) != (inp.round, len(inp.evidence)):
             work = HeuristicWork(round=inp.round, evidence=len(inp.evidence))  # decided elsewhere: compute here
-            work.event = self.event_time(inp) if inp.round == 0 and cfg.bridge_weight else None
+            work.event = self.event_time(inp) if inp.round == 0 and cfg.bridging.weight else None
         event = work.event
-        if inp.round > 0 and cfg.bridge_weight:  # a chain: on from what the last round bridged to
+        if inp.round > 0 and cfg.bridging.weight:  # a chain: on from what the last round bridged to
             anchors = self.bridge_anchors(inp, [uid for uid in inp.evidence if uid in inp.with_edges])
         else:
             if work.candidates is None:
                 work.candidates = self.candidates(inp)
-            anchors = [uid for uid, _, _ in work.candidates[: cfg.max_anchors]]
+            anchors = [uid for uid, _, _ in work.candidates[: cfg.controller.max_anchors]]
             if event is not None:  # expand from the event's memory too; the query's time is now known
-                anchors = [event.memory, *(a for a in anchors if a != event.memory)][: cfg.max_anchors]
+                anchors = [event.memory, *(a for a in anchors if a != event.memory)][: cfg.controller.max_anchors]
         units = [u for u in (inp.view.unit(a) for a in anchors) if u is not None]
         missing = work.missing if work.missing is not None else self.missing_terms(inp)
         participants = list(dict.fromkeys([*inp.cues.participants,
@@ -279,7 +289,7 @@ class HeuristicController:
         locations = list(dict.fromkeys([*inp.cues.locations,
                                         *(loc.lower() for u in units for loc in u.locations)]))
         time = inp.cues.time or (event.time if event else next((u.time for u in units if u.time is not None), None))
-        cues = self.target_keys(inp, anchors) if cfg.target_cues else []
+        cues = self.target_keys(inp, anchors) if cfg.controller.target_cues else []
         role = f"missing: {', '.join(missing)}" if missing else "more support"
         about = f" about {', '.join(participants[:3])}" if participants else ""
         target = ExpansionTarget(
@@ -335,7 +345,7 @@ class LLMController:
         lines = [memory_line(uid, unit) for uid in inp.evidence if (unit := inp.view.unit(uid)) is not None]
         return CONTROLLER_PROMPT.invoke({
             "query": inp.query, "evidence": "\n".join(lines), "round": inp.round + 1,
-            "max_rounds": inp.config.max_rounds, "max_anchors": inp.config.max_anchors,
+            "max_rounds": inp.config.controller.max_rounds, "max_anchors": inp.config.controller.max_anchors,
         })
 
     def decide(self, inp: ControllerInput) -> Plan:
@@ -363,7 +373,7 @@ class LLMController:
     def plan(self, inp: ControllerInput, decision: Plan) -> Plan:
         """Validate the anchors of the plan made in :meth:`decide`."""
         parsed: ControllerPlan = decision["llm_plan"]
-        anchors = [a for a in dict.fromkeys(parsed.anchors) if a in inp.evidence][: inp.config.max_anchors]
+        anchors = [a for a in dict.fromkeys(parsed.anchors) if a in inp.evidence][: inp.config.controller.max_anchors]
         if not anchors:
             reason = f"controller named no valid anchor (got {parsed.anchors!r})"
             return Plan(should_continue=False, anchors=[], target=None, reason=reason,

@@ -8,7 +8,7 @@ view instead of each unit's fields, with the same floating-point operations as
 Example:
     >>> from datetime import datetime, timezone
     >>> import numpy as np
-    >>> from langchain_ripplemem.config import RecallConfig
+    >>> from langchain_ripplemem.config import ScoringConfig
     >>> from langchain_ripplemem.index.namespace import NamespaceView
     >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance, QueryCues, TimeInterval
     >>> def day(d):
@@ -19,7 +19,7 @@ Example:
     ...          for t, d, s in [("a", 2, "Maya"), ("b", 9, "Sam")]]
     >>> view = NamespaceView(("demo",))
     >>> view.add(units, np.eye(2, dtype=np.float32))
-    >>> cues, config = QueryCues(query="q", participants=["maya"], time=day(2)), RecallConfig()
+    >>> cues, config = QueryCues(query="q", participants=["maya"], time=day(2)), ScoringConfig()
     >>> bonuses = cue_bonuses(view, np.array([0, 1]), cues, config).tolist()
     >>> bonuses == [cue_bonus(u, cues, config) for u in units]
     True
@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.config import ScoringConfig
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph.scoring import time_similarity
 from langchain_ripplemem.recall.bridging import epoch_micros, row_times
@@ -44,7 +44,7 @@ __all__ = ["cue_bonus", "cue_bonuses", "row_speakers", "speaker_of"]
 _TAU_DAYS = 7.0
 
 
-def cue_bonus(unit: MemoryUnit, cues: QueryCues, config: RecallConfig) -> float:
+def cue_bonus(unit: MemoryUnit, cues: QueryCues, config: ScoringConfig) -> float:
     """What agreeing with the query's speaker and time cues adds to rho (0 with the paper's weights)."""
     bonus = 0.0
     if config.speaker_bonus and cues.participants and speaker_of(unit) in cues.participants:
@@ -54,7 +54,7 @@ def cue_bonus(unit: MemoryUnit, cues: QueryCues, config: RecallConfig) -> float:
     return bonus
 
 
-def cue_bonuses(view: NamespaceView, rows: np.ndarray, cues: QueryCues, config: RecallConfig) -> np.ndarray:
+def cue_bonuses(view: NamespaceView, rows: np.ndarray, cues: QueryCues, config: ScoringConfig) -> np.ndarray:
     """:func:`cue_bonus` of the units at ``rows`` of ``view`` (``float64``), bit for bit."""
     bonus = np.zeros(len(rows), dtype=np.float64)
     if config.speaker_bonus and cues.participants:

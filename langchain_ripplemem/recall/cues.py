@@ -95,7 +95,7 @@ def move_speakers(cues: QueryCues, speakers: frozenset[str]) -> QueryCues:
     A question about a speaker ("What activities does Melanie do?") is answered
     by what *she* said, and her own turns rarely contain her name; the other
     speaker's turns do ("Hey Melanie!"). So the name stays a participant cue
-    (assembly rewards the speaker's own memories, ``RecallConfig.speaker_bonus``)
+    (assembly rewards the speaker's own memories, ``RecallConfig.scoring.speaker_bonus``)
     and leaves the text the semantic and lexical views match. Names that are not
     speakers (people talked about) stay in the text.
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.config import ScoringConfig
 from langchain_ripplemem.schemas import EdgeType, Hit, HitSource, MemoryUnit, RecalledMemory
 
 __all__ = ["AnyHit", "Evidence", "FoundHit", "Supports", "recalled_memory", "support", "supports"]
@@ -59,14 +59,14 @@ Evidence = dict[str, list[FoundHit]]
 Supports = dict[str, float]
 
 
-def support(hits: Iterable[AnyHit], config: RecallConfig) -> float:
+def support(hits: Iterable[AnyHit], config: ScoringConfig) -> float:
     """Provenance support pi(m): source weight x rank support 1/(offset + rank), summed.
 
     Expansion hits are further scaled by their path strength (product of edge weights).
 
     Example:
-        >>> from langchain_ripplemem.config import RecallConfig
-        >>> config = RecallConfig(source_weights={"semantic": 1.0}, rank_offset=1)
+        >>> from langchain_ripplemem.config import ScoringConfig
+        >>> config = ScoringConfig(source_weights={"semantic": 1.0}, rank_offset=1)
         >>> support([FoundHit("semantic", 0, 0.9), FoundHit("semantic", 2, 0.5)], config)
         0.75
     """
@@ -77,7 +77,7 @@ def support(hits: Iterable[AnyHit], config: RecallConfig) -> float:
     return total
 
 
-def supports(evidence: Mapping[str, Sequence[AnyHit]], config: RecallConfig, known: Mapping[str, float] | None = None,
+def supports(evidence: Mapping[str, Sequence[AnyHit]], config: ScoringConfig, known: Mapping[str, float] | None = None,
              changed: Iterable[str] | None = None) -> Supports:
     """Every memory's :func:`support`, reading ``known`` (this evidence before ``changed`` gained hits) if given.
 
@@ -87,8 +87,8 @@ def supports(evidence: Mapping[str, Sequence[AnyHit]], config: RecallConfig, kno
     value is the one :func:`support` gives.
 
     Example:
-        >>> from langchain_ripplemem.config import RecallConfig
-        >>> config = RecallConfig(source_weights={"semantic": 1.0, "expansion": 1.0}, rank_offset=1)
+        >>> from langchain_ripplemem.config import ScoringConfig
+        >>> config = ScoringConfig(source_weights={"semantic": 1.0, "expansion": 1.0}, rank_offset=1)
         >>> evidence = {"a": [FoundHit("semantic", 0, 0.9)], "b": [FoundHit("semantic", 2, 0.5)]}
         >>> known = supports(evidence, config)
         >>> known

@@ -27,7 +27,6 @@ from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
 from langchain_ripplemem._runtime.tracing import round_run
-from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.llm.calls import (
     StructuredOutcome,
     acall_structured,
@@ -42,8 +41,8 @@ from langchain_ripplemem.memory_graph.expansion import Unreachable, expand_chann
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
 from langchain_ripplemem.recall.assembly import aligner, assemble_memories, format_evidence, parse_citations
-from langchain_ripplemem.recall.bridging import shared_bridge_strength, time_hits
-from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController
+from langchain_ripplemem.recall.bridging import round_strength, time_hits
+from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController, budget_stop
 from langchain_ripplemem.recall.cues import cues_from_llm, move_speakers, reference_time, rule_based_cues, with_asker
 from langchain_ripplemem.recall.evidence import Evidence, FoundHit, supports
 from langchain_ripplemem.recall.reader import MemoryReader
@@ -116,7 +115,7 @@ class RecallNodes:
         names = speakers(view)
         if ctx.asker:
             cues, warnings = with_asker(cues, ctx.asker, names), [*warnings, *unknown_asker(ctx.asker, names)]
-        if ctx.config.speaker_bonus:
+        if ctx.config.scoring.speaker_bonus:
             cues = move_speakers(cues, names)
         vector = self.reader.embed_query(cues.query)
         # Suppressed memories (and, with as_of, later ones) stay out of every view, walk and assembly.
@@ -132,7 +131,8 @@ class RecallNodes:
         ctx, messages = self._start(state)
         if messages is None:
             return self._cues_update(state, ctx, started)
-        outcome = call_structured(self.llm, QueryCueOutput, messages, retries=ctx.config.llm_max_retries)
+        retries = ctx.config.controller.llm_max_retries
+        outcome = call_structured(self.llm, QueryCueOutput, messages, retries=retries)
         return self._cues_update(state, ctx, started, outcome)
 
     async def aextract_cues(self, state: RecallState) -> dict[str, Any]:
@@ -141,7 +141,8 @@ class RecallNodes:
         ctx, messages = await asyncio.to_thread(self._start, state)
         if messages is None:
             return await asyncio.to_thread(self._cues_update, state, ctx, started)
-        outcome = await acall_structured(self.llm, QueryCueOutput, messages, retries=ctx.config.llm_max_retries)
+        retries = ctx.config.controller.llm_max_retries
+        outcome = await acall_structured(self.llm, QueryCueOutput, messages, retries=retries)
         return await asyncio.to_thread(self._cues_update, state, ctx, started, outcome)
 
     # -- tri_view_recall -------------------------------------------------------------
@@ -151,7 +152,7 @@ class RecallNodes:
         view = self.reader.view(ctx.namespace)
         query = ViewQuery(state["cues"], np.asarray(state["query_vector"], dtype=np.float32),
                           set(state.get("hidden") or ()))
-        views = {v.name: v.search(view, query, v.k(ctx.config), ctx.config, self.reader.write_config)
+        views = {v.name: v.search(view, query, v.k(ctx.config), ctx.config, self.reader.write_config.linking)
                  for v in RECALL_VIEWS}
         evidence: Evidence = {}
         for source, ranked in views.items():
@@ -162,7 +163,7 @@ class RecallNodes:
             out.update(first_hop=first_hop, counts={k: len(v) for k, v in first_hop.items()},
                        evidence=len(evidence))
         return self._evidence_step(ctx, {
-            "evidence": evidence, "support": supports(evidence, ctx.config),
+            "evidence": evidence, "support": supports(evidence, ctx.config.scoring),
             "rounds": [RoundTrace(round=0, first_hop=first_hop)],
             "last_added": len(evidence), "usage": _timed(state.get("usage"), "tri_view_recall", started)})
 
@@ -172,7 +173,7 @@ class RecallNodes:
         The budget stops need no controller, so the round's trace records them here and
         the loop skips a ``check_sufficiency`` run that could only say stop.
         """
-        stop = self._budget_stop(update.get("round", 0), update["last_added"], ctx.config)
+        stop = budget_stop(update.get("round", 0), update["last_added"], ctx.config.controller)
         if stop is None:
             return Command(update=update, goto="check_sufficiency")
         rounds = update["rounds"]
@@ -193,14 +194,6 @@ class RecallNodes:
         """The decision, carrying which evidence has edges: its plan reads the same evidence next."""
         decision["with_edges"] = sorted(inp.with_edges)
         return decision
-
-    @staticmethod
-    def _budget_stop(round_number: int, last_added: int, cfg: RecallConfig) -> Plan | None:
-        if round_number >= cfg.max_rounds:
-            return Plan(should_continue=False, reason=f"round budget spent ({cfg.max_rounds})")
-        if round_number > 0 and last_added == 0:
-            return Plan(should_continue=False, reason="expansion added nothing")
-        return None
 
     def _controller(self, state: RecallState) -> Any:
         """The LLM controller, or the heuristic one once the chat model was found unreachable."""
@@ -233,7 +226,7 @@ class RecallNodes:
     def check_sufficiency(self, state: RecallState, config: RunnableConfig) -> Command[str]:
         """Ask the controller whether the evidence suffices (budgets checked first)."""
         ctx, started = self._ctx(), time.perf_counter()
-        decision = self._budget_stop(state["round"], state["last_added"], ctx.config)
+        decision = budget_stop(state["round"], state["last_added"], ctx.config.controller)
         if decision is None:
             inp = self._controller_input(state, ctx)
             decision = self._decided(self._controller(state).decide(inp), inp)
@@ -242,7 +235,7 @@ class RecallNodes:
     async def acheck_sufficiency(self, state: RecallState, config: RunnableConfig) -> Command[str]:
         """Async :meth:`check_sufficiency`."""
         ctx, started = self._ctx(), time.perf_counter()
-        decision = self._budget_stop(state["round"], state["last_added"], ctx.config)
+        decision = budget_stop(state["round"], state["last_added"], ctx.config.controller)
         if decision is None:
             inp = await asyncio.to_thread(self._controller_input, state, ctx)
             adecide = getattr(self._controller(state), "adecide", None)
@@ -257,10 +250,10 @@ class RecallNodes:
         ctx, started = self._ctx(), time.perf_counter()
         inp = self._controller_input(state, ctx, state["plan"].get("with_edges"))
         plan = self._controller(state).plan(inp, state["plan"])
-        if not ctx.config.use_planning:
+        if not ctx.config.controller.use_planning:
             # Ablation: the same anchors, but search for the query itself (its cues, not the anchors' names).
             cues, view = state["cues"], self.reader.view(ctx.namespace)
-            keys = view.known_keys(cues.query, speakers(view)) if ctx.config.target_cues else []
+            keys = view.known_keys(cues.query, speakers(view)) if ctx.config.controller.target_cues else []
             plan["target"] = None if plan.get("target") is None else plan["target"].model_copy(update={
                 "restatement": state["query"], "keywords": cues.keywords, "restates_query": True,
                 "participants": cues.participants, "locations": cues.locations, "time": cues.time,
@@ -305,7 +298,7 @@ class RecallNodes:
             target_text = " ".join([state["cues"].query, *target.keywords])
         else:
             target_vec, target_text = self.reader.embed_query(target.restatement), target.restatement
-        align = aligner(view, target_vec, target_text, cfg.alignment)  # one BM25 pass for both channels
+        align = aligner(view, target_vec, target_text, cfg.scoring.alignment)  # one BM25 pass for both channels
 
         def semantic_scores(ids: list[str]) -> list[float]:
             return align(ids)[0].tolist()  # type: ignore[no-any-return]
@@ -313,35 +306,37 @@ class RecallNodes:
         overlap: list[np.ndarray] = []  # the target's cue overlap over the namespace, for both structural scorers
 
         def structural_scores(ids: list[str]) -> list[float | None]:
-            if cfg.target_cues and target.cues:  # rarity-weighted overlap with the target's identifying cues
+            if cfg.controller.target_cues and target.cues:  # rarity-weighted overlap with the target's cues
                 if not overlap:
-                    overlap.append(view.key_overlap(target.cues, topic_weight=cfg.topic_weight))
+                    overlap.append(view.key_overlap(target.cues, topic_weight=cfg.views.topic_weight))
                 return overlap[0][[view.pos[i] for i in ids]].tolist()  # type: ignore[no-any-return]
-            return [structural_score(target, view.units[view.pos[i]], self.reader.write_config) for i in ids]
+            return [structural_score(target, view.units[view.pos[i]], self.reader.write_config.linking)
+                    for i in ids]
 
         scorers: dict[str, Callable[[list[str]], Sequence[float | None]]] = {
             "semantic": semantic_scores, "structural": structural_scores}
-        switches: tuple[tuple[EdgeType, bool], ...] = (("semantic", cfg.expand_semantic),
-                                                       ("structural", cfg.expand_structural))
+        switches: tuple[tuple[EdgeType, bool], ...] = (("semantic", cfg.expansion.expand_semantic),
+                                                       ("structural", cfg.expansion.expand_structural))
         channels = [c for c, on in switches if on]
         next_round, added, paths, kinds = state["round"] + 1, [], {}, {}
         # Asked per node a walk reaches, not built over the whole graph. With bridging, the
         # structural channel also ranks evidence it reaches: a first-hop memory that shares
         # the anchors' rare cues gains path support (recall/assembly.py).
         excluded = {"semantic": Unreachable(taken=set(evidence), rows=view.pos, limit=rows_now),
-                    "structural": Unreachable(taken=set() if cfg.bridge_weight else set(evidence),
+                    "structural": Unreachable(taken=set() if cfg.bridging.weight else set(evidence),
                                               rows=view.pos, limit=rows_now)}
-        strengths = {"semantic": None, "structural": self._strength(view, cfg, state["round"])}
+        bridging = cfg.bridging
+        strengths = {"semantic": None, "structural": round_strength(view, bridging, cfg.views.topic_weight,
+                                                                    state["round"])}
         hits = [hit for channel in channels
-                for hit in expand_channel(graph, anchors, channel, scorers[channel],
-                                          strength=strengths[channel],
-                                          hops=cfg.hops, top_n=cfg.per_channel, exclude=excluded[channel],
+                for hit in expand_channel(graph, anchors, channel, scorers[channel], cfg.expansion,
+                                          strength=strengths[channel], exclude=excluded[channel],
                                           tiebreak=semantic_scores,
-                                          path_floor=cfg.bridge_floor if channel == "structural" and cfg.bridge_weight
+                                          path_floor=bridging.floor if channel == "structural" and bridging.weight
                                           else None,
                                           walks=shared_walks(view, graph, channel, strengths[channel]))]
-        if cfg.bridge_weight and cfg.expand_structural:  # time is a structural cue too: bridged at read time
-            hits += time_hits(view, anchors, structural_scores, floor=cfg.bridge_floor, top_n=cfg.per_channel,
+        if bridging.weight and cfg.expansion.expand_structural:  # time is a structural cue too: bridged at read time
+            hits += time_hits(view, anchors, structural_scores, floor=bridging.floor, top_n=cfg.expansion.per_channel,
                               exclude=Unreachable(taken=set(state.get("hidden") or ()), rows=view.pos, limit=rows_now),
                               event=plan.get("event_time"))
         for hit in hits:
@@ -355,25 +350,11 @@ class RecallNodes:
         with round_run(config, "expand", next_round, anchors=anchors) as out:
             out.update(expanded=added, count=len(added))
         known = state.get("support")
-        found = supports(evidence, cfg, known if known is not None and len(known) == len(state["evidence"]) else None,
-                         {hit.unit_id for hit in hits})
+        known = known if known is not None and len(known) == len(state["evidence"]) else None
+        found = supports(evidence, cfg.scoring, known, {hit.unit_id for hit in hits})
         return self._evidence_step(ctx, {"evidence": evidence, "support": found, "round": next_round,
                                          "last_added": len(added),
                                          "rounds": rounds, "usage": _timed(state["usage"], "expand", started)})
-
-    @staticmethod
-    def _strength(view: Any, cfg: RecallConfig, expanded_rounds: int) -> Any:
-        """With bridging, a cue edge weighs what the rarest cue its ends share weighs today.
-
-        A shared topic word counts ``first_topic_weight`` from the first hop's anchors (a name
-        identifies, a topic word only continues; one rare in English, ``first_rare_topic_weight``)
-        and ``topic_weight`` from what a round bridged to (a chain's next link is often one).
-        """
-        if not cfg.bridge_weight:
-            return None
-        first = expanded_rounds == 0
-        return shared_bridge_strength(view, cfg.first_topic_weight if first else cfg.topic_weight,
-                                      cfg.bridge_key_budget, cfg.first_rare_topic_weight if first else None)
 
     # -- assemble / answer ---------------------------------------------------------------
     def assemble(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
@@ -381,16 +362,15 @@ class RecallNodes:
         ctx, started = self._ctx(), time.perf_counter()
         view, cfg = self.reader.view(ctx.namespace), ctx.config
         reference = (ctx.as_of or ctx.reference_time or reference_time(view)) \
-            if cfg.recency_half_life_days is not None else None
+            if cfg.lifecycle.recency_half_life_days is not None else None
         vector = np.asarray(state["query_vector"], dtype=np.float32)
         # The kept first hop (recall/assembly.py): dense of the question as asked, BM25 of the lexical view's text.
-        plain = None if not cfg.keep_first_hop or state["query"] == state["cues"].query else \
+        plain = None if not cfg.assembly.keep_first_hop or state["query"] == state["cues"].query else \
             np.asarray(self.reader.embed_query(state["query"]), dtype=np.float32)
-        memories = assemble_memories(state["evidence"], set(state["anchors"]), view, vector, cfg, plain=plain,
-                                     lexical_text=ViewQuery(state["cues"], vector).lexical_text,
-                                     query=state["cues"].query, hidden=set(state.get("hidden") or ()),
-                                     cues=state["cues"], support=state.get("support"),
-                                     weight=score_weight(cfg, ctx.as_of, reference))
+        query = ViewQuery(state["cues"], vector, set(state.get("hidden") or ()))
+        memories = assemble_memories(state["evidence"], set(state["anchors"]), view, query, cfg, plain=plain,
+                                     support=state.get("support"), weight=score_weight(cfg.lifecycle, ctx.as_of,
+                                                                                       reference))
         usage = _timed(state["usage"], "assemble", started)
         with round_run(config, "assemble", state["round"], evidence=len(state["evidence"])) as out:
             out.update(ids=[m.unit.id for m in memories], count=len(memories))

@@ -5,7 +5,7 @@ extractor folds the context into the text; the offline rule-based extractor
 keeps each turn's own words, so an answer ("They were stoked for the dinosaur
 exhibit!") does not contain the words of the question it answers ("What do
 your kids like?"), which sit in the turn before it. With the weights
-``(w1, w2)`` of ``RecallConfig.context_weight`` and ``context_weight_2`` the
+``(w1, w2)`` of ``RecallConfig.context.weight`` and ``context.weight_2`` the
 semantic and lexical views and the alignment score a unit as
 
     s_ctx(m) = s(m) + w1 * max(s(prev(m)), s(next(m)))
@@ -16,7 +16,7 @@ session (turn order; units without a turn index keep write order). In a
 two-person dialogue the turns two away are the same speaker going on.
 ``w1 = w2 = 0`` is the paper's scoring, exactly.
 
-A long unit carries its own context: with ``RecallConfig.context_terms`` = ``L``,
+A long unit carries its own context: with ``RecallConfig.context.terms`` = ``L``,
 a unit of ``n`` content terms takes ``min(1, L / n)`` of its neighbours' credit.
 Short dialogue turns (LoCoMo's have at most about 40 terms) keep all of it; a
 long assistant answer (LongMemEval's run to hundreds) takes a fraction, so a
@@ -43,6 +43,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from langchain_ripplemem.config import ContextConfig
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.schemas import MemoryUnit
 
@@ -217,21 +218,19 @@ _Contextual = dict[tuple[int, int, tuple[float, ...], int, str], tuple["weakref.
 _contextual: weakref.WeakKeyDictionary[NamespaceView, _Contextual] = weakref.WeakKeyDictionary()
 
 
-def in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], terms: int = 0,
-               mode: str = "sum") -> np.ndarray:
-    """:func:`smooth` with the view's session neighbours (no work when every weight is 0).
+def in_context(view: NamespaceView, scores: np.ndarray, context: ContextConfig) -> np.ndarray:
+    """:func:`smooth` with the view's session neighbours and ``context.weights`` (no work when both are 0).
 
-    With ``terms`` > 0, a unit of more content terms than that takes ``terms / n`` of
+    With ``context.terms`` > 0, a unit of more content terms than that takes ``terms / n`` of
     the credit (see the module docs). Read-only scores (a view's cosines) get a read-only
-    result, kept for the next call with the same scores. ``mode="max"``: a unit scores
+    result, kept for the next call with the same scores. ``context.mode="max"``: a unit scores
     ``max(s(m), w_d x best neighbour d away)`` instead of the sum, so context lifts a
     turn whose neighbour matches but never ranks a strong stand-alone remark below a
-    topical stretch of weaker turns (``RecallConfig.context_mode``).
+    topical stretch of weaker turns.
     """
+    weights, terms, mode = context.weights, context.terms, context.mode
     if not any(weights):
         return scores
-    if mode not in ("sum", "max"):
-        raise ValueError(f"mode must be 'sum' or 'max', got {mode!r}")
     if scores.flags.writeable:
         return _contextual_of(view, scores, weights, terms, mode)
     key = (id(scores), len(view), tuple(weights), terms, mode)
@@ -278,23 +277,20 @@ def _in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float
     return out
 
 
-def top_in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], k: int,
-                   positive: bool = False, exclude: Iterable[str] = (), terms: int = 0,
-                   mode: str = "sum") -> list[tuple[str, float]]:
+def top_in_context(view: NamespaceView, scores: np.ndarray, context: ContextConfig, k: int,
+                   positive: bool = False, exclude: Iterable[str] = ()) -> list[tuple[str, float]]:
     """The ``k`` best ``(id, s_ctx)`` of a full score array, best first (row order breaks ties).
 
     Args:
         view: the namespace's view (row ``i`` is ``view.ids[i]``).
         scores: one score per row.
-        weights: the context weights ``(w1, w2)``.
+        context: the dialogue-context settings (:func:`in_context`).
         k: how many to return.
         positive: keep only units whose contextual score is above 0 (BM25: the unit or
             a neighbour matched a query term).
         exclude: ids never returned (hidden memories).
-        terms: long units take less context credit (:func:`in_context`).
-        mode: ``"sum"`` or ``"max"`` (:func:`in_context`).
     """
-    contextual = in_context(view, scores, weights, terms, mode)
+    contextual = in_context(view, scores, context)
     eligible = contextual > 0 if positive else np.ones(len(scores), dtype=bool)
     for uid in exclude:
         row = view.pos.get(uid)

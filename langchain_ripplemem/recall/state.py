@@ -44,6 +44,8 @@ class RecallContext:
     Attributes:
         namespace: whose memories to search; ``None``: the memory's default namespace.
         config: recollection budgets and weights; ``None``: the memory's ``recall_config``.
+            From JSON, a dict of settings groups (``{"controller": {"max_rounds": 2}}``);
+            what a group leaves out keeps its default.
         reference_time: "now" for relative query times ("last May"); default ``as_of``,
             else the latest memory time in the namespace.
         as_of: answer as of this time (datetime, date or ISO string): memories that start

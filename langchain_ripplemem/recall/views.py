@@ -3,11 +3,11 @@
 ``tri_view_recall`` runs every view of :data:`RECALL_VIEWS` and unites what they
 find by unit id, each hit keeping its view's name (``Hit.source``), rank and
 score. A view's name also keys its provenance weight in
-``RecallConfig.source_weights``. Adding a view is one entry here, its top-k
-field and weight in :class:`~langchain_ripplemem.config.RecallConfig`, and its
-name in ``schemas.HitSource``.
+``RecallConfig.scoring.source_weights``. Adding a view is one entry here, its top-k
+field in :class:`~langchain_ripplemem.config.ViewsConfig` and weight in
+:class:`~langchain_ripplemem.config.ScoringConfig`, and its name in ``schemas.HitSource``.
 
-With dialogue context weights (``RecallConfig.context_weight``), the semantic and
+With dialogue context weights (``RecallConfig.context``), the semantic and
 lexical views score each unit together with its session neighbours
 (:mod:`~langchain_ripplemem.recall.smoothing`).
 
@@ -15,7 +15,7 @@ Example:
     >>> [view.name for view in RECALL_VIEWS]
     ['semantic', 'lexical', 'cue']
     >>> from langchain_ripplemem.config import RecallConfig
-    >>> [view.k(RecallConfig(semantic_k=7)) for view in RECALL_VIEWS][0]
+    >>> [view.k(RecallConfig(views={"semantic_k": 7})) for view in RECALL_VIEWS][0]
     7
 
 """
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from langchain_ripplemem.config import RecallConfig, WriteConfig, context_weights
+from langchain_ripplemem.config import LinkingConfig, RecallConfig, ViewsConfig
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.recall.smoothing import speakers, top_in_context
 from langchain_ripplemem.recall.visibility import visible_top
@@ -50,12 +50,12 @@ class ViewQuery:
         return " ".join([self.cues.query, *self.cues.keywords])
 
 
-Search = Callable[[NamespaceView, ViewQuery, int, RecallConfig, WriteConfig], list[tuple[str, float]]]
+Search = Callable[[NamespaceView, ViewQuery, int, RecallConfig, LinkingConfig], list[tuple[str, float]]]
 
 
 @dataclass(frozen=True)
 class RecallView:
-    """One first-hop view: its name (the hit source), the config field of its top-k, its search."""
+    """One first-hop view: its name (the hit source), the :class:`ViewsConfig` field of its top-k, its search."""
 
     name: HitSource
     k_field: str
@@ -63,34 +63,34 @@ class RecallView:
 
     def k(self, config: RecallConfig) -> int:
         """The view's top-k under ``config``."""
-        return int(getattr(config, self.k_field))
+        views: ViewsConfig = config.views
+        return int(getattr(views, self.k_field))
 
 
 def _semantic(view: NamespaceView, query: ViewQuery, k: int, config: RecallConfig,
-              write: WriteConfig) -> list[tuple[str, float]]:
-    if any(weights := context_weights(config)):
-        return top_in_context(view, view.cosines(query.vector), weights, k, exclude=query.hidden,
-                              terms=config.context_terms, mode=config.context_mode)
+              linking: LinkingConfig) -> list[tuple[str, float]]:
+    if any(config.context.weights):
+        return top_in_context(view, view.cosines(query.vector), config.context, k, exclude=query.hidden)
     return visible_top(lambda n: view.semantic(query.vector, n), k, query.hidden)
 
 
 def _lexical(view: NamespaceView, query: ViewQuery, k: int, config: RecallConfig,
-             write: WriteConfig) -> list[tuple[str, float]]:
-    if any(weights := context_weights(config)):
-        return top_in_context(view, view.lexical_scores(query.lexical_text), weights, k, positive=True,
-                              exclude=query.hidden, terms=config.context_terms, mode=config.context_mode)
+             linking: LinkingConfig) -> list[tuple[str, float]]:
+    if any(config.context.weights):
+        return top_in_context(view, view.lexical_scores(query.lexical_text), config.context, k, positive=True,
+                              exclude=query.hidden)
     return visible_top(lambda n: view.lexical(query.lexical_text, n), k, query.hidden)
 
 
 def _cue(view: NamespaceView, query: ViewQuery, k: int, config: RecallConfig,
-         write: WriteConfig) -> list[tuple[str, float]]:
-    cues = query.cues
+         linking: LinkingConfig) -> list[tuple[str, float]]:
+    cues, views = query.cues, config.views
     # With cue_key_weight, the query's identifying cues (names, topic words) count by rarity.
-    keys = view.known_keys(cues.query, speakers(view)) if config.cue_key_weight else []
+    keys = view.known_keys(cues.query, speakers(view)) if views.cue_key_weight else []
     if not (cues.participants or cues.locations or cues.time or keys):
         return []
-    return visible_top(lambda n: view.cues(cues, n, write, query.vector, keys=keys, key_weight=config.cue_key_weight,
-                                           topic_weight=config.topic_weight), k, query.hidden)
+    return visible_top(lambda n: view.cues(cues, n, linking, query.vector, keys=keys, key_weight=views.cue_key_weight,
+                                           topic_weight=views.topic_weight), k, query.hidden)
 
 
 RECALL_VIEWS: tuple[RecallView, ...] = (

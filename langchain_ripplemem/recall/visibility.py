@@ -2,9 +2,9 @@
 
 Suppressed units (and, with ``as_of``, units that start after it) are hidden
 from every view, expansion path and the assembly. :func:`score_weight`
-multiplies rho by ``RecallConfig.superseded_weight`` for superseded units (with
+multiplies rho by ``RecallConfig.lifecycle.superseded_weight`` for superseded units (with
 ``as_of``: only those superseded by then) and, when
-``RecallConfig.recency_half_life_days`` is set, by ``0.5 ** (age_days / half_life)``.
+``lifecycle.recency_half_life_days`` is set, by ``0.5 ** (age_days / half_life)``.
 
 Example:
     >>> coerce_as_of("2026-05-01").isoformat()
@@ -24,7 +24,7 @@ from langchain_ripplemem.index.marks import VALID_UNTIL, stated_at
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, aware
 
 if TYPE_CHECKING:
-    from langchain_ripplemem.config import RecallConfig
+    from langchain_ripplemem.config import LifecycleConfig
     from langchain_ripplemem.index.namespace import NamespaceView
 
 __all__ = ["coerce_as_of", "hidden_ids", "score_weight", "visible_top"]
@@ -64,7 +64,7 @@ def visible_top(search: Callable[[int], list[tuple[str, float]]], k: int,
     return [(uid, s) for uid, s in search(k + len(hidden)) if uid not in hidden][:k]
 
 
-def score_weight(config: RecallConfig, as_of: datetime | None,
+def score_weight(config: LifecycleConfig, as_of: datetime | None,
                  reference: datetime | None) -> Callable[[MemoryUnit], float] | None:
     """The lifecycle multiplier of rho per unit, or ``None`` when it is 1 for every unit.
 

@@ -2,22 +2,22 @@
 
 The rule-based facts of :mod:`langchain_ripplemem.supersession.rules` catch "I moved to
 Berlin" after "I live in Paris"; they miss "Maya took the Lisbon offer" after
-"Maya works at Acme". With ``WriteConfig(llm_supersession=True)`` and a chat
+"Maya works at Acme". With ``WriteConfig(supersession={"llm": True})`` and a chat
 model (``RippleMemory(llm=...)``), each ingest also asks the model, inside its
 commit and before any new unit is written:
 
 1. **Candidates.** For each new unit with participants: the
-   ``supersession_candidates`` most similar (cosine) earlier units that share a
+   ``WriteConfig.supersession.candidates`` most similar (cosine) earlier units that share a
    participant with it: stored ones (each participant's last
    ``rules.GROUP_POOL``) and earlier units of the same ingest. Suppressed
    units are never candidates. Units without a candidate are not asked about.
-2. **Calls.** Up to ``supersession_batch`` new units per structured call
+2. **Calls.** Up to ``supersession.batch`` new units per structured call
    (:mod:`langchain_ripplemem.prompts.supersession`), memory text quoted as data,
    labels instead of ids.
 3. **Validation.** A returned pair counts only when its ``new`` label is a new
    unit of the batch and its ``old`` label one of *that* unit's candidates;
    others are dropped with a warning. Output that does not parse or validate
-   is retried ``llm_max_retries`` times; a batch that still fails, or whose
+   is retried ``extraction.llm_max_retries`` times; a batch that still fails, or whose
    call fails (unreachable model, refused request: not retried, the chat
    model's own ``max_retries`` covers those), adds nothing (a warning says so)
    and only the rules apply to it. A model that refuses these settings (bad
@@ -55,7 +55,7 @@ from langchain_ripplemem.supersession.rules import GROUP_POOL
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from langchain_ripplemem.config import WriteConfig
+    from langchain_ripplemem.config import SupersessionConfig
     from langchain_ripplemem.index.namespace import NamespaceView
     from langchain_ripplemem.schemas import IngestReport
 
@@ -64,17 +64,18 @@ _MAX_ATTRIBUTE_CHARS = 40
 _TOKENS_PER_PAIR, _TOKENS_BASE = 32, 256
 
 
-def llm_supersession(llm: BaseChatModel | str | None, config: WriteConfig) -> LLMSupersession | None:
-    """The detector a memory uses: ``None`` unless ``config.llm_supersession`` is on.
+def llm_supersession(llm: BaseChatModel | str | None, config: SupersessionConfig,
+                     max_retries: int = 2) -> LLMSupersession | None:
+    """The detector a memory uses: ``None`` unless ``config.llm`` is on.
 
     Raises:
-        ValueError: ``llm_supersession`` is on but no chat model (``llm``) is given.
+        ValueError: ``config.llm`` is on but no chat model (``llm``) is given.
     """
-    if not config.llm_supersession:
+    if not config.llm:
         return None
     if llm is None:
-        raise ValueError("WriteConfig(llm_supersession=True) needs a chat model: pass llm= to RippleMemory")
-    return LLMSupersession(llm, config)
+        raise ValueError('WriteConfig(supersession={"llm": True}) needs a chat model: pass llm= to RippleMemory')
+    return LLMSupersession(llm, config, max_retries)
 
 
 class LLMSupersession:
@@ -82,12 +83,13 @@ class LLMSupersession:
 
     Args:
         model: a chat model, or a ``"provider:model"`` string resolved on first use.
-        config: ``supersession_candidates``, ``supersession_batch`` and ``llm_max_retries``.
+        config: ``candidates`` and ``batch``.
+        max_retries: extra attempts after invalid output (``WriteConfig.extraction.llm_max_retries``).
     """
 
-    def __init__(self, model: BaseChatModel | str, config: WriteConfig) -> None:
+    def __init__(self, model: BaseChatModel | str, config: SupersessionConfig, max_retries: int = 2) -> None:
         self._spec = model
-        self.config = config
+        self.config, self.max_retries = config, max_retries
 
     @cached_property
     def model(self) -> BaseChatModel:
@@ -111,7 +113,7 @@ class LLMSupersession:
         candidates = self._candidates(view, new, np.asarray(vectors, dtype=np.float32), among)
         asked = [i for i in range(len(new)) if candidates.get(i)]
         claims: dict[int, dict[str, str]] = defaultdict(dict)
-        size = self.config.supersession_batch
+        size = self.config.batch
         for start in range(0, len(asked), size):
             batch = asked[start:start + size]
             found, usage, warnings = self._ask(new, batch, candidates)
@@ -148,7 +150,7 @@ class LLMSupersession:
             pool += [(float(s), new[j]) for j, s in zip(fresh, _sims(vectors, fresh, vectors[i]), strict=True)]
             pool.sort(key=lambda p: (-p[0], p[1].id))
             if pool:
-                out[i] = [u for _, u in pool[: self.config.supersession_candidates]]
+                out[i] = [u for _, u in pool[: self.config.candidates]]
         return out
 
     def _ask(self, new: list[MemoryUnit], batch: list[int],
@@ -162,8 +164,8 @@ class LLMSupersession:
             lines.append("NEW " + render_line(labels[new[i].id], _day(new[i]), new[i].restatement))
             lines += ["    candidate " + render_line(labels[c.id], _day(c), c.restatement) for c in candidates[i]]
         messages = SUPERSESSION_PROMPT.format_messages(memories="\n".join(lines))
-        bound = _TOKENS_BASE + _TOKENS_PER_PAIR * len(batch) * self.config.supersession_candidates
-        outcome = call_structured(self.model, SupersessionOutput, messages, retries=self.config.llm_max_retries,
+        bound = _TOKENS_BASE + _TOKENS_PER_PAIR * len(batch) * self.config.candidates
+        outcome = call_structured(self.model, SupersessionOutput, messages, retries=self.max_retries,
                                   max_tokens=bound)
         parsed, usage, first = outcome.value, outcome.usage, new[batch[0]].id
         if outcome.failure == "misconfigured":  # raised before anything of the ingest is written

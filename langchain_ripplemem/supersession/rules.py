@@ -13,7 +13,7 @@ arrive, are deleted, suppressed or unsuppressed, so they always follow from the
 units present: re-ingesting changes nothing, deleting or suppressing the newer
 unit restores the older.
 
-With ``WriteConfig(llm_supersession=True)`` a chat model also names older units
+With ``WriteConfig(supersession={"llm": True})`` a chat model also names older units
 a new one supersedes (:mod:`langchain_ripplemem.supersession.llm`). Its answer
 is kept as a claim on the new unit (``"supersedes": {old id: attribute}``), and
 the marks follow from the claims present in the same way: an older unit

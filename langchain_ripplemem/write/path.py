@@ -162,7 +162,8 @@ class WritePath:
         if n_turns == 0:
             raise InvalidConversationError(f"conversation {conv.id!r} has no turns")
         self.ensure_linked(ns)
-        windows = make_windows(conv, self.config.window_size, self.config.window_overlap)
+        extraction = self.config.extraction
+        windows = make_windows(conv, extraction.window_size, extraction.window_overlap)
         known_units = conversation_units(self.index.view(ns), conv.id, [session.id for session in conv.sessions])
         windows, known = known_turns.new_work(extractor, known_units, conv, windows)
         return conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns), known
@@ -183,8 +184,8 @@ class WritePath:
         snapshot = Snapshot(self.index.view(ns))
         new = numbered(snapshot.view, [u for uid, u in units.items() if uid not in snapshot.view.pos], unit_metadata)
         timer = time.perf_counter()
-        vectors = embed_reporting(self.embeddings, [u.restatement for u in new], self.config.embed_batch_size,
-                                  on_embedded)
+        vectors = embed_reporting(self.embeddings, [u.restatement for u in new],
+                                  self.config.extraction.embed_batch_size, on_embedded)
         report.usage.seconds["embed"] = time.perf_counter() - timer
         if self.superseder is not None and new:  # before the write: a failed call leaves nothing half-done
             new = self.superseder.annotate(snapshot.view, new, vectors, report)
@@ -211,7 +212,7 @@ class WritePath:
             timer = time.perf_counter()
             edges, touched = self.link(ns, list(range(start, start + len(new))))
             report.usage.seconds["link"] = time.perf_counter() - timer
-            if self.config.supersession:
+            if self.config.supersession.enabled:
                 report.superseded = refresh_supersession(self.index, ns, new)
             if stale:  # after linking, which reads the rows just added
                 report.replaced = self.remove(ns, stale)
@@ -222,7 +223,7 @@ class WritePath:
 
     def remove(self, ns: Namespace, ids: list[str]) -> list[str]:
         """Delete units of ``ns`` and every edge touching them (under the writer lock); returns the ids present."""
-        gone = self.index.get(ns, ids) if self.config.supersession else []
+        gone = self.index.get(ns, ids) if self.config.supersession.enabled else []
         present = self.index.delete(ns, ids)
         self.edge_backend.remove_units(ns, present)
         self.graphs.remove(ns, present)
@@ -237,7 +238,7 @@ class WritePath:
         with self.sync.writing(ns):
             changed = with_suppression(self.index.get(ns, dict.fromkeys(ids)), reason)
             self.index.replace(ns, changed)
-            if self.config.supersession:
+            if self.config.supersession.enabled:
                 # A suppressed statement neither supersedes nor is superseded.
                 refresh_supersession(self.index, ns, changed)
             self.sync.written(ns)
@@ -251,7 +252,7 @@ class WritePath:
         unit they link to (hubs have hundreds).
         """
         view = self.index.view(ns)
-        edges = link_rows(view, rows, self.config)
+        edges = link_rows(view, rows, self.config.linking)
         linked = [view.ids[r] for r in rows]
         self.edge_backend.add(ns, edges, linked=linked)
         self.graphs.add(ns, edges)

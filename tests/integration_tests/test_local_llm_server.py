@@ -111,7 +111,8 @@ def test_llm_extraction_through_a_llama_cpp_server(llm):
     from langchain_ripplemem.llm.calls import working_method
     from langchain_ripplemem.memory import RippleMemory
 
-    memory = RippleMemory(llm=llm, write_config=WriteConfig(window_size=4, window_overlap=0, llm_max_retries=1))
+    memory = RippleMemory(llm=llm, write_config=WriteConfig(extraction={"window_size": 4, "window_overlap": 0,
+                                                                         "llm_max_retries": 1}))
     conv = conversation()
     report = memory.add_conversation(conv, namespace=NS)
 
@@ -134,7 +135,8 @@ def test_recall_with_the_llm_controller_through_a_llama_cpp_server(llm):
     from langchain_ripplemem.extraction.rules import RuleBasedExtractor
     from langchain_ripplemem.memory import RippleMemory
 
-    memory = RippleMemory(llm=llm, extractor=RuleBasedExtractor(), recall_config=RecallConfig(max_rounds=1))
+    memory = RippleMemory(llm=llm, extractor=RuleBasedExtractor(),
+                          recall_config=RecallConfig(controller={"max_rounds": 1}))
     memory.add_conversation(conversation(), namespace=NS)
     stored = {unit.id for unit in memory.list_units(NS)}
     result = memory.recall("Where should Maya not eat oysters?", namespace=NS, k=3)

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from langchain_ripplemem.config import PAPER_WRITE, WriteConfig
+from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.index.lexical import lexical_tokens
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.schemas import Conversation
 
 from .openai_server import ScriptedOpenAIServer

@@ -16,8 +16,8 @@ from langchain_ripplemem.bench.observations import (
     observation_memories,
 )
 from langchain_ripplemem.bench.runner import FreshMemories, run_benchmark
-from langchain_ripplemem.config import PAPER_WRITE
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.presets import PAPER_WRITE
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 
 SAMPLE = {

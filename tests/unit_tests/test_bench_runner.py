@@ -82,12 +82,14 @@ def test_locomo_run_with_every_system_has_the_design_shape(locomo):
     assert res["n_unresolved_evidence"] == 2
     assert res["no_evidence_questions"] == ["conv-26:q5"]
     cfg = res["config"]["systems"]
-    assert cfg["no_expansion"]["config"]["max_rounds"] == 0
-    assert cfg["no_structural"]["config"]["expand_structural"] is False
-    assert cfg["no_planning"]["config"]["use_planning"] is False
-    assert cfg["no_context"]["config"]["context_weight"] == 0.0 < cfg["ripplemem"]["config"]["context_weight"]
-    assert cfg["no_context"]["config"]["context_weight_2"] == 0.0 < cfg["ripplemem"]["config"]["context_weight_2"]
-    assert cfg["no_cue_bonus"]["config"]["speaker_bonus"] == cfg["no_cue_bonus"]["config"]["time_bonus"] == 0.0
+    assert cfg["no_expansion"]["config"]["controller"]["max_rounds"] == 0
+    assert cfg["no_structural"]["config"]["expansion"]["expand_structural"] is False
+    assert cfg["no_planning"]["config"]["controller"]["use_planning"] is False
+    context = {name: cfg[name]["config"]["context"] for name in ("no_context", "ripplemem")}
+    assert context["no_context"]["weight"] == 0.0 < context["ripplemem"]["weight"]
+    assert context["no_context"]["weight_2"] == 0.0 < context["ripplemem"]["weight_2"]
+    assert cfg["no_cue_bonus"]["config"]["scoring"]["speaker_bonus"] == \
+        cfg["no_cue_bonus"]["config"]["scoring"]["time_bonus"] == 0.0
     assert cfg["hybrid_rrf"] == {"kind": "rrf", "views": ["lexical", "semantic"], "rrf_k": 60,
                                  "depth": 100}
     assert res["answer"] is None
@@ -98,14 +100,14 @@ def test_recall_systems_call_recall_with_max_k_and_ablation_configs(locomo):
     factory = Factory()
     run_benchmark("locomo", locomo[:1], ["ripplemem", "no_expansion"], [3, 10],
                   memory_factory=factory, progress=False, limit=2,
-                  recall_config=RecallConfig(semantic_k=7))
+                  recall_config=RecallConfig(views={"semantic_k": 7}))
     calls = factory.made[0].recall_calls
     assert len(calls) == 4  # 2 questions x 2 systems, one retrieval each at max k
     assert {c["k"] for c in calls} == {10}
-    assert all(c["config"].top_k == 10 and c["config"].semantic_k == 7 for c in calls)
-    rounds = RecallConfig().max_rounds
+    assert all(c["config"].assembly.top_k == 10 and c["config"].views.semantic_k == 7 for c in calls)
+    rounds = RecallConfig().controller.max_rounds
     # Interleaved per question, in an order rotated per question: the second question runs no_expansion first.
-    assert [c["config"].max_rounds for c in calls] == [rounds, 0, 0, rounds]
+    assert [c["config"].controller.max_rounds for c in calls] == [rounds, 0, 0, rounds]
 
 
 def test_hybrid_rrf_uses_depth_100_lists():

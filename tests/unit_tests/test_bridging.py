@@ -8,10 +8,11 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from langchain_ripplemem.config import PAPER, RecallConfig
+from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.extraction.identifying import rarity
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph.scoring import cue_overlap
+from langchain_ripplemem.presets import PAPER
 from langchain_ripplemem.recall.assembly import bridged
 from langchain_ripplemem.recall.bridging import (
     BridgeStrength,
@@ -226,11 +227,11 @@ def test_a_while_clause_grounds_the_query_time_at_the_events_memory_not_at_a_spe
 def test_bridged_inherits_the_path_strength_and_never_ranks_above_the_anchor():
     one = Hit(source="expansion", rank=0, score=1.0, channel="structural", anchor="a", path=["a", "m"], edge_weight=1.0)
     two = one.model_copy(update={"path": ["a", "x", "m"], "edge_weight": 0.5})
-    config = RecallConfig(bridge_weight=1.2, bridge_floor=0.5)
-    assert bridged([one], {"a": 2.0}, config) == pytest.approx(2.0 * 0.999)  # 1.2 x 1.0 would pass the anchor
-    assert bridged([two], {"a": 2.0}, config) == pytest.approx(2.0 * 1.2 * 0.5)
-    assert bridged([one, two], {"a": 2.0}, config) == pytest.approx(2.0 * 0.999)  # the best hit
-    assert bridged([one], {"a": 2.0}, PAPER) == 0.0
+    config = RecallConfig(bridging={"weight": 1.2, "floor": 0.5})
+    assert bridged([one], {"a": 2.0}, config.bridging) == pytest.approx(2.0 * 0.999)  # 1.2 x 1.0 would pass the anchor
+    assert bridged([two], {"a": 2.0}, config.bridging) == pytest.approx(2.0 * 1.2 * 0.5)
+    assert bridged([one, two], {"a": 2.0}, config.bridging) == pytest.approx(2.0 * 0.999)  # the best hit
+    assert bridged([one], {"a": 2.0}, PAPER.bridging) == 0.0
 
 
 # -- the controller: a time relative to an event, and anchors with somewhere to go --------
@@ -262,13 +263,13 @@ def test_a_time_relative_to_an_event_is_grounded_from_the_events_memory():
     memory = RippleMemory(BagOfWordsEmbeddings())
     memory.add_conversation(event_conversation(), namespace=NS)
     query = "What did Sam do the weekend before his appointment at Brightsmile?"
-    config = RecallConfig(top_k=3)
+    config = RecallConfig(assembly={"top_k": 3})
     result = memory.recall(query, namespace=NS, config=config)
     turns = [t for m in result.memories for t in m.unit.source.turn_ids]
     assert "S1:1" in turns and "S2:1" in turns  # Sunday May 10th, inside May 9th-10th
     assert "S3:1" not in turns
     assert "relative to an event" in result.rounds[0].reason
-    off = memory.recall(query, namespace=NS, config=config.model_copy(update={"bridge_weight": 0.0}))
+    off = memory.recall(query, namespace=NS, config=config.replace(bridging={"weight": 0.0}))
     assert "S2:1" not in [t for m in off.memories for t in m.unit.source.turn_ids]
     plain = memory.recall("What did Sam do at his appointment at Brightsmile?", namespace=NS, config=config)
     assert not any("relative to an event" in r.reason for r in plain.rounds)
@@ -289,18 +290,19 @@ def test_anchors_prefer_a_memory_whose_rare_name_leads_elsewhere():
 
     def anchors(weight: float) -> list[str]:
         inp = ControllerInput(query=query, cues=QueryCues(query=query), evidence=evidence, view=view, round=0,
-                              config=RecallConfig(anchor_bridge_weight=weight, max_anchors=1),
+                              config=RecallConfig(controller={"anchor_bridge_weight": weight, "max_anchors": 1}),
                               with_edges={echo.id, booking.id})
         return [uid for uid, _, _ in HeuristicController().candidates(inp)]
 
     assert anchors(0.0) == [echo.id, booking.id]
     assert anchors(3.0) == [booking.id, echo.id]
     inp = ControllerInput(query=query, cues=QueryCues(query=query), evidence=evidence, view=view, round=0,
-                          config=RecallConfig(sufficiency_similarity=0.5), with_edges={echo.id, booking.id})
+                          config=RecallConfig(controller={"sufficiency_similarity": 0.5}),
+                          with_edges={echo.id, booking.id})
     plan = HeuristicController().decide(inp)  # every word covered, a strong match: only the bridge keeps it going
     assert plan["should_continue"] and "other memories also hold" in plan["reason"]
     stop = HeuristicController().decide(ControllerInput(**{**inp.__dict__, "config": RecallConfig(
-        sufficiency_similarity=0.5, anchor_bridge_weight=0.0)}))
+        controller={"sufficiency_similarity": 0.5, "anchor_bridge_weight": 0.0})}))
     assert not stop["should_continue"]
 
 

@@ -7,8 +7,8 @@ import sqlite3
 import pytest
 
 from langchain_ripplemem.cli.integrity import check_store
-from langchain_ripplemem.config import PAPER, PAPER_WRITE
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.presets import PAPER, PAPER_WRITE
 from langchain_ripplemem.schemas import Conversation, Edge, namespace_key
 from langchain_ripplemem.storage import sqlite as edge_store
 from langchain_ripplemem.storage.sqlite import SQLiteNamespaceLog, open_sqlite_graph
@@ -183,8 +183,8 @@ def test_recall_walks_past_edges_to_units_the_view_does_not_hold_yet(pair):
     ids = [u.id for u in b.list_units(NS)]
     b.graphs.add(NS, [Edge(src=uid, dst="f" * 32, type="structural", weight=1.0) for uid in ids])
     # One anchor, never sufficient: expansion walks its cue edges, weighed by their cues (bridging).
-    config = PAPER.model_copy(update={"semantic_k": 1, "lexical_k": 1, "cue_k": 0, "max_anchors": 1,
-                                      "sufficiency_similarity": 1.01, "bridge_weight": 1.0})
+    config = PAPER.replace(views={"semantic_k": 1, "lexical_k": 1, "cue_k": 0},
+                           controller={"max_anchors": 1, "sufficiency_similarity": 1.01}, bridging={"weight": 1.0})
     result = b.recall("Who walks Toby every morning?", namespace=NS, config=config)
     assert result.memories and "f" * 32 not in {m.unit.id for m in result.memories}
 

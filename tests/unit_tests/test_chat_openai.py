@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from langchain_ripplemem.config import PAPER, PAPER_WRITE, WriteConfig
+from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.errors import ModelConfigurationError
 from langchain_ripplemem.extraction.llm import LLMExtractor
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
@@ -24,6 +24,7 @@ from langchain_ripplemem.extraction.windows import make_windows
 from langchain_ripplemem.llm import calls
 from langchain_ripplemem.llm import errors as model_errors
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.presets import PAPER, PAPER_WRITE
 from langchain_ripplemem.recall import assembly
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
@@ -34,7 +35,7 @@ from .test_llm_supersession import ACME, LISBON, MAYA, marks
 NS = ("maya",)
 METHODS = ["json_schema", "function_calling", "json_mode"]
 # make_conversation() in windows of four turns: two windows, nothing shared.
-WRITE = WriteConfig(window_size=4, window_overlap=0)
+WRITE = WriteConfig(extraction={"window_size": 4, "window_overlap": 0})
 FIRST = ["S1:1", "S1:2", "S1:3", "S2:1"]
 SECOND = ["S2:2", "S3:1", "S3:2"]
 EVENTS_1 = {"events": [
@@ -114,7 +115,7 @@ def test_errors_say_what_was_wrong_for_each_method(openai_server):
     openai_server.script(content({"events": [{"restatement": "x", "turn_ids": ["S1:1"]}]}),  # json_schema
                          tool_call('{"events": ['),  # function_calling: arguments that are not JSON
                          content("no JSON here"))  # json_mode
-    window = make_windows(make_conversation(), WRITE.window_size, WRITE.window_overlap)[0]
+    window = make_windows(make_conversation(), WRITE.extraction.window_size, WRITE.extraction.window_overlap)[0]
     errors = [LLMExtractor(openai_server.chat_model(method), max_retries=0).extract(window, NS).failed.error
               for method in METHODS]
     assert errors[0] == "events[0].kind: Field required"
@@ -158,7 +159,7 @@ def test_a_model_refusing_the_settings_stops_the_ingest_before_anything_is_writt
 def test_an_empty_answer_loses_no_turn(openai_server, fallback):
     openai_server.script(content({"events": []}), content(EVENTS_2))
     memory = RippleMemory(BagOfWordsEmbeddings(), llm=openai_server.chat_model(),
-                          write_config=WRITE.model_copy(update={"rules_for_uncovered_turns": fallback}))
+                          write_config=WRITE.replace(extraction={"rules_for_uncovered_turns": fallback}))
     report = memory.add_conversation(make_conversation(), namespace=NS)
     assert report.failed_windows == []
     (warning,) = [w for w in report.warnings if "no extracted event cites" in w]
@@ -190,7 +191,7 @@ async def test_async_ingest_treats_parse_errors_raised_by_the_call_as_failed_att
 
 CUES = {"semantic_query": "Maya's dinner plans and food restrictions", "keywords": ["dinner"],
         "participants": ["Maya"], "locations": [], "time_start": None, "time_end": None}
-RECALL = PAPER.model_copy(update={"semantic_k": 2, "lexical_k": 1, "cue_k": 0, "max_rounds": 1})
+RECALL = PAPER.replace(views={"semantic_k": 2, "lexical_k": 1, "cue_k": 0}, controller={"max_rounds": 1})
 
 
 def plan(method: str):
@@ -295,7 +296,7 @@ def supersede_acme(request):
 def test_llm_supersession_through_json_mode(openai_server, bow):
     openai_server.script(content("not json"), supersede_acme)
     memory = RippleMemory(bow, extractor=RuleBasedExtractor(), llm=openai_server.chat_model("json_mode"),
-                          write_config=WriteConfig(llm_supersession=True))
+                          write_config=WriteConfig(supersession={"llm": True}))
     memory.add_conversation(ACME, namespace=MAYA)
     report = memory.add_conversation(LISBON, namespace=MAYA)
     assert [sent_schema(r) for r in openai_server.requests] == ["json_object", "json_object"]
@@ -306,7 +307,7 @@ def test_llm_supersession_through_json_mode(openai_server, bow):
 def test_llm_supersession_with_a_bad_key_writes_nothing(openai_server, bow):
     openai_server.script(error(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key"))
     memory = RippleMemory(bow, extractor=RuleBasedExtractor(), llm=openai_server.chat_model(),
-                          write_config=WriteConfig(llm_supersession=True))
+                          write_config=WriteConfig(supersession={"llm": True}))
     memory.add_conversation(ACME, namespace=MAYA)
     before = memory.list_units(MAYA)
     with pytest.raises(ModelConfigurationError, match="LLM supersession: the chat model refuses"):

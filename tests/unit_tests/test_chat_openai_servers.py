@@ -104,7 +104,7 @@ def test_a_server_error_that_is_no_refusal_is_not_retried_with_another_method(op
 def test_llm_supersession_at_a_llama_cpp_server(llama_server, bow):
     llama_server.script(lambda request: tool_call(supersede_acme(request).message["content"]))
     memory = RippleMemory(bow, extractor=RuleBasedExtractor(), llm=llama_server.chat_model(),
-                          write_config=WriteConfig(llm_supersession=True))
+                          write_config=WriteConfig(supersession={"llm": True}))
     memory.add_conversation(ACME, namespace=MAYA)
     report = memory.add_conversation(LISBON, namespace=MAYA)
     assert [sent_schema(r) for r in llama_server.requests] == [
@@ -131,7 +131,7 @@ def test_every_answer_is_bounded_in_a_way_llama_cpp_honours(llama_server, own_li
 def test_extraction_is_bounded_by_its_window_size(llama_server, bow):
     llama_server.script(runaway(), tool_call(EVENTS_1), tool_call(EVENTS_2))  # window 1 runs away, then is retried
     report = llm_memory(llama_server, "function_calling", bow).add_conversation(make_conversation(), namespace=NS)
-    bound = output_tokens(WRITE.window_size)
+    bound = output_tokens(WRITE.extraction.window_size)
     assert [r["max_tokens"] for r in llama_server.requests] == [bound] * 3
     assert llama_server.runaway_tokens == [bound] and report.failed_windows == []
 

@@ -62,7 +62,7 @@ def scripted() -> ScriptedChatModel:
 @pytest.mark.parametrize("with_llm", [False, True], ids=["heuristic", "llm"])
 def test_a_recall_resumed_from_a_strict_checkpoint_ends_as_an_uninterrupted_one(stop_before, with_llm, caplog):
     memory = memory_with()
-    context = RecallContext(namespace=NS, config=CONFIG.model_copy(update={"max_rounds": 2}) if with_llm else None)
+    context = RecallContext(namespace=NS, config=CONFIG.replace(controller={"max_rounds": 2}) if with_llm else None)
     expected = build_recall_graph(memory, llm=scripted() if with_llm else None).invoke(
         {"query": QUERY}, context=context)["result"]
 

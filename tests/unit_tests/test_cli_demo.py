@@ -44,7 +44,7 @@ def test_cli_ingest_then_recall_in_a_new_store(tmp_path, capsys):
     assert main(["recall", questions[0]["question"], "--persist", store, "--namespace", "demo/maya",
                  "--k", "3", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    tuned_k = RecallConfig().semantic_k
+    tuned_k = RecallConfig().views.semantic_k
     assert len(result["memories"]) == 3 and len(result["rounds"][0]["first_hop"]["semantic"]) == tuned_k
     assert main(["recall", questions[0]["question"], "--persist", store, "--namespace", "demo/maya",
                  "--k", "3", "--json", "--preset", "paper"]) == 0

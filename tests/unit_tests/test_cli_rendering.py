@@ -66,7 +66,7 @@ def test_recall_and_list_escape_stored_and_asked_text(lisbon, capsys):
 
 def test_recall_cuts_a_long_query_and_long_memories_and_says_so(lisbon, capsys):
     longest = max((u.restatement for u in units_of(lisbon, ("users", "maya"))), key=len)
-    assert len(longest) > 3 * DISPLAY_CHARS  # a long turn's chunk (WriteConfig.max_turn_chars)
+    assert len(longest) > 3 * DISPLAY_CHARS  # a long turn's chunk (ExtractionConfig.max_turn_chars)
     question = "Where did Maya move? " * 5000  # 105 kB
     argv = ("recall", question, "--persist", lisbon, "--namespace", "users/maya")
     code, out, _ = cli(capsys, *argv)

@@ -15,13 +15,13 @@ TEXTS = ["Maya is allergic to shellfish.", "Sam booked Harbor Grill for Friday."
          "Harbor Grill is a seafood place by the pier.", "The hiking trip was rained out."]
 
 
-def _input(query: str, evidence_rows: list[int], participants: tuple[str, ...] = (), **config: object):
+def _input(query: str, evidence_rows: list[int], participants: tuple[str, ...] = (), **groups: dict[str, object]):
     units = [unit(i, names=["harbor grill"] if "Harbor" in t else (), text=t) for i, t in enumerate(TEXTS)]
     view = view_of(units)
     evidence = {units[i].id: [Hit(source="semantic", rank=r, score=0.8 - 0.1 * r)]
                 for r, i in enumerate(evidence_rows)}
     return ControllerInput(query=query, cues=QueryCues(query=query, participants=list(participants)),
-                           evidence=evidence, view=view, round=0, config=RecallConfig(**config),
+                           evidence=evidence, view=view, round=0, config=RecallConfig(**groups),
                            with_edges=set(evidence))
 
 
@@ -35,7 +35,7 @@ def test_missing_terms_are_the_query_words_no_evidence_memory_says(rows):
 
 def test_a_plan_made_from_its_decision_equals_one_made_from_scratch():
     controller = HeuristicController()
-    inp = _input("Should Maya accept Sam's dinner pick at the pier?", [1, 0], anchor_bridge_weight=0.3)
+    inp = _input("Should Maya accept Sam's dinner pick at the pier?", [1, 0], controller={"anchor_bridge_weight": 0.3})
     decision = controller.decide(inp)
     assert decision["should_continue"] and decision["heuristic"].missing
     # With support missing the decision needs no anchor ranking: the plan ranks them.
@@ -57,15 +57,17 @@ class _CountingController(HeuristicController):
 
 
 def test_anchors_are_ranked_only_where_they_decide_or_plan():
-    covered = _input("Sam booked Harbor Grill", [1, 2], anchor_bridge_weight=0.3, sufficiency_similarity=0.99)
+    covered = _input("Sam booked Harbor Grill", [1, 2],
+                     controller={"anchor_bridge_weight": 0.3, "sufficiency_similarity": 0.99})
     controller = _CountingController()
     decision = controller.decide(covered)  # nothing missing: whether an anchor bridges decides
     assert not decision["heuristic"].missing and decision["heuristic"].candidates is not None
     controller.plan(covered, decision)
     assert controller.ranked == 1  # the plan reused the decision's ranking
     # After a round, bridging expands from what that round bridged to: no ranking of the evidence.
-    later = ControllerInput(**{**_input("Is Maya allergic to seafood?", [1, 2], anchor_bridge_weight=0.3,
-                                        bridge_weight=0.75).__dict__, "round": 1})
+    later = ControllerInput(**{**_input("Is Maya allergic to seafood?", [1, 2],
+                                        controller={"anchor_bridge_weight": 0.3},
+                                        bridging={"weight": 0.75}).__dict__, "round": 1})
     controller.ranked = 0
     controller.plan(later, controller.decide(later))
     assert controller.ranked == 0
@@ -74,13 +76,13 @@ def test_anchors_are_ranked_only_where_they_decide_or_plan():
 def test_anchors_read_the_support_passed_with_the_evidence_and_sum_it_when_it_is_missing_or_stale():
     from langchain_ripplemem.recall.evidence import supports
 
-    inp = _input("Sam booked Harbor Grill", [0, 1, 2, 3], anchor_bridge_weight=0.3)
+    inp = _input("Sam booked Harbor Grill", [0, 1, 2, 3], controller={"anchor_bridge_weight": 0.3})
     fresh = HeuristicController().candidates(inp)
-    given = ControllerInput(**{**inp.__dict__, "support": supports(inp.evidence, inp.config)})
+    given = ControllerInput(**{**inp.__dict__, "support": supports(inp.evidence, inp.config.scoring)})
     assert HeuristicController().candidates(given) == fresh
     # The controller ranks by the support it is given: the nodes pass it on and never sum hits again.
     last = fresh[-1][0]
-    boosted = ControllerInput(**{**inp.__dict__, "support": {**supports(inp.evidence, inp.config), last: 9.0}})
+    boosted = ControllerInput(**{**inp.__dict__, "support": {**supports(inp.evidence, inp.config.scoring), last: 9.0}})
     assert HeuristicController().candidates(boosted)[0][0] == last
     # Support for other evidence (fewer memories) is not trusted: it is summed again.
     stale = ControllerInput(**{**inp.__dict__, "support": {last: 9.0}})

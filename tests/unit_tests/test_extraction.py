@@ -11,7 +11,7 @@ from langchain_core.exceptions import ContextOverflowError, ModelAuthenticationE
 from langchain_core.messages import AIMessage
 from pydantic import ValidationError
 
-from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.config import ExtractionConfig
 from langchain_ripplemem.errors import ModelConfigurationError
 from langchain_ripplemem.extraction.base import Extractor, Window
 from langchain_ripplemem.extraction.cues import (
@@ -28,7 +28,8 @@ from langchain_ripplemem.schemas import Conversation, Session, Turn
 from tests.unit_tests.fakes import ScriptedChatModel
 
 NS = ("tests", "extraction")
-ONLY_LLM = WriteConfig(rules_for_uncovered_turns=False)  # no rule-based units for the turns no event cites
+# No rule-based units for the turns no event cites.
+ONLY_LLM = ExtractionConfig(rules_for_uncovered_turns=False)
 S1_TIME = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)  # a Monday
 
 

@@ -1,6 +1,6 @@
 """Recollection only adds to the first hop (issue 35): a property over random small memories.
 
-With ``RecallConfig.keep_first_hop = m`` and ``keep_spacing = c``, the memory that plain
+With ``RecallConfig.assembly.keep_first_hop = m`` and ``keep_spacing = c``, the memory that plain
 dense top-k (``RippleMemory.search(view="semantic")``) or plain BM25 (``view="lexical"``,
 score above 0) ranks ``d``-th (0-based, ``d < m``) is in recall's top ``K`` whenever
 ``c x (d + 1) <= K``: for every ``K``, dense's and BM25's top ``min(m, K // c)`` are in it,
@@ -38,14 +38,15 @@ def _conversation(drawn: list[list[tuple[str, str]]]) -> Conversation:
 
 def _missing(memory: RippleMemory, question: str, config: RecallConfig, m: int = 0) -> list[tuple[str, int]]:
     """The first-hop memories (view, rank) ``config`` must keep (its ``keep_*`` sizes, else ``m``) but lost."""
-    k = config.top_k
+    k = config.assembly.top_k
     result = memory.recall(question, namespace="t", k=k, config=config)
     got = [x.unit.id for x in result.memories]
     # Dense of the question as asked; BM25 of what the lexical view matched (speakers moved to cues).
     lexical_text = " ".join([result.cues.query, *result.cues.keywords])
     missing = []
-    for view, text, size, spacing in (("semantic", question, config.keep_first_hop or m, config.keep_spacing),
-                                      ("lexical", lexical_text, config.keep_lexical or m, config.keep_lexical_spacing)):
+    kept = config.assembly
+    for view, text, size, spacing in (("semantic", question, kept.keep_first_hop or m, kept.keep_spacing),
+                                      ("lexical", lexical_text, kept.keep_lexical or m, kept.keep_lexical_spacing)):
         if not size:
             continue
         plain = [(u.id, s) for u, s in memory.search(text, namespace="t", k=size, view=view)]
@@ -68,8 +69,8 @@ def test_plain_top_m_keeps_its_place(drawn: list[list[tuple[str, str]]], words: 
         lm = 0  # both views at rank d by d do not fit (the config refuses them)
     memory = RippleMemory(BagOfWordsEmbeddings())
     memory.add_conversation(_conversation(drawn), namespace="t")
-    config = RecallConfig(keep_first_hop=m, keep_spacing=spacings[0], keep_lexical=lm,
-                          keep_lexical_spacing=spacings[1], top_k=k, context_mode=mode)
+    config = RecallConfig(assembly={"keep_first_hop": m, "keep_spacing": spacings[0], "keep_lexical": lm,
+                                    "keep_lexical_spacing": spacings[1], "top_k": k}, context={"mode": mode})
     assert _missing(memory, "What has " + " ".join(words) + "?", config) == []
 
 
@@ -87,16 +88,17 @@ def test_a_stand_alone_remark_keeps_its_place() -> None:
     memory = RippleMemory(BagOfWordsEmbeddings())
     memory.add_conversation(_conversation([stretch, stretch[:3], remark]), namespace="t")
     question = "What did Dave try at the climbing gym for the first time?"
-    loud = {"context_weight": 2.0, "context_weight_2": 2.0}
-    kept = RecallConfig(keep_first_hop=3, keep_spacing=2.0, keep_lexical=3, keep_lexical_spacing=2.0, top_k=2,
-                        **loud)
+    loud = {"weight": 2.0, "weight_2": 2.0}
+    kept = RecallConfig(assembly={"keep_first_hop": 3, "keep_spacing": 2.0, "keep_lexical": 3,
+                                  "keep_lexical_spacing": 2.0, "top_k": 2}, context=loud)
     assert _missing(memory, question, kept) == []
-    assert _missing(memory, question, kept.model_copy(update={"keep_first_hop": 0, "keep_lexical": 0}), m=3) != []
+    assert _missing(memory, question, kept.replace(assembly={"keep_first_hop": 0, "keep_lexical": 0}), m=3) != []
 
 
 def test_spacings_that_cannot_all_fit_are_refused() -> None:
     with pytest.raises(ValueError, match="keep_lexical_spacing"):
-        RecallConfig(keep_first_hop=3, keep_lexical=3, keep_spacing=1.5, keep_lexical_spacing=2.0)
+        RecallConfig(assembly={"keep_first_hop": 3, "keep_lexical": 3, "keep_spacing": 1.5,
+                               "keep_lexical_spacing": 2.0})
 
 
 def test_keep_first_hop_orders_by_deadline() -> None:

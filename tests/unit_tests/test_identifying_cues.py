@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from langchain_ripplemem.config import PAPER_WRITE, WriteConfig
+from langchain_ripplemem.config import LinkingConfig, WriteConfig
 from langchain_ripplemem.extraction.identifying import cue_key, identifying_cues, rarity
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
@@ -15,6 +15,7 @@ from langchain_ripplemem.index.cue_rows import unit_cues
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.memory_graph.scoring import cue_overlap, structural_score
+from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Provenance, QueryCues, TimeInterval
 
 NS = ("cues",)
@@ -95,7 +96,7 @@ def random_view(seed: int = 0, n: int = 300) -> NamespaceView:
 @pytest.mark.parametrize("key_weight,topic_weight", [(0.0, 1.0), (1.0, 1.0), (0.7, 0.4)])
 def test_cue_view_matches_a_brute_force_reference(key_weight, topic_weight):
     view = random_view()
-    config, query_vector = WriteConfig(), view.matrix[0]
+    config, query_vector = WriteConfig().linking, view.matrix[0]
     keys = ["w1", "w7", "w30", "unknown"]
     for cues in (QueryCues(query="q", participants=["priya"]),
                  QueryCues(query="q", participants=["maya", "lee"], time=view.units[5].time),
@@ -128,18 +129,18 @@ def test_a_shared_rare_name_links_sessions_where_shared_speakers_and_day_do_not(
     units = [*filler[:30], menu, *filler[30:], booking]
     view = NamespaceView(NS)
     view.add(units, np.random.default_rng(0).normal(size=(len(units), 8)).astype(np.float32))
-    config = WriteConfig(max_semantic_edges=0)
+    config = WriteConfig(linking={"max_semantic_edges": 0}).linking
     edges = [e for e in link_rows(view, list(range(len(units))), config) if e.type == "structural"]
     assert [(e.src, e.dst) for e in edges] == [(booking.id, menu.id)]
     assert edges[0].weight == pytest.approx(rarity(2, len(units)))
     # The paper's s_str links the filler turns to each other: same speakers, same day.
-    paper = link_rows(view, list(range(len(units))), PAPER_WRITE.model_copy(update={"max_semantic_edges": 0}))
+    paper = link_rows(view, list(range(len(units))), PAPER_WRITE.replace(linking={"max_semantic_edges": 0}).linking)
     assert sum(e.src in {u.id for u in filler} and e.dst in {u.id for u in filler} for e in paper) > 100
 
 
 def test_cue_edges_do_not_depend_on_how_units_were_batched():
     full = random_view(seed=3, n=120)
-    config = WriteConfig(max_semantic_edges=0, cue_threshold=0.5)
+    config = LinkingConfig(max_semantic_edges=0, cue_threshold=0.5)
     batch = link_rows(full, list(range(len(full))), config)
     grown, one_by_one = NamespaceView(NS), []
     for row, unit in enumerate(full.units):
@@ -171,17 +172,18 @@ def bridged_conversation() -> Conversation:
 
 
 def test_a_memory_bridged_by_a_rare_name_enters_the_top_k_without_sharing_a_query_word():
-    from langchain_ripplemem.config import PAPER, RecallConfig
+    from langchain_ripplemem.config import RecallConfig
     from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.presets import PAPER
 
     from .conftest import BagOfWordsEmbeddings
 
     memory = RippleMemory(BagOfWordsEmbeddings())
     memory.add_conversation(bridged_conversation(), namespace=NS)
     query = "Where is the birthday dinner booked?"
-    base = PAPER.model_copy(update={"semantic_k": 6, "lexical_k": 6, "cue_k": 0, "top_k": 3, "max_anchors": 1,
-                                    "sufficiency_similarity": 1.01})
-    bridging = base.model_copy(update={"bridge_weight": 1.0, "target_cues": 3, "bridge_floor": 0.75})
+    base = PAPER.replace(views={"semantic_k": 6, "lexical_k": 6, "cue_k": 0}, assembly={"top_k": 3},
+                         controller={"max_anchors": 1, "sufficiency_similarity": 1.01})
+    bridging = base.replace(bridging={"weight": 1.0, "floor": 0.75}, controller={"target_cues": 3})
 
     def turns(config: RecallConfig) -> list[str]:
         return [t for m in memory.recall(query, namespace=NS, config=config).memories for t in m.unit.source.turn_ids]
@@ -193,29 +195,30 @@ def test_a_memory_bridged_by_a_rare_name_enters_the_top_k_without_sharing_a_quer
 
 
 def test_bridged_scores_carry_a_chain_round_by_round():
-    from langchain_ripplemem.config import PAPER, RecallConfig
+    from langchain_ripplemem.config import RecallConfig
+    from langchain_ripplemem.presets import PAPER
     from langchain_ripplemem.recall.assembly import bridged_scores
     from langchain_ripplemem.schemas import Hit
 
-    config = RecallConfig(bridge_weight=1.0, bridge_floor=0.5)
+    config = RecallConfig(bridging={"weight": 1.0, "floor": 0.5})
     hop1 = Hit(source="expansion", rank=0, score=1.0, round=1, channel="structural", anchor="a", path=["a", "b"],
                edge_weight=0.8)
     hop2 = Hit(source="expansion", rank=0, score=0.0, round=2, channel="structural", anchor="b", path=["b", "c"],
                edge_weight=0.5)
     semantic = Hit(source="expansion", rank=0, score=1.0, round=1, channel="semantic", anchor="a", edge_weight=1.0)
     scores = bridged_scores({"a": [], "b": [hop1], "c": [hop2], "d": [semantic]},
-                            {"a": 2.0, "b": 0.1, "c": 0.1, "d": 0.2}, config)
+                            {"a": 2.0, "b": 0.1, "c": 0.1, "d": 0.2}, config.bridging)
     assert scores["b"] == pytest.approx(2.0 * 0.8 * 1.0)
     assert scores["c"] == pytest.approx(1.6 * 0.5 * 0.5)  # from b's score after round 1
     assert scores["d"] == 0.2  # only cue (structural) edges bridge
-    assert bridged_scores({"b": [hop1]}, {"a": 2.0, "b": 0.1}, PAPER)["b"] == 0.1  # the paper's rho
+    assert bridged_scores({"b": [hop1]}, {"a": 2.0, "b": 0.1}, PAPER.bridging)["b"] == 0.1  # the paper's rho
 
 
 def test_a_view_grown_between_queries_ranks_as_one_built_at_once():
     # The cue view's arrays are extended with the rows a write adds, not rebuilt (a recall right after a write).
     whole = random_view()
     grown = NamespaceView(NS)
-    config, keys = WriteConfig(), ["w1", "w7", "w30"]
+    config, keys = WriteConfig().linking, ["w1", "w7", "w30"]
     queries = [QueryCues(query="q", participants=["priya"]), QueryCues(query="q", locations=["lisbon"]),
                QueryCues(query="q", participants=["maya", "lee"], time=whole.units[5].time)]
 
@@ -259,12 +262,12 @@ def test_a_bridge_within_the_anchors_own_session_lifts_nothing_by_default():
 
     places = {"a": ("S1", "maya", 3), "same": ("S1", "maya", 5), "other": ("S2", "maya", 0)}
     evidence, direct = {"a": [], "same": [hop("same")], "other": [hop("other")]}, {"a": 2.0, "same": 0.1, "other": 0.1}
-    config = RecallConfig(bridge_weight=1.0, bridge_floor=0.5)
-    assert not config.bridge_within_session
-    scores = bridged_scores(evidence, direct, config, places.get)
+    config = RecallConfig(bridging={"weight": 1.0, "floor": 0.5})
+    assert not config.bridging.within_session
+    scores = bridged_scores(evidence, direct, config.bridging, places.get)
     assert scores["same"] == 0.1 and scores["other"] == pytest.approx(2.0 * 0.8)
-    within = config.model_copy(update={"bridge_within_session": True})
-    assert bridged_scores(evidence, direct, within)["same"] == pytest.approx(2.0 * 0.8)
+    within = config.replace(bridging={"within_session": True})
+    assert bridged_scores(evidence, direct, within.bridging)["same"] == pytest.approx(2.0 * 0.8)
 
 
 @pytest.mark.parametrize(("place", "lifts"), [
@@ -276,7 +279,7 @@ def test_a_bridge_within_the_anchors_own_session_lifts_nothing_by_default():
     (("S2", "sam", 0), True),  # another session
 ])
 def test_a_bridge_within_a_session_lifts_only_the_rest_of_the_anchors_message(place, lifts):
-    from langchain_ripplemem.config import RecallConfig
+    from langchain_ripplemem.config import BridgingConfig
     from langchain_ripplemem.recall.assembly import bridged_scores, lifts_across
     from langchain_ripplemem.schemas import Hit
 
@@ -284,7 +287,7 @@ def test_a_bridge_within_a_session_lifts_only_the_rest_of_the_anchors_message(pl
               path=["a", "m"], edge_weight=0.8)
     places = {"a": ("S1", "maya", 3), "m": place}
     scores = bridged_scores({"a": [], "m": [hit]}, {"a": 2.0, "m": 0.1},
-                            RecallConfig(bridge_weight=1.0, bridge_floor=0.5), places.get)
+                            BridgingConfig(weight=1.0, floor=0.5), places.get)
     assert lifts_across(places["a"], place) is lifts
     assert (scores["m"] > 0.1) is lifts
     assert not lifts_across(("S1", None, 3), ("S1", None, 4))  # without speakers, never

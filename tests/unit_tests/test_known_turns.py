@@ -40,7 +40,7 @@ class RewordingModel(ScriptedChatModel):
 
 
 def memory_with(model: RewordingModel) -> RippleMemory:
-    return RippleMemory(BagOfWordsEmbeddings(), llm=model, write_config=WriteConfig(llm_max_retries=0))
+    return RippleMemory(BagOfWordsEmbeddings(), llm=model, write_config=WriteConfig(extraction={"llm_max_retries": 0}))
 
 
 def test_adding_the_grown_chat_extracts_only_its_new_turns():

@@ -31,7 +31,8 @@ MAYA = ("maya",)
 QUERY = "Should Maya accept the Harbor Grill dinner?"
 # Small first-hop views and a controller that never stops early: the shellfish and
 # epipen memories are then reached only by expansion (see test_expansion_fixture).
-EXPAND = RecallConfig(semantic_k=2, lexical_k=1, cue_k=1, max_rounds=2, sufficiency_similarity=2.0)
+EXPAND = RecallConfig(views={"semantic_k": 2, "lexical_k": 1, "cue_k": 1},
+                      controller={"max_rounds": 2, "sufficiency_similarity": 2.0})
 
 
 @pytest.fixture
@@ -292,7 +293,7 @@ def test_recall_prefers_current_facts_and_answers_as_of(bow):
     def scores(**kwargs) -> dict[str, float]:
         return {m.unit.id: m.score for m in memory.recall(query, namespace=MAYA, **kwargs).memories}
 
-    flat = scores(config=RecallConfig(superseded_weight=1.0))
+    flat = scores(config=RecallConfig(lifecycle={"superseded_weight": 1.0}))
     now = scores()
     assert set(now) == {paris, berlin, park}
     assert now[paris] == pytest.approx(0.5 * flat[paris]) and now[berlin] == flat[berlin]
@@ -304,7 +305,7 @@ def test_recall_prefers_current_facts_and_answers_as_of(bow):
         assert [m.unit.id for m in then.memories] == [paris]
         assert berlin not in seen_ids(then)
     alone = memory.recall(query, namespace=MAYA, as_of="2026-02-01",
-                          config=RecallConfig(superseded_weight=1.0)).memories[0].score
+                          config=RecallConfig(lifecycle={"superseded_weight": 1.0})).memories[0].score
     assert memory.recall(query, namespace=MAYA, as_of="2026-02-01").memories[0].score == alone
     # After the move, as of a later date: Paris was superseded by then.
     later = scores(as_of=datetime(2026, 6, 1))  # naive = UTC
@@ -370,7 +371,7 @@ def test_supersession_follows_the_units_present(bow):
 
 
 def test_supersession_can_be_switched_off(bow):
-    memory = RippleMemory(bow, write_config=WriteConfig(supersession=False))
+    memory = RippleMemory(bow, write_config=WriteConfig(supersession={"enabled": False}))
     memory.add_conversation(PARIS, namespace=MAYA)
     assert memory.add_conversation(BERLIN, namespace=MAYA).superseded == []
     assert not any("superseded_by" in u.metadata for u in memory.list_units(MAYA))
@@ -430,7 +431,7 @@ def test_marks_persist_for_a_new_process(tmp_path, bow):
 def test_recency_decay_is_off_by_default_and_halves_per_half_life(memory):
     flat = {m.unit.id: m for m in memory.recall(QUERY, namespace=MAYA).memories}
     decayed = {m.unit.id: m.score for m in memory.recall(
-        QUERY, namespace=MAYA, config=RecallConfig(recency_half_life_days=7.0)).memories}
+        QUERY, namespace=MAYA, config=RecallConfig(lifecycle={"recency_half_life_days": 7.0})).memories}
     reference = max(stated_at(u) for u in memory.list_units(MAYA))  # "now": the latest statement
     assert set(decayed) == set(flat)
     for uid, m in flat.items():
@@ -439,9 +440,9 @@ def test_recency_decay_is_off_by_default_and_halves_per_half_life(memory):
     shellfish = unit_id(memory, "allergic to shellfish")  # 7 weeks before the latest memory
     assert decayed[shellfish] < flat[shellfish].score / 2 ** 6
     with pytest.raises(ValueError, match="recency_half_life_days"):
-        RecallConfig(recency_half_life_days=0)
+        RecallConfig(lifecycle={"recency_half_life_days": 0})
     with pytest.raises(ValueError, match="superseded_weight"):
-        RecallConfig(superseded_weight=1.5)
+        RecallConfig(lifecycle={"superseded_weight": 1.5})
 
 
 # -- memories are data, never instructions ---------------------------------------------------------

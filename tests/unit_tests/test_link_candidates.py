@@ -11,7 +11,7 @@ from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.schemas import MemoryUnit, Provenance
 
 NS = ("u",)
-CONFIG = WriteConfig(semantic_threshold=0.8)
+CONFIG = WriteConfig(linking={"semantic_threshold": 0.8})
 
 
 def _view(n: int, seed: int = 0) -> NamespaceView:
@@ -29,15 +29,15 @@ def _view(n: int, seed: int = 0) -> NamespaceView:
 
 
 def _edges(view: NamespaceView, rows: list[int], config: WriteConfig = CONFIG) -> set[tuple[str, str, str, float]]:
-    return {(e.src, e.dst, e.type, e.weight) for e in link_rows(view, rows, config)}
+    return {(e.src, e.dst, e.type, e.weight) for e in link_rows(view, rows, config.linking)}
 
 
 def _reference(view: NamespaceView, row: int, config: WriteConfig) -> set[tuple[str, str, float]]:
     """METHOD.md's semantic edges: of the ``semantic_pool`` nearest earlier units, the strongest over the threshold."""
     sims = similarities(view.matrix, list(range(row)), view.matrix[row])
-    pool = sorted(range(row), key=lambda j: (-sims[j], -j))[: config.semantic_pool]
-    kept = sorted((j for j in pool if sims[j] >= config.semantic_threshold), key=lambda j: (-sims[j], -j))
-    return {(view.ids[row], view.ids[j], round(float(sims[j]), 6)) for j in kept[: config.max_semantic_edges]}
+    pool = sorted(range(row), key=lambda j: (-sims[j], -j))[: config.linking.semantic_pool]
+    kept = sorted((j for j in pool if sims[j] >= config.linking.semantic_threshold), key=lambda j: (-sims[j], -j))
+    return {(view.ids[row], view.ids[j], round(float(sims[j]), 6)) for j in kept[: config.linking.max_semantic_edges]}
 
 
 def test_semantic_edges_are_the_top_pools_strongest():
@@ -48,7 +48,7 @@ def test_semantic_edges_are_the_top_pools_strongest():
     want = set().union(*(_reference(view, row, CONFIG) for row in rows))
     assert got == want
     # a pool smaller than the edge cap: only the pool's closest count (no cue pool adding its own)
-    small = CONFIG.model_copy(update={"semantic_pool": 2, "cue_pool": 0})
+    small = CONFIG.replace(linking={"semantic_pool": 2, "cue_pool": 0})
     got = {(s, d, w) for s, d, t, w in _edges(view, rows, small) if t == "semantic"}
     assert got == set().union(*(_reference(view, row, small) for row in rows))
 

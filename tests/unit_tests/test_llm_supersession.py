@@ -52,10 +52,11 @@ LISBON_FOR_ACME = ("Lisbon offer", "work at Acme", "Employer")
 NOTHING = supersede()
 
 
-def make_memory(bow, *responses, persist=None, **config) -> tuple[RippleMemory, ScriptedChatModel]:
+def make_memory(bow, *responses, persist=None, **supersession) -> tuple[RippleMemory, ScriptedChatModel]:
     model = ScriptedChatModel(responses=list(responses))
     memory = RippleMemory(bow, llm=model, extractor=RuleBasedExtractor(), persist_directory=persist,
-                          write_config=WriteConfig(llm_supersession=True, llm_max_retries=1, **config))
+                          write_config=WriteConfig(supersession={"llm": True, **supersession},
+                                                   extraction={"llm_max_retries": 1}))
     return memory, model
 
 
@@ -161,7 +162,7 @@ def test_rule_marks_come_first_and_one_ingest_can_supersede_itself(bow):
 
 
 def test_candidates_are_bounded_earlier_and_share_a_participant(bow):
-    memory, model = make_memory(bow, *[NOTHING] * 4, supersession_candidates=2, supersession_batch=2)
+    memory, model = make_memory(bow, *[NOTHING] * 4, candidates=2, batch=2)
     older = talk("old", (JAN, [("Maya", f"Maya note {i} about work at Acme.") for i in range(5)]
                          + [("Sam", "Sam works at Acme too.")]))
     memory.add_conversation(older, namespace=MAYA)
@@ -187,10 +188,10 @@ async def test_async_ingest_takes_the_same_path(bow):
 
 
 def test_opt_in_and_arguments(bow):
-    with pytest.raises(ValueError, match=r"llm_supersession=True\) needs a chat model: pass llm="):
-        RippleMemory(bow, write_config=WriteConfig(llm_supersession=True))
-    with pytest.raises(ValidationError, match="llm_supersession=True needs supersession=True"):
-        WriteConfig(llm_supersession=True, supersession=False)
+    with pytest.raises(ValueError, match=r"needs a chat model: pass llm="):
+        RippleMemory(bow, write_config=WriteConfig(supersession={"llm": True}))
+    with pytest.raises(ValidationError, match="llm=True needs enabled=True"):
+        WriteConfig(supersession={"llm": True, "enabled": False})
     model = ScriptedChatModel(responses=[])
     memory = RippleMemory(bow, llm=model, extractor=RuleBasedExtractor())  # a model alone does not opt in
     memory.add_conversation(ACME, namespace=MAYA)
@@ -237,7 +238,7 @@ def test_units_stored_meanwhile_by_another_writer_become_candidates(tmp_path, bo
     model = ScriptedChatModel(responses=[supersede(LISBON_FOR_ACME)])
     memory = RippleMemory(WriteMeanwhile(other, ACME, MAYA), llm=model, extractor=RuleBasedExtractor(),
                           persist_directory=tmp_path,
-                          write_config=WriteConfig(llm_supersession=True, llm_max_retries=1))
+                          write_config=WriteConfig(supersession={"llm": True}, extraction={"llm_max_retries": 1}))
     report = memory.add_conversation(LISBON, namespace=MAYA)  # ACME is stored while LISBON is embedded
     # The first look found nothing older; under the lock, ACME's units were asked about.
     assert len(model.calls) == 1

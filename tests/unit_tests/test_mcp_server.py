@@ -137,7 +137,7 @@ async def test_a_remember_whose_extraction_fails_in_part_stores_nothing():
     conversation = make_conversation().model_dump(mode="json")
     conversation["sessions"][2]["turns"][1]["text"] = "FAIL here"
     with RippleMemory(BagOfWordsEmbeddings(), extractor=FailsOnWord("FAIL"),
-                      write_config=WriteConfig(window_size=2, window_overlap=0)) as memory:
+                      write_config=WriteConfig(extraction={"window_size": 2, "window_overlap": 0})) as memory:
         memory.add_conversation(make_conversation("earlier"), namespace=MAYA)
         before = {u.id for u in memory.list_units(MAYA)}
         async with await _serve(memory) as session:

@@ -4,11 +4,12 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from langchain_ripplemem.config import PAPER_WRITE, WriteConfig
+from langchain_ripplemem.config import ExpansionConfig, WriteConfig
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.expansion import expand_channel, reachable
 from langchain_ripplemem.memory_graph.linking import link_rows
+from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.schemas import Edge, MemoryUnit, Provenance, TimeInterval
 from langchain_ripplemem.storage.sqlite import WAL_CHECKPOINT_PAGES, SQLiteEdgeBackend, open_sqlite_graph
 
@@ -97,8 +98,8 @@ def test_semantic_threshold_and_cap():
     vecs = [unit_vec(1.0, 0.1 * (i % 3 + 1), 0.01 * i) for i in range(8)] + [unit_vec(0, 1), unit_vec(0, 0, 1)]
     view.add(olds, np.stack(vecs))
     view.add([unit(99)], base[None, :])
-    cfg = WriteConfig(semantic_threshold=0.85, max_semantic_edges=6, cue_pool=0)
-    edges = link_rows(view, [10], cfg)
+    cfg = WriteConfig(linking={"semantic_threshold": 0.85, "max_semantic_edges": 6, "cue_pool": 0})
+    edges = link_rows(view, [10], cfg.linking)
     sem = [e for e in edges if e.type == "semantic"]
     assert len(sem) == 6
     assert all(e.weight >= 0.85 for e in sem)
@@ -116,7 +117,7 @@ def test_structural_edges_need_shared_cues_and_threshold():
             unit(3, ["Priya"], ["Oslo"], None)]
     view.add(olds, np.stack(far))
     view.add([unit(9, ["Maya"], ["Lisbon"], T)], unit_vec(1.0)[None, :])
-    edges = link_rows(view, [4], PAPER_WRITE)
+    edges = link_rows(view, [4], PAPER_WRITE.linking)
     structural = {e.dst: e.weight for e in edges if e.type == "structural"}
     assert structural == {olds[0].id: pytest.approx(1.0)}  # unit 1: s_str=(0*0.5+1*0.3)/0.8=0.375 < 0.6
     assert not [e for e in edges if e.type == "semantic"]
@@ -126,7 +127,7 @@ def test_structural_cap_and_incremental_order():
     view = NamespaceView(NS)
     units = [unit(i, ["Maya"], [], T) for i in range(12)]
     view.add(units, np.stack([unit_vec(1.0, 0.05 * i) for i in range(12)]))
-    edges = link_rows(view, list(range(12)), PAPER_WRITE.model_copy(update={"max_semantic_edges": 0}))
+    edges = link_rows(view, list(range(12)), PAPER_WRITE.replace(linking={"max_semantic_edges": 0}).linking)
     by_src: dict[str, int] = {}
     for e in edges:
         assert e.type == "structural"
@@ -145,7 +146,7 @@ def test_reachable_and_expansion_prefers_short_strong_paths():
     reach = reachable(g, ["A"], "semantic", 2, exclude={"A"})
     assert set(reach) == {"B", "C", "C2"}  # D is 3 hops away; E only via structural
     assert reach["C"].path == ["A", "B", "C"]
-    hits = expand_channel(g, ["A"], "semantic", lambda ids: [0.5 for _ in ids], hops=2, top_n=2,
+    hits = expand_channel(g, ["A"], "semantic", lambda ids: [0.5 for _ in ids], ExpansionConfig(hops=2, per_channel=2),
                           exclude={"A"})
     # equal scores: shorter path first, then stronger path
     assert [h.unit_id for h in hits] == ["B", "C2"]
@@ -165,8 +166,8 @@ def test_expansion_keeps_the_top_n_of_a_full_ranking_when_scores_sit_on_rounding
     reach = reachable(g, ["A"], "semantic", 2, exclude={"A"})
     edge = [0.5004999, 0.5005, 0.5005001, 0.501, 0.4995, None]
     score = {uid: edge[int(rng.integers(len(edge)))] for uid in reach}
-    hits = expand_channel(g, ["A"], "semantic", lambda ids: [score[i] for i in ids], hops=2, top_n=top_n,
-                          exclude={"A"}, path_floor=path_floor)
+    hits = expand_channel(g, ["A"], "semantic", lambda ids: [score[i] for i in ids],
+                          ExpansionConfig(hops=2, per_channel=top_n), exclude={"A"}, path_floor=path_floor)
     f = path_floor
     full = sorted((uid for uid in reach if score[uid] is not None), key=lambda uid: (
         (-round(reach[uid].strength * (f + (1.0 - f) * score[uid]), 6), len(reach[uid].path), uid) if f is not None

@@ -11,8 +11,9 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from langchain_ripplemem.cli import main as cli_main
-from langchain_ripplemem.config import PAPER, RecallConfig
+from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.presets import PAPER
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
 from langchain_ripplemem.server import served_memory
 
@@ -28,7 +29,7 @@ def ids_and_scores(result) -> list[tuple[str, float]]:
 
 
 # -- item 1: an empty namespace ------------------------------------------------------------
-@pytest.mark.parametrize("config", [RecallConfig(), PAPER, RecallConfig(max_rounds=3)])
+@pytest.mark.parametrize("config", [RecallConfig(), PAPER, RecallConfig(controller={"max_rounds": 3})])
 def test_recall_on_an_empty_namespace_returns_an_empty_result_with_its_trace(bow, config):
     memory = RippleMemory(bow, recall_config=config)
     for result in (memory.recall("Where is Bob moving?", namespace=NS),
@@ -54,7 +55,7 @@ def test_cli_recall_on_an_empty_namespace_with_the_recommended_settings(tmp_path
 
 # -- item 3: the same preparation and the same effective config both ways ------------------
 def test_the_compiled_graph_uses_the_memory_config_and_matches_recall(bow):
-    config = RecallConfig(top_k=3, semantic_k=4, lexical_k=2, cue_k=2)
+    config = RecallConfig(assembly={"top_k": 3}, views={"semantic_k": 4, "lexical_k": 2, "cue_k": 2})
     memory = RippleMemory(bow, recall_config=config)
     memory.add_conversation(make_conversation(), namespace=NS)
     graph = build_recall_graph(memory)
@@ -122,7 +123,7 @@ async def test_the_served_graphs_run_under_the_dev_servers_blocking_rules(served
     ])
     with dev_server_blocking_rules():
         empty = await recall.ainvoke({"query": "Where is Bob moving?"},
-                                     context={"namespace": list(NS), "config": {"context_weight": 0.5}})
+                                     context={"namespace": list(NS), "config": {"context": {"weight": 0.5}}})
         report = await ingest.ainvoke({"conversation": make_conversation().model_dump(mode="json")},
                                       context={"namespace": list(NS)})
         found = await recall.ainvoke({"query": "What is Maya allergic to?"}, context={"namespace": list(NS)})

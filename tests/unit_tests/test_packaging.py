@@ -65,7 +65,7 @@ def test_the_wheel_carries_the_licences(wheel_names: set[str]) -> None:
 def test_field_defaults_are_keywords_so_type_checkers_see_them() -> None:
     # Pydantic models are dataclass transforms (PEP 681) to mypy and pyright, which take a field's
     # default only from ``Field(default=...)``: with ``Field(40, ...)`` a typed user's
-    # ``RecallConfig(top_k=5)`` is an error naming every other field as missing.
+    # ``AssemblyConfig(top_k=5)`` is an error naming every other field as missing.
     positional = []
     for path in sorted((ROOT / PACKAGE).rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

@@ -18,7 +18,7 @@ from .conftest import BagOfWordsEmbeddings
 from .test_cli_store_commands import cli, ingest
 
 NS = ("users", "maya")
-ONE_ROUND = RecallConfig(max_rounds=0)  # the first hop only: one round in the trace
+ONE_ROUND = RecallConfig(controller={"max_rounds": 0})  # the first hop only: one round in the trace
 
 
 def one_turn(text: str | None = "Maya adopted a cat called Pixel.", **extra: object) -> Conversation:

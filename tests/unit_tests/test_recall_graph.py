@@ -4,15 +4,16 @@ import pytest
 from langchain_core.tracers.context import collect_runs
 from langgraph.graph import END, START, StateGraph
 
-from langchain_ripplemem.config import PAPER, PAPER_LONG_HISTORY, RecallConfig, WriteConfig, preset
+from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.presets import PAPER, PAPER_LONG_HISTORY, preset
 from langchain_ripplemem.recall import NODE_NAMES, RecallContext, build_recall_graph
 from langchain_ripplemem.schemas import Conversation, RecallResult
 
 from .conftest import BagOfWordsEmbeddings, filled_memory
 
 NS = ("maya",)
-SMALL = PAPER.model_copy(update={"semantic_k": 1, "lexical_k": 1, "cue_k": 0})
+SMALL = PAPER.replace(views={"semantic_k": 1, "lexical_k": 1, "cue_k": 0})
 # No memory says "say", so the heuristic controller always sees missing support.
 QUESTION = "What did Maya say she would think about?"
 
@@ -32,7 +33,7 @@ def test_node_names_and_wiring(memory):
 
 
 def test_expansion_finds_memory_missing_from_first_hop(memory):
-    first_hop_only = memory.recall(QUESTION, namespace=NS, config=SMALL.model_copy(update={"max_rounds": 0}))
+    first_hop_only = memory.recall(QUESTION, namespace=NS, config=SMALL.replace(controller={"max_rounds": 0}))
     assert turns(first_hop_only) == ["S3:2"]
     result = memory.recall(QUESTION, namespace=NS, config=SMALL)
     assert "S1:1" in turns(result)  # the allergy: reachable only through the graph
@@ -53,7 +54,7 @@ def test_expansion_finds_memory_missing_from_first_hop(memory):
 def test_round_budget_and_empty_expansion_stop_the_loop(memory):
     result = memory.recall(QUESTION, namespace=NS, config=SMALL)
     assert result.rounds[-1].reason == "round budget spent (1)"
-    deep = memory.recall(QUESTION, namespace=NS, config=SMALL.model_copy(update={"max_rounds": 6}))
+    deep = memory.recall(QUESTION, namespace=NS, config=SMALL.replace(controller={"max_rounds": 6}))
     assert deep.rounds[-1].reason == "expansion added nothing"
     assert deep.rounds[-1].expanded == []
     assert 2 <= len(deep.rounds) < 7
@@ -62,7 +63,7 @@ def test_round_budget_and_empty_expansion_stop_the_loop(memory):
 @pytest.mark.parametrize("rounds", [0, 1])
 def test_a_spent_budget_goes_straight_to_assembly_without_a_controller_run(memory, rounds):
     with collect_runs() as cb:
-        result = memory.recall(QUESTION, namespace=NS, config=SMALL.model_copy(update={"max_rounds": rounds}),
+        result = memory.recall(QUESTION, namespace=NS, config=SMALL.replace(controller={"max_rounds": rounds}),
                                callbacks=[cb])
     root = next(r for r in cb.traced_runs if r.name == "ripplemem_recall")
     steps = [r.name for r in sorted(root.child_runs, key=lambda r: r.dotted_order)]
@@ -110,10 +111,9 @@ def test_assembly_scores_sorted_and_budgeted(memory):
 
 def test_ablations_change_what_expansion_does(memory):
     full = memory.recall(QUESTION, namespace=NS, config=SMALL)
-    no_structural = memory.recall(QUESTION, namespace=NS, config=SMALL.model_copy(
-        update={"expand_structural": False}))
+    no_structural = memory.recall(QUESTION, namespace=NS, config=SMALL.replace(expansion={"expand_structural": False}))
     assert "S1:1" in turns(full) and "S1:1" not in turns(no_structural)
-    no_planning = memory.recall(QUESTION, namespace=NS, config=SMALL.model_copy(update={"use_planning": False}))
+    no_planning = memory.recall(QUESTION, namespace=NS, config=SMALL.replace(controller={"use_planning": False}))
     assert no_planning.rounds[1].target.restatement == QUESTION
 
 
@@ -129,17 +129,18 @@ def test_a_misspelt_setting_is_an_error_naming_it_not_a_default_silently_kept(bo
 
 
 def test_presets_are_named_by_purpose_and_the_default_is_the_recommended_one(bow):
-    assert (PAPER.semantic_k, PAPER.lexical_k, PAPER.cue_k) == (10, 5, 5)
-    assert (PAPER.context_weight, PAPER.speaker_bonus, PAPER.time_bonus, PAPER.alignment) == (0, 0, 0, "semantic")
+    assert (PAPER.views.semantic_k, PAPER.views.lexical_k, PAPER.views.cue_k) == (10, 5, 5)
+    assert (PAPER.context.weight, PAPER.scoring.speaker_bonus, PAPER.scoring.time_bonus,
+            PAPER.scoring.alignment) == (0, 0, 0, "semantic")
     write, recall = preset("paper-long-history")
-    assert (write.window_size, write.window_overlap) == (10, 0) and recall is PAPER_LONG_HISTORY
-    assert (recall.semantic_k, recall.lexical_k, recall.cue_k) == (15, 8, 8)
+    assert (write.extraction.window_size, write.extraction.window_overlap) == (10, 0) and recall is PAPER_LONG_HISTORY
+    assert (recall.views.semantic_k, recall.views.lexical_k, recall.views.cue_k) == (15, 8, 8)
     assert preset("Recommended") == (WriteConfig(), RecallConfig())
     write, recall = preset("long-history")
-    assert write == WriteConfig() and recall.speaker_bonus > RecallConfig().speaker_bonus
-    assert recall.semantic_k < RecallConfig().semantic_k  # long answers crowd wide first-hop views
+    assert write == WriteConfig() and recall.scoring.speaker_bonus > RecallConfig().scoring.speaker_bonus
+    assert recall.views.semantic_k < RecallConfig().views.semantic_k  # long answers crowd wide first-hop views
     assert RippleMemory(bow).recall_config == RecallConfig() != PAPER  # RippleMemory() gets the recommended
-    assert RecallConfig().context_weight > 0 and RecallConfig().semantic_k > PAPER.semantic_k
+    assert RecallConfig().context.weight > 0 and RecallConfig().views.semantic_k > PAPER.views.semantic_k
     with pytest.raises(ValueError, match="unknown preset"):
         preset("locomo-tuned")
 
@@ -255,7 +256,7 @@ def test_the_askers_first_person_is_a_speaker_cue():
 def test_distinct_sessions_first_reorders_only_the_best_2n(memory):
     query = "What did Maya and Sam say about dinner and the trip?"
     plain = memory.recall(query, namespace=NS, k=7)
-    spread = memory.recall(query, namespace=NS, k=7, config=RecallConfig(distinct_sessions_first=2))
+    spread = memory.recall(query, namespace=NS, k=7, config=RecallConfig(assembly={"distinct_sessions_first": 2}))
     sessions = [m.unit.source.session_id for m in plain.memories]
     assert len(set(sessions[:4])) >= 2 and sessions[0] == sessions[1]  # the fixture's best two share a session
     assert [m.unit.source.session_id for m in spread.memories][:2] == [sessions[0], next(

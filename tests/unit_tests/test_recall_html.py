@@ -31,12 +31,12 @@ from .conftest import BagOfWordsEmbeddings
 
 # Three expansion rounds that never stop early, and enough semantic edges (bag-of-words vectors
 # are less alike than MiniLM's) for both edge types to carry paths.
-THREE_ROUNDS = RecallConfig(max_rounds=3, sufficiency_similarity=2.0)
+THREE_ROUNDS = RecallConfig(controller={"max_rounds": 3, "sufficiency_similarity": 2.0})
 
 
 @cache
 def sample_memory() -> RippleMemory:
-    memory = RippleMemory(BagOfWordsEmbeddings(), write_config=WriteConfig(semantic_threshold=0.3),
+    memory = RippleMemory(BagOfWordsEmbeddings(), write_config=WriteConfig(linking={"semantic_threshold": 0.3}),
                           recall_config=THREE_ROUNDS)
     memory.add_conversation(load_sample()[0], namespace=NAMESPACE)
     return memory

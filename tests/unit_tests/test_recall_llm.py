@@ -4,16 +4,16 @@ import re
 
 import pytest
 
-from langchain_ripplemem.config import PAPER, PAPER_WRITE
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.presets import PAPER, PAPER_WRITE
 from langchain_ripplemem.recall import NODE_NAMES, build_recall_graph
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
 from .fakes import ScriptedChatModel
 
 NS = ("maya",)
-CONFIG = PAPER.model_copy(update={"semantic_k": 2, "lexical_k": 1, "cue_k": 0, "max_rounds": 1})
+CONFIG = PAPER.replace(views={"semantic_k": 2, "lexical_k": 1, "cue_k": 0}, controller={"max_rounds": 1})
 CUES = {"semantic_query": "Maya's dinner plans and food restrictions", "keywords": ["dinner"],
         "participants": ["Maya"], "locations": [], "time_start": None, "time_end": None}
 
@@ -85,7 +85,7 @@ def test_anchors_are_capped_at_max_anchors():
     def many(messages):
         return plan(anchors=evidence_ids(messages))(messages)
     memory, _ = memory_with([CUES, many, "ok"])
-    cfg = CONFIG.model_copy(update={"semantic_k": 5, "max_anchors": 2})
+    cfg = CONFIG.replace(views={"semantic_k": 5}, controller={"max_anchors": 2})
     result = memory.recall("Should Maya accept the dinner pick?", namespace=NS, config=cfg)
     assert len(result.rounds[1].anchors) == 2
 

@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from langchain_ripplemem.config import ContextConfig
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.recall import smoothing
 from langchain_ripplemem.recall.cues import reference_time
@@ -75,21 +76,22 @@ def test_scores_taken_before_a_write_are_smoothed_without_the_new_rows():
     view.add([unit(2, "S1", 4), unit(3, "S1", 3)], np.zeros((2, 4), dtype=np.float32))
     neighbour_rows(view)  # the cache now knows rows 2 and 3
     expected = smooth(scores, np.array([[-1, 1], [0, -1]]), (0.5, 0.25))
-    assert in_context(view, scores, (0.5, 0.25)).tolist() == expected.tolist()
+    assert in_context(view, scores, ContextConfig(weight=0.5, weight_2=0.25, terms=0)).tolist() == expected.tolist()
 
 
 def test_expansion_walks_the_anchors_neighbourhood_not_the_whole_graph(monkeypatch):
     import networkx as nx
 
-    from langchain_ripplemem.config import PAPER_WRITE, RecallConfig
+    from langchain_ripplemem.config import RecallConfig
     from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.presets import PAPER_WRITE
 
     from .conftest import BagOfWordsEmbeddings, make_conversation
 
     memory = RippleMemory(BagOfWordsEmbeddings(), write_config=PAPER_WRITE)  # seven turns: too few for cue edges
     memory.add_conversation(make_conversation(), namespace=NS)
-    config = RecallConfig(sufficiency_similarity=2.0, semantic_k=2, lexical_k=1, cue_k=1,  # always expands
-                          max_rounds=1)
+    config = RecallConfig(controller={"sufficiency_similarity": 2.0, "max_rounds": 1},
+                          views={"semantic_k": 2, "lexical_k": 1, "cue_k": 1})
     expected = memory.recall("Where could Maya celebrate her birthday?", namespace=NS, config=config)
     assert expected.rounds[-1].expanded  # the expansion path ran
 

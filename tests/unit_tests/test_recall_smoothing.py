@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from langchain_ripplemem.config import PAPER, PAPER_WRITE, RecallConfig, WriteConfig
+from langchain_ripplemem.config import ContextConfig, LinkingConfig, RecallConfig
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.scoring import structural_score
+from langchain_ripplemem.presets import PAPER, PAPER_WRITE
 from langchain_ripplemem.recall.cues import move_speakers
 from langchain_ripplemem.recall.smoothing import in_context, neighbour_rows, smooth, speakers, top_in_context
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Provenance, QueryCues, TimeInterval
@@ -18,7 +19,12 @@ from .conftest import BagOfWordsEmbeddings, make_conversation
 NS = ("ctx",)
 
 
-SMALL_PAPER = PAPER.model_copy(update={"semantic_k": 1, "lexical_k": 1, "cue_k": 0})
+SMALL_PAPER = PAPER.replace(views={"semantic_k": 1, "lexical_k": 1, "cue_k": 0})
+
+
+def ctx(weight: float, weight_2: float = 0.0, terms: int = 0) -> ContextConfig:
+    """Dialogue-context settings of these weights (``terms`` 0: every unit takes all the credit)."""
+    return ContextConfig(weight=weight, weight_2=weight_2, terms=terms)
 
 
 def unit(uid: str, session: str, turn_index: int | None, participants=("Maya",), day: int = 1) -> MemoryUnit:
@@ -59,14 +65,14 @@ def test_in_context_equals_smooth_before_and_after_the_view_grows():
     view = view_of([unit(f"u{i}", f"S{i % 3}", int(i)) for i in order[:20]])
     weights = (0.5, 0.3)
     scores = rng.standard_normal(20)
-    assert in_context(view, scores, weights).tolist() == smooth(scores, neighbour_rows(view), weights).tolist()
+    assert in_context(view, scores, ctx(*weights)).tolist() == smooth(scores, neighbour_rows(view), weights).tolist()
     view.add([unit(f"u{i}", f"S{i % 3}", int(i)) for i in order[20:]], np.ones((10, 8), dtype=np.float32))
     scores = rng.standard_normal(30)  # the cached rows each distance away follow the growth
-    assert in_context(view, scores, weights).tolist() == smooth(scores, neighbour_rows(view), weights).tolist()
+    assert in_context(view, scores, ctx(*weights)).tolist() == smooth(scores, neighbour_rows(view), weights).tolist()
     # scores taken before the growth: the later rows are nobody's neighbours
     early = scores[:20]
     trimmed = np.where(neighbour_rows(view)[:20] < 20, neighbour_rows(view)[:20], -1)
-    assert in_context(view, early, weights).tolist() == smooth(early, trimmed, weights).tolist()
+    assert in_context(view, early, ctx(*weights)).tolist() == smooth(early, trimmed, weights).tolist()
 
 
 def test_read_only_scores_are_smoothed_once_and_again_when_the_view_grows(monkeypatch):
@@ -78,14 +84,14 @@ def test_read_only_scores_are_smoothed_once_and_again_when_the_view_grows(monkey
     view = view_of([unit(f"u{i}", "S1", i) for i in range(6)])
     scores = np.arange(6, dtype=np.float32)
     scores.flags.writeable = False  # as a view's cosines are
-    first = in_context(view, scores, (0.5, 0.3), terms=0)
-    assert in_context(view, scores, (0.5, 0.3)) is first and len(calls) == 1  # kept
+    first = in_context(view, scores, ctx(*(0.5, 0.3), terms=0))
+    assert in_context(view, scores, ctx(*(0.5, 0.3))) is first and len(calls) == 1  # kept
     assert not first.flags.writeable and first.tolist() == smooth(scores, neighbour_rows(view), (0.5, 0.3)).tolist()
-    assert in_context(view, scores, (0.5, 0.0)) is not first and len(calls) == 2  # other weights
-    assert in_context(view, scores.copy(), (0.5, 0.3)) is not first and len(calls) == 3  # writable: not kept
+    assert in_context(view, scores, ctx(*(0.5, 0.0))) is not first and len(calls) == 2  # other weights
+    assert in_context(view, scores.copy(), ctx(*(0.5, 0.3))) is not first and len(calls) == 3  # writable: not kept
     # A late unit of turn 0 sorts between turns 0 and 1: row 0's next neighbour is now a row past the scores.
     view.add([unit("late", "S1", 0)], np.ones((1, 8), dtype=np.float32))
-    regrown = in_context(view, scores, (0.5, 0.3))
+    regrown = in_context(view, scores, ctx(*(0.5, 0.3)))
     trimmed = np.where(neighbour_rows(view)[:6] < 6, neighbour_rows(view)[:6], -1)
     assert len(calls) == 4 and regrown.tolist() != first.tolist()
     assert regrown.tolist() == smooth(scores, trimmed, (0.5, 0.3)).tolist()
@@ -98,7 +104,7 @@ def test_a_recall_smooths_its_query_cosines_once(talk, monkeypatch):
     original = smoothing._contextual_of
     monkeypatch.setattr(smoothing, "_contextual_of",
                         lambda view, scores, *a: smoothed.append(scores.flags.writeable) or original(view, scores, *a))
-    config = PAPER.model_copy(update={"context_weight": 0.5, "max_rounds": 0, "alignment": "semantic"})
+    config = PAPER.replace(context={"weight": 0.5}, controller={"max_rounds": 0}, scoring={"alignment": "semantic"})
     talk.recall("what do the kids like", namespace=NS, config=config)
     # the semantic view's cosines once (assembly reuses them), the lexical view's BM25 scores once
     assert sorted(smoothed) == [False, True]
@@ -110,20 +116,20 @@ def test_a_long_unit_takes_context_credit_in_proportion_to_its_terms():
     view = view_of([short, long, unit("a3", "S1", 3)])
     assert view.term_counts().tolist() == [2, 40, 2]
     scores, weights = np.array([1.0, 0.0, 1.0]), (0.5,)
-    full = in_context(view, scores, weights)
+    full = in_context(view, scores, ctx(*weights))
     assert full.tolist() == [1.0, 0.5, 1.0]
     # 10 terms allowed: the 40-term unit takes a quarter of its neighbours' credit, the short ones all
-    assert in_context(view, scores, weights, terms=10).tolist() == [1.0, 0.125, 1.0]
-    assert in_context(view, scores, weights, terms=40).tolist() == full.tolist()
+    assert in_context(view, scores, ctx(*weights, terms=10)).tolist() == [1.0, 0.125, 1.0]
+    assert in_context(view, scores, ctx(*weights, terms=40)).tolist() == full.tolist()
     # a neighbour's strong match lifts the long unit over a short one that matches on its own; with
     # the limit it does not
     own = np.array([0.5, 0.2, 0.9])
-    assert [uid for uid, _ in top_in_context(view, own, weights, 2)] == ["a3", "a2"]
-    assert [uid for uid, _ in top_in_context(view, own, weights, 2, terms=10)] == ["a3", "a1"]
+    assert [uid for uid, _ in top_in_context(view, own, ctx(*weights), 2)] == ["a3", "a2"]
+    assert [uid for uid, _ in top_in_context(view, own, ctx(*weights, terms=10), 2)] == ["a3", "a1"]
     # the shares follow the view as it grows
     view.add([unit("a4", "S1", 4).model_copy(update={"restatement": " ".join(f"w{i}" for i in range(20))})],
              np.ones((1, 8), dtype=np.float32))
-    assert in_context(view, np.array([1.0, 0.0, 1.0, 0.0]), weights, terms=10).tolist() == [1.0, 0.125, 1.0, 0.25]
+    assert in_context(view, np.array([1.0, 0.0, 1.0, 0.0]), ctx(*weights, terms=10)).tolist() == [1.0, 0.125, 1.0, 0.25]
 
 
 def test_units_without_turn_index_keep_write_order():
@@ -148,11 +154,11 @@ def test_smooth_reaches_two_turns_but_not_across_a_session_end():
 def test_top_in_context_excludes_hidden_keeps_positive_and_breaks_ties_by_row():
     view = view_of([unit("a1", "S1", 1), unit("a2", "S1", 2), unit("a3", "S1", 3), unit("b1", "S2", 1)])
     scores = np.array([0.0, 2.0, 0.0, 0.0])
-    got = top_in_context(view, scores, (0.5,), k=4, positive=True)
+    got = top_in_context(view, scores, ctx(*(0.5,)), k=4, positive=True)
     assert got == [("a2", 2.0), ("a1", 1.0), ("a3", 1.0)]  # b1 has no match and no matching neighbour
-    assert [uid for uid, _ in top_in_context(view, scores, (0.5,), k=4, positive=True, exclude=["a1"])] == \
+    assert [uid for uid, _ in top_in_context(view, scores, ctx(*(0.5,)), k=4, positive=True, exclude=["a1"])] == \
         ["a2", "a3"]
-    assert len(top_in_context(view, scores, (0.0,), k=4)) == 4  # without `positive`, every unit ranks
+    assert len(top_in_context(view, scores, ctx(*(0.0,)), k=4)) == 4  # without `positive`, every unit ranks
 
 
 def test_speakers_come_from_unit_metadata():
@@ -198,18 +204,18 @@ def recalled(memory: RippleMemory, query: str, config: RecallConfig, k: int) -> 
 
 
 def test_context_finds_the_answer_to_the_question_turn(talk):
-    base = PAPER.model_copy(update={"semantic_k": 2, "lexical_k": 2, "cue_k": 0, "max_rounds": 0})
+    base = PAPER.replace(views={"semantic_k": 2, "lexical_k": 2, "cue_k": 0}, controller={"max_rounds": 0})
     query = "what do the kids like to do these days"
     assert "S1:2" not in recalled(talk, query, base, k=2)
-    with_context = base.model_copy(update={"context_weight": 0.8})
+    with_context = base.replace(context={"weight": 0.8})
     assert recalled(talk, query, with_context, k=2) == ["S1:1", "S1:2"]
 
 
 def test_speaker_bonus_prefers_what_the_named_person_said(talk):
-    base = PAPER.model_copy(update={"semantic_k": 5, "lexical_k": 5, "cue_k": 5, "max_rounds": 0})
+    base = PAPER.replace(views={"semantic_k": 5, "lexical_k": 5, "cue_k": 5}, controller={"max_rounds": 0})
     question = "What kids do Maya like?"
     assert recalled(talk, question, base, k=1) == ["S2:1"]  # Sam's turn names Maya
-    bonus = base.model_copy(update={"speaker_bonus": 1.0})
+    bonus = base.replace(scoring={"speaker_bonus": 1.0})
     assert recalled(talk, question, bonus, k=1) == ["S3:1"]  # Maya's own words
 
 
@@ -247,9 +253,9 @@ def test_cue_view_matches_a_brute_force_ranking():
                  QueryCues(query="q", participants=["maya", "sam"], time=units[5].time)):
         expected = sorted(
             ((s, float(view.matrix[i] @ query_vector), i) for i, u in enumerate(view.units)
-             if (s := structural_score(cues, u, WriteConfig())) is not None and s > 0),
+             if (s := structural_score(cues, u, LinkingConfig())) is not None and s > 0),
             key=lambda t: (-t[0], -t[1], t[2]))
-        got = view.cues(cues, 25, WriteConfig(), query_vector)
+        got = view.cues(cues, 25, LinkingConfig(), query_vector)
         assert [uid for uid, _ in got] == [view.ids[i] for _, _, i in expected[:25]]
         assert [s for _, s in got] == pytest.approx([s for s, _, _ in expected[:25]])
 

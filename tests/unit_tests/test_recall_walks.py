@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from langchain_ripplemem.cli.demo import load_sample
+from langchain_ripplemem.config import ExpansionConfig
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.adjacency import walk_graph, with_edges
@@ -68,7 +69,7 @@ def test_kept_walks_serve_the_same_reach_whatever_each_call_excludes(chain):
     assert set(walks) == {(a, 2), (d, 2)}
     assert walks.steps.of(a) == [(b, 0.9)]  # semantic edges only
     assert walks.steps.of(b) == [(a, 0.9), (c, 0.8), (f, 0.5)]
-    hits = expand_channel(graph, [a], "semantic", lambda ids: [0.5] * len(ids), hops=2, top_n=3,
+    hits = expand_channel(graph, [a], "semantic", lambda ids: [0.5] * len(ids), ExpansionConfig(hops=2, per_channel=3),
                           exclude=Unreachable(taken={a}, rows=view.pos, limit=len(view)), walks=walks)
     assert [h.unit_id for h in hits] == [b, c, f] and hits[1].path == [a, b, c]
 

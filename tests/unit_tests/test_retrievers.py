@@ -10,8 +10,9 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
-from langchain_ripplemem.config import PAPER, RecallConfig
+from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.presets import PAPER
 from langchain_ripplemem.retrievers import RippleMemRetriever
 
 from .conftest import filled_memory
@@ -69,7 +70,7 @@ def test_documents_carry_provenance_metadata(memory):
 
 def test_expanded_memories_report_their_paths(memory):
     # A one-per-view first hop leaves the allergy (S1:1) to graph expansion.
-    small = PAPER.model_copy(update={"semantic_k": 1, "lexical_k": 1, "cue_k": 0})
+    small = PAPER.replace(views={"semantic_k": 1, "lexical_k": 1, "cue_k": 0})
     retriever = RippleMemRetriever(memory=memory, namespace=NS, k=30, config=small)
     docs = retriever.invoke("What did Maya say she would think about?")
     allergy = next(d for d in docs if d.metadata["turn_ids"] == ["S1:1"])
@@ -97,7 +98,7 @@ def test_namespace_isolation(memory):
 
 
 def test_recall_config_is_used(memory):
-    no_expansion = RecallConfig(max_rounds=0)
+    no_expansion = RecallConfig(controller={"max_rounds": 0})
     docs = memory.as_retriever(namespace=NS, k=30, config=no_expansion).invoke(QUESTION)
     assert not any(s.startswith("expansion:") for d in docs for s in d.metadata["found_by"])
 

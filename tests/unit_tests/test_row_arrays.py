@@ -36,8 +36,8 @@ def units(n: int, seed: int) -> list[MemoryUnit]:
     return out
 
 
-@pytest.mark.parametrize("config", [RecallConfig(), RecallConfig(speaker_bonus=0.3, time_bonus=0.7),
-                                    RecallConfig(speaker_bonus=0.0, time_bonus=0.0)])
+@pytest.mark.parametrize("config", [RecallConfig(), RecallConfig(scoring={"speaker_bonus": 0.3, "time_bonus": 0.7}),
+                                    RecallConfig(scoring={"speaker_bonus": 0.0, "time_bonus": 0.0})])
 @pytest.mark.parametrize("query_time", [None, (0, 60), (-400, 2 * 1440), (5000, 0)])
 def test_cue_bonuses_equal_each_memorys_cue_bonus_exactly(config, query_time):
     memories = units(300, seed=len(str(query_time)))
@@ -46,9 +46,9 @@ def test_cue_bonuses_equal_each_memorys_cue_bonus_exactly(config, query_time):
     cues = QueryCues(query="q", participants=["maya", "jo"],
                      time=None if query_time is None else interval(*query_time))
     rows = np.random.default_rng(3).permutation(len(memories))[:200]
-    got = cue_bonuses(view, rows, cues, config).tolist()
-    assert got == [cue_bonus(memories[row], cues, config) for row in rows.tolist()]  # exact, not approx
-    if config.time_bonus and cues.time is not None:
+    got = cue_bonuses(view, rows, cues, config.scoring).tolist()
+    assert got == [cue_bonus(memories[row], cues, config.scoring) for row in rows.tolist()]  # exact, not approx
+    if config.scoring.time_bonus and cues.time is not None:
         assert len(set(got)) > 10  # the times really differ: the test compares more than constants
 
 

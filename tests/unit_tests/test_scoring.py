@@ -3,7 +3,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.config import LinkingConfig, WriteConfig
 from langchain_ripplemem.memory_graph.scoring import jaccard, structural_score, time_similarity
 from langchain_ripplemem.schemas import ExpansionTarget, TimeInterval
 
@@ -38,7 +38,7 @@ def test_structural_score_all_cues_hand_computed():
     a = cues(["Maya", "Sam"], ["Portland"], day(0))
     b = cues(["Maya"], ["Portland", "Harbor Grill"], day(7))
     expected = (0.5 * 0.5 + 0.2 * 0.5 + 0.3 * math.exp(-1)) / 1.0
-    assert structural_score(a, b, WriteConfig()) == pytest.approx(expected)
+    assert structural_score(a, b, LinkingConfig()) == pytest.approx(expected)
 
 
 def test_structural_score_renormalises_over_shared_cue_types():
@@ -46,19 +46,19 @@ def test_structural_score_renormalises_over_shared_cue_types():
     a = cues(["Maya"], ["Portland"], day(0))
     b = cues(["Maya", "Sam"], [], day(14))
     expected = (0.5 * 0.5 + 0.3 * math.exp(-2)) / 0.8
-    assert structural_score(a, b, WriteConfig()) == pytest.approx(expected)
+    assert structural_score(a, b, LinkingConfig()) == pytest.approx(expected)
     # only time in common
-    assert structural_score(cues(t=day(0)), cues(["Sam"], t=day(0)), WriteConfig()) == pytest.approx(1.0)
+    assert structural_score(cues(t=day(0)), cues(["Sam"], t=day(0)), LinkingConfig()) == pytest.approx(1.0)
 
 
 def test_no_comparable_cue_type_gives_none_not_zero():
-    assert structural_score(cues(["Maya"]), cues(loc=["Lisbon"]), WriteConfig()) is None
-    assert structural_score(cues(), cues(), WriteConfig()) is None
+    assert structural_score(cues(["Maya"]), cues(loc=["Lisbon"]), LinkingConfig()) is None
+    assert structural_score(cues(), cues(), LinkingConfig()) is None
     # comparable but disjoint is a real zero
-    assert structural_score(cues(["Maya"]), cues(["Sam"]), WriteConfig()) == 0.0
+    assert structural_score(cues(["Maya"]), cues(["Sam"]), LinkingConfig()) == 0.0
 
 
 def test_custom_betas_are_used():
-    cfg = WriteConfig(beta_participants=1.0, beta_locations=0.0, beta_time=1.0)
+    cfg = WriteConfig(linking={"beta_participants": 1.0, "beta_locations": 0.0, "beta_time": 1.0})
     a, b = cues(["Maya"], ["X"], day(0)), cues(["Maya"], ["Y"], day(7))
-    assert structural_score(a, b, cfg) == pytest.approx((1.0 + math.exp(-1)) / 2)
+    assert structural_score(a, b, cfg.linking) == pytest.approx((1.0 + math.exp(-1)) / 2)

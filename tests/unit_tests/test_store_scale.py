@@ -61,8 +61,9 @@ class TurnUnits:
         return self.extract(window, namespace)
 
 
-CHEAP = WriteConfig(window_size=1000, window_overlap=0, semantic_pool=0, cue_pool=0, supersession=False,
-                    semantic_threshold=0.99)
+CHEAP = WriteConfig(extraction={"window_size": 1000, "window_overlap": 0},
+                    linking={"semantic_pool": 0, "cue_pool": 0, "semantic_threshold": 0.99},
+                    supersession={"enabled": False})
 
 
 def _conversation(cid: str, turns: int, word: str) -> dict[str, object]:

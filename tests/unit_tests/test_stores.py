@@ -11,10 +11,11 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 
-from langchain_ripplemem.config import PAPER_WRITE, RecallConfig, WriteConfig
+from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.errors import ExtractionError
 from langchain_ripplemem.extraction.base import ExtractionResult
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.stores import RippleMemStore, item_text
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
@@ -110,7 +111,8 @@ async def test_search_with_query_recollects_and_ranks(store, mode):
 
 async def test_search_filters_before_ranking_and_fills_the_page_as_langgraph_does(memory, mode):
     # Recollection returns its best few (top_k 3 here); the filter and the page are over every item.
-    store = RippleMemStore(memory, recall_config=RecallConfig(top_k=3, semantic_k=3, lexical_k=3, cue_k=3))
+    store = RippleMemStore(memory, recall_config=RecallConfig(assembly={"top_k": 3},
+                                                              views={"semantic_k": 3, "lexical_k": 3, "cue_k": 3}))
     for day in ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"):
         await call(store, mode, "put", MAYA, f"dinner-{day}", {"text": f"Dinner on {day} at the noodle bar.",
                                                               "kind": "plans"})
@@ -126,7 +128,7 @@ async def test_search_filters_before_ranking_and_fills_the_page_as_langgraph_doe
 
 
 async def test_search_dedupes_an_item_split_into_several_units(mode):
-    memory = RippleMemory(BagOfWordsEmbeddings(), write_config=WriteConfig(max_turn_chars=100))
+    memory = RippleMemory(BagOfWordsEmbeddings(), write_config=WriteConfig(extraction={"max_turn_chars": 100}))
     store = RippleMemStore(memory)
     long_text = " ".join(f"In summer {year} Maya went hiking in the Cascades with Priya." for year in range(2018, 2024))
     await call(store, mode, "put", MAYA, "hiking", {"text": long_text})

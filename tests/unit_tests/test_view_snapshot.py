@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from langchain_ripplemem.cli.integrity import check_store
-from langchain_ripplemem.config import PAPER_WRITE, RecallConfig
+from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.errors import EmbeddingModelMismatchError
 from langchain_ripplemem.index import snapshot as view_snapshot
 from langchain_ripplemem.index.snapshot import SNAPSHOT_DIRNAME, ViewSnapshots, read_snapshot
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.schemas import Conversation
 from langchain_ripplemem.storage import sqlite as edge_store
 

@@ -1,0 +1,132 @@
+"""Grouping the settings by recall and write stage changed no default and no preset (issue 37).
+
+The flat values below are main's ``config.py`` before the grouping, written out by
+hand, so a changed default or preset value fails here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from langchain_ripplemem.config import RecallConfig, WriteConfig
+from langchain_ripplemem.presets import (
+    LONG_HISTORY,
+    PAPER,
+    PAPER_LONG_HISTORY,
+    PAPER_LONG_HISTORY_WRITE,
+    PAPER_WRITE,
+    PRESETS,
+    preset,
+)
+
+#: ``RecallConfig().model_dump()`` before the grouping, in its field order.
+OLD_RECALL = {
+    "semantic_k": 35, "lexical_k": 45, "cue_k": 30, "max_rounds": 2, "max_anchors": 3, "hops": 2, "per_channel": 15,
+    "top_k": 30, "distinct_sessions_first": 0, "expand_semantic": True, "expand_structural": True,
+    "use_planning": True, "sufficiency_similarity": 0.8, "alignment": "hybrid", "context_weight": 0.5,
+    "context_weight_2": 0.3, "context_mode": "sum", "keep_first_hop": 0, "keep_spacing": 3.0, "keep_lexical": 0,
+    "keep_lexical_spacing": 3.0, "context_terms": 60, "speaker_bonus": 0.5, "time_bonus": 0.5,
+    "cue_key_weight": 1.0, "topic_weight": 1.0, "first_topic_weight": 0.0, "first_rare_topic_weight": 0.5,
+    "target_cues": 3, "anchor_bridge_weight": 0.3, "bridge_weight": 1.2, "bridge_top": 0,
+    "bridge_within_session": False, "bridge_floor": 0.6, "bridge_key_budget": 16, "alignment_weight": 1.25,
+    "provenance_weight": 1.0, "anchor_bonus": 0.05,
+    "source_weights": {"semantic": 1.0, "lexical": 0.75, "cue": 0.9, "expansion": 0.85}, "rank_offset": 8,
+    "llm_max_retries": 2, "superseded_weight": 0.5, "recency_half_life_days": None,
+}
+#: ``WriteConfig().model_dump()`` before the grouping.
+OLD_WRITE = {
+    "window_size": 40, "window_overlap": 2, "semantic_threshold": None, "structural_threshold": 0.6,
+    "max_semantic_edges": 6, "max_structural_edges": 6, "semantic_pool": 20, "cue_pool": 20, "time_decay_days": 7.0,
+    "beta_participants": 0.5, "beta_locations": 0.2, "beta_time": 0.3, "structural_edges": "cues",
+    "cue_threshold": 0.6, "topic_weight": 1.0, "cue_min_rarity": 0.3, "embed_batch_size": 64, "max_turn_chars": 900,
+    "llm_max_retries": 2, "rules_for_uncovered_turns": True, "supersession": True, "llm_supersession": False,
+    "supersession_candidates": 5, "supersession_batch": 8,
+}
+#: What each preset changed of the old defaults, before the grouping.
+OLD_PAPER = {
+    "semantic_k": 10, "lexical_k": 5, "cue_k": 5, "max_rounds": 1, "per_channel": 5, "sufficiency_similarity": 0.55,
+    "alignment": "semantic", "context_weight": 0.0, "context_weight_2": 0.0, "speaker_bonus": 0.0, "time_bonus": 0.0,
+    "cue_key_weight": 0.0, "target_cues": 0, "bridge_weight": 0.0, "anchor_bridge_weight": 0.0, "rank_offset": 5,
+}
+OLD_RECALL_PRESETS = {
+    "PAPER": (PAPER, OLD_PAPER),
+    "PAPER_LONG_HISTORY": (PAPER_LONG_HISTORY, {**OLD_PAPER, "semantic_k": 15, "lexical_k": 8, "cue_k": 8}),
+    "LONG_HISTORY": (LONG_HISTORY, {"semantic_k": 20, "lexical_k": 20, "cue_k": 15, "per_channel": 20,
+                                    "speaker_bonus": 0.75, "distinct_sessions_first": 5}),
+}
+OLD_WRITE_PRESETS = {
+    "PAPER_WRITE": (PAPER_WRITE, {"structural_edges": "paper"}),
+    "PAPER_LONG_HISTORY_WRITE": (PAPER_LONG_HISTORY_WRITE,
+                                 {"structural_edges": "paper", "window_size": 10, "window_overlap": 0}),
+}
+#: The old flat names whose grouped name is not ``<group>.<same name>``.
+RENAMED = {
+    "context_weight": "context.weight", "context_weight_2": "context.weight_2", "context_mode": "context.mode",
+    "context_terms": "context.terms", "bridge_weight": "bridging.weight", "bridge_top": "bridging.top",
+    "bridge_within_session": "bridging.within_session", "bridge_floor": "bridging.floor",
+    "bridge_key_budget": "bridging.key_budget", "supersession": "supersession.enabled",
+    "llm_supersession": "supersession.llm", "supersession_candidates": "supersession.candidates",
+    "supersession_batch": "supersession.batch",
+}
+
+
+def grouped(config: BaseModel) -> dict[str, Any]:
+    """``{"group.setting": value}`` of a grouped config."""
+    return {f"{group}.{name}": value for group, values in config.model_dump().items() for name, value in values.items()}
+
+
+def regrouped(old: dict[str, Any], config: BaseModel) -> dict[str, Any]:
+    """The old flat values under their grouped names (each old name is in exactly one group)."""
+    homes: dict[str, list[str]] = {}
+    for path in grouped(config):
+        homes.setdefault(path.split(".", 1)[1], []).append(path)
+    out = {}
+    for name, value in old.items():
+        if name in RENAMED:
+            out[RENAMED[name]] = value
+        else:
+            (path,) = homes[name]
+            out[path] = value
+    return out
+
+
+def test_defaults_are_unchanged() -> None:
+    assert grouped(RecallConfig()) == regrouped(OLD_RECALL, RecallConfig())
+    assert grouped(WriteConfig()) == regrouped(OLD_WRITE, WriteConfig())
+
+
+@pytest.mark.parametrize("name", sorted(OLD_RECALL_PRESETS))
+def test_recall_presets_are_unchanged(name: str) -> None:
+    config, changed = OLD_RECALL_PRESETS[name]
+    assert grouped(config) == regrouped({**OLD_RECALL, **changed}, config)
+
+
+@pytest.mark.parametrize("name", sorted(OLD_WRITE_PRESETS))
+def test_write_presets_are_unchanged(name: str) -> None:
+    config, changed = OLD_WRITE_PRESETS[name]
+    assert grouped(config) == regrouped({**OLD_WRITE, **changed}, config)
+
+
+def test_named_presets() -> None:
+    assert sorted(PRESETS) == ["long-history", "paper", "paper-long-history", "recommended"]
+    assert preset("paper") == (PAPER_WRITE, PAPER) and preset("long-history") == (WriteConfig(), LONG_HISTORY)
+
+
+def test_replace_merges_per_group_and_validates() -> None:
+    config = RecallConfig().replace(context={"weight": 0.0}, assembly={"top_k": 10})
+    assert (config.context.weight, config.context.weight_2, config.assembly.top_k) == (0.0, 0.3, 10)
+    assert config.assembly.keep_spacing == 3.0 and config.views == RecallConfig().views
+    assert RecallConfig().replace(context=PAPER.context).context == PAPER.context  # a whole group
+    with pytest.raises(ValidationError, match="top_kk"):
+        RecallConfig().replace(assembly={"top_kk": 3})
+    with pytest.raises(ValidationError):
+        RecallConfig().replace(assembly={"top_k": 0})
+    with pytest.raises(ValidationError, match="window_overlap"):
+        WriteConfig().replace(extraction={"window_size": 2})  # the default overlap of 2 no longer fits
+    with pytest.raises(ValidationError, match="enabled=True"):
+        WriteConfig().replace(supersession={"enabled": False, "llm": True})
+    with pytest.raises(ValueError, match="unknown settings group"):
+        RecallConfig().replace(contexts={"weight": 0.0})
