@@ -247,7 +247,7 @@ def test_a_view_leaving_the_cache_is_saved_and_comes_back_from_its_snapshot(tmp_
 
 def _searches(view) -> list:
     """Every search of a view: the three views, cue scores, rarities, BM25 rows and counts."""
-    from langchain_ripplemem.config import WriteConfig
+    from langchain_ripplemem.config import LinkingConfig
 
     queries = [view.units[0], view.units[3], view.units[len(view) - 1]]
     keys = sorted({k for row in view.keys for k in row})
@@ -255,7 +255,7 @@ def _searches(view) -> list:
         *(view.semantic(view.vector(u.id), 5) for u in queries),
         *(view.lexical(u.restatement, 5) for u in queries),
         *(view.lexical_scores(u.restatement).tolist() for u in queries),
-        *(view.cues(u, 5, WriteConfig(), view.vector(u.id), keys=keys[:6], key_weight=0.5) for u in queries),
+        *(view.cues(u, 5, LinkingConfig(), view.vector(u.id), keys=keys[:6], key_weight=0.5) for u in queries),
         view.key_overlap(keys).tolist(), [view.rarity(k) for k in keys], [view.is_name(k) for k in keys],
         view.term_counts().tolist(), sorted(view.suppressed), dict(view.claimed_by), view.max_seq,
         view.nbytes - view.dense.nbytes,  # the matrix as allocated differs: a snapshot maps its rows only
