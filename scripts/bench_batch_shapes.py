@@ -18,8 +18,8 @@ import platform
 import random
 import time
 
-from langchain_ripplemem.adapters import conversation_from_locomo
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
+from langchain_ripplemem.record_formats import conversation_from_locomo
 
 BUDGETS = (256, 512, 1024, 2048, 4096)
 

@@ -19,12 +19,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from langchain_ripplemem.adapters import conversation_from_locomo
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings, embed_texts
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.record_formats import conversation_from_locomo
 
 
 def main() -> None:
