@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev143.json
 
-.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-observations bench-longmemeval bench-ingest bench-all bench-summary demo
+.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-observations bench-longmemeval bench-ingest bench-calibration small-memory-cases bench-all bench-summary demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -80,5 +80,14 @@ bench-summary:
 
 # Write-path throughput vs the embedding model alone.
 bench-ingest:
-	$(PY) scripts/bench_ingest.py $(LOCOMO) --out results/ingest.json
+	$(PY) -m langchain_ripplemem.bench.ingest_throughput $(LOCOMO) --out results/ingest.json
+
+# The semantic edge threshold of the default encoder on the LoCoMo tuning conversations (copy a changed value into
+# memory_graph/calibration.py).
+bench-calibration:
+	$(PY) -m langchain_ripplemem.bench.edge_threshold $(LOCOMO) --out results/calibration.json
+
+# The small-memory suite's cases file, written from the cases in bench/small_memory_source.py.
+small-memory-cases:
+	$(PY) -m langchain_ripplemem.bench.small_memory_source
 
