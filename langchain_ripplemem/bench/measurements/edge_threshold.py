@@ -6,7 +6,7 @@ that keeps the top 1 % of pairs (memory_graph/calibration.py). The median over
 conversations is the encoder's threshold; copy it into
 CALIBRATED_SEMANTIC_THRESHOLDS when it changes.
 
-    python -m langchain_ripplemem.bench.edge_threshold ../shared/data/locomo/locomo10.json \
+    python -m langchain_ripplemem.bench.measurements.edge_threshold ../shared/data/locomo/locomo10.json \
         --out results/calibration.json
 
 (``make bench-calibration``.)

@@ -4,7 +4,8 @@ Prints and saves turns/s, units, edges by type, degree distribution, peak memory
 and, in the same process on the same texts, the throughput of the embedding
 model alone; the ratio of the two is the write path's overhead.
 
-    python -m langchain_ripplemem.bench.ingest_throughput ../shared/data/locomo/locomo10.json --out results/ingest.json
+    python -m langchain_ripplemem.bench.measurements.ingest_throughput ../shared/data/locomo/locomo10.json \
+        --out results/ingest.json
 
 (``make bench-ingest``.)
 """
