@@ -12,7 +12,9 @@ from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.recall import smoothing
 from langchain_ripplemem.recall.cues import reference_time
 from langchain_ripplemem.recall.smoothing import best_first, in_context, neighbour_rows, smooth, speakers
-from langchain_ripplemem.schemas import MemoryUnit, Provenance, TimeInterval
+from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
+
+from .conftest import make_unit
 
 NS = ("grow",)
 DAY0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
@@ -21,9 +23,8 @@ DAY0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
 def unit(i: int, session: str, turn: int | None, speaker: str = "Maya", day: int = 0) -> MemoryUnit:
     metadata = {"speaker": speaker} | ({"turn_index": turn} if turn is not None else {})
     when = DAY0 + timedelta(days=day)
-    return MemoryUnit(id=f"u{i}", namespace=NS, restatement=f"text {i}", metadata=metadata,
-                      time=TimeInterval(start=when, end=when),
-                      source=Provenance(conversation_id="c", session_id=session, turn_ids=[str(i)]))
+    return make_unit(f"text {i}", uid=f"u{i}", namespace=NS, session=session, turns=[str(i)], metadata=metadata,
+                     time=TimeInterval(start=when, end=when))
 
 
 def grown(units: list[MemoryUnit], cuts: list[int]) -> NamespaceView:
