@@ -82,13 +82,11 @@ def test_scores_taken_before_a_write_are_smoothed_without_the_new_rows():
 def test_expansion_walks_the_anchors_neighbourhood_not_the_whole_graph(monkeypatch):
     import networkx as nx
 
-    from langchain_ripplemem.config import PAPER_WRITE, RecallConfig
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.config import RecallConfig
 
-    from .conftest import BagOfWordsEmbeddings, make_conversation
+    from .conftest import filled_memory
 
-    memory = RippleMemory(BagOfWordsEmbeddings(), write_config=PAPER_WRITE)  # seven turns: too few for cue edges
-    memory.add_conversation(make_conversation(), namespace=NS)
+    memory = filled_memory(NS)  # the paper's edges: seven turns are too few for cue edges
     config = RecallConfig(sufficiency_similarity=2.0, semantic_k=2, lexical_k=1, cue_k=1,  # always expands
                           max_rounds=1)
     expected = memory.recall("Where could Maya celebrate her birthday?", namespace=NS, config=config)
