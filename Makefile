@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev143.json
 
-.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-all bench-summary demo
+.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-chroma small-memory-cases bench-all bench-summary demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -86,5 +86,32 @@ bench-summary:
 
 # Write-path throughput vs the embedding model alone.
 bench-ingest:
-	$(PY) scripts/bench_ingest.py $(LOCOMO) --out results/ingest.json
+	$(PY) -m langchain_ripplemem.bench.measurements.ingest_throughput $(LOCOMO) --out results/ingest.json
+
+# The semantic edge threshold of the default encoder on the LoCoMo tuning conversations (copy a changed value into
+# memory_graph/calibration.py).
+bench-calibration:
+	$(PY) -m langchain_ripplemem.bench.measurements.edge_threshold $(LOCOMO) --out results/calibration.json
+
+# The measurements behind figures docs/benchmarks.md and docs/scale.md quote (bench/measurements/, one results file each).
+bench-batch-shapes:
+	$(PY) -m langchain_ripplemem.bench.measurements.batch_shapes $(LOCOMO) --out results/batch_shapes.json
+
+bench-edges:
+	$(PY) -m langchain_ripplemem.bench.measurements.edge_report $(LOCOMO) --out results/edges.json
+
+bench-multihop-reach:
+	$(PY) -m langchain_ripplemem.bench.measurements.multihop_reach $(LOCOMO) --out results/multihop_reach.json
+
+bench-cue-quality:
+	$(PY) -m langchain_ripplemem.bench.measurements.cue_quality --out results/cue_quality.json
+
+bench-chroma:
+	$(PY) -m langchain_ripplemem.bench.measurements.chroma_upsert --out results/chroma_upsert.json
+	$(PY) -m langchain_ripplemem.bench.measurements.chroma_upsert --documents --out results/chroma_documents.json
+	$(PY) -m langchain_ripplemem.bench.measurements.chroma_reads --records 100000 --out results/chroma_reads.json
+
+# The small-memory suite's cases file, written from the cases in bench/small_memory_source.py.
+small-memory-cases:
+	$(PY) -m langchain_ripplemem.bench.small_memory_source
 

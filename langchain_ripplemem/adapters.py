@@ -4,9 +4,8 @@
 * Files: :func:`load_conversations` reads JSON (one object or a list) or JSONL
   (``.jsonl``/``.ndjson``, one object per line). Each object may be in the
   package's own form (``{"id", "sessions": [{"id", "time", "turns": [...]}]}``),
-  a LoCoMo record or a LongMemEval record; the format is detected per record.
-* Benchmark records: :func:`conversation_from_locomo`,
-  :func:`conversation_from_longmemeval`.
+  a LoCoMo record or a LongMemEval record; the format is detected per record
+  (the benchmark records are read by :mod:`langchain_ripplemem.record_formats`).
 
 Every problem raises :class:`~langchain_ripplemem.errors.InvalidConversationError`
 naming the file, the line or record, and the field path
@@ -26,17 +25,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from langchain_ripplemem.errors import DuplicateSessionWarning, InvalidConversationError
-from langchain_ripplemem.extraction.timestamps import parse_timestamp
+from langchain_ripplemem.errors import InvalidConversationError
+from langchain_ripplemem.record_formats import (
+    checked_conversation,
+    conversation_from_locomo,
+    conversation_from_longmemeval,
+    error_location,
+    error_message,
+    time_field,
+)
 from langchain_ripplemem.schemas import Conversation, Session, Turn
 
 if TYPE_CHECKING:
@@ -44,16 +48,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "conversation_from_json",
-    "conversation_from_locomo",
-    "conversation_from_longmemeval",
     "conversation_from_messages",
-    "single_turn_conversation",
     "load_conversations",
+    "single_turn_conversation",
 ]
 
 _ROLE_DEFAULTS = {"human": "user", "ai": "assistant"}
 _ROLE_KEYS = {"human": ("human", "user"), "ai": ("ai", "assistant")}
-_LOCOMO_SESSION = re.compile(r"^session_(\d+)$")
 
 
 def _digest(parts: list[Any]) -> str:
@@ -137,7 +138,7 @@ def conversation_from_messages(
     if not turns:
         raise InvalidConversationError(
             "messages: no human or AI message with text; nothing to remember")
-    when = _timestamp(session_time, "session_time") if session_time is not None else None
+    when = time_field(session_time, "session_time") if session_time is not None else None
     if conversation_id is None:
         # A chat is named by where it starts: re-adding the history as it grows keeps the id, so
         # the turns already remembered make the same units and only the new ones are added.
@@ -174,113 +175,6 @@ def single_turn_conversation(text: str, *, speaker: str, conversation_id: str | 
         day = (when.astimezone(timezone.utc) if when.tzinfo else when).date().isoformat()
         conversation_id = f"note-{_digest([speaker, text, day])[:16]}"
     return Conversation(id=conversation_id, sessions=[Session(id=session_id, time=when, turns=[turn])])
-
-
-def conversation_from_locomo(record: Mapping[str, Any]) -> Conversation:
-    """Convert one LoCoMo record (``locomo10.json`` item) into a conversation.
-
-    Sessions are ``conversation["session_N"]`` in numeric order with
-    ``session_N_date_time`` as their time (session id ``"session_N"``); turn
-    ids are the ``dia_id``s (``"D1:3"``); ``blip_caption`` becomes
-    ``image_caption``, ``img_url`` and the image ``query`` are kept as extra
-    fields (``img_url``, ``image_query``). ``sample_id`` is the conversation id.
-
-    Raises:
-        InvalidConversationError: naming the missing or bad field.
-
-    """
-    where = f"LoCoMo record {record.get('sample_id', '?')!r}" if isinstance(record, Mapping) \
-        else "LoCoMo record"
-    if not isinstance(record, Mapping) or not isinstance(record.get("conversation"), Mapping):
-        raise InvalidConversationError(f"{where}: missing object field 'conversation'")
-    conv = record["conversation"]
-    numbers = sorted(int(m.group(1)) for key in conv if (m := _LOCOMO_SESSION.match(key)))
-    sessions = []
-    for n in numbers:
-        key = f"session_{n}"
-        raw_turns = conv[key]
-        if not isinstance(raw_turns, list):
-            raise InvalidConversationError(f"{where}: conversation.{key} must be a list of turns")
-        stamp = conv.get(f"{key}_date_time")
-        when = _timestamp(stamp, f"{where}: conversation.{key}_date_time") if stamp else None
-        turns = []
-        for i, raw in enumerate(raw_turns):
-            path = f"{where}: conversation.{key}[{i}]"
-            turn = _require(raw, ("dia_id", "speaker", "text"), path)
-            extra = {"img_url": turn["img_url"]} if "img_url" in turn else {}
-            if "query" in turn:
-                extra["image_query"] = turn["query"]
-            turns.append(_turn(path, id=turn["dia_id"], speaker=turn["speaker"],
-                               text=turn["text"], image_caption=turn.get("blip_caption"),
-                               **extra))
-        sessions.append(Session(id=key, time=when, turns=turns))
-    sample_id = record.get("sample_id")
-    if not isinstance(sample_id, str) or not sample_id:
-        raise InvalidConversationError(f"{where}: missing string field 'sample_id'")
-    return _checked(Conversation(id=sample_id, sessions=sessions), where)
-
-
-def conversation_from_longmemeval(record: Mapping[str, Any]) -> Conversation:
-    """Convert one LongMemEval(-S) record into a conversation (id = ``question_id``).
-
-    Sessions come from ``haystack_session_ids``, ``haystack_dates``
-    (``"2023/05/20 (Sat) 02:21"``) and ``haystack_sessions``; a turn's speaker
-    is its ``role``, its id ``f"{session_id}:{i}"``, and ``has_answer`` is
-    kept as an extra field of the turn. ``question_date`` is kept on the
-    conversation. A session id listed again with the same turns (LongMemEval-S
-    lists a few filler sessions twice, at two dates) is kept once, at its first
-    listing, with a :class:`DuplicateSessionWarning` naming it.
-
-    Raises:
-        InvalidConversationError: naming the missing or bad field, or both
-            places of a session id listed twice with different turns.
-
-    """
-    qid = record.get("question_id") if isinstance(record, Mapping) else None
-    where = f"LongMemEval record {qid!r}"
-    fields = ("question_id", "haystack_session_ids", "haystack_dates", "haystack_sessions")
-    _require(record, fields, where)
-    ids, dates, bodies = (record[f] for f in fields[1:])
-    if not (len(ids) == len(dates) == len(bodies)):
-        raise InvalidConversationError(
-            f"{where}: haystack_session_ids, haystack_dates and haystack_sessions differ in "
-            f"length ({len(ids)}, {len(dates)}, {len(bodies)})")
-    sessions: list[Session] = []
-    first_listing: dict[str, int] = {}
-    for s, (raw_sid, stamp, body) in enumerate(zip(ids, dates, bodies, strict=True)):
-        sid = str(raw_sid)
-        when = _timestamp(stamp, f"{where}: haystack_dates[{s}]")
-        if not isinstance(body, list):
-            raise InvalidConversationError(f"{where}: haystack_sessions[{s}] must be a list")
-        if sid in first_listing:
-            _check_repeat(where, sid, first_listing[sid], s, bodies, dates)
-            continue
-        first_listing[sid] = s
-        turns = []
-        for i, raw in enumerate(body):
-            path = f"{where}: haystack_sessions[{s}][{i}]"
-            turn = _require(raw, ("role", "content"), path)
-            extra = {"has_answer": turn["has_answer"]} if "has_answer" in turn else {}
-            turns.append(_turn(path, id=f"{sid}:{i}", speaker=turn["role"],
-                               text=turn["content"], **extra))
-        sessions.append(Session(id=sid, time=when, turns=turns))
-    extra = {"question_date": record["question_date"]} if "question_date" in record else {}
-    return _checked(Conversation(id=str(qid), sessions=sessions, **extra), where)
-
-
-def _check_repeat(where: str, sid: str, first: int, again: int, bodies: Any, dates: Any) -> None:
-    """A session id listed twice: the same turns are dropped with a warning, different turns are an error."""
-    def said(body: Any) -> list[tuple[Any, Any]]:
-        return [(t.get("role"), t.get("content")) if isinstance(t, Mapping) else (None, t) for t in body]
-
-    if said(bodies[first]) != said(bodies[again]):
-        raise InvalidConversationError(
-            f"{where}: session id {sid!r} is listed twice with different turns "
-            f"(haystack_sessions[{first}] and haystack_sessions[{again}])")
-    warnings.warn(
-        f"{where}: session {sid!r} is listed twice with the same turns (haystack_sessions[{first}] "
-        f"at {dates[first]!r} and [{again}] at {dates[again]!r}); kept once, at its first listing",
-        DuplicateSessionWarning, stacklevel=3)
 
 
 def load_conversations(path: str | Path) -> list[Conversation]:
@@ -380,59 +274,6 @@ def _from_native(record: Mapping[str, Any], where: str) -> Conversation:
         conv = Conversation.model_validate(record)
     except ValidationError as exc:
         error = exc.errors()[0]
-        field = _loc(error["loc"]) or "(record)"
-        raise InvalidConversationError(f"{where}: {field}: {_message(error)}") from exc
-    return _checked(conv, where)
-
-
-def _message(error: Any) -> str:
-    """Pydantic's message for one error, without the ``"Value error, "`` it puts before our own."""
-    raised = error.get("ctx", {}).get("error") if error["type"] == "value_error" else None
-    return str(raised) if raised is not None else str(error["msg"])
-
-
-def _checked(conv: Conversation, where: str) -> Conversation:
-    """Reject conversations without turns and duplicate turn ids."""
-    seen: dict[str, str] = {}
-    for s, session in enumerate(conv.sessions):
-        for t, turn in enumerate(session.turns):
-            here = f"sessions[{s}].turns[{t}]"
-            if turn.id in seen:
-                raise InvalidConversationError(
-                    f"{where}: {here}.id: duplicate turn id {turn.id!r} (also at {seen[turn.id]})")
-            seen[turn.id] = here
-    if not seen:
-        raise InvalidConversationError(f"{where}: conversation {conv.id!r} has no turns")
-    return conv
-
-
-def _require(raw: Any, fields: Sequence[str], path: str) -> Mapping[str, Any]:
-    if not isinstance(raw, Mapping):
-        raise InvalidConversationError(f"{path}: expected an object, got {type(raw).__name__}")
-    missing = [f for f in fields if f not in raw]
-    if missing:
-        raise InvalidConversationError(f"{path}: missing field {missing[0]!r}")
-    return raw
-
-
-def _turn(path: str, **fields: Any) -> Turn:
-    try:
-        return Turn(**fields)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        raise InvalidConversationError(f"{path}.{_loc(error['loc'])}: {_message(error)}") from exc
-
-
-def _timestamp(value: Any, where: str) -> datetime:
-    try:
-        return parse_timestamp(value)
-    except ValueError as exc:
-        raise InvalidConversationError(f"{where}: {exc}") from exc
-
-
-def _loc(loc: Sequence[str | int]) -> str:
-    """Pydantic's ``("sessions", 2, "turns", 5, "text")`` -> ``"sessions[2].turns[5].text"``."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
+        field = error_location(error["loc"]) or "(record)"
+        raise InvalidConversationError(f"{where}: {field}: {error_message(error)}") from exc
+    return checked_conversation(conv, where)

@@ -43,7 +43,7 @@ def _long_text(size: int) -> str:
 
 def _conversation(case: str) -> Any:
     if case.startswith("locomo:"):
-        from langchain_ripplemem.adapters import conversation_from_locomo
+        from langchain_ripplemem.record_formats import conversation_from_locomo
 
         path = case.removeprefix("locomo:")
         with open(path, encoding="utf-8") as file:

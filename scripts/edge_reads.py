@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import bench_scale
-from results_io import emit
 
+from langchain_ripplemem.bench.measurements.output import emit
 from langchain_ripplemem.bench.results import run_metadata
 from langchain_ripplemem.schemas import Edge
 from langchain_ripplemem.storage import sqlite as sqlite_storage

@@ -36,9 +36,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from results_io import emit
 
 from langchain_ripplemem._runtime.minilm_models import integer_model_path, shipped_model_path
+from langchain_ripplemem.bench.measurements.output import emit
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings, _load_tokenizer
 
 DATASETS = ("locomo", "longmemeval")

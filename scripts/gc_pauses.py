@@ -26,8 +26,8 @@ from typing import Any
 
 import bench_scale
 import numpy as np
-from results_io import emit
 
+from langchain_ripplemem.bench.measurements.output import emit
 from langchain_ripplemem.bench.results import run_metadata
 
 try:

@@ -23,21 +23,17 @@ import gc
 import os
 import sys
 import warnings
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from results_io import emit  # noqa: E402
-
-from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings, default_cache_dir  # noqa: E402
-from langchain_ripplemem.bench.loaders import load_longmemeval  # noqa: E402
-from langchain_ripplemem.bench.progress import heap_in_use_mb, rss_mb  # noqa: E402
-from langchain_ripplemem.bench.results import run_metadata  # noqa: E402
-from langchain_ripplemem.bench.runner import FreshMemories  # noqa: E402
-from langchain_ripplemem.bench.systems import question_context  # noqa: E402
-from langchain_ripplemem.config import RecallConfig  # noqa: E402
-from langchain_ripplemem.index.lexical import stem  # noqa: E402
-from langchain_ripplemem.memory_graph.scoring import _cue_set  # noqa: E402
+from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings, default_cache_dir
+from langchain_ripplemem.bench.loaders import load_longmemeval
+from langchain_ripplemem.bench.measurements.output import emit
+from langchain_ripplemem.bench.progress import heap_in_use_mb, rss_mb
+from langchain_ripplemem.bench.results import run_metadata
+from langchain_ripplemem.bench.runner import FreshMemories
+from langchain_ripplemem.bench.systems import question_context
+from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.index.lexical import stem
+from langchain_ripplemem.memory_graph.scoring import _cue_set
 
 
 def main() -> None:

@@ -1,8 +1,7 @@
 """Benchmark loaders: LoCoMo and LongMemEval-S files -> conversations + scored questions.
 
-Conversations come from the adapters in :mod:`langchain_ripplemem.adapters`
-(imported lazily, so this module loads without them); an ``adapter=`` argument
-replaces them, e.g. in tests. Evidence is normalised against the turn ids of
+Conversations come from the converters in :mod:`langchain_ripplemem.record_formats`;
+an ``adapter=`` argument replaces them, e.g. in tests. Evidence is normalised against the turn ids of
 the converted conversation, so a question's ``evidence`` always names turns a
 unit can point at; whatever cannot be resolved is kept in ``unresolved``.
 
@@ -30,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langchain_ripplemem import adapters
 from langchain_ripplemem.bench.metrics import normalise_evidence
+from langchain_ripplemem.record_formats import conversation_from_locomo, conversation_from_longmemeval
 from langchain_ripplemem.schemas import Conversation
 
 Adapter = Callable[[dict[str, Any]], Conversation]
@@ -120,14 +119,14 @@ def load_locomo(
         path: the LoCoMo JSON file (a list of samples).
         limit: keep only the first ``limit`` conversations.
         adapter: record -> Conversation; defaults to
-            ``langchain_ripplemem.adapters.conversation_from_locomo``.
+            ``langchain_ripplemem.record_formats.conversation_from_locomo``.
 
     Raises:
         ValueError: if the file is not a LoCoMo list of samples.
 
     """
     records = _read_list(path, "LoCoMo")
-    convert = adapter if adapter is not None else _real_adapter("conversation_from_locomo")
+    convert = adapter if adapter is not None else conversation_from_locomo
     out: list[BenchConversation] = []
     for index, record in enumerate(_limited(records, limit)):
         if not isinstance(record, dict) or "qa" not in record or "conversation" not in record:
@@ -199,7 +198,7 @@ def load_longmemeval(
         path: the LongMemEval JSON file (a list of records).
         limit: keep only the first ``limit`` records.
         adapter: record -> Conversation; defaults to
-            ``langchain_ripplemem.adapters.conversation_from_longmemeval``.
+            ``langchain_ripplemem.record_formats.conversation_from_longmemeval``.
         per_type: keep only the first ``per_type`` answerable records of each question type, in file
             order (abstention records left out): a sample of every type (the files are sorted by type,
             so ``limit`` alone takes one type). Applied before ``limit``.
@@ -211,7 +210,7 @@ def load_longmemeval(
     records = _read_list(path, "LongMemEval")
     if per_type is not None:
         records = _first_of_each_type(records, per_type)
-    convert = adapter if adapter is not None else _real_adapter("conversation_from_longmemeval")
+    convert = adapter if adapter is not None else conversation_from_longmemeval
     out: list[BenchConversation] = []
     for index, record in enumerate(_limited(records, limit)):
         missing = [
@@ -320,12 +319,6 @@ def _longmemeval_turn_id(
         if len(session.turns) == n_raw:
             return session.turns[index].id
     return agreed
-
-
-def _real_adapter(name: str) -> Adapter:
-    """The package's adapter ``name``, imported only when a loader needs it."""
-    convert: Adapter = getattr(adapters, name)
-    return convert
 
 
 def _turn_ids(conv: Conversation) -> set[str]:

@@ -24,7 +24,7 @@ Example:
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "locomo.json"
     >>> _ = path.write_text(json.dumps([record]))
     >>> observations = load_locomo_observations(path)
-    >>> from langchain_ripplemem.adapters import conversation_from_locomo
+    >>> from langchain_ripplemem.record_formats import conversation_from_locomo
     >>> from langchain_ripplemem.extraction.windows import make_windows
     >>> window = make_windows(conversation_from_locomo(record), size=40)[0]
     >>> units = ObservationExtractor(observations).extract(window, ("demo",)).units
@@ -43,7 +43,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langchain_ripplemem.adapters import conversation_from_locomo
 from langchain_ripplemem.bench.loaders import BenchConversation, read_json
 from langchain_ripplemem.bench.metrics import normalise_evidence
 from langchain_ripplemem.bench.runner import PAPER_PRESETS, FreshMemories
@@ -51,6 +50,7 @@ from langchain_ripplemem.config import ExtractionConfig
 from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.presets import preset
+from langchain_ripplemem.record_formats import conversation_from_locomo
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, Provenance, Session, Turn, Usage
 
 __all__ = ["Observation", "ObservationExtractor", "load_locomo_observations", "observation_memories"]

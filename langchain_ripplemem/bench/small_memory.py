@@ -1,7 +1,7 @@
 """The small-memory suite: each case a memory of its own, 14-22 turns, no haystack (issue 36).
 
 Every user's memory starts small. A case (``bench/data/small_memory_cases.json``,
-written by ``scripts/build_small_memory_cases.py``) is a few sessions of small talk
+written by ``bench/small_memory_source.py``) is a few sessions of small talk
 holding an *option* turn, which the question names ("Can Ben eat at the Thai place
 Ana recommended?"), and a *constraint* turn said in another session ("My doctor told
 me I'm allergic to peanuts"), which shares a rare word or name with the option turn

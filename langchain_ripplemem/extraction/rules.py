@@ -81,6 +81,7 @@ from langchain_ripplemem.extraction.cues import (
 from langchain_ripplemem.extraction.entity_types import UPPER, entity_type
 from langchain_ripplemem.extraction.identifying import identifying_cues
 from langchain_ripplemem.extraction.timeparse import day_interval, ground_time
+from langchain_ripplemem.extraction.windows import split_text
 from langchain_ripplemem.index.lexical import STOPWORDS
 from langchain_ripplemem.schemas import (
     MemoryUnit,
@@ -93,7 +94,7 @@ from langchain_ripplemem.schemas import (
     aware,
 )
 
-__all__ = ["RuleBasedExtractor", "split_text"]
+__all__ = ["RuleBasedExtractor"]
 
 _NON_NAMES = frozenset("""
 i i'm i've i'll i'd hey hi hello wow yeah yes no oh ok okay thanks thank congrats omg lol haha
@@ -127,7 +128,6 @@ _PREFERENCE = re.compile(r"\b(?:love[sd]?|loving|hate[sd]?|prefer(?:s|red)?|favo
                          r"enjoy\w*|(?:i|we|you|they) (?:really |also |don't |do not )?like)\b")
 _PLAN = re.compile(r"\b(?:will|going to|gonna|plan(?:s|ning|ned)?|intend\w*|next (?:week|month|"
                    r"year|weekend)|tomorrow|hoping to|can't wait)\b|['\u2019]ll\b")
-_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 @dataclass
@@ -140,46 +140,6 @@ class _SessionContext:
     turn_index: dict[str, int] = field(default_factory=dict)
     candidates: dict[str, list[_Candidate]] = field(default_factory=dict)  # by turn id
     kinds: dict[str, str] = field(default_factory=dict)  # lower-cased pet or thing name -> its type
-
-
-def split_text(text: str, limit: int) -> list[str]:
-    """Split ``text`` into chunks of at most ``limit`` characters at sentence boundaries.
-
-    Example:
-        >>> split_text("One. Two. Three.", 9)
-        ['One. Two.', 'Three.']
-
-    """
-    if len(text) <= limit:
-        return [text]
-    chunks: list[str] = []
-    parts: list[str] = []  # the sentences of the chunk being filled
-    size = 0  # its length, with one space between sentences
-    # Positions, not repeated slicing: linear in the text, however long a sentence is.
-    for sentence in _SENTENCES.split(text):
-        sentence = sentence.strip()
-        start = 0
-        while len(sentence) - start > limit:  # one sentence longer than the limit: cut at a space
-            cut = sentence.rfind(" ", start, start + limit + 1)
-            cut = cut if cut > start else start + limit
-            if parts:
-                chunks.append(" ".join(parts))
-                parts, size = [], 0
-            chunks.append(sentence[start:cut].strip())
-            start = cut
-            while start < len(sentence) and sentence[start].isspace():
-                start += 1
-        piece = sentence[start:]
-        if not piece:
-            continue
-        if parts and size + 1 + len(piece) > limit:
-            chunks.append(" ".join(parts))
-            parts, size = [], 0
-        size += len(piece) + (1 if parts else 0)
-        parts.append(piece)
-    if parts:
-        chunks.append(" ".join(parts))
-    return [c for c in chunks if c]
 
 
 class RuleBasedExtractor:

@@ -1,4 +1,4 @@
-"""Split a conversation into overlapping windows of consecutive turns.
+"""Split a conversation into overlapping windows of consecutive turns, and an overlong turn into chunks.
 
 Windows follow the conversation's turn order and may span sessions: the
 paper windows the dialogue stream, not each session. Every item keeps its
@@ -16,12 +16,15 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 
 from langchain_ripplemem.extraction.base import Window
 from langchain_ripplemem.schemas import Conversation
 
-__all__ = ["make_windows"]
+__all__ = ["make_windows", "split_text"]
+
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def make_windows(conversation: Conversation, size: int, overlap: int = 0) -> list[Window]:
@@ -73,3 +76,43 @@ def with_progress(windows: list[Window], enabled: bool, label: str) -> Iterable[
 
     wrap: Callable[..., Iterable[Window]] = tqdm
     return wrap(windows, desc=f"ingest {label}", unit="window", leave=False)
+
+
+def split_text(text: str, limit: int) -> list[str]:
+    """Split ``text`` into chunks of at most ``limit`` characters at sentence boundaries.
+
+    Example:
+        >>> split_text("One. Two. Three.", 9)
+        ['One. Two.', 'Three.']
+
+    """
+    if len(text) <= limit:
+        return [text]
+    chunks: list[str] = []
+    parts: list[str] = []  # the sentences of the chunk being filled
+    size = 0  # its length, with one space between sentences
+    # Positions, not repeated slicing: linear in the text, however long a sentence is.
+    for sentence in _SENTENCES.split(text):
+        sentence = sentence.strip()
+        start = 0
+        while len(sentence) - start > limit:  # one sentence longer than the limit: cut at a space
+            cut = sentence.rfind(" ", start, start + limit + 1)
+            cut = cut if cut > start else start + limit
+            if parts:
+                chunks.append(" ".join(parts))
+                parts, size = [], 0
+            chunks.append(sentence[start:cut].strip())
+            start = cut
+            while start < len(sentence) and sentence[start].isspace():
+                start += 1
+        piece = sentence[start:]
+        if not piece:
+            continue
+        if parts and size + 1 + len(piece) > limit:
+            chunks.append(" ".join(parts))
+            parts, size = [], 0
+        size += len(piece) + (1 if parts else 0)
+        parts.append(piece)
+    if parts:
+        chunks.append(" ".join(parts))
+    return [c for c in chunks if c]

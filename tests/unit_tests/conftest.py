@@ -1,10 +1,14 @@
-"""Shared fixtures: a deterministic bag-of-words embedding and small conversations."""
+"""Shared fixtures and factories: a deterministic bag-of-words embedding, small conversations, memory units."""
 
 from __future__ import annotations
 
 import hashlib
+import json
+import subprocess
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,7 +19,7 @@ from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.index.lexical import lexical_tokens
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.presets import PAPER_WRITE
-from langchain_ripplemem.schemas import Conversation
+from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, Provenance
 
 from .openai_server import ScriptedOpenAIServer
 
@@ -88,6 +92,34 @@ def make_conversation(cid: str = "c1") -> Conversation:
             {"id": "S3:1", "speaker": "Sam", "text": "For your birthday dinner let us book Harbor Grill!"},
             {"id": "S3:2", "speaker": "Maya", "text": "Sounds fun, I will think about the dinner."}]},
     ]})
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def reopened_in_new_process(persist_directory: Path, lines: str) -> Any:
+    """Run ``lines`` in a new Python process where ``m`` is the memory at ``persist_directory``.
+
+    Returns what the last line they print parses to as JSON: what another process sees of the store.
+    """
+    script = ("import json\n"
+              "from langchain_ripplemem.memory import RippleMemory\n"
+              "from tests.unit_tests.conftest import BagOfWordsEmbeddings\n"
+              f"m = RippleMemory(BagOfWordsEmbeddings(), persist_directory={str(persist_directory)!r})\n" + lines)
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def make_unit(text: str, *, namespace: Namespace = ("n",), conversation: str = "c", session: str = "s",
+              turns: Sequence[str] = (), uid: str | None = None, **fields: Any) -> MemoryUnit:
+    """A memory unit said in ``conversation``/``session`` at ``turns``; any other unit field by keyword.
+
+    Its id is ``uid`` when given, else the stable id :meth:`MemoryUnit.create` derives.
+    """
+    source = Provenance(conversation_id=conversation, session_id=session, turn_ids=list(turns))
+    if uid is None:
+        return MemoryUnit.create(namespace=namespace, restatement=text, source=source, **fields)
+    return MemoryUnit(id=uid, namespace=tuple(namespace), restatement=text, source=source, **fields)
 
 
 @pytest.fixture

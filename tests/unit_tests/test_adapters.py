@@ -9,14 +9,10 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import ValidationError
 
-from langchain_ripplemem.adapters import (
-    conversation_from_locomo,
-    conversation_from_longmemeval,
-    conversation_from_messages,
-    load_conversations,
-)
+from langchain_ripplemem.adapters import conversation_from_messages, load_conversations
 from langchain_ripplemem.errors import DuplicateSessionWarning, InvalidConversationError
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.record_formats import conversation_from_locomo, conversation_from_longmemeval
 from langchain_ripplemem.schemas import Conversation
 from langchain_ripplemem.server import served_memory
 

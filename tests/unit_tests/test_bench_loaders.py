@@ -110,11 +110,10 @@ def test_longmemeval_missing_fields(tmp_path):
         load_longmemeval(bad, adapter=longmemeval_adapter)
 
 
-def test_real_adapters_if_available():
-    adapters = pytest.importorskip("langchain_ripplemem.adapters")
-    convs = load_locomo(LOCOMO_TINY, adapter=adapters.conversation_from_locomo)
+def test_the_package_converters_are_the_default():
+    convs = load_locomo(LOCOMO_TINY)
     assert convs[0].questions[2].evidence == ["D2:1", "D1:3"]
-    lme = load_longmemeval(LONGMEMEVAL_TINY, adapter=adapters.conversation_from_longmemeval)
+    lme = load_longmemeval(LONGMEMEVAL_TINY)
     assert lme[1].questions[0].evidence_sessions == ["answer_m1", "answer_m2"]
     assert len(lme[1].questions[0].evidence) == 2
 

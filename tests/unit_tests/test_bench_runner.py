@@ -280,7 +280,6 @@ def test_report_rejects_non_results(tmp_path):
 
 
 def test_cli_runs_locomo_end_to_end(tmp_path, monkeypatch, capsys):
-    pytest.importorskip("langchain_ripplemem.adapters")
     monkeypatch.setattr(runner, "default_memory_factory", lambda dataset: FakeMemory)
     out, png = tmp_path / "r.json", tmp_path / "r.png"
     code = bench_main(["locomo", str(LOCOMO_TINY), "--systems", "bm25,dense", "--k", "1,3", "--no-embedding-cache",

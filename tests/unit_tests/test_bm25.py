@@ -15,7 +15,9 @@ from langchain_ripplemem.index import namespace as index_module
 from langchain_ripplemem.index.bm25 import BM25Index, top_k
 from langchain_ripplemem.index.lexical import lexical_tokens
 from langchain_ripplemem.index.namespace import NamespaceView
-from langchain_ripplemem.schemas import MemoryUnit, Provenance
+from langchain_ripplemem.schemas import MemoryUnit
+
+from .conftest import make_unit
 
 TERMS = [f"t{i}" for i in range(25)]
 documents = st.lists(st.lists(st.sampled_from(TERMS), min_size=1, max_size=12), min_size=1, max_size=60)
@@ -105,9 +107,8 @@ def test_an_empty_index_scores_nothing():
 
 
 def _unit(i: int, text: str) -> MemoryUnit:
-    return MemoryUnit(id=f"u{i}", namespace=("n",), restatement=text, kind="event",
-                      created_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
-                      source=Provenance(conversation_id="c", session_id="s", turn_ids=[str(i)]))
+    return make_unit(text, uid=f"u{i}", turns=[str(i)], kind="event",
+                     created_at=datetime(2026, 1, 1, tzinfo=timezone.utc))
 
 
 TEXTS = ["Maya: I am allergic to shellfish.", "Sam: The oysters in Portland are great!", "Maya: ok.",

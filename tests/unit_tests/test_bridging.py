@@ -24,7 +24,9 @@ from langchain_ripplemem.recall.bridging import (
     time_bridges,
     time_hits,
 )
-from langchain_ripplemem.schemas import Conversation, Hit, MemoryUnit, Provenance, TimeInterval
+from langchain_ripplemem.schemas import Conversation, Hit, MemoryUnit, TimeInterval
+
+from .conftest import make_unit
 
 NS = ("bridging",)
 DAY = datetime(2026, 3, 2, tzinfo=timezone.utc)  # a Monday
@@ -37,10 +39,10 @@ def day(offset: int, length: int = 1) -> TimeInterval:
 
 def unit(i: int, names=(), topics=(), when: TimeInterval | None = None, phrase: str | None = None,
          text: str = "", speaker: str = "Maya") -> MemoryUnit:
-    return MemoryUnit.create(
-        namespace=NS, restatement=text or f"unit {i}", participants=[speaker], cues=list(names), topics=list(topics),
-        time=when or day(0), metadata={"speaker": speaker, **({"time_phrase": phrase} if phrase else {})},
-        source=Provenance(conversation_id="c", session_id=f"S{i}", turn_ids=[f"t{i}"]))
+    return make_unit(
+        text or f"unit {i}", namespace=NS, session=f"S{i}", turns=[f"t{i}"], participants=[speaker], cues=list(names),
+        topics=list(topics), time=when or day(0),
+        metadata={"speaker": speaker, **({"time_phrase": phrase} if phrase else {})})
 
 
 def view_of(units: list[MemoryUnit], filler: int = 40) -> NamespaceView:

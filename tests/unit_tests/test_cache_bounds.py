@@ -8,7 +8,7 @@ from langchain_ripplemem.index.cache_bounds import CacheBounds, LRUCache
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import namespace_key
 
-from .conftest import BagOfWordsEmbeddings
+from .conftest import BagOfWordsEmbeddings, make_unit
 
 
 def test_the_least_recently_used_leave_past_the_count():
@@ -190,12 +190,9 @@ def test_indexing_units_leaves_the_recall_cue_set_cache_alone():
 
     from langchain_ripplemem.index.namespace import NamespaceView
     from langchain_ripplemem.memory_graph.scoring import _cue_set
-    from langchain_ripplemem.schemas import MemoryUnit, Provenance
 
-    units = [MemoryUnit.create(namespace=("t",), restatement=f"Person{i} met Friend{i} in Town{i}.",
-                               participants=[f"Person{i}", f"Friend{i}"], locations=[f"Town{i}"],
-                               source=Provenance(conversation_id="c", session_id="s", turn_ids=[str(i)]))
-             for i in range(300)]
+    units = [make_unit(f"Person{i} met Friend{i} in Town{i}.", namespace=("t",), turns=[str(i)],
+                       participants=[f"Person{i}", f"Friend{i}"], locations=[f"Town{i}"]) for i in range(300)]
     _cue_set.cache_clear()
     view = NamespaceView(("t",))
     view.add(units, np.ones((300, 4), dtype=np.float32))

@@ -25,7 +25,7 @@ from langchain_ripplemem.recall import RecallContext, build_recall_graph
 from langchain_ripplemem.recall.checkpointing import checkpoint_types
 from langchain_ripplemem.recall.state import RecallState
 
-from .conftest import BagOfWordsEmbeddings, make_conversation
+from .conftest import filled_memory
 from .fakes import ScriptedChatModel
 from .test_recall_llm import CONFIG, CUES, plan
 
@@ -35,9 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def memory_with() -> RippleMemory:
-    memory = RippleMemory(BagOfWordsEmbeddings(), extractor=RuleBasedExtractor())
-    memory.add_conversation(make_conversation(), namespace=NS)
-    return memory
+    return filled_memory(NS, write_config=None, extractor=RuleBasedExtractor())
 
 
 class Parent(TypedDict, total=False):

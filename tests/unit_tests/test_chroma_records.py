@@ -6,17 +6,18 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
-from langchain_ripplemem.schemas import MemoryUnit, Provenance, namespace_key
+from langchain_ripplemem.schemas import MemoryUnit, namespace_key
 from langchain_ripplemem.storage.chroma import HNSW_SYNC_THRESHOLD, ChromaUnitBackend, stored_json
+
+from .conftest import make_unit
 
 NS = ("maya",)
 START = datetime(2026, 3, 1, 9, 30, 0, 250_000, tzinfo=timezone.utc)
 
 
 def _unit(i: int, **fields) -> MemoryUnit:
-    return MemoryUnit.create(namespace=NS, restatement=f"Maya: note {i} \u00e9 \"quoted\" created_at",
-                             source=Provenance(conversation_id="c", session_id="s", turn_ids=[str(i)]),
-                             created_at=START + timedelta(seconds=i), **fields)
+    return make_unit(f"Maya: note {i} \u00e9 \"quoted\" created_at", namespace=NS, turns=[str(i)],
+                     created_at=START + timedelta(seconds=i), **fields)
 
 
 def test_the_stored_json_puts_the_creation_time_first_and_parses_back_to_the_unit():
@@ -120,8 +121,7 @@ def test_reads_and_deletes_by_id_keep_to_their_namespace_without_a_chroma_filter
     try:
         other = ("sam",)
         mine = [_unit(i) for i in range(3)]
-        theirs = MemoryUnit.create(namespace=other, restatement="Sam: mine", created_at=START,
-                                   source=Provenance(conversation_id="c", session_id="s", turn_ids=["9"]))
+        theirs = make_unit("Sam: mine", namespace=other, turns=["9"], created_at=START)
         backend.upsert(NS, mine, np.ones((3, 3), dtype=np.float32))
         backend.upsert(other, [theirs], np.full((1, 3), 2.0, dtype=np.float32))
         spy = backend.collection = _SpyCollection(backend.collection)

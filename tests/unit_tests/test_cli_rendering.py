@@ -9,9 +9,9 @@ import re
 import pytest
 
 from langchain_ripplemem.cli.rendering import CUT_NOTE, DISPLAY_CHARS, json_text, recall_labels, terminal_text
-from langchain_ripplemem.schemas import Conversation, MemoryUnit, Provenance, RecalledMemory, RecallResult, RoundTrace
+from langchain_ripplemem.schemas import Conversation, MemoryUnit, RecalledMemory, RecallResult, RoundTrace
 
-from .conftest import make_conversation
+from .conftest import make_conversation, make_unit
 from .test_cli_store_commands import cli, ingest, units_of
 
 RAW = ["\u202e", "\x1b", "\x00", "\u200b", "\u2066", "\x9b", "\U000e0041"]  # bidi, ANSI, NUL, zero-width, C1, tag
@@ -121,8 +121,7 @@ def test_one_conversation_is_named_once_and_turns_shared_by_several_memories_get
 
 
 def _unit(uid: str, conversation: str, turn: str) -> MemoryUnit:
-    return MemoryUnit(id=uid, namespace=("n",), restatement=f"text {uid}",
-                      source=Provenance(conversation_id=conversation, session_id="S1", turn_ids=[turn]))
+    return make_unit(f"text {uid}", uid=uid, conversation=conversation, session="S1", turns=[turn])
 
 
 def test_recall_labels():

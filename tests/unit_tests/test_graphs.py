@@ -18,7 +18,7 @@ from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
 from langchain_ripplemem.schemas import RecallResult
 
-from .conftest import BagOfWordsEmbeddings, make_conversation
+from .conftest import BagOfWordsEmbeddings, filled_memory, make_conversation
 from .fakes import ScriptedChatModel
 from .langgraph_dev import running_dev_server
 
@@ -203,8 +203,7 @@ class ParentState(TypedDict, total=False):
 
 
 def test_recall_graph_as_a_subgraph_node_of_an_agent():
-    memory = RippleMemory(BagOfWordsEmbeddings())
-    memory.add_conversation(make_conversation(), namespace=("maya",))
+    memory = filled_memory(("maya",), write_config=None)
     last_line = lambda messages: messages[-1].content.splitlines()[-1]  # noqa: E731
     llm = ScriptedChatModel(responses=[last_line, last_line])
 

@@ -10,8 +10,9 @@ import pytest
 from langchain_ripplemem._runtime import heap
 from langchain_ripplemem.index.cache_bounds import LRUCache
 from langchain_ripplemem.index.unit_index import UnitIndex
-from langchain_ripplemem.schemas import MemoryUnit, Provenance
 from langchain_ripplemem.storage.chroma import ChromaUnitBackend
+
+from .conftest import make_unit
 
 
 @pytest.fixture
@@ -39,8 +40,7 @@ def test_evictions_note_what_they_free(monkeypatch):
 
 def test_a_view_load_notes_its_reply(trims):
     index = UnitIndex(ChromaUnitBackend())
-    units = [MemoryUnit.create(namespace=("n",), restatement=f"memory {i}",
-                               source=Provenance(conversation_id="c", session_id="s")) for i in range(2000)]
+    units = [make_unit(f"memory {i}") for i in range(2000)]
     index.add(("n",), units, np.ones((len(units), 4), dtype=np.float32))
     index.invalidate(("n",))
     assert not trims

@@ -16,7 +16,9 @@ from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.memory_graph.scoring import cue_overlap, structural_score
 from langchain_ripplemem.presets import PAPER_WRITE
-from langchain_ripplemem.schemas import Conversation, MemoryUnit, Provenance, QueryCues, TimeInterval
+from langchain_ripplemem.schemas import Conversation, MemoryUnit, QueryCues, TimeInterval
+
+from .conftest import make_unit
 
 NS = ("cues",)
 DAY = datetime(2026, 3, 2, tzinfo=timezone.utc)
@@ -69,12 +71,12 @@ def test_units_stored_before_cues_existed_get_them_from_their_text():
     assert unit_cues(old).names == ["harbor grill"] and "oyster" in unit_cues(old).topics
 
 
-def make_unit(i: int, session: str, names=(), topics=(), day: int = 0, who=("Maya", "Sam")) -> MemoryUnit:
+def cue_unit(i: int, session: str, names=(), topics=(), day: int = 0, who=("Maya", "Sam")) -> MemoryUnit:
     when = DAY + timedelta(days=day)
-    return MemoryUnit.create(
-        namespace=NS, restatement=f"unit {i}", participants=list(who), cues=list(names), topics=list(topics),
-        time=TimeInterval(start=when, end=when + timedelta(hours=23)), metadata={"speaker": who[0]},
-        source=Provenance(conversation_id="c", session_id=session, turn_ids=[f"t{i}"]))
+    return make_unit(
+        f"unit {i}", namespace=NS, session=session, turns=[f"t{i}"], participants=list(who), cues=list(names),
+        topics=list(topics), time=TimeInterval(start=when, end=when + timedelta(hours=23)),
+        metadata={"speaker": who[0]})
 
 
 def random_view(seed: int = 0, n: int = 300) -> NamespaceView:
@@ -86,7 +88,7 @@ def random_view(seed: int = 0, n: int = 300) -> NamespaceView:
         who = tuple(rng.choice(people, size=int(rng.integers(1, 3)), replace=False).tolist())
         names = rng.choice(vocabulary[:10], size=int(rng.integers(0, 2)), replace=False).tolist()
         topics = rng.choice(vocabulary[5:], size=int(rng.integers(0, 4)), replace=False).tolist()
-        units.append(make_unit(i, f"S{i // 20}", names, topics, day=int(rng.integers(0, 40)), who=who))
+        units.append(cue_unit(i, f"S{i // 20}", names, topics, day=int(rng.integers(0, 40)), who=who))
     view = NamespaceView(NS)
     vectors = rng.normal(size=(n, 8)).astype(np.float32)
     view.add(units, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
@@ -123,9 +125,9 @@ def test_cue_view_matches_a_brute_force_reference(key_weight, topic_weight):
 
 
 def test_a_shared_rare_name_links_sessions_where_shared_speakers_and_day_do_not():
-    filler = [make_unit(i, "S1", topics=["coffee"], day=0) for i in range(60)]
-    booking = make_unit(100, "S9", names=["harbor grill"], topics=["birthday", "coffee"], day=50)
-    menu = make_unit(101, "S3", names=["harbor grill"], topics=["oyster"], day=20)
+    filler = [cue_unit(i, "S1", topics=["coffee"], day=0) for i in range(60)]
+    booking = cue_unit(100, "S9", names=["harbor grill"], topics=["birthday", "coffee"], day=50)
+    menu = cue_unit(101, "S3", names=["harbor grill"], topics=["oyster"], day=20)
     units = [*filler[:30], menu, *filler[30:], booking]
     view = NamespaceView(NS)
     view.add(units, np.random.default_rng(0).normal(size=(len(units), 8)).astype(np.float32))
@@ -236,8 +238,7 @@ def test_a_word_capitalised_by_its_place_is_no_name_where_it_is_written_in_lower
     # fifty other turns write in lower case; bridging over it reached nothing relevant.
     texts = ["Try the Activities near Harbor Grill.", "I booked Harbor Grill.",
              "Biscuit threw up again.", "I walked Biscuit today."] + ["more activities today"] * 3
-    units = [MemoryUnit.create(namespace=NS, restatement=t, source=Provenance(
-        conversation_id="c", session_id="s", turn_ids=[str(i)])) for i, t in enumerate(texts)]
+    units = [make_unit(t, namespace=NS, turns=[str(i)]) for i, t in enumerate(texts)]
     view = NamespaceView(NS)
     view.add(units, np.eye(len(units), dtype=np.float32))
     assert "activ" in view.name_counts.first_name and not view.is_name("activ")

@@ -13,7 +13,7 @@ from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import namespace_key
 from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME
 
-from .conftest import BagOfWordsEmbeddings, make_conversation
+from .conftest import BagOfWordsEmbeddings, filled_memory, make_conversation
 
 A, B = ("users", "a"), ("users", "b")
 
@@ -86,9 +86,8 @@ def test_edges_of_a_namespace_without_units_are_dangling(store):
     assert gone.chroma_units == 0 and len(gone.dangling_edges) == 1 and not report.ok
 
 
-def test_stale_cached_view_and_duplicate_content_are_reported(bow):
-    memory = RippleMemory(bow)
-    memory.add_conversation(make_conversation(), namespace=A)
+def test_stale_cached_view_and_duplicate_content_are_reported():
+    memory = filled_memory(A, write_config=None)
     assert check_store(memory).ok
     unit = memory.list_units(A)[0]
     # Another writer (here: the collection directly) stores the same content under a new id.
@@ -104,9 +103,8 @@ def test_stale_cached_view_and_duplicate_content_are_reported(bow):
     assert report.unlinked_units == ["twin"]
 
 
-def test_unreadable_record_is_reported(bow):
-    memory = RippleMemory(bow)
-    memory.add_conversation(make_conversation(), namespace=A)
+def test_unreadable_record_is_reported():
+    memory = filled_memory(A, write_config=None)
     memory.unit_backend.collection.add(ids=["junk"], embeddings=[[1.0] + [0.0] * 511], metadatas=[{"x": 1}])
     report = check_store(memory)
     assert report.unreadable_records == ["junk"] and not report.ok
@@ -135,9 +133,8 @@ def test_cli_check_missing_directory_is_an_error(tmp_path, capsys):
     assert not (tmp_path / "nope").exists()
 
 
-def test_metadata_changed_behind_the_cached_view_is_stale(bow):
-    memory = RippleMemory(bow)
-    memory.add_conversation(make_conversation(), namespace=A)
+def test_metadata_changed_behind_the_cached_view_is_stale():
+    memory = filled_memory(A, write_config=None)
     unit = memory.list_units(A)[0]
     changed = unit.model_copy(update={"metadata": {**unit.metadata, "note": "edited elsewhere"}})
     memory.unit_backend.collection.update(ids=[unit.id], metadatas=[

@@ -8,7 +8,8 @@ from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.memory_graph import candidates, linking
 from langchain_ripplemem.memory_graph.candidates import Projection, above, leading, projection, similarities
 from langchain_ripplemem.memory_graph.linking import link_rows
-from langchain_ripplemem.schemas import MemoryUnit, Provenance
+
+from .conftest import make_unit
 
 NS = ("u",)
 CONFIG = WriteConfig(linking={"semantic_threshold": 0.8})
@@ -21,8 +22,8 @@ def _view(n: int, seed: int = 0) -> NamespaceView:
     vectors = centres[rng.integers(0, 12, n)] + 0.45 * rng.standard_normal((n, 32))
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     names = ["Harbor Grill", "Biscuit", "Lisbon", "Maya", "Oslo"]
-    units = [MemoryUnit.create(namespace=NS, restatement=f"Note {i} about {names[i % 5]}.", source=Provenance(
-        conversation_id="c", session_id=f"s{i // 20}", turn_ids=[str(i)])) for i in range(n)]
+    units = [make_unit(f"Note {i} about {names[i % 5]}.", namespace=NS, session=f"s{i // 20}", turns=[str(i)])
+             for i in range(n)]
     view = NamespaceView(NS)
     view.add(units, vectors.astype(np.float32))
     return view

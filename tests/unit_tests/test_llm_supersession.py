@@ -19,7 +19,8 @@ from langchain_ripplemem.storage.locks import WriterLockTimeoutError, namespace_
 
 from .conftest import WriteMeanwhile
 from .fakes import ScriptedChatModel
-from .test_lifecycle import BERLIN, PARIS, talk, unit_id
+from .test_lifecycle import unit_id
+from .test_supersession import BERLIN, PARIS, talk
 
 MAYA = ("maya",)
 JAN, MAR = "2026-01-10T10:00:00+00:00", "2026-03-01T10:00:00+00:00"

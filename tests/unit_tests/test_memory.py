@@ -1,17 +1,10 @@
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from langchain_ripplemem.errors import InvalidConversationError, InvalidNamespaceError
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import Conversation
 
-from .conftest import BagOfWordsEmbeddings, make_conversation
-
-ROOT = Path(__file__).resolve().parents[2]
+from .conftest import BagOfWordsEmbeddings, make_conversation, make_unit, reopened_in_new_process
 
 
 def test_ingest_reports_and_is_idempotent(bow, conversation):
@@ -77,16 +70,9 @@ def test_persistence_round_trip_in_a_new_process(tmp_path, bow, conversation):
     expected = {"units": sorted(u.id for u in memory.list_units(("maya",))),
                 "edges": sorted([e.src, e.dst, e.type] for e in memory.edges(("maya",)))}
     memory.close()  # an embedded store belongs to one process at a time
-    script = (
-        "import json, sys\n"
-        "from langchain_ripplemem.memory import RippleMemory\n"
-        "from tests.unit_tests.conftest import BagOfWordsEmbeddings\n"
-        f"m = RippleMemory(BagOfWordsEmbeddings(), persist_directory={str(tmp_path)!r})\n"
+    assert reopened_in_new_process(tmp_path, (
         "print(json.dumps({'units': sorted(u.id for u in m.list_units(('maya',))),"
-        " 'edges': sorted([e.src, e.dst, e.type] for e in m.edges(('maya',)))}))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == expected
+        " 'edges': sorted([e.src, e.dst, e.type] for e in m.edges(('maya',)))}))\n")) == expected
 
 
 def test_interrupted_ingest_is_linked_on_next_open(tmp_path, bow, conversation, monkeypatch):
@@ -306,23 +292,18 @@ def test_a_unit_backend_refuses_vectors_of_another_width_before_chroma_sees_them
     import numpy as np
 
     from langchain_ripplemem import EmbeddingModelMismatchError
-    from langchain_ripplemem.schemas import MemoryUnit, Provenance
     from langchain_ripplemem.storage.chroma import ChromaUnitBackend
-
-    def unit(text: str) -> MemoryUnit:
-        return MemoryUnit.create(namespace=("maya",), restatement=text,
-                                 source=Provenance(conversation_id="c", session_id="s"))
 
     backend = ChromaUnitBackend(persist_directory=tmp_path)
     backend.use_embedding_model("m")
-    backend.upsert(("maya",), [unit("Maya: hi")], np.ones((1, 4), dtype=np.float32))
+    backend.upsert(("maya",), [make_unit("Maya: hi", namespace=("maya",))], np.ones((1, 4), dtype=np.float32))
     backend.close()
     again = ChromaUnitBackend(persist_directory=tmp_path)
     try:
         assert again.embedding_model() == ("m", 4)
         again.use_embedding_model("m")
         with pytest.raises(EmbeddingModelMismatchError, match=r"'m' \(4 dimensions\).*'m' \(3 dimensions\)"):
-            again.upsert(("maya",), [unit("Maya: bye")], np.ones((1, 3), dtype=np.float32))
+            again.upsert(("maya",), [make_unit("Maya: bye", namespace=("maya",))], np.ones((1, 3), dtype=np.float32))
         assert again.collection.count() == 1
     finally:
         again.close()

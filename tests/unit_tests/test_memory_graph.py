@@ -10,17 +10,18 @@ from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.expansion import expand_channel, reachable
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.presets import PAPER_WRITE
-from langchain_ripplemem.schemas import Edge, MemoryUnit, Provenance, TimeInterval
+from langchain_ripplemem.schemas import Edge, MemoryUnit, TimeInterval
 from langchain_ripplemem.storage.sqlite import WAL_CHECKPOINT_PAGES, SQLiteEdgeBackend, open_sqlite_graph
+
+from .conftest import make_unit
 
 NS = ("u",)
 T = TimeInterval.point(datetime(2026, 1, 1, tzinfo=timezone.utc))
 
 
 def unit(i: int, participants=(), locations=(), time=None) -> MemoryUnit:
-    return MemoryUnit.create(namespace=NS, restatement=f"unit {i}", source=Provenance(
-        conversation_id="c", session_id="s", turn_ids=[f"t{i}"]), participants=list(participants),
-        locations=list(locations), time=time)
+    return make_unit(f"unit {i}", namespace=NS, turns=[f"t{i}"], participants=list(participants),
+                     locations=list(locations), time=time)
 
 
 def unit_vec(*weights: float, dim: int = 8) -> np.ndarray:

@@ -7,12 +7,14 @@ import uuid
 import numpy as np
 import pytest
 
-from langchain_ripplemem.schemas import MemoryUnit, Provenance, namespace_key
+from langchain_ripplemem.schemas import MemoryUnit, namespace_key
 from langchain_ripplemem.storage.chroma import REGISTRY_FORMAT, ChromaUnitBackend, chroma_client
+
+from .conftest import make_unit
 
 
 def unit(ns: tuple[str, ...], text: str) -> MemoryUnit:
-    return MemoryUnit.create(namespace=ns, restatement=text, source=Provenance(conversation_id="c", session_id="s"))
+    return make_unit(text, namespace=ns)
 
 
 def write(backend: ChromaUnitBackend, ns: tuple[str, ...], *texts: str) -> list[str]:

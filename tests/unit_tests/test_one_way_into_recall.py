@@ -17,7 +17,7 @@ from langchain_ripplemem.presets import PAPER
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
 from langchain_ripplemem.server import served_memory
 
-from .conftest import BagOfWordsEmbeddings, make_conversation
+from .conftest import BagOfWordsEmbeddings, filled_memory, make_conversation
 from .fakes import ScriptedChatModel
 from .langgraph_dev import dev_server_blocking_rules, load_served_graph
 
@@ -54,10 +54,9 @@ def test_cli_recall_on_an_empty_namespace_with_the_recommended_settings(tmp_path
 
 
 # -- item 3: the same preparation and the same effective config both ways ------------------
-def test_the_compiled_graph_uses_the_memory_config_and_matches_recall(bow):
+def test_the_compiled_graph_uses_the_memory_config_and_matches_recall():
     config = RecallConfig(assembly={"top_k": 3}, views={"semantic_k": 4, "lexical_k": 2, "cue_k": 2})
-    memory = RippleMemory(bow, recall_config=config)
-    memory.add_conversation(make_conversation(), namespace=NS)
+    memory = filled_memory(NS, write_config=None, recall_config=config)
     graph = build_recall_graph(memory)
     query = "Should Bob book Harbor Grill for the birthday?"
     by_graph = graph.invoke({"query": query}, context=RecallContext(namespace=NS))["result"]

@@ -27,7 +27,7 @@ from langchain_ripplemem.schemas import (
     TimeInterval,
 )
 
-from .conftest import BagOfWordsEmbeddings
+from .conftest import BagOfWordsEmbeddings, make_unit
 
 # Three expansion rounds that never stop early, and enough semantic edges (bag-of-words vectors
 # are less alike than MiniLM's) for both edge types to carry paths.
@@ -112,9 +112,8 @@ def test_page_is_self_contained_and_draws_every_node_and_edge():
 
 
 def _unit(text: str, session: str = "S1", turn: str = "t1") -> MemoryUnit:
-    return MemoryUnit.create(namespace=("n",), restatement=text, source=Provenance(
-        conversation_id="a-very-long-conversation-name", session_id=session, turn_ids=[turn]),
-        time=TimeInterval.point(__import__("datetime").datetime(2026, 3, 2)))
+    return make_unit(text, conversation="a-very-long-conversation-name", session=session, turns=[turn],
+                     time=TimeInterval.point(__import__("datetime").datetime(2026, 3, 2)))
 
 
 def test_text_is_escaped_and_long_session_names_are_cut():

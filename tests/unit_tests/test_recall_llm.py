@@ -6,10 +6,10 @@ import pytest
 
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.presets import PAPER, PAPER_WRITE
+from langchain_ripplemem.presets import PAPER
 from langchain_ripplemem.recall import NODE_NAMES, build_recall_graph
 
-from .conftest import BagOfWordsEmbeddings, make_conversation
+from .conftest import filled_memory
 from .fakes import ScriptedChatModel
 
 NS = ("maya",)
@@ -33,10 +33,8 @@ def plan(**overrides):
 
 def memory_with(responses) -> tuple[RippleMemory, ScriptedChatModel]:
     model = ScriptedChatModel(responses=responses)
-    memory = RippleMemory(BagOfWordsEmbeddings(), extractor=RuleBasedExtractor(), llm=model, recall_config=CONFIG,
-                          write_config=PAPER_WRITE)  # tiny chat: the paper's edges
-    memory.add_conversation(make_conversation(), namespace=NS)
-    return memory, model
+    # filled_memory's tiny chat has the paper's edges
+    return filled_memory(NS, extractor=RuleBasedExtractor(), llm=model, recall_config=CONFIG), model
 
 
 def test_graph_has_answer_node_with_llm():

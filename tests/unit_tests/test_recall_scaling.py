@@ -13,7 +13,9 @@ from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.recall import smoothing
 from langchain_ripplemem.recall.cues import reference_time
 from langchain_ripplemem.recall.smoothing import best_first, in_context, neighbour_rows, smooth, speakers
-from langchain_ripplemem.schemas import MemoryUnit, Provenance, TimeInterval
+from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
+
+from .conftest import make_unit
 
 NS = ("grow",)
 DAY0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
@@ -22,9 +24,8 @@ DAY0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
 def unit(i: int, session: str, turn: int | None, speaker: str = "Maya", day: int = 0) -> MemoryUnit:
     metadata = {"speaker": speaker} | ({"turn_index": turn} if turn is not None else {})
     when = DAY0 + timedelta(days=day)
-    return MemoryUnit(id=f"u{i}", namespace=NS, restatement=f"text {i}", metadata=metadata,
-                      time=TimeInterval(start=when, end=when),
-                      source=Provenance(conversation_id="c", session_id=session, turn_ids=[str(i)]))
+    return make_unit(f"text {i}", uid=f"u{i}", namespace=NS, session=session, turns=[str(i)], metadata=metadata,
+                     time=TimeInterval(start=when, end=when))
 
 
 def grown(units: list[MemoryUnit], cuts: list[int]) -> NamespaceView:
@@ -83,14 +84,11 @@ def test_expansion_walks_the_anchors_neighbourhood_not_the_whole_graph(monkeypat
     import networkx as nx
 
     from langchain_ripplemem.config import RecallConfig
-    from langchain_ripplemem.memory import RippleMemory
-    from langchain_ripplemem.presets import PAPER_WRITE
 
-    from .conftest import BagOfWordsEmbeddings, make_conversation
+    from .conftest import filled_memory
 
-    memory = RippleMemory(BagOfWordsEmbeddings(), write_config=PAPER_WRITE)  # seven turns: too few for cue edges
-    memory.add_conversation(make_conversation(), namespace=NS)
-    config = RecallConfig(controller={"sufficiency_similarity": 2.0, "max_rounds": 1},
+    memory = filled_memory(NS)  # the paper's edges: seven turns are too few for cue edges
+    config = RecallConfig(controller={"sufficiency_similarity": 2.0, "max_rounds": 1},  # always expands
                           views={"semantic_k": 2, "lexical_k": 1, "cue_k": 1})
     expected = memory.recall("Where could Maya celebrate her birthday?", namespace=NS, config=config)
     assert expected.rounds[-1].expanded  # the expansion path ran

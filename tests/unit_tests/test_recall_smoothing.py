@@ -12,9 +12,9 @@ from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.presets import PAPER, PAPER_WRITE
 from langchain_ripplemem.recall.cues import move_speakers
 from langchain_ripplemem.recall.smoothing import in_context, neighbour_rows, smooth, speakers, top_in_context
-from langchain_ripplemem.schemas import Conversation, MemoryUnit, Provenance, QueryCues, TimeInterval
+from langchain_ripplemem.schemas import Conversation, MemoryUnit, QueryCues, TimeInterval
 
-from .conftest import BagOfWordsEmbeddings, make_conversation
+from .conftest import BagOfWordsEmbeddings, make_conversation, make_unit
 
 NS = ("ctx",)
 
@@ -30,9 +30,8 @@ def ctx(weight: float, weight_2: float = 0.0, terms: int = 0) -> ContextConfig:
 def unit(uid: str, session: str, turn_index: int | None, participants=("Maya",), day: int = 1) -> MemoryUnit:
     metadata = {"speaker": participants[0]} | ({"turn_index": turn_index} if turn_index is not None else {})
     start = np.datetime64(f"2026-03-{day:02d}T10:00").astype(object)
-    return MemoryUnit(id=uid, namespace=NS, restatement=f"text {uid}", participants=list(participants),
-                      source=Provenance(conversation_id="c", session_id=session, turn_ids=[uid]),
-                      time=TimeInterval(start=start, end=start), metadata=metadata)
+    return make_unit(f"text {uid}", uid=uid, namespace=NS, session=session, turns=[uid],
+                     participants=list(participants), time=TimeInterval(start=start, end=start), metadata=metadata)
 
 
 def view_of(units: list[MemoryUnit]) -> NamespaceView:

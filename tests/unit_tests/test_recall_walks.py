@@ -18,15 +18,16 @@ from langchain_ripplemem.memory_graph.expansion import Unreachable, expand_chann
 from langchain_ripplemem.recall import walks as recall_walks
 from langchain_ripplemem.recall.controller import cue_values
 from langchain_ripplemem.recall.walks import KeptWalks, shared_walks
-from langchain_ripplemem.schemas import Edge, MemoryUnit, Provenance
+from langchain_ripplemem.schemas import Edge, MemoryUnit
 from langchain_ripplemem.storage.sqlite import open_sqlite_graph
+
+from .conftest import make_unit
 
 NS = ("walks",)
 
 
 def make_units(n: int, participants=()) -> list[MemoryUnit]:
-    return [MemoryUnit.create(namespace=NS, restatement=f"memory {i}", participants=list(participants),
-                              source=Provenance(conversation_id="c", session_id="s", turn_ids=[str(i)]))
+    return [make_unit(f"memory {i}", namespace=NS, turns=[str(i)], participants=list(participants))
             for i in range(n)]
 
 
@@ -226,8 +227,7 @@ def test_cue_values_follow_the_view_as_it_grows():
     units = make_units(2, participants=["Maya", "SAM"])
     view = view_of(units)
     assert cue_values(view) == [frozenset({"maya", "sam"})] * 2
-    other = MemoryUnit.create(namespace=NS, restatement="in Lisbon", locations=["Lisbon"],
-                              source=Provenance(conversation_id="c", session_id="s", turn_ids=["9"]))
+    other = make_unit("in Lisbon", namespace=NS, turns=["9"], locations=["Lisbon"])
     view.add([other], np.ones((1, 2), dtype=np.float32))
     assert cue_values(view)[2] == frozenset({"lisbon"}) and len(cue_values(view)) == 3
 

@@ -12,7 +12,9 @@ from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.recall.assembly import _place, row_places
 from langchain_ripplemem.recall.cue_bonus import cue_bonus, cue_bonuses, row_speakers
-from langchain_ripplemem.schemas import MemoryUnit, Provenance, QueryCues, TimeInterval
+from langchain_ripplemem.schemas import MemoryUnit, QueryCues, TimeInterval
+
+from .conftest import make_unit
 
 NS = ("bonus",)
 T0 = datetime(2025, 5, 1, 9, 30, tzinfo=timezone.utc)
@@ -30,9 +32,8 @@ def units(n: int, seed: int) -> list[MemoryUnit]:
         when = None if rng.random() < 0.2 else interval(int(rng.integers(-90 * 1440, 90 * 1440)),
                                                         int(rng.integers(0, 3 * 1440)))
         speaker = [None, "", "Maya", "SAM", "Jo"][int(rng.integers(5))]
-        out.append(MemoryUnit.create(namespace=NS, restatement=f"memory {i}", time=when,
-                                     metadata={} if speaker is None else {"speaker": speaker},
-                                     source=Provenance(conversation_id="c", session_id="s", turn_ids=[str(i)])))
+        out.append(make_unit(f"memory {i}", namespace=NS, turns=[str(i)], time=when,
+                             metadata={} if speaker is None else {"speaker": speaker}))
     return out
 
 

@@ -4,13 +4,13 @@ import pytest
 
 from langchain_ripplemem.index import unit_list
 from langchain_ripplemem.index.unit_list import UnitList
-from langchain_ripplemem.schemas import MemoryUnit, Provenance
+from langchain_ripplemem.schemas import MemoryUnit
+
+from .conftest import make_unit
 
 
 def _units(n: int) -> list[MemoryUnit]:
-    return [MemoryUnit.create(namespace=("u",), restatement=f"Maya: note {i}", participants=["Maya"],
-                              source=Provenance(conversation_id="c", session_id="s", turn_ids=[str(i)]))
-            for i in range(n)]
+    return [make_unit(f"Maya: note {i}", namespace=("u",), turns=[str(i)], participants=["Maya"]) for i in range(n)]
 
 
 @pytest.fixture

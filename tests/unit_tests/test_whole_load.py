@@ -10,8 +10,9 @@ import pytest
 from langchain_ripplemem.index import unit_list
 from langchain_ripplemem.index.namespace import NamespaceView
 from langchain_ripplemem.recall.derived import derive_all
-from langchain_ripplemem.schemas import MemoryUnit, Provenance
+from langchain_ripplemem.schemas import MemoryUnit
 
+from .conftest import make_unit
 from .test_view_snapshot import NS, QUERIES, build, memory, recalls
 
 
@@ -74,9 +75,8 @@ def test_recalls_are_the_same_whether_derived_during_the_load_or_on_first_use(tm
 
 
 def test_a_delete_derives_only_for_a_view_that_had_derived_values() -> None:
-    units = [MemoryUnit.create(namespace=NS, restatement=f"Maya: note {i}", participants=["Maya"],
-                               source=Provenance(conversation_id="c", session_id="s", turn_ids=[str(i)]),
-                               metadata={"speaker": "Maya"}) for i in range(4)]
+    units = [make_unit(f"Maya: note {i}", namespace=NS, turns=[str(i)], participants=["Maya"],
+                       metadata={"speaker": "Maya"}) for i in range(4)]
     view = NamespaceView(NS, 2)
     view.add(units, np.ones((4, 2), dtype=np.float32))
     assert view.without([units[0].id], derive_all).derived == {}  # a writer's view: nothing to carry on

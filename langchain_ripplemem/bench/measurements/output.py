@@ -1,7 +1,4 @@
-"""What the result-writing scripts share: their command line and how they write a results file.
-
-    from results_io import emit, locomo_parser   # scripts run from scripts/, so this imports
-"""
+"""What the measurements share: their command line and how they write a results file."""
 
 from __future__ import annotations
 
@@ -9,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 from typing import Any
+
+__all__ = ["emit", "locomo_parser"]
 
 
 def locomo_parser(doc: str | None) -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ unit JSON). Then, wall seconds:
 * the whole namespace: pages of 5,000 records filtered by namespace (before), and
   its ids listed with the filter, 30,000 a read, then its records by id (now).
 
-    python scripts/chroma_reads.py --records 100000 --out results/chroma_reads.json
+    python -m langchain_ripplemem.bench.measurements.chroma_reads --records 100000 --out results/chroma_reads.json
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import time
 from typing import Any
 
 import numpy as np
-from results_io import emit
 
+from langchain_ripplemem.bench.measurements.output import emit
 from langchain_ripplemem.bench.results import run_metadata
 from langchain_ripplemem.storage.chroma import ID_PAGE_SIZE, PAGE_SIZE, UNIT_COLLECTION_METADATA, chroma_client
 
@@ -62,6 +62,7 @@ def _paged(collection: Any, page: int, include: list[str], where: dict[str, Any]
 
 
 def run(records: int) -> dict[str, Any]:
+    """The reads' wall seconds on a fresh collection of ``records`` records of one namespace."""
     client = chroma_client(tempfile.mkdtemp(prefix="chroma-reads-"))
     collection = client.create_collection("units", embedding_function=None, metadata=UNIT_COLLECTION_METADATA)
     rng = np.random.default_rng(0)
@@ -89,6 +90,7 @@ def run(records: int) -> dict[str, Any]:
 
 
 def main() -> None:
+    """Read the command line, measure, print the results and write them to ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--out", default=None, help="results JSON (default: stdout only)")

@@ -1,6 +1,6 @@
 """Precision and recall of identifying cues against a hand-labelled sample (issue 13, item 1).
 
-The sample (``scripts/data/cue_sample.json``, 151 turns) labels the shipped sample
+The sample (``bench/data/cue_sample.json``, 151 turns) labels the shipped sample
 conversation by turn id and adds dialogue written for it. Both extractors run
 over the same turns through the rule-based extractor:
 
@@ -13,7 +13,7 @@ Cues are compared as keys (:func:`~langchain_ripplemem.extraction.identifying.cu
 lower case, stemmed word by word), micro-averaged over turns, for names alone and
 for names and topic words together.
 
-    python scripts/cue_quality.py --out results/cue_quality.json
+    python -m langchain_ripplemem.bench.measurements.cue_quality --out results/cue_quality.json
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from results_io import emit
-
+from langchain_ripplemem.bench.measurements.output import emit
 from langchain_ripplemem.bench.results import run_metadata
 from langchain_ripplemem.cli.demo import load_sample
 from langchain_ripplemem.extraction.identifying import cue_key
@@ -34,7 +33,7 @@ from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
 from langchain_ripplemem.schemas import Conversation, MemoryUnit
 
-SAMPLE = Path(__file__).parent / "data" / "cue_sample.json"
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "cue_sample.json"
 
 
 def _units(conversation: Conversation) -> dict[str, MemoryUnit]:
@@ -64,6 +63,7 @@ def _score(pairs: list[tuple[set[str], set[str]]]) -> dict[str, float | int]:
 
 
 def main() -> None:
+    """Read the command line, measure, print the results and write them to ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sample", default=str(SAMPLE))
     parser.add_argument("--out", default=None, help="results JSON (default: stdout)")
@@ -93,7 +93,7 @@ def main() -> None:
         rows["identifying"]["names"].append((names, mine_names))
         rows["identifying"]["all"].append((every, mine_all))
     result = {
-        "sample": "scripts/data/cue_sample.json", "turns": len(gold),
+        "sample": "langchain_ripplemem/bench/data/cue_sample.json", "turns": len(gold),
         "extract_seconds": round(seconds, 3),
         "extractors": {name: {part: _score(pairs) for part, pairs in parts.items()} for name, parts in rows.items()},
         **run_metadata(None),

@@ -6,7 +6,10 @@ that keeps the top 1 % of pairs (memory_graph/calibration.py). The median over
 conversations is the encoder's threshold; copy it into
 CALIBRATED_SEMANTIC_THRESHOLDS when it changes.
 
-    python scripts/calibrate_threshold.py ../shared/data/locomo/locomo10.json --out results/calibration.json
+    python -m langchain_ripplemem.bench.measurements.edge_threshold ../shared/data/locomo/locomo10.json \
+        --out results/calibration.json
+
+(``make bench-calibration``.)
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from langchain_ripplemem.memory_graph.calibration import (
 
 
 def main() -> None:
+    """Calibrate on the LoCoMo file named on the command line; print (and with ``--out`` write) the result."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path")
     parser.add_argument("--out", default=None)

@@ -9,20 +9,20 @@ Is it one cue edge away from an anchor, or two? If the missed multi-hop evidence
 shares no name with the anchors, no name bridge can bring it in, and expansion,
 structural edges and planning cannot gain on it whatever their weights.
 
-    python scripts/multihop_reach.py ../shared/data/locomo/locomo10.json --out results/multihop_reach.json
+    python -m langchain_ripplemem.bench.measurements.multihop_reach ../shared/data/locomo/locomo10.json \
+        --out results/multihop_reach.json
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from results_io import emit, locomo_parser
-
 from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
 from langchain_ripplemem.bench.haystack import locomo_haystacks
 from langchain_ripplemem.bench.linked import linked_conversations
 from langchain_ripplemem.bench.linked_cases import load_linked_cases
 from langchain_ripplemem.bench.loaders import LOCOMO_TUNE, BenchConversation, load_locomo
+from langchain_ripplemem.bench.measurements.output import emit, locomo_parser
 from langchain_ripplemem.bench.results import run_metadata
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.memory import RippleMemory
@@ -69,6 +69,7 @@ def _total(parts: list[dict[str, int]]) -> dict[str, Any]:
 
 
 def main() -> None:
+    """Read the command line, measure, print the results and write them to ``--out``."""
     args = locomo_parser(__doc__).parse_args()
     embeddings = CachedEmbeddings(directory=args.cache)
     memory = RippleMemory(embeddings, write_config=WriteConfig())

@@ -6,7 +6,8 @@ haystack), once with ``structural_edges="paper"`` (METHOD.md's ``s_str``) and on
 with ``"cues"`` (rarity-weighted identifying cues, the default), and counts edges
 per type, the edges that join two sessions, and the mean degree.
 
-    python scripts/edge_report.py ../shared/data/locomo/locomo10.json --out results/edges.json
+    python -m langchain_ripplemem.bench.measurements.edge_report ../shared/data/locomo/locomo10.json \
+        --out results/edges.json
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from results_io import emit, locomo_parser
 
 from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
 from langchain_ripplemem.bench.haystack import sample_haystacks
 from langchain_ripplemem.bench.linked import linked_conversations
 from langchain_ripplemem.bench.linked_cases import load_linked_cases
 from langchain_ripplemem.bench.loaders import load_locomo
+from langchain_ripplemem.bench.measurements.output import emit, locomo_parser
 from langchain_ripplemem.bench.results import run_metadata
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
@@ -62,6 +63,7 @@ def _count(conversations: list[Conversation], embeddings: CachedEmbeddings, conf
 
 
 def main() -> None:
+    """Read the command line, measure, print the results and write them to ``--out``."""
     args = locomo_parser(__doc__).parse_args()
     embeddings = CachedEmbeddings(directory=args.cache)
     threshold = semantic_threshold_for(embeddings)

@@ -7,7 +7,7 @@ unit JSON, creation time first) go in until ``--records``. Reported per setting:
 ms a record over the first 2,000 records and over the last 3,000, wall ms, and KB
 written a record over the last 1,000 (``/proc/self/io``).
 
-    python scripts/chroma_upsert.py --out results/chroma_upsert.json
+    python -m langchain_ripplemem.bench.measurements.chroma_upsert --out results/chroma_upsert.json
 
 With ``--documents``: the package's collection settings, two fresh stores written
 batch by batch in turn (which goes first alternates), one upserting each record with
@@ -15,7 +15,7 @@ its restatement as a Chroma document (what the package did until stop 33), one
 without; the restatements are 8-40 words drawn from a 5,000-word vocabulary, so
 Chroma's full-text index of documents sees text like dialogue's, not one repeated word.
 
-    python scripts/chroma_upsert.py --documents --out results/chroma_documents.json
+    python -m langchain_ripplemem.bench.measurements.chroma_upsert --documents --out results/chroma_documents.json
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from results_io import emit
 
+from langchain_ripplemem.bench.measurements.output import emit
 from langchain_ripplemem.bench.results import run_metadata
 from langchain_ripplemem.storage.chroma import UNIT_COLLECTION_METADATA, chroma_client
 
@@ -43,6 +43,7 @@ def _written() -> int:
 
 
 def run(sync_threshold: int, records: int) -> dict[str, Any]:
+    """CPU ms and bytes written a record while a fresh collection with ``sync_threshold`` grows to ``records``."""
     client = chroma_client(tempfile.mkdtemp(prefix="chroma-upsert-"))
     collection = client.create_collection("units", embedding_function=None, metadata={
         "hnsw:space": "cosine", "hnsw:construction_ef": 8, "hnsw:M": 4, "hnsw:sync_threshold": sync_threshold})
@@ -110,6 +111,7 @@ def compare_documents(records: int) -> dict[str, Any]:
 
 
 def main() -> None:
+    """Read the command line, measure, print the results and write them to ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=30_000)
     parser.add_argument("--out", default=None, help="results JSON (default: stdout only)")

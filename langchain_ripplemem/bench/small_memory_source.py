@@ -4,6 +4,8 @@ Each case is a small memory of its own: 4 sessions of small talk holding an *opt
 (what the question names) and a *constraint* turn said in another session, which shares a
 rare word or name with the option turn and almost nothing with the question. The split is
 fixed here, before any run: every third case (ids 3, 6, ...) plus case 1 is held out (40 %).
+
+    python -m langchain_ripplemem.bench.small_memory_source    # make small-memory-cases
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parents[1] / "langchain_ripplemem" / "bench" / "data" / "small_memory_cases.json"
+OUT = Path(__file__).resolve().parent / "data" / "small_memory_cases.json"
 
 # Small talk, said by either side; each case takes its own run of these.
 CHAT = [
@@ -131,6 +133,7 @@ CASES = [
 
 
 def build() -> dict:
+    """The suite file's content: every case of ``CASES`` laid out in its sessions, with its split."""
     cases = []
     for n, (kind, speakers, question, option, constraint) in enumerate(CASES, 1):
         chat = CHAT[(3 * n) % len(CHAT):] + CHAT[: (3 * n) % len(CHAT)]

@@ -4,7 +4,10 @@ Prints and saves turns/s, units, edges by type, degree distribution, peak memory
 and, in the same process on the same texts, the throughput of the embedding
 model alone; the ratio of the two is the write path's overhead.
 
-    python scripts/bench_ingest.py ../shared/data/locomo/locomo10.json --out results/ingest.json
+    python -m langchain_ripplemem.bench.measurements.ingest_throughput ../shared/data/locomo/locomo10.json \
+        --out results/ingest.json
+
+(``make bench-ingest``.)
 """
 
 from __future__ import annotations
@@ -19,17 +22,18 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from langchain_ripplemem.adapters import conversation_from_locomo
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings, embed_texts
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.record_formats import conversation_from_locomo
 
 EXTRACTION = WriteConfig().extraction
 
 
 def main() -> None:
+    """Ingest the LoCoMo file named on the command line and print (and with ``--out`` write) the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path")
     parser.add_argument("--out", default=None)

@@ -7,7 +7,8 @@ process CPU seconds with one onnxruntime thread, so that other load on the machi
 changes the numbers little, and reports the largest pass (texts x width) of each. The
 "64 texts per pass" row is the old setting: slices of 64 in input order, one pass each.
 
-    python scripts/bench_batch_shapes.py ../shared/data/locomo/locomo10.json --out results/batch_shapes.json
+    python -m langchain_ripplemem.bench.measurements.batch_shapes ../shared/data/locomo/locomo10.json \
+        --out results/batch_shapes.json
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ import platform
 import random
 import time
 
-from langchain_ripplemem.adapters import conversation_from_locomo
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
+from langchain_ripplemem.record_formats import conversation_from_locomo
 
 BUDGETS = (256, 512, 1024, 2048, 4096)
 
 
 def main() -> None:
+    """Read the command line, measure, print the results and write them to ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("locomo")
     parser.add_argument("--repeat", type=int, default=3, help="runs per setting (the fastest is kept)")
