@@ -38,7 +38,7 @@ from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import with_progress
 from langchain_ripplemem.index.cache_bounds import CacheBounds
 from langchain_ripplemem.index.marks import is_suppressed, with_suppression
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.index.snapshot import ViewSnapshots
 from langchain_ripplemem.index.stats import namespace_stats
 from langchain_ripplemem.index.sync import NamespaceSync
@@ -216,9 +216,9 @@ class RippleMemory:
         self._check_model()
         self._write.ensure_linked(ns)
 
-    def view(self, namespace: Namespace | str) -> NamespaceView:
+    def namespace_index(self, namespace: Namespace | str) -> NamespaceIndex:
         """The namespace's in-memory search structures (as of the last :meth:`prepare` or write)."""
-        return self.index.view(validate_namespace(namespace))
+        return self.index.namespace_index(validate_namespace(namespace))
 
     def graph(self, namespace: Namespace | str) -> nx.Graph:
         """The namespace's typed memory graph (NetworkX; ``data["types"]`` per edge)."""
@@ -295,7 +295,7 @@ class RippleMemory:
     def list_units(self, namespace: Namespace | str | None = None, *,
                    include_suppressed: bool = False) -> list[MemoryUnit]:
         """Every unit of a namespace, in insertion order; suppressed ones only for audit."""
-        units = self.index.view(self._ns(namespace)).units
+        units = self.index.namespace_index(self._ns(namespace)).units
         return list(units) if include_suppressed else [u for u in units if not is_suppressed(u)]
 
     def edges(self, namespace: Namespace | str | None = None) -> list[Edge]:
@@ -324,7 +324,7 @@ class RippleMemory:
             raise ValueError(f"k must be at least 1, got {k}")
         ns = self._ns(namespace)
         self._check_model()
-        found = self.index.view(ns)
+        found = self.index.namespace_index(ns)
         hidden = found.suppressed
         fetch = k + len(hidden)
         hits = found.semantic(self.embed_query(query), fetch) if view == "semantic" else found.lexical(query, fetch)
@@ -406,14 +406,14 @@ class RippleMemory:
         if not isinstance(conversation_id, str) or not conversation_id:
             raise ValueError(f"conversation_id must be a non-empty string, got {conversation_id!r}")
         ns = self._ns(namespace)
-        ids = [u.id for u in conversation_units(self.index.view(ns), conversation_id)]
+        ids = [u.id for u in conversation_units(self.index.namespace_index(ns), conversation_id)]
         return self.delete(ids, namespace=ns) if ids else 0
 
     def stats(self, namespace: Namespace | str | None = None) -> NamespaceStats:
         """Counts of what a namespace holds: units, suppressed and superseded ones, conversations, edges."""
         ns = self._ns(namespace)
         self._write.ensure_linked(ns)
-        return namespace_stats(ns, self.index.view(ns).units, self.graphs.count(ns))
+        return namespace_stats(ns, self.index.namespace_index(ns).units, self.graphs.count(ns))
 
     def suppress(self, ids: Iterable[str], *, namespace: Namespace | str | None = None, reason: str) -> int:
         """Hide units from recall (a user correction) but keep them for audit; returns units changed.

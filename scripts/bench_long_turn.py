@@ -76,7 +76,7 @@ def _child(case: str) -> None:
     cpu, wall = time.process_time(), time.perf_counter()
     report = memory.add_conversation(conversation)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    units = memory.index.view(memory.default_namespace).units
+    units = memory.index.namespace_index(memory.default_namespace).units
     tokens = _token_counts([u.restatement for u in units])
     window = memory.embeddings.max_length  # type: ignore[attr-defined]
     print(json.dumps({

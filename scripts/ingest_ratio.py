@@ -51,7 +51,7 @@ def _writer(store: str, start: int, warm_up: int, conn: Connection) -> None:
     """Write the dialogue from memory ``start`` on: ``warm_up`` untimed, then a block per request."""
     memory, dialogue = _memory(Path(store), {}), _positioned(start)
     spent, _ = install_timers(memory)  # CPU seconds by part of the write (ingest_breakdown.py's timers)
-    held = len(memory.index.view(NS))
+    held = len(memory.index.namespace_index(NS))
     if held != start:
         conn.send({"error": f"{store} holds {held} memories, not {start}"})
         return
@@ -69,7 +69,7 @@ def _writer(store: str, start: int, warm_up: int, conn: Connection) -> None:
     # Opening a store leaves the collector with every object the load made pending: its first full
     # collection would land in the timed writes. One now starts both writers from a settled collector.
     gc.collect()
-    conn.send({"ready": len(memory.index.view(NS))})
+    conn.send({"ready": len(memory.index.namespace_index(NS))})
     while (count := conn.recv()) is not None:
         spent.clear()
         made, cpu = write(count)

@@ -210,8 +210,8 @@ def reader(i: int, cfg: dict[str, Any], start: Any, results: Any, shared: Any) -
             out["latency_ms"].append((time.perf_counter() - t0) * 1000)
             out["leaks"] += sum(1 for m in result.memories if m.unit.namespace != ns)
             out["empty"] += committed > 0 and not result.memories
-            view = memory.index.cached(ns)  # the view the recall used, without a catch-up of its own
-            return committed, len(view.units) if view is not None else 0
+            index = memory.index.cached(ns)  # the view the recall used, without a catch-up of its own
+            return committed, len(index.units) if index is not None else 0
 
         start.wait()
         began, cpu = time.perf_counter(), time.process_time()

@@ -263,7 +263,7 @@ def sentence_initial_keys(text: str) -> set[str]:
     """Cue keys of the single capitalised words that start a sentence: a name or a word, the namespace tells.
 
     "Rafa texted me" and "Cut the Lisbon trip short" look alike here; what the other
-    memories do with the word decides (:meth:`~langchain_ripplemem.index.namespace.NamespaceView.is_name`:
+    memories do with the word decides (:meth:`~langchain_ripplemem.index.namespace_index.NamespaceIndex.is_name`:
     a name is never written in lower case).
 
     Chat interjections, contractions and common English words (:func:`common_words`) are

@@ -3,14 +3,14 @@
 A cold open of a 100k-memory namespace spent its time reading every unit and
 vector from Chroma, validating every unit's JSON and rebuilding the postings.
 A snapshot is one file per namespace holding a
-:class:`~langchain_ripplemem.index.namespace.NamespaceView` as of a namespace version:
+:class:`~langchain_ripplemem.index.namespace_index.NamespaceIndex` as of a namespace version:
 
 * the vector matrix, memory-mapped on open;
 * the units as their stored JSON, parsed when a recall reads them
   (:class:`~langchain_ripplemem.index.unit_list.UnitList`);
 * the state of each part of the index (BM25 postings, cue postings and tables,
-  lifecycle state) and what readers derived from the units (``view.derived``),
-  pickled (:meth:`~langchain_ripplemem.index.namespace.NamespaceView.state`).
+  lifecycle state) and what readers derived from the units (``index.derived``),
+  pickled (:meth:`~langchain_ripplemem.index.namespace_index.NamespaceIndex.state`).
 
 A snapshot is a rebuildable cache, never a source of truth. :meth:`ViewSnapshots.restore`
 uses it only when it is whole (a CRC-32 over everything after the header), of
@@ -25,9 +25,9 @@ directory, which only the store's owner should be able to write (as the store).
 
 Example:
     >>> import numpy as np, tempfile
-    >>> from langchain_ripplemem.index.namespace import NamespaceState, NamespaceView
+    >>> from langchain_ripplemem.index.namespace_index import NamespaceState, NamespaceIndex
     >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance
-    >>> view = NamespaceView(("maya",))
+    >>> view = NamespaceIndex(("maya",))
     >>> unit = MemoryUnit.create(namespace=("maya",), restatement="Maya: hi",
     ...                          source=Provenance(conversation_id="c", session_id="s"))
     >>> view.add([unit], np.ones((1, 4), dtype=np.float32))
@@ -58,7 +58,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from langchain_ripplemem.index.namespace import NamespaceState, NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex, NamespaceState
 from langchain_ripplemem.index.unit_list import UnitList
 from langchain_ripplemem.schemas import Namespace, namespace_key
 from langchain_ripplemem.storage.base import Changes, NamespaceLog
@@ -96,9 +96,9 @@ def code_id() -> str:
     return digest.hexdigest()[:16]
 
 
-def write_snapshot(path: Path, view: NamespaceView, version: int, model: str) -> None:
-    """Save ``view`` as of namespace ``version`` to ``path``, atomically (a temporary file, then a rename)."""
-    state = view.state()
+def write_snapshot(path: Path, index: NamespaceIndex, version: int, model: str) -> None:
+    """Save ``index`` as of namespace ``version`` to ``path``, atomically (a temporary file, then a rename)."""
+    state = index.state()
     blob, offsets = state.units.json_rows()
     n = len(state.matrix)
     sections = [("matrix", state.matrix.tobytes()), ("offsets", offsets.astype(np.int64).tobytes()), ("units", blob),
@@ -110,7 +110,7 @@ def write_snapshot(path: Path, view: NamespaceView, version: int, model: str) ->
     crc = 0
     for _, data in sections:
         crc = zlib.crc32(data + b"\0" * ((-len(data)) % _ALIGN), crc)
-    header = json.dumps({"format": FORMAT, "code": code_id(), "namespace": namespace_key(view.namespace),
+    header = json.dumps({"format": FORMAT, "code": code_id(), "namespace": namespace_key(index.namespace),
                          "version": version, "model": model, "rows": n, "dim": int(state.matrix.shape[1]) if n else 0,
                          "sections": layout, "crc32": crc, "size": at}).encode()
     head = _MAGIC + struct.pack("<Q", len(header)) + header
@@ -130,7 +130,7 @@ def write_snapshot(path: Path, view: NamespaceView, version: int, model: str) ->
         temporary.unlink(missing_ok=True)
 
 
-def read_snapshot(path: Path, namespace: Namespace, model: str) -> tuple[NamespaceView, int] | None:
+def read_snapshot(path: Path, namespace: Namespace, model: str) -> tuple[NamespaceIndex, int] | None:
     """``(view, version)`` from a snapshot file; ``None`` when it is missing, damaged or not this one's."""
     try:
         with open(path, "rb") as handle:
@@ -144,7 +144,7 @@ def read_snapshot(path: Path, namespace: Namespace, model: str) -> tuple[Namespa
         return None
 
 
-def _parsed(mapped: mmap.mmap, namespace: Namespace, model: str, path: Path) -> tuple[NamespaceView, int] | None:
+def _parsed(mapped: mmap.mmap, namespace: Namespace, model: str, path: Path) -> tuple[NamespaceIndex, int] | None:
     if mapped[: len(_MAGIC)] != _MAGIC:
         raise ValueError("not a view snapshot")
     (length,) = struct.unpack_from("<Q", mapped, len(_MAGIC))
@@ -169,7 +169,7 @@ def _parsed(mapped: mmap.mmap, namespace: Namespace, model: str, path: Path) -> 
     finally:
         if collecting:
             gc.enable()
-    return NamespaceView.from_state(namespace, NamespaceState(matrix, units, parts)), int(header["version"])
+    return NamespaceIndex.from_state(namespace, NamespaceState(matrix, units, parts)), int(header["version"])
 
 
 class ViewSnapshots:
@@ -198,30 +198,30 @@ class ViewSnapshots:
         """The namespace's snapshot file."""
         return self.directory / f"{hashlib.sha256(namespace_key(namespace).encode()).hexdigest()[:32]}.view"
 
-    def restore(self, namespace: Namespace) -> tuple[NamespaceView, Changes | None] | None:
+    def restore(self, namespace: Namespace) -> tuple[NamespaceIndex, Changes | None] | None:
         """The saved view and the changes made since it was saved (``None``: none), or ``None`` to load whole."""
         got = read_snapshot(self.path(namespace), namespace, self.model)
         if got is None:
             return None
-        view, version = got
+        index, version = got
         current = self.log.version(namespace)
         changes = None if version >= current else self.log.changes(namespace, version, current)
         if version > current or (version < current and changes is None):
             return None  # the log was reset, or no longer reaches back to the snapshot
-        view.snapshot_version = version
-        return view, changes
+        index.snapshot_version = version
+        return index, changes
 
-    def save(self, view: NamespaceView) -> bool:
-        """Save ``view`` if it changed since its snapshot; whether a file was written (failures are logged)."""
-        version = self.seen(view.namespace)
-        if version is None or version == view.snapshot_version or not len(view):
+    def save(self, index: NamespaceIndex) -> bool:
+        """Save ``index`` if it changed since its snapshot; whether a file was written (failures are logged)."""
+        version = self.seen(index.namespace)
+        if version is None or version == index.snapshot_version or not len(index):
             return False
         try:
-            write_snapshot(self.path(view.namespace), view, version, self.model)
+            write_snapshot(self.path(index.namespace), index, version, self.model)
         except Exception as err:  # noqa: BLE001 - a cache: the store of record is untouched
-            _log.warning("could not save the view snapshot of %s: %s: %s", view.namespace, type(err).__name__, err)
+            _log.warning("could not save the view snapshot of %s: %s: %s", index.namespace, type(err).__name__, err)
             return False
-        view.snapshot_version = version
+        index.snapshot_version = version
         return True
 
     def remove(self, namespace: Namespace) -> None:

@@ -2,7 +2,7 @@
 
 Writes go to the :class:`~langchain_ripplemem.storage.base.UnitBackend` first
 (Chroma by default), then to the namespace's cached
-:class:`~langchain_ripplemem.index.namespace.NamespaceView`; reads are served by the
+:class:`~langchain_ripplemem.index.namespace_index.NamespaceIndex`; reads are served by the
 views, loaded from the backend (page by page) on first use and kept in a
 bounded LRU cache (:mod:`langchain_ripplemem.index.cache_bounds`). The index also
 records what each write changed (:meth:`UnitIndex.take_written`), for the
@@ -16,8 +16,10 @@ Example:
     >>> unit = MemoryUnit.create(namespace=("maya",), restatement="Maya: hi",
     ...                          source=Provenance(conversation_id="c", session_id="s"))
     >>> index.add(("maya",), [unit], np.ones((1, 4), dtype=np.float32))
-    >>> [u.id for u in index.view(("maya",)).units] == [unit.id], index.take_written(("maya",))[0] == {unit.id}
-    (True, True)
+    >>> [u.id for u in index.namespace_index(("maya",)).units] == [unit.id]
+    True
+    >>> index.take_written(("maya",))[0] == {unit.id}
+    True
 
 """
 
@@ -31,7 +33,7 @@ import numpy as np
 
 from langchain_ripplemem._runtime import heap
 from langchain_ripplemem.index.cache_bounds import CacheBounds, LRUCache
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_key
 from langchain_ripplemem.storage.base import UnitBackend
 
@@ -63,45 +65,45 @@ class UnitIndex:
 
     def __init__(self, backend: UnitBackend, bounds: CacheBounds | None = None,
                  snapshots: ViewSnapshots | None = None,
-                 derive: Callable[[NamespaceView], object] | None = None) -> None:
+                 derive: Callable[[NamespaceIndex], object] | None = None) -> None:
         self.backend = backend
         self.snapshots = snapshots
         self.derive = derive
         bounds = bounds or CacheBounds()
         # The least recently used views leave past the bounds; their next use reloads them.
-        self._views: LRUCache[NamespaceView] = LRUCache(
-            bounds.max_namespaces, bounds.view_bytes, lambda view: view.nbytes,
-            on_evict=None if snapshots is None else lambda _, view: snapshots.save(view))
+        self._views: LRUCache[NamespaceIndex] = LRUCache(
+            bounds.max_namespaces, bounds.view_bytes, lambda index: index.nbytes,
+            on_evict=None if snapshots is None else lambda _, index: snapshots.save(index))
         self._lock = threading.RLock()
         # Per namespace since the last take_written(): (ids written, ids deleted); None = a drop.
         self._written: dict[str, tuple[set[str], set[str]] | None] = {}
 
-    def view(self, namespace: Namespace) -> NamespaceView:
+    def namespace_index(self, namespace: Namespace) -> NamespaceIndex:
         """The namespace's view, loaded from the backend on first use."""
         key = namespace_key(namespace)
         with self._lock:
-            view = self._views.get(key)
-            if view is None:
-                view = self._restored(namespace)
-                if view is None:
-                    view = NamespaceView(namespace)
-                    self._load(view, None)
-                self._views.put(key, view)
-            return view
+            index = self._views.get(key)
+            if index is None:
+                index = self._restored(namespace)
+                if index is None:
+                    index = NamespaceIndex(namespace)
+                    self._load(index, None)
+                self._views.put(key, index)
+            return index
 
-    def _restored(self, namespace: Namespace) -> NamespaceView | None:
+    def _restored(self, namespace: Namespace) -> NamespaceIndex | None:
         """The namespace's snapshot, caught up with the changes logged since it was saved."""
         got = self.snapshots.restore(namespace) if self.snapshots is not None else None
         if got is None:
             return None
-        view, changes = got
+        index, changes = got
         if changes is not None:
-            if any(uid in view.pos for uid in changes.removed):
-                view, version = view.without(changes.removed), view.snapshot_version
-                view.snapshot_version = version
+            if any(uid in index.pos for uid in changes.removed):
+                index, version = index.without(changes.removed), index.snapshot_version
+                index.snapshot_version = version
             if changes.units:
-                self._load(view, sorted(changes.units))
-        return view
+                self._load(index, sorted(changes.units))
+        return index
 
     def save_snapshots(self) -> int:
         """Save every cached view that changed since its snapshot; how many were saved."""
@@ -109,7 +111,7 @@ class UnitIndex:
             views = [v for key in self._views.keys() if (v := self._views.peek(key)) is not None]
             return sum(self.snapshots.save(v) for v in views) if self.snapshots is not None else 0
 
-    def cached(self, namespace: Namespace) -> NamespaceView | None:
+    def cached(self, namespace: Namespace) -> NamespaceIndex | None:
         """The namespace's view if it is loaded (no backend read)."""
         return self._views.peek(namespace_key(namespace))
 
@@ -122,39 +124,39 @@ class UnitIndex:
         """
         key = namespace_key(namespace)
         with self._lock:
-            view = self._views.peek(key)
-            if view is None:
+            index = self._views.peek(key)
+            if index is None:
                 return
-            if any(uid in view.pos for uid in removed):
-                view = view.without(removed)
-                self._views.put(key, view)
+            if any(uid in index.pos for uid in removed):
+                index = index.without(removed)
+                self._views.put(key, index)
             if ids:
-                self._load(view, sorted(ids))
+                self._load(index, sorted(ids))
 
-    def _load(self, view: NamespaceView, ids: list[str] | None) -> None:
+    def _load(self, index: NamespaceIndex, ids: list[str] | None) -> None:
         # The backend's reply (Python objects per unit and vector) is freed once _read returns:
         # a large load's pages go back to the operating system.
-        heap.freed(_REPLY_BYTES_PER_UNIT * self._read(view, ids))
+        heap.freed(_REPLY_BYTES_PER_UNIT * self._read(index, ids))
 
-    def _read(self, view: NamespaceView, ids: list[str] | None) -> int:
-        """Add what the backend holds (only ``ids`` when given) to ``view``; how many units it read."""
-        pages = list(self.backend.load(view.namespace, ids))
+    def _read(self, index: NamespaceIndex, ids: list[str] | None) -> int:
+        """Add what the backend holds (only ``ids`` when given) to ``index``; how many units it read."""
+        pages = list(self.backend.load(index.namespace, ids))
         if not pages:
             return 0
         units = [u for page, _ in pages for u in page]
         vectors = np.concatenate([v for _, v in pages])
         for unit in units:
-            if unit.id in view.pos:
-                view.replace(unit)
+            if unit.id in index.pos:
+                index.replace(unit)
         # Backends return no particular order: restore insertion order.
-        order = sorted((i for i, u in enumerate(units) if u.id not in view.pos),
+        order = sorted((i for i, u in enumerate(units) if u.id not in index.pos),
                        key=lambda i: (units[i].metadata.get("seq", 0), units[i].created_at, units[i].id))
         order = list({units[i].id: i for i in order}.values())  # pages may overlap
         if order:
-            with view.units.holding():  # the models are at hand: derive from them before they are let go
-                view.add([units[i] for i in order], vectors[order])
+            with index.units.holding():  # the models are at hand: derive from them before they are let go
+                index.add([units[i] for i in order], vectors[order])
                 if ids is None and self.derive is not None:
-                    self.derive(view)
+                    self.derive(index)
         return len(units)
 
     def take_written(self, namespace: Namespace) -> tuple[set[str] | None, set[str]]:
@@ -177,9 +179,9 @@ class UnitIndex:
     def add(self, namespace: Namespace, units: Sequence[MemoryUnit], vectors: np.ndarray) -> None:
         """Write units and their vectors to the backend, then to the view."""
         with self._lock:
-            view = self.view(namespace)  # loaded first: a view loaded after the write would hold them twice
+            index = self.namespace_index(namespace)  # loaded first: a view loaded after the write would hold them twice
             self.backend.upsert(namespace, units, vectors)
-            view.add(units, vectors)
+            index.add(units, vectors)
             self._note(namespace, (u.id for u in units))
 
     def replace(self, namespace: Namespace, units: Sequence[MemoryUnit]) -> None:
@@ -187,13 +189,13 @@ class UnitIndex:
         if not units:
             return
         with self._lock:
-            view = self.view(namespace)
-            missing = [u.id for u in units if u.id not in view.pos]
+            index = self.namespace_index(namespace)
+            missing = [u.id for u in units if u.id not in index.pos]
             if missing:
                 raise ValueError(f"units {missing} are not in namespace {namespace}")
             self.backend.update(namespace, units)
             for unit in units:
-                view.replace(unit)
+                index.replace(unit)
             self._note(namespace, (u.id for u in units))
 
     def invalidate(self, namespace: Namespace) -> None:
@@ -203,25 +205,25 @@ class UnitIndex:
 
     def get(self, namespace: Namespace, ids: Iterable[str]) -> list[MemoryUnit]:
         """Units by id, in the order asked, skipping unknown ids."""
-        view = self.view(namespace)
-        return [u for u in (view.unit(i) for i in ids) if u is not None]
+        index = self.namespace_index(namespace)
+        return [u for u in (index.unit(i) for i in ids) if u is not None]
 
     def delete(self, namespace: Namespace, ids: Iterable[str]) -> list[str]:
         """Remove units of this namespace only; returns the ids that existed."""
         key = namespace_key(namespace)
         with self._lock:
-            view = self.view(namespace)
-            present = [i for i in dict.fromkeys(ids) if i in view.pos]
+            index = self.namespace_index(namespace)
+            present = [i for i in dict.fromkeys(ids) if i in index.pos]
             if present:
                 self.backend.delete(namespace, present)
-                self._views.put(key, view.without(present, self.derive))
+                self._views.put(key, index.without(present, self.derive))
                 self._note(namespace, (), present)
         return present
 
     def drop_namespace(self, namespace: Namespace) -> int:
         """Remove every unit of exactly this namespace; returns how many."""
         with self._lock:
-            n = len(self.view(namespace))
+            n = len(self.namespace_index(namespace))
             self.backend.drop(namespace)
             self._views.pop(namespace_key(namespace))
             if self.snapshots is not None:

@@ -28,7 +28,7 @@ import numpy as np
 
 from langchain_ripplemem._runtime.blas import product
 from langchain_ripplemem.config import LinkingConfig
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.memory_graph.candidates import PROJECTED_FROM, above, leading, projection, similarities
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.schemas import Edge, MemoryUnit
@@ -38,10 +38,10 @@ _BLOCK = 256
 _NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
-def link_rows(view: NamespaceView, rows: list[int], config: LinkingConfig) -> list[Edge]:
-    """Edges from each unit in ``rows`` to units at earlier rows of ``view``."""
+def link_rows(index: NamespaceIndex, rows: list[int], config: LinkingConfig) -> list[Edge]:
+    """Edges from each unit in ``rows`` to units at earlier rows of ``index``."""
     edges: list[Edge] = []
-    matrix = view.matrix
+    matrix = index.matrix
     threshold = config.semantic_threshold if config.semantic_threshold is not None else 0.85
     for block_start in range(0, len(rows), _BLOCK):
         block = rows[block_start : block_start + _BLOCK]
@@ -53,9 +53,9 @@ def link_rows(view: NamespaceView, rows: list[int], config: LinkingConfig) -> li
             pools = above(matrix, block, threshold)
         else:  # the same edges from a bound on each cosine (memory_graph/candidates.py)
             keep = min(config.semantic_pool, config.max_semantic_edges)
-            pools = leading(projection(view, matrix), matrix, block, threshold, keep)
+            pools = leading(projection(index, matrix), matrix, block, threshold, keep)
         for row, pool in zip(block, pools, strict=True):
-            edges.extend(_link_one(view, row, pool, threshold, config))
+            edges.extend(_link_one(index, row, pool, threshold, config))
     return edges
 
 
@@ -64,27 +64,27 @@ def _nearest(sims: np.ndarray, k: int) -> np.ndarray:
     return np.argpartition(-sims, k - 1)[:k] if k > 0 else _NO_ROWS
 
 
-def _link_one(view: NamespaceView, row: int, nearest: np.ndarray, threshold: float,
+def _link_one(index: NamespaceIndex, row: int, nearest: np.ndarray, threshold: float,
               config: LinkingConfig) -> list[Edge]:
     """``row``'s edges; ``nearest``: earlier rows for its semantic pool (scored exactly here)."""
     if row == 0:
         return []
-    unit = view.units[row]
+    unit = index.units[row]
     structural: dict[int, float] = {}
     by_cues = config.structural_edges == "cues"
     if config.cue_pool > 0:
-        structural = _key_pool(view, row, config) if by_cues else _cue_pool(view, unit, row, config)
-    sims = _semantic_pool(view, row, nearest if config.semantic_pool > 0 else _NO_ROWS, threshold, config)
+        structural = _key_pool(index, row, config) if by_cues else _cue_pool(index, unit, row, config)
+    sims = _semantic_pool(index, row, nearest if config.semantic_pool > 0 else _NO_ROWS, threshold, config)
     rest = [j for j in structural if j not in sims]
     if rest:
-        sims.update(zip(rest, similarities(view.matrix, rest, view.matrix[row]).tolist(), strict=True))
+        sims.update(zip(rest, similarities(index.matrix, rest, index.matrix[row]).tolist(), strict=True))
     sem_edges, str_edges = [], []
     for j, s_sem in sims.items():
         if s_sem >= threshold:
             sem_edges.append((s_sem, j))
         s_str = structural.get(j)
         if s_str is None and not by_cues:
-            s_str = structural_score(unit, view.units[j], config)
+            s_str = structural_score(unit, index.units[j], config)
         if s_str is not None and s_str >= (config.cue_threshold if by_cues else config.structural_threshold):
             str_edges.append((s_str, s_sem, j))
     sem_edges.sort(key=lambda t: (-t[0], -t[1]))
@@ -96,17 +96,17 @@ def _link_one(view: NamespaceView, row: int, nearest: np.ndarray, threshold: flo
     str_edges.sort(key=(lambda t: (-round(t[0], 6), -t[1], -t[2])) if by_cues else
                    (lambda t: (-round(t[0], 6), -t[2], -t[1])))
     out = [
-        Edge(src=unit.id, dst=view.ids[j], type="semantic", weight=round(s, 6))
+        Edge(src=unit.id, dst=index.ids[j], type="semantic", weight=round(s, 6))
         for s, j in sem_edges[: config.max_semantic_edges]
     ]
     out += [
-        Edge(src=unit.id, dst=view.ids[j], type="structural", weight=round(s, 6))
+        Edge(src=unit.id, dst=index.ids[j], type="structural", weight=round(s, 6))
         for s, _, j in str_edges[: config.max_structural_edges]
     ]
     return out
 
 
-def _semantic_pool(view: NamespaceView, row: int, nearest: np.ndarray, threshold: float,
+def _semantic_pool(index: NamespaceIndex, row: int, nearest: np.ndarray, threshold: float,
                    config: LinkingConfig) -> dict[int, float]:
     """Row -> exact cosine for ``row``'s semantic pool: its ``semantic_pool`` nearest earlier rows.
 
@@ -114,7 +114,7 @@ def _semantic_pool(view: NamespaceView, row: int, nearest: np.ndarray, threshold
     of those, the ``semantic_pool`` closest over it are the pool's members that can make
     edges; the pool's rows under the threshold make none.
     """
-    scores = similarities(view.matrix, nearest, view.matrix[row]) if len(nearest) else np.zeros(0, np.float32)
+    scores = similarities(index.matrix, nearest, index.matrix[row]) if len(nearest) else np.zeros(0, np.float32)
     if config.structural_edges == "cues":
         over = scores >= threshold
         nearest, scores = nearest[over], scores[over]
@@ -124,7 +124,7 @@ def _semantic_pool(view: NamespaceView, row: int, nearest: np.ndarray, threshold
     return dict(zip(nearest.tolist(), scores.tolist(), strict=True))
 
 
-def _cue_pool(view: NamespaceView, unit: MemoryUnit, row: int, config: LinkingConfig) -> dict[int, float]:
+def _cue_pool(index: NamespaceIndex, unit: MemoryUnit, row: int, config: LinkingConfig) -> dict[int, float]:
     """The ``cue_pool`` best structural matches among earlier rows sharing a cue.
 
     Posting lists are in insertion order; only their most recent entries before
@@ -133,19 +133,19 @@ def _cue_pool(view: NamespaceView, unit: MemoryUnit, row: int, config: LinkingCo
     """
     per_posting = 2 * config.cue_pool
     candidates: set[int] = set()
-    for rows in view.posting_lists(unit):
+    for rows in index.posting_lists(unit):
         cut = bisect_left(rows, row)
         candidates.update(rows[max(0, cut - per_posting) : cut])
     scored = []
     for j in candidates:
-        s = structural_score(unit, view.units[j], config)
+        s = structural_score(unit, index.units[j], config)
         if s is not None:
             scored.append((s, j))
     scored.sort(key=lambda t: (-t[0], -t[1]))
     return {j: s for s, j in scored[: config.cue_pool]}
 
 
-def _key_pool(view: NamespaceView, row: int, config: LinkingConfig) -> dict[int, float]:
+def _key_pool(index: NamespaceIndex, row: int, config: LinkingConfig) -> dict[int, float]:
     """Earlier rows sharing a rare identifying cue with ``row``, scored by rarity-weighted overlap.
 
     A cue held by ``df`` of the first ``row + 1`` rows weighs ``rarity(df, row + 1)``,
@@ -154,12 +154,12 @@ def _key_pool(view: NamespaceView, row: int, config: LinkingConfig) -> dict[int,
     """
     missing: dict[int, float] = {}
     per_posting = 2 * config.cue_pool
-    for key in view.keys[row]:
-        rows = view.postings["cues"].get(key)
+    for key in index.keys[row]:
+        rows = index.postings["cues"].get(key)
         if not rows:
             continue
         cut = bisect_left(rows, row)
-        weight = view.rarity(key, upto=row + 1, topic_weight=config.topic_weight)
+        weight = index.rarity(key, upto=row + 1, topic_weight=config.topic_weight)
         if cut == 0 or weight < config.cue_min_rarity:
             continue
         log_miss = math.log1p(-min(weight, 1.0 - 1e-9))

@@ -23,7 +23,7 @@ import numpy as np
 
 from langchain_ripplemem.cli.rendering import memory_line
 from langchain_ripplemem.config import AssemblyConfig, BridgingConfig, ContextConfig, RecallConfig
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
 from langchain_ripplemem.recall.evidence import AnyHit, FoundHit, recalled_memory, supports
 from langchain_ripplemem.recall.smoothing import in_context, per_view
@@ -44,7 +44,7 @@ def _minmax(values: np.ndarray) -> np.ndarray:
     return (values - low) / (high - low) if high - low > 1e-9 else np.ones_like(values)
 
 
-def aligner(view: NamespaceView, query_vector: np.ndarray, query: str, mode: str,
+def aligner(index: NamespaceIndex, query_vector: np.ndarray, query: str, mode: str,
             context: ContextConfig | None = None) -> Callable[[list[str]], tuple[np.ndarray, np.ndarray]]:
     """``ids -> (a(q, m) in [0, 1], raw cosine)``, normalised over the ids given.
 
@@ -56,14 +56,14 @@ def aligner(view: NamespaceView, query_vector: np.ndarray, query: str, mode: str
     content terms takes less of that credit). Whole-namespace scores (BM25,
     context) are computed once here, so one aligner serves several id sets.
     """
-    contextual = in_context(view, view.cosines(query_vector), context) \
+    contextual = in_context(index, index.cosines(query_vector), context) \
         if context is not None and any(context.weights) else None
-    lexical = None if mode != "hybrid" else view.lexical_scores(query) if context is None else \
-        in_context(view, view.lexical_scores(query), context)
+    lexical = None if mode != "hybrid" else index.lexical_scores(query) if context is None else \
+        in_context(index, index.lexical_scores(query), context)
 
     def align(ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        rows = [view.pos[uid] for uid in ids]
-        cosines = view.matrix[rows] @ query_vector
+        rows = [index.pos[uid] for uid in ids]
+        cosines = index.matrix[rows] @ query_vector
         alignment = _minmax(cosines if contextual is None else contextual[rows])
         if lexical is not None:
             alignment = 0.5 * alignment + 0.5 * _minmax(lexical[rows])
@@ -73,7 +73,7 @@ def aligner(view: NamespaceView, query_vector: np.ndarray, query: str, mode: str
 
 
 def assemble_memories(
-    evidence: Mapping[str, Sequence[AnyHit]], anchors: set[str], view: NamespaceView, query: ViewQuery,
+    evidence: Mapping[str, Sequence[AnyHit]], anchors: set[str], index: NamespaceIndex, query: ViewQuery,
     config: RecallConfig, *, weight: Callable[[MemoryUnit], float] | None = None,
     support: Mapping[str, float] | None = None, plain: np.ndarray | None = None,
 ) -> list[RecalledMemory]:
@@ -82,7 +82,7 @@ def assemble_memories(
     Args:
         evidence: unit id -> every hit that found it.
         anchors: ids the controller expanded from (they get ``scoring.anchor_bonus``).
-        view: the namespace's search structures.
+        index: the namespace's search structures.
         query: the query's cues and unit vector, and the ids never returned (suppressed, or
             later than ``as_of``). The cues' query text is the hybrid alignment's BM25 half;
             a memory whose speaker is a participant of the query gets ``scoring.speaker_bonus``;
@@ -98,17 +98,17 @@ def assemble_memories(
     """
     budget, scoring, hidden = config.assembly, config.scoring, query.hidden
     query_vector, cues = query.vector, query.cues
-    ids = [uid for uid in evidence if uid in view.pos and not (hidden and uid in hidden)]
-    protected = first_hop_ranks(view, query_vector if plain is None else plain, query.lexical_text or cues.query,
+    ids = [uid for uid in evidence if uid in index.pos and not (hidden and uid in hidden)]
+    protected = first_hop_ranks(index, query_vector if plain is None else plain, query.lexical_text or cues.query,
                                 budget, hidden) if budget.keep_first_hop or budget.keep_lexical else {}
     if not ids and not protected:
         return []
     if not ids:
-        return [_plain_memory(view, uid, protected[uid], query_vector)
+        return [_plain_memory(index, uid, protected[uid], query_vector)
                 for uid in keep_first_hop([], protected, budget.top_k)]
-    alignments, cosines = aligner(view, query_vector, cues.query, scoring.alignment, config.context)(ids)
-    rows = np.fromiter((view.pos[uid] for uid in ids), dtype=np.int64, count=len(ids))
-    units = view.units.take(rows.tolist())
+    alignments, cosines = aligner(index, query_vector, cues.query, scoring.alignment, config.context)(ids)
+    rows = np.fromiter((index.pos[uid] for uid in ids), dtype=np.int64, count=len(ids))
+    units = index.units.take(rows.tolist())
     if support is None or len(support) != len(evidence):
         support = supports(evidence, scoring)
     # Every memory's rho at once, in float64 with the operations (and their order) of the formula.
@@ -116,17 +116,17 @@ def assemble_memories(
     anchored = np.fromiter((uid in anchors for uid in ids), dtype=np.float64, count=len(ids))
     rhos = (scoring.alignment_weight * alignments.astype(np.float64) + scoring.provenance_weight * found
             + scoring.anchor_bonus * anchored)
-    rhos += cue_bonuses(view, rows, cues, scoring)
+    rhos += cue_bonuses(index, rows, cues, scoring)
     direct = dict(zip(ids, rhos.tolist(), strict=True))
     # Lifts only across sessions, unless bridging.within_session (or the memory continues its anchor's
     # message): where an id is (the evidence's read off the units at hand; an anchor is evidence).
     place: Callable[[str], Place | None] | None = None
     if not config.bridging.within_session:
-        places, at = row_places(view), view.pos
+        places, at = row_places(index), index.pos
 
         def place(uid: str) -> Place | None:
             row = at.get(uid)
-            return None if row is None else places[row] if row < len(places) else _place(view.units[row])
+            return None if row is None else places[row] if row < len(places) else _place(index.units[row])
 
     scores = bridged_scores(evidence, direct, config.bridging, place)
     factors = [weight(unit) for unit in units] if weight is not None else [1.0] * len(ids)
@@ -141,7 +141,7 @@ def assemble_memories(
         order = keep_first_hop([row[1] for row in scored], protected, budget.top_k)
         # Only the kept K become result objects (validated; the rest never leave this function).
         return [recalled_memory(row[2], -row[0], row[3], row[4], evidence[uid]) if (row := by_id.get(uid))
-                else _plain_memory(view, uid, protected[uid], query_vector) for uid in order]
+                else _plain_memory(index, uid, protected[uid], query_vector) for uid in order]
     return [recalled_memory(unit, -neg_rho, cos, is_anchor, evidence[uid])
             for neg_rho, uid, unit, cos, is_anchor in scored[: budget.top_k]]
 
@@ -150,11 +150,11 @@ def assemble_memories(
 FirstHopRank = tuple[HitSource, int, float, int]
 
 
-def first_hop_ranks(view: NamespaceView, vector: np.ndarray, lexical_text: str, config: AssemblyConfig,
+def first_hop_ranks(index: NamespaceIndex, vector: np.ndarray, lexical_text: str, config: AssemblyConfig,
                     hidden: set[str]) -> dict[str, FirstHopRank]:
     """The memories the first hop keeps: plain dense top ``keep_first_hop``, plain BM25 top ``keep_lexical``.
 
-    The rankings of ``RippleMemory.search`` (``view.semantic``, ``view.lexical``; BM25
+    The rankings of ``RippleMemory.search`` (``index.semantic``, ``index.lexical``; BM25
     scores above 0): the question's own match, before dialogue context, cue bonuses
     and bridges. The memory ranked ``d``-th (from 1) must come at rank
     ``floor(spacing x d)`` or better (the tighter of its two deadlines).
@@ -163,9 +163,9 @@ def first_hop_ranks(view: NamespaceView, vector: np.ndarray, lexical_text: str, 
     extra = len(hidden)
     ranked: tuple[tuple[HitSource, int, float, list[tuple[str, float]]], ...] = (
               ("semantic", config.keep_first_hop, config.keep_spacing,
-               view.semantic(vector, config.keep_first_hop + extra) if config.keep_first_hop else []),
+               index.semantic(vector, config.keep_first_hop + extra) if config.keep_first_hop else []),
               ("lexical", config.keep_lexical, config.keep_lexical_spacing,
-               view.lexical(lexical_text, config.keep_lexical + extra) if config.keep_lexical else []))
+               index.lexical(lexical_text, config.keep_lexical + extra) if config.keep_lexical else []))
     for source, m, spacing, hits in ranked:
         visible = [(uid, score) for uid, score in hits if uid not in hidden and (source == "semantic" or score > 0)]
         for rank, (uid, score) in enumerate(visible[:m]):
@@ -209,12 +209,12 @@ def keep_first_hop(order: Sequence[str], protected: Mapping[str, FirstHopRank], 
     return out
 
 
-def _plain_memory(view: NamespaceView, uid: str, rank: FirstHopRank, query_vector: np.ndarray) -> RecalledMemory:
+def _plain_memory(index: NamespaceIndex, uid: str, rank: FirstHopRank, query_vector: np.ndarray) -> RecalledMemory:
     """A protected first-hop memory recollection did not gather: its own view's hit as provenance."""
-    row = view.pos[uid]
+    row = index.pos[uid]
     source, position, score, _ = rank
-    cosine = float(view.matrix[row] @ query_vector)
-    return recalled_memory(view.units[row], score if source == "semantic" else cosine, cosine, False,
+    cosine = float(index.matrix[row] @ query_vector)
+    return recalled_memory(index.units[row], score if source == "semantic" else cosine, cosine, False,
                            [FoundHit(source, position, score)])
 
 
@@ -279,13 +279,13 @@ def _place(unit: MemoryUnit) -> Place:
     return unit.source.session_id, speaker_of(unit), turn if isinstance(turn, int) else -1
 
 
-def row_places(view: NamespaceView) -> list[Place]:
-    """Per row of ``view``, where its unit was said (:data:`Place`), kept with the view as it grows.
+def row_places(index: NamespaceIndex) -> list[Place]:
+    """Per row of ``index``, where its unit was said (:data:`Place`), kept with the view as it grows.
 
     A unit's session, speaker and turn never change in place (the neighbours of
     :mod:`~langchain_ripplemem.recall.smoothing` are kept on the same terms).
     """
-    return per_view(view, "row_places", lambda v, n: [_place(u) for u in v.units[:n]],
+    return per_view(index, "row_places", lambda v, n: [_place(u) for u in v.units[:n]],
                     lambda v, known, before, n: known + [_place(u) for u in v.units[before:n]])
 
 

@@ -19,10 +19,10 @@ rare as few memories name it (:func:`time_bridges`). A session's day is no such
 cue: every turn of the session has it.
 
 Example:
-    >>> from langchain_ripplemem.index.namespace import NamespaceView
+    >>> from langchain_ripplemem.index.namespace_index import NamespaceIndex
     >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance
     >>> import numpy as np
-    >>> view = NamespaceView(("demo",))
+    >>> view = NamespaceIndex(("demo",))
     >>> texts = ["Sam booked Harbor Grill.", "Harbor Grill serves oysters.", "Rain again."] + ["Hi."] * 17
     >>> units = [MemoryUnit.create(namespace=("demo",), restatement=t, source=Provenance(
     ...     conversation_id="c", session_id="s", turn_ids=[str(i)])) for i, t in enumerate(texts)]
@@ -48,7 +48,7 @@ import numpy as np
 from langchain_ripplemem._runtime.collector import flat_pairs, pairs
 from langchain_ripplemem.config import BridgingConfig
 from langchain_ripplemem.extraction.identifying import MONTH_KEYS, common_keys, rarity
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.memory_graph.expansion import ExpansionHit
 from langchain_ripplemem.recall.smoothing import per_view
 from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
@@ -80,13 +80,13 @@ class EventTime:
     about: frozenset[str] = frozenset()
 
 
-def bridge_strength(view: NamespaceView, a: str, b: str, topic_weight: float = 1.0) -> float:
+def bridge_strength(index: NamespaceIndex, a: str, b: str, topic_weight: float = 1.0) -> float:
     """The rarity of the rarest identifying cue ``a`` and ``b`` share.
 
     A topic word's counts ``topic_weight`` of it; a month name counts fully, like a
     name: it is a time cue ("my passport runs out on June 3rd", "flying out June 10th").
     """
-    return BridgeStrength(view, topic_weight)(a, b)
+    return BridgeStrength(index, topic_weight)(a, b)
 
 
 class BridgeStrength:
@@ -98,9 +98,9 @@ class BridgeStrength:
     :func:`shared_bridge_strength` hands recalls one instance per view and size.
     """
 
-    def __init__(self, view: NamespaceView, topic_weight: float = 1.0, key_budget: int = 0,
+    def __init__(self, index: NamespaceIndex, topic_weight: float = 1.0, key_budget: int = 0,
                  rare_topic_weight: float | None = None) -> None:
-        self.view, self.topic_weight, self.key_budget = view, topic_weight, key_budget
+        self.index, self.topic_weight, self.key_budget = index, topic_weight, key_budget
         self.rare_topic_weight = rare_topic_weight
         self._common = common_keys() if rare_topic_weight is not None else frozenset()
         self._weights: dict[str, float] = {}
@@ -114,7 +114,7 @@ class BridgeStrength:
                 weight = 1.0
             elif self.rare_topic_weight is not None and key not in self._common:
                 weight = self.rare_topic_weight  # names are not in common_keys either: rarity() weighs them whole
-            self._weights[key] = self.view.rarity(key, topic_weight=weight)
+            self._weights[key] = self.index.rarity(key, topic_weight=weight)
         return self._weights[key]
 
     def __call__(self, a: str, b: str) -> float:
@@ -127,8 +127,8 @@ class BridgeStrength:
         return found
 
     def _strength(self, a: str, b: str) -> float:
-        view = self.view
-        keys_a, keys_b = view.keys[view.pos[a]], view.keys[view.pos[b]]
+        index = self.index
+        keys_a, keys_b = index.keys[index.pos[a]], index.keys[index.pos[b]]
         best = max(map(self.weight, set(keys_a).intersection(keys_b)), default=0.0)
         if best and self.key_budget:
             best *= salience(len(keys_a), self.key_budget) * salience(len(keys_b), self.key_budget)
@@ -139,23 +139,23 @@ class BridgeStrength:
 # Not smoothing.per_view: its values live in view.derived, which a view's snapshot saves, and these are
 # a process's working memory (and refer back to their view).
 _EDGES_KEPT = 200_000
-_SHARED: weakref.WeakKeyDictionary[NamespaceView, dict[tuple[Any, ...], Any]] = \
+_SHARED: weakref.WeakKeyDictionary[NamespaceIndex, dict[tuple[Any, ...], Any]] = \
     weakref.WeakKeyDictionary()
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_bridge_strength(view: NamespaceView, topic_weight: float = 1.0, key_budget: int = 0,
+def shared_bridge_strength(index: NamespaceIndex, topic_weight: float = 1.0, key_budget: int = 0,
                            rare_topic_weight: float | None = None) -> BridgeStrength:
-    """The :class:`BridgeStrength` of ``view`` at its current size, shared by the recalls that read it.
+    """The :class:`BridgeStrength` of ``index`` at its current size, shared by the recalls that read it.
 
     A view that grew gets a new one (the rarities moved); a view that lost units is a
     new view. Instances leave with their view.
     """
-    return _shared(view, ("strength", topic_weight, key_budget, rare_topic_weight), lambda proxy: BridgeStrength(
+    return _shared(index, ("strength", topic_weight, key_budget, rare_topic_weight), lambda proxy: BridgeStrength(
         proxy, topic_weight, key_budget, rare_topic_weight))
 
 
-def round_strength(view: NamespaceView, bridging: BridgingConfig, topic_weight: float,
+def round_strength(index: NamespaceIndex, bridging: BridgingConfig, topic_weight: float,
                    expanded_rounds: int) -> BridgeStrength | None:
     """With bridging, a cue edge weighs what the rarest cue its ends share weighs today (``None`` without).
 
@@ -167,24 +167,24 @@ def round_strength(view: NamespaceView, bridging: BridgingConfig, topic_weight: 
     if not bridging.weight:
         return None
     first = expanded_rounds == 0
-    return shared_bridge_strength(view, bridging.first_topic_weight if first else topic_weight,
+    return shared_bridge_strength(index, bridging.first_topic_weight if first else topic_weight,
                                   bridging.key_budget, bridging.first_rare_topic_weight if first else None)
 
 
 _Made = TypeVar("_Made")
 
 
-def _shared(view: NamespaceView, key: tuple[Any, ...], make: Callable[[NamespaceView], _Made]) -> _Made:
-    """The ``key`` instance of ``view`` at its current size (``make(proxy of view)`` at first); older sizes' go."""
+def _shared(index: NamespaceIndex, key: tuple[Any, ...], make: Callable[[NamespaceIndex], _Made]) -> _Made:
+    """The ``key`` instance of ``index`` at its current size (``make(proxy of view)`` at first); older sizes' go."""
     with _SHARED_LOCK:
-        per_view = _SHARED.setdefault(view, {})
-        sized = (len(view), *key)
+        per_view = _SHARED.setdefault(index, {})
+        sized = (len(index), *key)
         found = per_view.get(sized)
         if found is None:
             for stale in [k for k in per_view if k[0] != sized[0]]:
                 del per_view[stale]
             # A proxy, not the view: a value holding its own key strongly would keep every view alive.
-            found = per_view[sized] = make(weakref.proxy(view))
+            found = per_view[sized] = make(weakref.proxy(index))
         return found  # type: ignore[no-any-return]
 
 
@@ -202,7 +202,7 @@ def salience(n_keys: int, key_budget: int) -> float:
     return 1.0 if not key_budget or n_keys <= key_budget else (key_budget / n_keys) ** 0.5
 
 
-def bridge_potential(view: NamespaceView, uid: str, known: Container[str] = (), key_budget: int = 0) -> float:
+def bridge_potential(index: NamespaceIndex, uid: str, known: Container[str] = (), key_budget: int = 0) -> float:
     """How rare the rarest bridge out of ``uid`` is: a *name* some other memory also holds, or its time (0: none).
 
     Names in ``known`` (the query's own cues) are left out: the first hop searched for
@@ -210,13 +210,13 @@ def bridge_potential(view: NamespaceView, uid: str, known: Container[str] = (), 
     bridges (``RecallConfig.bridging.first_topic_weight``). What does not depend on ``known``
     is worked out once per memory and view size (:class:`BridgePotentials`).
     """
-    return bridge_potentials(view, key_budget)(uid, known)
+    return bridge_potentials(index, key_budget)(uid, known)
 
 
-def bridge_potentials(view: NamespaceView, key_budget: int = 0) -> BridgePotentials:
-    """The :class:`BridgePotentials` of ``view`` at its current size, shared by the recalls that read it."""
-    mentioned = mentioned_bridges(view)  # not inside _shared's make: it holds the lock
-    return _shared(view, ("potential", 0.0, key_budget), lambda proxy: BridgePotentials(proxy, key_budget, mentioned))
+def bridge_potentials(index: NamespaceIndex, key_budget: int = 0) -> BridgePotentials:
+    """The :class:`BridgePotentials` of ``index`` at its current size, shared by the recalls that read it."""
+    mentioned = mentioned_bridges(index)  # not inside _shared's make: it holds the lock
+    return _shared(index, ("potential", 0.0, key_budget), lambda proxy: BridgePotentials(proxy, key_budget, mentioned))
 
 
 class BridgePotentials:
@@ -226,9 +226,9 @@ class BridgePotentials:
     after recall; only which names the query already holds changes.
     """
 
-    def __init__(self, view: NamespaceView, key_budget: int = 0, mentioned: MentionedBridges | None = None) -> None:
-        self.view, self.key_budget = view, key_budget
-        self.mentioned = mentioned or MentionedBridges(view)
+    def __init__(self, index: NamespaceIndex, key_budget: int = 0, mentioned: MentionedBridges | None = None) -> None:
+        self.index, self.key_budget = index, key_budget
+        self.mentioned = mentioned or MentionedBridges(index)
         self._parts: dict[str, tuple[tuple[tuple[str, float], ...], float, float]] = {}
 
     def __call__(self, uid: str, known: Container[str] = ()) -> float:
@@ -243,10 +243,10 @@ class BridgePotentials:
 
     def _of(self, uid: str) -> tuple[tuple[tuple[str, float], ...], float, float]:
         """(each name of ``uid`` another memory holds, with its rarity), its :func:`salience`, its time's bridge."""
-        view = self.view
-        row = view.pos[uid]
-        postings, keys = view.postings["cues"], view.keys[row]
-        names = tuple((key, view.rarity(key)) for key in keys if view.is_name(key) and len(postings.get(key, ())) > 1)
+        index = self.index
+        row = index.pos[uid]
+        postings, keys = index.postings["cues"], index.keys[row]
+        names = tuple((key, index.rarity(key)) for key in keys if index.is_name(key) and len(postings.get(key, ())) > 1)
         times = max((b.weight for b in self.mentioned(uid)), default=0.0)
         return names, salience(len(keys), self.key_budget), times
 
@@ -258,8 +258,8 @@ class MentionedBridges:
     memories' time bridges as anchor candidates, and expansion follows them from anchors.
     """
 
-    def __init__(self, view: NamespaceView) -> None:
-        self.view = view
+    def __init__(self, index: NamespaceIndex) -> None:
+        self.index = index
         # uid -> (unit_id, weight, unit_id, weight, ...): one flat tuple of strings and floats, which the
         # garbage collector stops tracking at its first pass; a list of bridges would stay tracked (collector.py).
         self._found: dict[str, tuple[str | float, ...]] = {}
@@ -269,8 +269,8 @@ class MentionedBridges:
         """The bridges out of ``uid`` (none when its words name no specific time)."""
         found = self._found.get(uid)
         if found is None:
-            when = mentioned_time(self.view.units[self.view.pos[uid]])
-            bridges = time_bridges(self.view, uid, when) if when is not None else []
+            when = mentioned_time(self.index.units[self.index.pos[uid]])
+            bridges = time_bridges(self.index, uid, when) if when is not None else []
             if self._kept + len(bridges) < _EDGES_KEPT:
                 self._kept += len(bridges) + 1
                 self._found[uid] = flat_pairs((b.unit_id, b.weight) for b in bridges)
@@ -278,13 +278,13 @@ class MentionedBridges:
         return [TimeBridge(unit, uid, weight) for unit, weight in pairs(found)]
 
 
-def mentioned_bridges(view: NamespaceView) -> MentionedBridges:
-    """The :class:`MentionedBridges` of ``view`` at its current size, shared by the recalls that read it."""
-    return _shared(view, ("mentioned", 0.0, 0), MentionedBridges)
+def mentioned_bridges(index: NamespaceIndex) -> MentionedBridges:
+    """The :class:`MentionedBridges` of ``index`` at its current size, shared by the recalls that read it."""
+    return _shared(index, ("mentioned", 0.0, 0), MentionedBridges)
 
 
-def _lower_participants(view: NamespaceView, uid: str) -> set[str]:
-    unit = view.unit(uid)
+def _lower_participants(index: NamespaceIndex, uid: str) -> set[str]:
+    unit = index.unit(uid)
     return {p.lower() for p in unit.participants} if unit is not None else set()
 
 
@@ -307,7 +307,7 @@ class TimeBridge:
     weight: float
 
 
-def time_bridges(view: NamespaceView, anchor: str, interval: TimeInterval, *, inside: bool = False,
+def time_bridges(index: NamespaceIndex, anchor: str, interval: TimeInterval, *, inside: bool = False,
                  exclude: Container[str] = ()) -> list[TimeBridge]:
     """Memories whose time meets ``interval``, each weighing ``rarity(count, n)``.
 
@@ -322,8 +322,8 @@ def time_bridges(view: NamespaceView, anchor: str, interval: TimeInterval, *, in
         return []
     rows: set[int] = set()
     for day in range(first, last + 1):
-        rows.update(view.postings["days"].get(day, ()))
-    times = row_times(view)
+        rows.update(index.postings["days"].get(day, ()))
+    times = row_times(index)
     found = np.fromiter(sorted(rows), dtype=np.int64, count=len(rows))
     found = found[found < len(times.start)]
     start, end = epoch_micros(interval.start), epoch_micros(interval.end)
@@ -331,10 +331,10 @@ def time_bridges(view: NamespaceView, anchor: str, interval: TimeInterval, *, in
         meets = times.timed[found] & (start <= times.start[found]) & (times.end[found] <= end)
     else:
         meets = times.mentioned[found] & (times.said_start[found] <= end) & (start <= times.said_end[found])
-    matches = [uid for row in found[meets].tolist() if (uid := view.ids[row]) != anchor]
+    matches = [uid for row in found[meets].tolist() if (uid := index.ids[row]) != anchor]
     if not matches:
         return []
-    weight = rarity(len(matches) + (0 if inside else 1), len(view.ids))
+    weight = rarity(len(matches) + (0 if inside else 1), len(index.ids))
     return [TimeBridge(uid, anchor, weight) for uid in matches if uid not in exclude]
 
 
@@ -346,10 +346,10 @@ def epoch_micros(when: datetime) -> int:
     return (when - _EPOCH) // timedelta(microseconds=1)
 
 
-def row_times(view: NamespaceView) -> RowTimes:
-    """Per row of ``view``, its time and the time its own words name, in exact microseconds (kept per view)."""
-    # Rows only grow, and a unit's time and time phrase never change in place (NamespaceView.replace).
-    return per_view(view, "times", RowTimes.of, lambda v, known, before, n: known.grown(v, before, n))
+def row_times(index: NamespaceIndex) -> RowTimes:
+    """Per row of ``index``, its time and the time its own words name, in exact microseconds (kept per view)."""
+    # Rows only grow, and a unit's time and time phrase never change in place (NamespaceIndex.replace).
+    return per_view(index, "times", RowTimes.of, lambda v, known, before, n: known.grown(v, before, n))
 
 
 @dataclass(frozen=True)
@@ -364,10 +364,10 @@ class RowTimes:
     said_end: np.ndarray
 
     @classmethod
-    def of(cls, view: NamespaceView, n: int, first: int = 0) -> RowTimes:
-        """Rows ``first..n-1`` of ``view``."""
+    def of(cls, index: NamespaceIndex, n: int, first: int = 0) -> RowTimes:
+        """Rows ``first..n-1`` of ``index``."""
         columns: list[list[int]] = [[] for _ in range(6)]
-        for unit in view.units[first:n]:
+        for unit in index.units[first:n]:
             said = mentioned_time(unit)
             values = (unit.time is not None, *((epoch_micros(unit.time.start), epoch_micros(unit.time.end))
                                                if unit.time is not None else (0, 0)),
@@ -378,14 +378,14 @@ class RowTimes:
         kinds = (bool, np.int64, np.int64, bool, np.int64, np.int64)
         return cls(*(np.array(column, dtype=kind) for column, kind in zip(columns, kinds, strict=True)))
 
-    def grown(self, view: NamespaceView, before: int, n: int) -> RowTimes:
+    def grown(self, index: NamespaceIndex, before: int, n: int) -> RowTimes:
         """These rows' arrays and rows ``before..n-1``'s (readers keep the old arrays)."""
-        new = RowTimes.of(view, n, before)
+        new = RowTimes.of(index, n, before)
         return RowTimes(*(np.concatenate([getattr(self, f)[:before], getattr(new, f)])
                         for f in ("timed", "start", "end", "mentioned", "said_start", "said_end")))
 
 
-def time_hits(view: NamespaceView, anchors: Sequence[str], score: Callable[[list[str]], Sequence[float | None]], *,
+def time_hits(index: NamespaceIndex, anchors: Sequence[str], score: Callable[[list[str]], Sequence[float | None]], *,
               floor: float, top_n: int, exclude: Container[str] = (),
               event: EventTime | None = None) -> list[ExpansionHit]:
     """The structural channel's time bridges: the ``top_n`` memories reached through time, as expansion hits.
@@ -397,15 +397,15 @@ def time_hits(view: NamespaceView, anchors: Sequence[str], score: Callable[[list
     ``x (floor + (1 - floor) x score)``, ``score`` being the target overlap; each hit's
     path is its one step from the anchor, its strength the bridge's weight.
     """
-    mentioned = mentioned_bridges(view)
-    bridges = [bridge for anchor in anchors if anchor in view.pos
+    mentioned = mentioned_bridges(index)
+    bridges = [bridge for anchor in anchors if anchor in index.pos
                for bridge in mentioned(anchor) if bridge.unit_id not in exclude]
     concurrent: set[str] = set()
-    if event is not None and event.memory in view.pos:
-        found = time_bridges(view, event.memory, event.time, inside=not event.overlapping, exclude=exclude)
+    if event is not None and event.memory in index.pos:
+        found = time_bridges(index, event.memory, event.time, inside=not event.overlapping, exclude=exclude)
         bridges += found
         if event.about:  # the main clause's person at the event's time: what the query asks about
-            concurrent = {b.unit_id for b in found if event.about & _lower_participants(view, b.unit_id)}
+            concurrent = {b.unit_id for b in found if event.about & _lower_participants(index, b.unit_id)}
     best: dict[str, TimeBridge] = {}
     for bridge in bridges:
         if bridge.unit_id not in best or bridge.weight > best[bridge.unit_id].weight:

@@ -29,7 +29,7 @@ from langchain_ripplemem.cli.rendering import memory_line
 from langchain_ripplemem.config import ControllerConfig, RecallConfig
 from langchain_ripplemem.extraction.relative_time import concurrent_times, relative_times, shift
 from langchain_ripplemem.index.lexical import content_words, lexical_token_set, stem
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.llm.calls import StructuredOutcome, acall_structured, call_structured, resolve_chat_model
 from langchain_ripplemem.prompts.recall import CONTROLLER_PROMPT, ControllerPlan
 from langchain_ripplemem.recall.bridging import EventTime, bridge_potentials, mentioned_time
@@ -42,14 +42,14 @@ from langchain_ripplemem.schemas import ExpansionTarget, MemoryUnit, QueryCues, 
 _TARGET_MIN_RARITY = 0.5
 
 
-def cue_values(view: NamespaceView) -> list[frozenset[str]]:
+def cue_values(index: NamespaceIndex) -> list[frozenset[str]]:
     """Per row, its unit's participants and places, lower-cased (what a query's cues are compared with).
 
     Kept with the view (:func:`~langchain_ripplemem.recall.smoothing.per_view`): each
     round's anchor candidates ask it of every memory in the evidence. Rows with the
     same values share one set.
     """
-    return per_view(view, "cue_values", lambda v, n: _rows_cue_values(v, 0, n),
+    return per_view(index, "cue_values", lambda v, n: _rows_cue_values(v, 0, n),
                     lambda v, known, before, n: known + _rows_cue_values(v, before, n))
 
 
@@ -57,9 +57,9 @@ def _lower_cues(unit: MemoryUnit) -> frozenset[str]:
     return frozenset(v.lower() for v in (*unit.participants, *unit.locations))
 
 
-def _rows_cue_values(view: NamespaceView, start: int, stop: int) -> list[frozenset[str]]:
+def _rows_cue_values(index: NamespaceIndex, start: int, stop: int) -> list[frozenset[str]]:
     shared: dict[frozenset[str], frozenset[str]] = {}
-    return [shared.setdefault(values, values) for values in map(_lower_cues, view.units[start:stop])]
+    return [shared.setdefault(values, values) for values in map(_lower_cues, index.units[start:stop])]
 
 
 @dataclass
@@ -69,7 +69,7 @@ class ControllerInput:
     query: str
     cues: QueryCues
     evidence: Mapping[str, Sequence[AnyHit]]
-    view: NamespaceView
+    index: NamespaceIndex
     round: int
     config: RecallConfig
     with_edges: Collection[str]  # the evidence memories with a graph edge (the others cannot anchor)
@@ -102,14 +102,14 @@ class HeuristicController:
     def missing_terms(self, inp: ControllerInput) -> list[str]:
         """Query content words that no memory in the evidence mentions."""
         cue_words = {w for value in inp.cues.participants for w in value.split()}
-        view = inp.view
+        index = inp.index
         # A query word's postings against the evidence rows: no memory's text is tokenised again.
         words = [w for w in content_words(inp.query) if w not in cue_words]
         if not words:
             return []
-        postings = [view.term_rows(stem(w)) for w in words]
-        held = np.zeros(max([len(view), *(int(p.max()) + 1 for p in postings if len(p))]), dtype=bool)
-        held[[view.pos[uid] for uid in inp.evidence if uid in view.pos]] = True
+        postings = [index.term_rows(stem(w)) for w in words]
+        held = np.zeros(max([len(index), *(int(p.max()) + 1 for p in postings if len(p))]), dtype=bool)
+        held[[index.pos[uid] for uid in inp.evidence if uid in index.pos]] = True
         return [w for w, rows in zip(words, postings, strict=True) if not held[rows].any()]
 
     def bridge_anchors(self, inp: ControllerInput, in_graph: list[str]) -> list[str]:
@@ -143,15 +143,15 @@ class HeuristicController:
         out: a memory reached over a topic edge shares them by construction, so they
         would say nothing about it; a name says what the missing support is about.
         """
-        view = inp.view
-        keys = view.known_keys(inp.query, speakers(view))
+        index = inp.index
+        keys = index.known_keys(inp.query, speakers(index))
         for anchor in anchors:
-            row = view.pos.get(anchor)
+            row = index.pos.get(anchor)
             if row is None:
                 continue
             # Only cues some other memory shares can bridge: a cue of one memory alone is left out.
-            ranked = sorted(((view.rarity(k), k) for k in view.keys[row] if k not in keys and view.is_name(k)
-                             and len(view.postings["cues"].get(k, ())) > 1), key=lambda t: -t[0])
+            ranked = sorted(((index.rarity(k), k) for k in index.keys[row] if k not in keys and index.is_name(k)
+                             and len(index.postings["cues"].get(k, ())) > 1), key=lambda t: -t[0])
             keys += [k for w, k in ranked[: inp.config.controller.target_cues] if w >= _TARGET_MIN_RARITY]
         return keys
 
@@ -173,15 +173,15 @@ class HeuristicController:
         cfg, weight = inp.config, inp.config.controller.anchor_bridge_weight
         query_cues = set(inp.cues.participants) | set(inp.cues.locations)
         base: dict[str, float] = {}
-        view, connected = inp.view, inp.with_edges
-        values = cue_values(view) if query_cues else []
+        index, connected = inp.index, inp.with_edges
+        values = cue_values(index) if query_cues else []
         sup = inp.supports()
         for uid in inp.evidence:
             if uid not in connected:
                 continue
             score = sup[uid]
-            if query_cues and (row := view.pos.get(uid)) is not None and not query_cues.isdisjoint(
-                    values[row] if row < len(values) else _lower_cues(view.units[row])):
+            if query_cues and (row := index.pos.get(uid)) is not None and not query_cues.isdisjoint(
+                    values[row] if row < len(values) else _lower_cues(index.units[row])):
                 score += 0.05
             base[uid] = score
         # Best first, ties by id: by id, then (stably) by score, keys read in C rather than built per memory.
@@ -189,8 +189,8 @@ class HeuristicController:
         if not weight:
             return [(uid, base[uid], 0.0) for uid in order]
         bar = base[order[cfg.controller.max_anchors - 1]] if len(order) >= cfg.controller.max_anchors else 0.0
-        known = set(inp.view.known_keys(inp.query, speakers(inp.view)))
-        potentials = bridge_potentials(inp.view, cfg.bridging.key_budget)
+        known = set(inp.index.known_keys(inp.query, speakers(inp.index)))
+        potentials = bridge_potentials(inp.index, cfg.bridging.key_budget)
         ranked = []
         for uid in order:
             likely = base[uid] * (1.0 + weight) >= bar
@@ -212,19 +212,19 @@ class HeuristicController:
         """
         if inp.cues.time is not None:
             return None
-        view, sup = inp.view, inp.supports()
-        people = speakers(view)
+        index, sup = inp.index, inp.supports()
+        people = speakers(index)
         left_out = set().union(*(lexical_token_set(name) for name in people))
         for rel in [*relative_times(inp.query), *concurrent_times(inp.query)]:
             text = inp.query[rel.end:]
             words = lexical_token_set(text) - left_out
-            names = {key for key in view.known_keys(text, people) if view.is_name(key)}
+            names = {key for key in index.known_keys(text, people) if index.is_name(key)}
             best: tuple[tuple[int, int, float], str, TimeInterval] | None = None
             for uid in inp.evidence:
-                row = view.pos.get(uid)
-                if row is None or (when := mentioned_time(unit := view.units[row])) is None:
+                row = index.pos.get(uid)
+                if row is None or (when := mentioned_time(unit := index.units[row])) is None:
                     continue
-                shared = (len(names.intersection(view.keys[row])), len(words & lexical_token_set(unit.restatement)))
+                shared = (len(names.intersection(index.keys[row])), len(words & lexical_token_set(unit.restatement)))
                 if any(shared) and (best is None or (*shared, sup[uid]) > best[0]):
                     best = ((*shared, sup[uid]), uid, when)
             if best is not None:
@@ -282,7 +282,7 @@ class HeuristicController:
             anchors = [uid for uid, _, _ in work.candidates[: cfg.controller.max_anchors]]
             if event is not None:  # expand from the event's memory too; the query's time is now known
                 anchors = [event.memory, *(a for a in anchors if a != event.memory)][: cfg.controller.max_anchors]
-        units = [u for u in (inp.view.unit(a) for a in anchors) if u is not None]
+        units = [u for u in (inp.index.unit(a) for a in anchors) if u is not None]
         missing = work.missing if work.missing is not None else self.missing_terms(inp)
         participants = list(dict.fromkeys([*inp.cues.participants,
                                            *(p.lower() for u in units for p in u.participants)]))
@@ -342,7 +342,7 @@ class LLMController:
 
     def messages(self, inp: ControllerInput) -> Any:
         """The controller prompt for this round (memory text quoted as data)."""
-        lines = [memory_line(uid, unit) for uid in inp.evidence if (unit := inp.view.unit(uid)) is not None]
+        lines = [memory_line(uid, unit) for uid in inp.evidence if (unit := inp.index.unit(uid)) is not None]
         return CONTROLLER_PROMPT.invoke({
             "query": inp.query, "evidence": "\n".join(lines), "round": inp.round + 1,
             "max_rounds": inp.config.controller.max_rounds, "max_anchors": inp.config.controller.max_anchors,

@@ -9,7 +9,7 @@ Example:
     >>> from datetime import datetime, timezone
     >>> import numpy as np
     >>> from langchain_ripplemem.config import ScoringConfig
-    >>> from langchain_ripplemem.index.namespace import NamespaceView
+    >>> from langchain_ripplemem.index.namespace_index import NamespaceIndex
     >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance, QueryCues, TimeInterval
     >>> def day(d):
     ...     start = datetime(2026, 3, d, tzinfo=timezone.utc)
@@ -17,7 +17,7 @@ Example:
     >>> units = [MemoryUnit.create(namespace=("demo",), restatement=t, time=day(d), metadata={"speaker": s},
     ...                            source=Provenance(conversation_id="c", session_id="s", turn_ids=[t]))
     ...          for t, d, s in [("a", 2, "Maya"), ("b", 9, "Sam")]]
-    >>> view = NamespaceView(("demo",))
+    >>> view = NamespaceIndex(("demo",))
     >>> view.add(units, np.eye(2, dtype=np.float32))
     >>> cues, config = QueryCues(query="q", participants=["maya"], time=day(2)), ScoringConfig()
     >>> bonuses = cue_bonuses(view, np.array([0, 1]), cues, config).tolist()
@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from langchain_ripplemem.config import ScoringConfig
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.memory_graph.scoring import time_similarity
 from langchain_ripplemem.recall.bridging import epoch_micros, row_times
 from langchain_ripplemem.recall.smoothing import per_view
@@ -54,15 +54,15 @@ def cue_bonus(unit: MemoryUnit, cues: QueryCues, config: ScoringConfig) -> float
     return bonus
 
 
-def cue_bonuses(view: NamespaceView, rows: np.ndarray, cues: QueryCues, config: ScoringConfig) -> np.ndarray:
-    """:func:`cue_bonus` of the units at ``rows`` of ``view`` (``float64``), bit for bit."""
+def cue_bonuses(index: NamespaceIndex, rows: np.ndarray, cues: QueryCues, config: ScoringConfig) -> np.ndarray:
+    """:func:`cue_bonus` of the units at ``rows`` of ``index`` (``float64``), bit for bit."""
     bonus = np.zeros(len(rows), dtype=np.float64)
     if config.speaker_bonus and cues.participants:
-        said, participants = row_speakers(view), cues.participants
+        said, participants = row_speakers(index), cues.participants
         speaks = np.fromiter((said[row] in participants for row in rows.tolist()), dtype=bool, count=len(rows))
         bonus[speaks] += config.speaker_bonus
     if config.time_bonus and cues.time is not None:
-        times = row_times(view)
+        times = row_times(index)
         timed = times.timed[rows]
         start, end = times.start[rows][timed], times.end[rows][timed]
         q_start, q_end = epoch_micros(cues.time.start), epoch_micros(cues.time.end)
@@ -76,14 +76,14 @@ def cue_bonuses(view: NamespaceView, rows: np.ndarray, cues: QueryCues, config: 
     return bonus
 
 
-def row_speakers(view: NamespaceView) -> list[str | None]:
+def row_speakers(index: NamespaceIndex) -> list[str | None]:
     """Per row, its unit's lower-cased speaker (``None``: none recorded), kept with the view."""
-    return per_view(view, "row_speakers", lambda v, n: _row_speakers(v, 0, n),
+    return per_view(index, "row_speakers", lambda v, n: _row_speakers(v, 0, n),
                     lambda v, known, before, n: known + _row_speakers(v, before, n))
 
 
-def _row_speakers(view: NamespaceView, start: int, stop: int) -> list[str | None]:
-    return [speaker_of(unit) for unit in view.units[start:stop]]
+def _row_speakers(index: NamespaceIndex, start: int, stop: int) -> list[str | None]:
+    return [speaker_of(unit) for unit in index.units[start:stop]]
 
 
 def speaker_of(unit: MemoryUnit) -> str | None:

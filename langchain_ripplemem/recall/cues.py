@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from langchain_ripplemem.extraction.timeparse import ground_time, parse_timestamp
 from langchain_ripplemem.index.lexical import content_words, words, written_without_spaces
 from langchain_ripplemem.index.marks import stated_at
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.prompts.recall import QueryCueOutput
 from langchain_ripplemem.recall.smoothing import per_view
 from langchain_ripplemem.schemas import QueryCues, TimeInterval
@@ -25,31 +25,31 @@ from langchain_ripplemem.schemas import QueryCues, TimeInterval
 _MAX_NGRAM = 4
 
 
-def reference_time(view: NamespaceView) -> datetime:
+def reference_time(index: NamespaceIndex) -> datetime:
     """"Now" for relative query times: when the namespace's latest statement was made (else now).
 
     The time a statement was made, not the time it mentions: after "I'm moving to Berlin
     in April" said in February, "What happens in March?" means the coming March.
     """
-    latest = per_view(view, "latest_statement", lambda v, n: _latest_statement(v, 0, n, None),
+    latest = per_view(index, "latest_statement", lambda v, n: _latest_statement(v, 0, n, None),
                       lambda v, known, before, n: _latest_statement(v, before, n, known))  # only a write's units
     return latest if latest is not None else datetime.now(timezone.utc)
 
 
-def _latest_statement(view: NamespaceView, start: int, stop: int, known: datetime | None) -> datetime | None:
+def _latest_statement(index: NamespaceIndex, start: int, stop: int, known: datetime | None) -> datetime | None:
     """The latest statement time among rows ``start..stop-1`` and ``known``."""
-    times = [stated_at(u) for u in view.units[start:stop]]
+    times = [stated_at(u) for u in index.units[start:stop]]
     return max([*times, known] if known is not None else times, default=None)
 
 
-def _known(view: NamespaceView, field: str, query_words: list[str]) -> list[str]:
+def _known(index: NamespaceIndex, field: str, query_words: list[str]) -> list[str]:
     """Cue values of the namespace that occur in the query as whole word n-grams.
 
     The query's words are NFKC-normalised and casefolded (:func:`~langchain_ripplemem.index.lexical.words`),
     the postings' values only lower-cased: a value outside ASCII ("Zoë", "Straße") is
     matched by its folded form and returned as the postings spell it.
     """
-    postings = view.postings[field]
+    postings = index.postings[field]
     folded = {fold(value): value for value in postings if isinstance(value, str) and not value.isascii()}
     found = []
     for n in range(_MAX_NGRAM, 0, -1):
@@ -73,18 +73,18 @@ def fold(value: str) -> str:
     return " ".join(words(value)) if not value.isascii() else value
 
 
-def rule_based_cues(query: str, view: NamespaceView, reference: datetime | None = None) -> QueryCues:
+def rule_based_cues(query: str, index: NamespaceIndex, reference: datetime | None = None) -> QueryCues:
     """Cues from the query text and the namespace's own cue indexes (no LLM)."""
     query_words = words(query)
     time: TimeInterval | None = None
-    grounded = ground_time(query, reference or reference_time(view))
+    grounded = ground_time(query, reference or reference_time(index))
     if grounded:
         time = grounded[0][1]
     return QueryCues(
         query=query,
         keywords=list(dict.fromkeys(content_words(query))),
-        participants=_known(view, "participants", query_words),
-        locations=_known(view, "locations", query_words),
+        participants=_known(index, "participants", query_words),
+        locations=_known(index, "locations", query_words),
         time=time,
     )
 

@@ -9,10 +9,10 @@ holds every unit parsed (:meth:`~langchain_ripplemem.index.unit_list.UnitList.ho
 so each unit is parsed once.
 
 Example:
-    >>> from langchain_ripplemem.index.namespace import NamespaceView
+    >>> from langchain_ripplemem.index.namespace_index import NamespaceIndex
     >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance
     >>> import numpy as np
-    >>> view = NamespaceView(("maya",), 2)
+    >>> view = NamespaceIndex(("maya",), 2)
     >>> view.add([MemoryUnit.create(namespace=("maya",), restatement="Maya: I like oysters.",
     ...           source=Provenance(conversation_id="c", session_id="s"), metadata={"speaker": "Maya"})],
     ...          np.ones((1, 2), dtype=np.float32))
@@ -25,7 +25,7 @@ Example:
 
 from __future__ import annotations
 
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.assembly import row_places
 from langchain_ripplemem.recall.bridging import row_times
 from langchain_ripplemem.recall.controller import cue_values
@@ -36,8 +36,8 @@ from langchain_ripplemem.recall.smoothing import neighbour_rows, speakers
 __all__ = ["derive_all"]
 
 
-def derive_all(view: NamespaceView) -> None:
-    """Build (or catch up) every per-unit value recall keeps with ``view``, and its BM25 index."""
-    view.term_counts()
+def derive_all(index: NamespaceIndex) -> None:
+    """Build (or catch up) every per-unit value recall keeps with ``index``, and its BM25 index."""
+    index.term_counts()
     for derive in (neighbour_rows, speakers, cue_values, reference_time, row_times, row_speakers, row_places):
-        derive(view)
+        derive(index)

@@ -97,29 +97,29 @@ class RecallNodes:
         self.reader.prepare(ctx.namespace)
         if self.llm is None:
             return ctx, None
-        ref = ctx.reference_time or ctx.as_of or reference_time(self.reader.view(ctx.namespace))
+        ref = ctx.reference_time or ctx.as_of or reference_time(self.reader.namespace_index(ctx.namespace))
         return ctx, QUERY_CUES_PROMPT.invoke({"query": query, "reference": ref.date().isoformat()})
 
     def _cues_update(self, state: RecallState, ctx: ResolvedContext, started: float,
                      outcome: StructuredOutcome | None = None) -> dict[str, Any]:
         query = state["query"]
-        view = self.reader.view(ctx.namespace)
+        index = self.reader.namespace_index(ctx.namespace)
         parsed: QueryCueOutput | None = outcome.value if outcome is not None else None
         cues = cues_from_llm(query, parsed) if parsed is not None else \
-            rule_based_cues(query, view, ctx.reference_time or ctx.as_of)
+            rule_based_cues(query, index, ctx.reference_time or ctx.as_of)
         warnings, down = [], None
         if outcome is not None and parsed is None:
             why = outcome.errors[-1] if outcome.errors else str(outcome.failure)
             warnings.append(f"query cues: the chat model failed ({why}); rule-based cues were used")
             down = why if outcome.unreachable else None
-        names = speakers(view)
+        names = speakers(index)
         if ctx.asker:
             cues, warnings = with_asker(cues, ctx.asker, names), [*warnings, *unknown_asker(ctx.asker, names)]
         if ctx.config.scoring.speaker_bonus:
             cues = move_speakers(cues, names)
         vector = self.reader.embed_query(cues.query)
         # Suppressed memories (and, with as_of, later ones) stay out of every view, walk and assembly.
-        hidden = sorted(hidden_ids(view, ctx.as_of))
+        hidden = sorted(hidden_ids(index, ctx.as_of))
         return {"cues": cues, "query_vector": vector.tolist(), "evidence": {}, "hidden": hidden, "anchors": [],
                 "answering": bool(state.get("with_answer")),
                 "round": 0, "last_added": -1, "rounds": [], "warnings": warnings, "model_down": down,
@@ -149,10 +149,10 @@ class RecallNodes:
     def tri_view_recall(self, state: RecallState, config: RunnableConfig) -> Command[str]:
         """Every first-hop view's top-k (``views.RECALL_VIEWS``), united by id with per-view rank and score."""
         ctx, started = self._ctx(), time.perf_counter()
-        view = self.reader.view(ctx.namespace)
+        index = self.reader.namespace_index(ctx.namespace)
         query = ViewQuery(state["cues"], np.asarray(state["query_vector"], dtype=np.float32),
                           set(state.get("hidden") or ()))
-        views = {v.name: v.search(view, query, v.k(ctx.config), ctx.config, self.reader.write_config.linking)
+        views = {v.name: v.search(index, query, v.k(ctx.config), ctx.config, self.reader.write_config.linking)
                  for v in RECALL_VIEWS}
         evidence: Evidence = {}
         for source, ranked in views.items():
@@ -187,7 +187,8 @@ class RecallNodes:
             connected = with_edges(self.reader.walk_graph(ctx.namespace), state["evidence"])
         return ControllerInput(
             query=state["query"], cues=state["cues"], evidence=state["evidence"],
-            view=self.reader.view(ctx.namespace), round=state["round"], config=ctx.config, with_edges=set(connected),
+            index=self.reader.namespace_index(ctx.namespace), round=state["round"], config=ctx.config,
+            with_edges=set(connected),
             support=state.get("support"))
 
     def _decided(self, decision: Plan, inp: ControllerInput) -> Plan:
@@ -252,8 +253,8 @@ class RecallNodes:
         plan = self._controller(state).plan(inp, state["plan"])
         if not ctx.config.controller.use_planning:
             # Ablation: the same anchors, but search for the query itself (its cues, not the anchors' names).
-            cues, view = state["cues"], self.reader.view(ctx.namespace)
-            keys = view.known_keys(cues.query, speakers(view)) if ctx.config.controller.target_cues else []
+            cues, index = state["cues"], self.reader.namespace_index(ctx.namespace)
+            keys = index.known_keys(cues.query, speakers(index)) if ctx.config.controller.target_cues else []
             plan["target"] = None if plan.get("target") is None else plan["target"].model_copy(update={
                 "restatement": state["query"], "keywords": cues.keywords, "restates_query": True,
                 "participants": cues.participants, "locations": cues.locations, "time": cues.time,
@@ -284,8 +285,8 @@ class RecallNodes:
         target, anchors = plan.get("target"), plan["anchors"]
         if target is None:  # controllers always pair anchors with a target; routing needs anchors
             raise RuntimeError("expand: the plan has anchors but no missing-support target")
-        view = self.reader.view(ctx.namespace)
-        rows_now = len(view)  # the scores below cover at least these rows
+        index = self.reader.namespace_index(ctx.namespace)
+        rows_now = len(index)  # the scores below cover at least these rows
         graph = self.reader.walk_graph(ctx.namespace)
         if state.get("hidden"):
             # Hidden memories are neither results nor bridges: no path runs through them.
@@ -298,7 +299,7 @@ class RecallNodes:
             target_text = " ".join([state["cues"].query, *target.keywords])
         else:
             target_vec, target_text = self.reader.embed_query(target.restatement), target.restatement
-        align = aligner(view, target_vec, target_text, cfg.scoring.alignment)  # one BM25 pass for both channels
+        align = aligner(index, target_vec, target_text, cfg.scoring.alignment)  # one BM25 pass for both channels
 
         def semantic_scores(ids: list[str]) -> list[float]:
             return align(ids)[0].tolist()  # type: ignore[no-any-return]
@@ -308,9 +309,9 @@ class RecallNodes:
         def structural_scores(ids: list[str]) -> list[float | None]:
             if cfg.controller.target_cues and target.cues:  # rarity-weighted overlap with the target's cues
                 if not overlap:
-                    overlap.append(view.key_overlap(target.cues, topic_weight=cfg.views.topic_weight))
-                return overlap[0][[view.pos[i] for i in ids]].tolist()  # type: ignore[no-any-return]
-            return [structural_score(target, view.units[view.pos[i]], self.reader.write_config.linking)
+                    overlap.append(index.key_overlap(target.cues, topic_weight=cfg.views.topic_weight))
+                return overlap[0][[index.pos[i] for i in ids]].tolist()  # type: ignore[no-any-return]
+            return [structural_score(target, index.units[index.pos[i]], self.reader.write_config.linking)
                     for i in ids]
 
         scorers: dict[str, Callable[[list[str]], Sequence[float | None]]] = {
@@ -322,11 +323,11 @@ class RecallNodes:
         # Asked per node a walk reaches, not built over the whole graph. With bridging, the
         # structural channel also ranks evidence it reaches: a first-hop memory that shares
         # the anchors' rare cues gains path support (recall/assembly.py).
-        excluded = {"semantic": Unreachable(taken=set(evidence), rows=view.pos, limit=rows_now),
+        excluded = {"semantic": Unreachable(taken=set(evidence), rows=index.pos, limit=rows_now),
                     "structural": Unreachable(taken=set() if cfg.bridging.weight else set(evidence),
-                                              rows=view.pos, limit=rows_now)}
+                                              rows=index.pos, limit=rows_now)}
         bridging = cfg.bridging
-        strengths = {"semantic": None, "structural": round_strength(view, bridging, cfg.views.topic_weight,
+        strengths = {"semantic": None, "structural": round_strength(index, bridging, cfg.views.topic_weight,
                                                                     state["round"])}
         hits = [hit for channel in channels
                 for hit in expand_channel(graph, anchors, channel, scorers[channel], cfg.expansion,
@@ -334,10 +335,10 @@ class RecallNodes:
                                           tiebreak=semantic_scores,
                                           path_floor=bridging.floor if channel == "structural" and bridging.weight
                                           else None,
-                                          walks=shared_walks(view, graph, channel, strengths[channel]))]
+                                          walks=shared_walks(index, graph, channel, strengths[channel]))]
         if bridging.weight and cfg.expansion.expand_structural:  # time is a structural cue too: bridged at read time
-            hits += time_hits(view, anchors, structural_scores, floor=bridging.floor, top_n=cfg.expansion.per_channel,
-                              exclude=Unreachable(taken=set(state.get("hidden") or ()), rows=view.pos, limit=rows_now),
+            hits += time_hits(index, anchors, structural_scores, floor=bridging.floor, top_n=cfg.expansion.per_channel,
+                              exclude=Unreachable(taken=set(state.get("hidden") or ()), rows=index.pos, limit=rows_now),
                               event=plan.get("event_time"))
         for hit in hits:
             if hit.unit_id not in evidence:
@@ -360,15 +361,15 @@ class RecallNodes:
     def assemble(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
         """rho-scored, deduplicated, budgeted evidence set: the RecallResult."""
         ctx, started = self._ctx(), time.perf_counter()
-        view, cfg = self.reader.view(ctx.namespace), ctx.config
-        reference = (ctx.as_of or ctx.reference_time or reference_time(view)) \
+        index, cfg = self.reader.namespace_index(ctx.namespace), ctx.config
+        reference = (ctx.as_of or ctx.reference_time or reference_time(index)) \
             if cfg.lifecycle.recency_half_life_days is not None else None
         vector = np.asarray(state["query_vector"], dtype=np.float32)
         # The kept first hop (recall/assembly.py): dense of the question as asked, BM25 of the lexical view's text.
         plain = None if not cfg.assembly.keep_first_hop or state["query"] == state["cues"].query else \
             np.asarray(self.reader.embed_query(state["query"]), dtype=np.float32)
         query = ViewQuery(state["cues"], vector, set(state.get("hidden") or ()))
-        memories = assemble_memories(state["evidence"], set(state["anchors"]), view, query, cfg, plain=plain,
+        memories = assemble_memories(state["evidence"], set(state["anchors"]), index, query, cfg, plain=plain,
                                      support=state.get("support"), weight=score_weight(cfg.lifecycle, ctx.as_of,
                                                                                        reference))
         usage = _timed(state["usage"], "assemble", started)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from langchain_ripplemem.config import RecallConfig, WriteConfig
-    from langchain_ripplemem.index.namespace import NamespaceView
+    from langchain_ripplemem.index.namespace_index import NamespaceIndex
     from langchain_ripplemem.schemas import Namespace
 
 __all__ = ["MemoryReader"]
@@ -49,7 +49,7 @@ class MemoryReader(Protocol):
         """Make ``namespace``'s view and graph current (catch-up, crash-recovery linking)."""
         ...
 
-    def view(self, namespace: Namespace) -> NamespaceView:
+    def namespace_index(self, namespace: Namespace) -> NamespaceIndex:
         """The namespace's search structures (vectors, BM25, cue postings, units)."""
         ...
 

@@ -44,7 +44,7 @@ from typing import TypeVar
 import numpy as np
 
 from langchain_ripplemem.config import ContextConfig
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.schemas import MemoryUnit
 
 _NONE = -1
@@ -52,12 +52,12 @@ _T = TypeVar("_T")
 _lock = threading.Lock()
 
 
-def per_view(view: NamespaceView, name: str, build: Callable[[NamespaceView, int], _T],
-             grow: Callable[[NamespaceView, _T, int, int], _T] | None = None) -> _T:
+def per_view(index: NamespaceIndex, name: str, build: Callable[[NamespaceIndex, int], _T],
+             grow: Callable[[NamespaceIndex, _T, int, int], _T] | None = None) -> _T:
     """``build(view, n)`` over the first ``n`` units, cached; when the view grows, ``grow`` catches it up.
 
     Views only grow (deletes and rewrites replace the whole view), so the unit
-    count is a sufficient cache key. Values live in ``view.derived`` (a view's
+    count is a sufficient cache key. Values live in ``index.derived`` (a view's
     snapshot keeps them, so a cold open does not read every unit again).
     ``grow(view, value, before, n)`` turns the value for the first ``before``
     units into the one for ``n`` looking only at the new rows (under a lock: it
@@ -65,18 +65,18 @@ def per_view(view: NamespaceView, name: str, build: Callable[[NamespaceView, int
     change). Without ``grow``, a grown view is built again. Two threads may both
     build; either result is right.
     """
-    n = len(view.ids)
+    n = len(index.ids)
     with _lock:
-        hit = view.derived.get(name)
+        hit = index.derived.get(name)
         if hit is not None and hit[0] == n:
             return hit[1]  # type: ignore[no-any-return]
         if hit is not None and grow is not None and hit[0] < n:
-            value = grow(view, hit[1], hit[0], n)
-            view.derived[name] = (n, value)
+            value = grow(index, hit[1], hit[0], n)
+            index.derived[name] = (n, value)
             return value
-    value = build(view, n)
+    value = build(index, n)
     with _lock:
-        cached = view.derived
+        cached = index.derived
         if name not in cached or cached[name][0] < n:  # a reader behind a writer never rolls the cache back
             cached[name] = (n, value)
     return value
@@ -89,14 +89,14 @@ def _order_key(unit: MemoryUnit, row: int) -> tuple[int, int, int]:
     return turn, int(chunk) if isinstance(chunk, int) else 0, row
 
 
-def neighbour_rows(view: NamespaceView) -> np.ndarray:
+def neighbour_rows(index: NamespaceIndex) -> np.ndarray:
     """``(n, 2)`` rows of each unit's previous and next unit in its session (``-1``: none)."""
-    return per_view(view, "neighbours", _sessions, _more_sessions).neighbours
+    return per_view(index, "neighbours", _sessions, _more_sessions).neighbours
 
 
-def speakers(view: NamespaceView) -> frozenset[str]:
+def speakers(index: NamespaceIndex) -> frozenset[str]:
     """Lower-cased speakers the namespace's units record (rule-based units do)."""
-    return per_view(view, "speakers", lambda v, n: _speakers(v, 0, n),
+    return per_view(index, "speakers", lambda v, n: _speakers(v, 0, n),
                     lambda v, known, before, n: known | _speakers(v, before, n))
 
 
@@ -116,8 +116,9 @@ def unknown_asker(asker: str, speakers: frozenset[str]) -> list[str]:
     return [f"asker {asker!r} is not a speaker of these memories ({known}): the question's I and my name no one"]
 
 
-def _speakers(view: NamespaceView, start: int, stop: int) -> frozenset[str]:
-    return frozenset(s.lower() for u in view.units[start:stop] if isinstance(s := u.metadata.get("speaker"), str) and s)
+def _speakers(index: NamespaceIndex, start: int, stop: int) -> frozenset[str]:
+    return frozenset(s.lower() for u in index.units[start:stop]
+                     if isinstance(s := u.metadata.get("speaker"), str) and s)
 
 
 @dataclass(frozen=True)
@@ -142,16 +143,16 @@ class _Sessions:
         return found
 
 
-def _sessions(view: NamespaceView, n: int) -> _Sessions:
-    return _more_sessions(view, _Sessions({}, {}, np.full((0, 2), _NONE, dtype=np.int64)), 0, n)
+def _sessions(index: NamespaceIndex, n: int) -> _Sessions:
+    return _more_sessions(index, _Sessions({}, {}, np.full((0, 2), _NONE, dtype=np.int64)), 0, n)
 
 
-def _more_sessions(view: NamespaceView, known: _Sessions, before: int, n: int) -> _Sessions:
+def _more_sessions(index: NamespaceIndex, known: _Sessions, before: int, n: int) -> _Sessions:
     """Insert rows ``before..n-1`` into their sessions; a new neighbour array (readers keep the old one)."""
     neighbours = np.full((n, 2), _NONE, dtype=np.int64)
     neighbours[:before] = known.neighbours[:before]
     for row in range(before, n):
-        unit = view.units[row]
+        unit = index.units[row]
         session = (unit.source.conversation_id, unit.source.session_id)
         keys, rows = known.keys.setdefault(session, []), known.rows.setdefault(session, [])
         key = _order_key(unit, row)
@@ -165,16 +166,16 @@ def _more_sessions(view: NamespaceView, known: _Sessions, before: int, n: int) -
     return _Sessions(known.keys, known.rows, neighbours)
 
 
-def conversation_units(view: NamespaceView, conversation_id: str,
+def conversation_units(index: NamespaceIndex, conversation_id: str,
                        session_ids: Iterable[str] | None = None) -> list[MemoryUnit]:
     """The units of one conversation (only of ``session_ids`` if given), from the per-session rows recall keeps.
 
     No pass over every unit: the rows are kept per view (and in its snapshot).
     """
-    sessions = per_view(view, "neighbours", _sessions, _more_sessions).rows
+    sessions = per_view(index, "neighbours", _sessions, _more_sessions).rows
     keys = [key for key in list(sessions) if key[0] == conversation_id] if session_ids is None else \
         [(conversation_id, session) for session in session_ids]
-    return [view.units[row] for key in keys for row in sessions.get(key, ())]
+    return [index.units[row] for key in keys for row in sessions.get(key, ())]
 
 
 def best_away(scores: np.ndarray, neighbours: np.ndarray, distance: int) -> np.ndarray:
@@ -215,10 +216,10 @@ def smooth(scores: np.ndarray, neighbours: np.ndarray, weights: Sequence[float],
 # cosines leave its cache), and a grown view may give a row new neighbours (its size is in the key).
 _CONTEXTUAL_KEPT = 4
 _Contextual = dict[tuple[int, int, tuple[float, ...], int, str], tuple["weakref.ref[np.ndarray]", np.ndarray]]
-_contextual: weakref.WeakKeyDictionary[NamespaceView, _Contextual] = weakref.WeakKeyDictionary()
+_contextual: weakref.WeakKeyDictionary[NamespaceIndex, _Contextual] = weakref.WeakKeyDictionary()
 
 
-def in_context(view: NamespaceView, scores: np.ndarray, context: ContextConfig) -> np.ndarray:
+def in_context(index: NamespaceIndex, scores: np.ndarray, context: ContextConfig) -> np.ndarray:
     """:func:`smooth` with the view's session neighbours and ``context.weights`` (no work when both are 0).
 
     With ``context.terms`` > 0, a unit of more content terms than that takes ``terms / n`` of
@@ -232,38 +233,38 @@ def in_context(view: NamespaceView, scores: np.ndarray, context: ContextConfig) 
     if not any(weights):
         return scores
     if scores.flags.writeable:
-        return _contextual_of(view, scores, weights, terms, mode)
-    key = (id(scores), len(view), tuple(weights), terms, mode)
+        return _contextual_of(index, scores, weights, terms, mode)
+    key = (id(scores), len(index), tuple(weights), terms, mode)
     with _lock:
-        kept = _contextual.setdefault(view, {}).get(key)
+        kept = _contextual.setdefault(index, {}).get(key)
     if kept is not None and kept[0]() is scores:
         return kept[1]
-    out = _contextual_of(view, scores, weights, terms, mode)
+    out = _contextual_of(index, scores, weights, terms, mode)
     out.flags.writeable = False
     with _lock:
-        held = _contextual.setdefault(view, {})
+        held = _contextual.setdefault(index, {})
         while len(held) >= _CONTEXTUAL_KEPT:
             held.pop(next(iter(held)))
         held[key] = (weakref.ref(scores), out)
     return out
 
 
-def _contextual_of(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], terms: int,
+def _contextual_of(index: NamespaceIndex, scores: np.ndarray, weights: Sequence[float], terms: int,
                    mode: str = "sum") -> np.ndarray:
     if terms:
-        share = per_view(view, f"context_share:{terms}", lambda v, n: _share(v, terms, 0, n),
+        share = per_view(index, f"context_share:{terms}", lambda v, n: _share(v, terms, 0, n),
                          lambda v, known, before, n: np.append(known, _share(v, terms, before, n)))
-        return scores + share[: len(scores)] * (_in_context(view, scores, weights, mode) - scores)
-    return _in_context(view, scores, weights, mode)
+        return scores + share[: len(scores)] * (_in_context(index, scores, weights, mode) - scores)
+    return _in_context(index, scores, weights, mode)
 
 
-def _share(view: NamespaceView, terms: int, start: int, stop: int) -> np.ndarray:
+def _share(index: NamespaceIndex, terms: int, start: int, stop: int) -> np.ndarray:
     """``min(1, terms / n)`` for rows ``start..stop-1``, ``n`` each unit's number of content terms."""
-    return np.minimum(1.0, terms / np.maximum(view.term_counts()[start:stop], 1))
+    return np.minimum(1.0, terms / np.maximum(index.term_counts()[start:stop], 1))
 
 
-def _in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float], mode: str = "sum") -> np.ndarray:
-    m, sessions = len(scores), per_view(view, "neighbours", _sessions, _more_sessions)
+def _in_context(index: NamespaceIndex, scores: np.ndarray, weights: Sequence[float], mode: str = "sum") -> np.ndarray:
+    m, sessions = len(scores), per_view(index, "neighbours", _sessions, _more_sessions)
     if len(sessions.neighbours) > m:  # the view grew after the scores were taken: rows past them are no neighbours
         return smooth(scores, np.where(sessions.neighbours[:m] < m, sessions.neighbours[:m], _NONE), weights, mode)
     if m == 0:
@@ -277,12 +278,12 @@ def _in_context(view: NamespaceView, scores: np.ndarray, weights: Sequence[float
     return out
 
 
-def top_in_context(view: NamespaceView, scores: np.ndarray, context: ContextConfig, k: int,
+def top_in_context(index: NamespaceIndex, scores: np.ndarray, context: ContextConfig, k: int,
                    positive: bool = False, exclude: Iterable[str] = ()) -> list[tuple[str, float]]:
     """The ``k`` best ``(id, s_ctx)`` of a full score array, best first (row order breaks ties).
 
     Args:
-        view: the namespace's view (row ``i`` is ``view.ids[i]``).
+        index: the namespace's view (row ``i`` is ``index.ids[i]``).
         scores: one score per row.
         context: the dialogue-context settings (:func:`in_context`).
         k: how many to return.
@@ -290,16 +291,16 @@ def top_in_context(view: NamespaceView, scores: np.ndarray, context: ContextConf
             a neighbour matched a query term).
         exclude: ids never returned (hidden memories).
     """
-    contextual = in_context(view, scores, context)
+    contextual = in_context(index, scores, context)
     eligible = contextual > 0 if positive else np.ones(len(scores), dtype=bool)
     for uid in exclude:
-        row = view.pos.get(uid)
+        row = index.pos.get(uid)
         if row is not None and row < len(eligible):
             eligible[row] = False
     rows = np.flatnonzero(eligible)
     if k <= 0 or len(rows) == 0:
         return []
-    best, ids = best_first(rows, contextual[rows], k), view.ids  # read as Python values at once, not per scalar
+    best, ids = best_first(rows, contextual[rows], k), index.ids  # read as Python values at once, not per scalar
     return list(zip([ids[i] for i in best.tolist()], contextual[best].tolist(), strict=True))
 
 

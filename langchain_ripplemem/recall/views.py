@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from langchain_ripplemem.config import LinkingConfig, RecallConfig, ViewsConfig
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.smoothing import speakers, top_in_context
 from langchain_ripplemem.recall.visibility import visible_top
 from langchain_ripplemem.schemas import HitSource, QueryCues
@@ -50,7 +50,7 @@ class ViewQuery:
         return " ".join([self.cues.query, *self.cues.keywords])
 
 
-Search = Callable[[NamespaceView, ViewQuery, int, RecallConfig, LinkingConfig], list[tuple[str, float]]]
+Search = Callable[[NamespaceIndex, ViewQuery, int, RecallConfig, LinkingConfig], list[tuple[str, float]]]
 
 
 @dataclass(frozen=True)
@@ -67,29 +67,29 @@ class RecallView:
         return int(getattr(views, self.k_field))
 
 
-def _semantic(view: NamespaceView, query: ViewQuery, k: int, config: RecallConfig,
+def _semantic(index: NamespaceIndex, query: ViewQuery, k: int, config: RecallConfig,
               linking: LinkingConfig) -> list[tuple[str, float]]:
     if any(config.context.weights):
-        return top_in_context(view, view.cosines(query.vector), config.context, k, exclude=query.hidden)
-    return visible_top(lambda n: view.semantic(query.vector, n), k, query.hidden)
+        return top_in_context(index, index.cosines(query.vector), config.context, k, exclude=query.hidden)
+    return visible_top(lambda n: index.semantic(query.vector, n), k, query.hidden)
 
 
-def _lexical(view: NamespaceView, query: ViewQuery, k: int, config: RecallConfig,
+def _lexical(index: NamespaceIndex, query: ViewQuery, k: int, config: RecallConfig,
              linking: LinkingConfig) -> list[tuple[str, float]]:
     if any(config.context.weights):
-        return top_in_context(view, view.lexical_scores(query.lexical_text), config.context, k, positive=True,
+        return top_in_context(index, index.lexical_scores(query.lexical_text), config.context, k, positive=True,
                               exclude=query.hidden)
-    return visible_top(lambda n: view.lexical(query.lexical_text, n), k, query.hidden)
+    return visible_top(lambda n: index.lexical(query.lexical_text, n), k, query.hidden)
 
 
-def _cue(view: NamespaceView, query: ViewQuery, k: int, config: RecallConfig,
+def _cue(index: NamespaceIndex, query: ViewQuery, k: int, config: RecallConfig,
          linking: LinkingConfig) -> list[tuple[str, float]]:
     cues, views = query.cues, config.views
     # With cue_key_weight, the query's identifying cues (names, topic words) count by rarity.
-    keys = view.known_keys(cues.query, speakers(view)) if views.cue_key_weight else []
+    keys = index.known_keys(cues.query, speakers(index)) if views.cue_key_weight else []
     if not (cues.participants or cues.locations or cues.time or keys):
         return []
-    return visible_top(lambda n: view.cues(cues, n, linking, query.vector, keys=keys, key_weight=views.cue_key_weight,
+    return visible_top(lambda n: index.cues(cues, n, linking, query.vector, keys=keys, key_weight=views.cue_key_weight,
                                            topic_weight=views.topic_weight), k, query.hidden)
 
 

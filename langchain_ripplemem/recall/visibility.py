@@ -25,7 +25,7 @@ from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, aware
 
 if TYPE_CHECKING:
     from langchain_ripplemem.config import LifecycleConfig
-    from langchain_ripplemem.index.namespace import NamespaceView
+    from langchain_ripplemem.index.namespace_index import NamespaceIndex
 
 __all__ = ["coerce_as_of", "hidden_ids", "score_weight", "visible_top"]
 
@@ -48,11 +48,11 @@ def coerce_as_of(value: Any) -> datetime | None:
     raise ValueError(f"as_of must be a datetime, a date or an ISO 8601 string, got {value!r}")
 
 
-def hidden_ids(view: NamespaceView, as_of: datetime | None = None) -> set[str]:
+def hidden_ids(index: NamespaceIndex, as_of: datetime | None = None) -> set[str]:
     """Units recall must not see: suppressed ones, and with ``as_of`` those stated after it (``marks.stated_at``)."""
-    hidden = set(view.suppressed)
+    hidden = set(index.suppressed)
     if as_of is not None:
-        hidden |= {u.id for u in view.units if stated_at(u) > as_of}
+        hidden |= {u.id for u in index.units if stated_at(u) > as_of}
     return hidden
 
 

@@ -13,14 +13,14 @@ edges (:attr:`~langchain_ripplemem.memory_graph.adjacency.LazyAdjacency.version`
 
 Example:
     >>> import numpy as np
-    >>> from langchain_ripplemem.index.namespace import NamespaceView
+    >>> from langchain_ripplemem.index.namespace_index import NamespaceIndex
     >>> from langchain_ripplemem.memory_graph.expansion import reachable
     >>> from langchain_ripplemem.memory_graph.adjacency import walk_graph
     >>> from langchain_ripplemem.schemas import Edge, MemoryUnit, Provenance
     >>> from langchain_ripplemem.storage.sqlite import open_sqlite_graph
     >>> units = [MemoryUnit.create(namespace=("demo",), restatement=t, source=Provenance(
     ...     conversation_id="c", session_id="s", turn_ids=[t])) for t in ("a", "b", "c")]
-    >>> view = NamespaceView(("demo",))
+    >>> view = NamespaceIndex(("demo",))
     >>> view.add(units, np.eye(3, dtype=np.float32))
     >>> backend, _ = open_sqlite_graph(None)
     >>> a, b, c = (u.id for u in units)
@@ -43,7 +43,7 @@ from typing import Any
 
 import networkx as nx
 
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.memory_graph.adjacency import LazyAdjacency
 from langchain_ripplemem.memory_graph.expansion import Layers, Walks
 from langchain_ripplemem.schemas import EdgeType
@@ -72,13 +72,13 @@ class KeptWalks(Walks):
             super().__setitem__(key, layers)
 
 
-_SHARED: weakref.WeakKeyDictionary[NamespaceView, dict[tuple[EdgeType, Any], KeptWalks]] = \
+_SHARED: weakref.WeakKeyDictionary[NamespaceIndex, dict[tuple[EdgeType, Any], KeptWalks]] = \
     weakref.WeakKeyDictionary()
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_walks(view: NamespaceView, graph: nx.Graph, channel: EdgeType, strength: Any = None) -> KeptWalks | None:
-    """The walks recalls of ``view`` share over ``graph``'s ``channel`` edges weighed by ``strength``.
+def shared_walks(index: NamespaceIndex, graph: nx.Graph, channel: EdgeType, strength: Any = None) -> KeptWalks | None:
+    """The walks recalls of ``index`` share over ``graph``'s ``channel`` edges weighed by ``strength``.
 
     ``strength`` must be one per view state
     (:func:`~langchain_ripplemem.recall.bridging.shared_bridge_strength`; ``None``:
@@ -92,9 +92,9 @@ def shared_walks(view: NamespaceView, graph: nx.Graph, channel: EdgeType, streng
     # The view's units (rows only grow), and the graph's edges: the walk graph itself
     # (a delete replaces it) and the changes it was told of. Weak: a kept walk never
     # keeps a graph the graph cache let go.
-    state = (len(view), weakref.ref(adjacency), adjacency.version)
+    state = (len(index), weakref.ref(adjacency), adjacency.version)
     with _SHARED_LOCK:
-        per_view = _SHARED.setdefault(view, {})
+        per_view = _SHARED.setdefault(index, {})
         key = (channel, strength)
         found = per_view.get(key)
         if found is None or found.state != state:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from langchain_ripplemem.config import RecallConfig, WriteConfig
-    from langchain_ripplemem.index.namespace import NamespaceView
+    from langchain_ripplemem.index.namespace_index import NamespaceIndex
     from langchain_ripplemem.memory import RippleMemory
     from langchain_ripplemem.schemas import Namespace
 
@@ -82,9 +82,9 @@ class ServedReader:
         """See :meth:`RippleMemory.prepare`."""
         get_memory().prepare(namespace)
 
-    def view(self, namespace: Namespace) -> NamespaceView:
-        """See :meth:`RippleMemory.view`."""
-        return get_memory().view(namespace)
+    def namespace_index(self, namespace: Namespace) -> NamespaceIndex:
+        """See :meth:`RippleMemory.namespace_index`."""
+        return get_memory().namespace_index(namespace)
 
     def graph(self, namespace: Namespace) -> nx.Graph:
         """See :meth:`RippleMemory.graph`."""

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from langchain_ripplemem.config import SupersessionConfig
-    from langchain_ripplemem.index.namespace import NamespaceView
+    from langchain_ripplemem.index.namespace_index import NamespaceIndex
     from langchain_ripplemem.schemas import IngestReport
 
 _MAX_ATTRIBUTE_CHARS = 40
@@ -96,12 +96,12 @@ class LLMSupersession:
         """The chat model (a string spec is resolved on first use)."""
         return resolve_chat_model(self._spec)
 
-    def annotate(self, view: NamespaceView, new: list[MemoryUnit], vectors: np.ndarray,
+    def annotate(self, index: NamespaceIndex, new: list[MemoryUnit], vectors: np.ndarray,
                  report: IngestReport, among: set[str] | None = None) -> list[MemoryUnit]:
         """``new`` with the model's claims added to ``metadata["supersedes"]``; usage and warnings go to ``report``.
 
         Args:
-            view: the namespace as stored (the new units are not in it yet).
+            index: the namespace as stored (the new units are not in it yet).
             new: units about to be written, with their ``seq``.
             vectors: their unit vectors, row ``i`` for ``new[i]``.
             report: the ingest's report.
@@ -110,7 +110,7 @@ class LLMSupersession:
                 stored after the first pass (RippleMemory's write path).
         """
         started = time.perf_counter()
-        candidates = self._candidates(view, new, np.asarray(vectors, dtype=np.float32), among)
+        candidates = self._candidates(index, new, np.asarray(vectors, dtype=np.float32), among)
         asked = [i for i in range(len(new)) if candidates.get(i)]
         claims: dict[int, dict[str, str]] = defaultdict(dict)
         size = self.config.batch
@@ -127,7 +127,7 @@ class LLMSupersession:
             **(u.metadata.get(SUPERSEDES) or {}), **claims[i]}}}) if i in claims else u
             for i, u in enumerate(new)]
 
-    def _candidates(self, view: NamespaceView, new: list[MemoryUnit], vectors: np.ndarray,
+    def _candidates(self, index: NamespaceIndex, new: list[MemoryUnit], vectors: np.ndarray,
                     among: set[str] | None = None) -> dict[int, list[MemoryUnit]]:
         """Per new unit: the most similar earlier, visible units that share a participant."""
         keys = [order_key(u) for u in new]
@@ -140,12 +140,12 @@ class LLMSupersession:
             people = cue_set(unit.participants)
             if is_suppressed(unit) or not people:
                 continue
-            stored = sorted({r for p in people for r in view.postings["participants"].get(p, [])[-GROUP_POOL:]
-                             if not is_suppressed(view.units[r]) and order_key(view.units[r]) < keys[i]
-                             and (among is None or view.units[r].id in among)})
+            stored = sorted({r for p in people for r in index.postings["participants"].get(p, [])[-GROUP_POOL:]
+                             if not is_suppressed(index.units[r]) and order_key(index.units[r]) < keys[i]
+                             and (among is None or index.units[r].id in among)})
             fresh = [] if among is not None else sorted({j for p in people for j in new_rows[p]
                                                          if j != i and not is_suppressed(new[j]) and keys[j] < keys[i]})
-            pool = [(float(s), view.units[r]) for r, s in zip(stored, _sims(view.matrix, stored, vectors[i]),
+            pool = [(float(s), index.units[r]) for r, s in zip(stored, _sims(index.matrix, stored, vectors[i]),
                                                                strict=True)]
             pool += [(float(s), new[j]) for j, s in zip(fresh, _sims(vectors, fresh, vectors[i]), strict=True)]
             pool.sort(key=lambda p: (-p[0], p[1].id))

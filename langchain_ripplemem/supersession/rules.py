@@ -53,7 +53,7 @@ from langchain_ripplemem.index.marks import (
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
 
 if TYPE_CHECKING:
-    from langchain_ripplemem.index.namespace import NamespaceView
+    from langchain_ripplemem.index.namespace_index import NamespaceIndex
     from langchain_ripplemem.index.unit_index import UnitIndex
 
 __all__ = ["ATTRIBUTES", "GROUP_POOL", "Fact", "fact_keys", "facts", "refresh_supersession", "same_value"]
@@ -217,9 +217,9 @@ def refresh_supersession(index: UnitIndex, ns: Namespace, touched: Iterable[Memo
     if not touched:
         return []
     keys = fact_keys(touched)
-    view = index.view(ns)
+    namespace_index = index.namespace_index(ns)
     claimed = {old for unit in touched for old in claims(unit)} | \
-        {unit.id for unit in touched if view.claimed_by.get(unit.id)}
+        {unit.id for unit in touched if namespace_index.claimed_by.get(unit.id)}
     if not keys and not claimed:
         return []
     groups: dict[tuple[str, str], list[tuple[MemoryUnit, str]]] = {}
@@ -228,8 +228,8 @@ def refresh_supersession(index: UnitIndex, ns: Namespace, touched: Iterable[Memo
         if key not in groups:
             subject, attribute = key
             members: dict[str, tuple[MemoryUnit, str]] = {}
-            for row in view.postings["participants"].get(subject, [])[-GROUP_POOL:]:
-                unit = view.units[row]
+            for row in namespace_index.postings["participants"].get(subject, [])[-GROUP_POOL:]:
+                unit = namespace_index.units[row]
                 if is_suppressed(unit):
                     continue
                 for fact in facts(unit):  # a unit's last value per group counts
@@ -253,14 +253,14 @@ def refresh_supersession(index: UnitIndex, ns: Namespace, touched: Iterable[Memo
 
     affected = {unit.id: unit for key in sorted(keys) for unit, _ in group(key)}
     for uid in sorted(claimed):
-        unit = view.unit(uid)
+        unit = namespace_index.unit(uid)
         if unit is not None and not is_suppressed(unit):
             affected.setdefault(uid, unit)
     changed: list[MemoryUnit] = []
     for unit in affected.values():
         metadata = {k: v for k, v in unit.metadata.items() if k not in MARKS}
         rule = rule_successor(unit)  # a rule-based successor first; an LLM's claim where there is none
-        mark = rule or _claimant(view, unit)
+        mark = rule or _claimant(namespace_index, unit)
         if mark is not None:
             later, attribute = mark
             metadata.update({SUPERSEDED_BY: later.id, VALID_UNTIL: order_time(later).isoformat(),
@@ -273,10 +273,10 @@ def refresh_supersession(index: UnitIndex, ns: Namespace, touched: Iterable[Memo
     return [u.id for u in changed if SUPERSEDED_BY in u.metadata]
 
 
-def _claimant(view: NamespaceView, unit: MemoryUnit) -> tuple[MemoryUnit, str] | None:
+def _claimant(namespace_index: NamespaceIndex, unit: MemoryUnit) -> tuple[MemoryUnit, str] | None:
     """The earliest later visible unit that claims to supersede ``unit``, and the attribute it names."""
     key = order_key(unit)
-    later = [c for c in (view.unit(i) for i in view.claimed_by.get(unit.id, ()))
+    later = [c for c in (namespace_index.unit(i) for i in namespace_index.claimed_by.get(unit.id, ()))
              if c is not None and not is_suppressed(c) and order_key(c) > key]
     if not later:
         return None

@@ -32,7 +32,7 @@ from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Win
 from langchain_ripplemem.extraction.known_turns import KnownTurns
 from langchain_ripplemem.extraction.windows import make_windows
 from langchain_ripplemem.index.marks import with_suppression
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.index.sync import NamespaceSync
 from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.memory_graph.cache import GraphCache
@@ -100,13 +100,14 @@ def collect_units(ns: Namespace, results: list[ExtractionResult], report: Ingest
     return units
 
 
-def numbered(view: NamespaceView, new: list[MemoryUnit], extra: dict[str, Any] | None = None) -> list[MemoryUnit]:
+def numbered(namespace_index: NamespaceIndex, new: list[MemoryUnit],
+             extra: dict[str, Any] | None = None) -> list[MemoryUnit]:
     """``new`` with ``metadata["seq"]`` after every stored unit's (and ``extra`` merged in).
 
     ``seq`` orders units on reload. After deletes the row count is below the
     largest seq, so numbering continues after the largest and never reuses one.
     """
-    first = 1 + view.max_seq  # kept up to date by the view: no scan of its units
+    first = 1 + namespace_index.max_seq  # kept up to date by the view: no scan of its units
     return [u.model_copy(update={"metadata": {**u.metadata, **(extra or {}), "seq": first + i}})
             for i, u in enumerate(new)]
 
@@ -115,18 +116,18 @@ def numbered(view: NamespaceView, new: list[MemoryUnit], extra: dict[str, Any] |
 class Snapshot:
     """A namespace view as the write path saw it before taking the writer lock."""
 
-    view: NamespaceView
+    namespace_index: NamespaceIndex
     size: int = field(init=False)
 
     def __post_init__(self) -> None:
-        self.size = len(self.view)
+        self.size = len(self.namespace_index)
 
-    def written_since(self, view: NamespaceView) -> set[str]:
-        """Ids in ``view`` (the current one) that the snapshot did not hold."""
-        if view is self.view and len(view) == self.size:
+    def written_since(self, namespace_index: NamespaceIndex) -> set[str]:
+        """Ids in ``namespace_index`` (the current one) that the snapshot did not hold."""
+        if namespace_index is self.namespace_index and len(namespace_index) == self.size:
             return set()  # views only grow in place; a delete or reload makes a new view
-        before = set(self.view.ids[: self.size])
-        return {uid for uid in view.ids if uid not in before}
+        before = set(self.namespace_index.ids[: self.size])
+        return {uid for uid in namespace_index.ids if uid not in before}
 
 
 @dataclass
@@ -143,7 +144,7 @@ class WritePath:
     # The view each namespace's crash recovery last checked. Only a view loaded whole from
     # storage can hold units a crashed writer stored unlinked: what catch-up adds was logged
     # by its writer after linking, so a grown view needs no second look at every id.
-    _checked: weakref.WeakValueDictionary[Namespace, NamespaceView] = field(
+    _checked: weakref.WeakValueDictionary[Namespace, NamespaceIndex] = field(
         default_factory=weakref.WeakValueDictionary, init=False, repr=False)
 
     def begin(self, ns: Namespace, conversation: Conversation | dict[str, Any], extractor: Extractor,
@@ -164,7 +165,8 @@ class WritePath:
         self.ensure_linked(ns)
         extraction = self.config.extraction
         windows = make_windows(conv, extraction.window_size, extraction.window_overlap)
-        known_units = conversation_units(self.index.view(ns), conv.id, [session.id for session in conv.sessions])
+        known_units = conversation_units(self.index.namespace_index(ns), conv.id,
+                                         [session.id for session in conv.sessions])
         windows, known = known_turns.new_work(extractor, known_units, conv, windows)
         return conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns), known
 
@@ -181,21 +183,22 @@ class WritePath:
         """
         units = collect_units(ns, results if known is None else known.kept(results), report)
         self.sync.catch_up(ns)
-        snapshot = Snapshot(self.index.view(ns))
-        new = numbered(snapshot.view, [u for uid, u in units.items() if uid not in snapshot.view.pos], unit_metadata)
+        snapshot = Snapshot(self.index.namespace_index(ns))
+        new = numbered(snapshot.namespace_index,
+                       [u for uid, u in units.items() if uid not in snapshot.namespace_index.pos], unit_metadata)
         timer = time.perf_counter()
         vectors = embed_reporting(self.embeddings, [u.restatement for u in new],
                                   self.config.extraction.embed_batch_size, on_embedded)
         report.usage.seconds["embed"] = time.perf_counter() - timer
         if self.superseder is not None and new:  # before the write: a failed call leaves nothing half-done
-            new = self.superseder.annotate(snapshot.view, new, vectors, report)
+            new = self.superseder.annotate(snapshot.namespace_index, new, vectors, report)
         with self.sync.writing(ns):
-            view = self.index.view(ns)
-            if since := snapshot.written_since(view):
-                keep = [i for i, u in enumerate(new) if u.id not in view.pos]
-                new, vectors = numbered(view, [new[i] for i in keep]), vectors[keep]
+            namespace_index = self.index.namespace_index(ns)
+            if since := snapshot.written_since(namespace_index):
+                keep = [i for i, u in enumerate(new) if u.id not in namespace_index.pos]
+                new, vectors = numbered(namespace_index, [new[i] for i in keep]), vectors[keep]
                 if self.superseder is not None and new:
-                    new = self.superseder.annotate(view, new, vectors, report, among=since)
+                    new = self.superseder.annotate(namespace_index, new, vectors, report, among=since)
             report.new_units = len(new)
             stale = known.replaced(units.values()) if known is not None else []  # edited turns' old memories
             if not new:
@@ -203,7 +206,7 @@ class WritePath:
                     report.replaced = self.remove(ns, stale)
                     self.sync.written(ns)
                 return report
-            start = len(view)
+            start = len(namespace_index)
             timer = time.perf_counter()
             # Units first, edges second: a crash in between leaves units without a
             # "linked" mark, and the next open links them (see ensure_linked).
@@ -251,16 +254,16 @@ class WritePath:
         cache then re-reads the edges of the new units, not every edge of each old
         unit they link to (hubs have hundreds).
         """
-        view = self.index.view(ns)
-        edges = link_rows(view, rows, self.config.linking)
-        linked = [view.ids[r] for r in rows]
+        namespace_index = self.index.namespace_index(ns)
+        edges = link_rows(namespace_index, rows, self.config.linking)
+        linked = [namespace_index.ids[r] for r in rows]
         self.edge_backend.add(ns, edges, linked=linked)
         self.graphs.add(ns, edges)
         return edges, linked
 
     def ensure_linked(self, ns: Namespace) -> None:
         """Link units an interrupted ingest stored but did not link (crash recovery)."""
-        if ns in self.sync.resumed or self._checked.get(ns) is self.index.view(ns):
+        if ns in self.sync.resumed or self._checked.get(ns) is self.index.namespace_index(ns):
             return
         if self._unlinked(ns):  # the lock only when there is work: reads never wait for writers
             with self.sync.writing(ns):
@@ -269,8 +272,8 @@ class WritePath:
                     _, touched = self.link(ns, missing)
                     self.sync.written(ns, edges=touched)
         self.sync.resumed.add(ns)
-        self._checked[ns] = self.index.view(ns)
+        self._checked[ns] = self.index.namespace_index(ns)
 
     def _unlinked(self, ns: Namespace) -> list[int]:
-        view, linked = self.index.view(ns), self.edge_backend.linked_ids(ns)
-        return [i for i, uid in enumerate(view.ids) if uid not in linked]
+        namespace_index, linked = self.index.namespace_index(ns), self.edge_backend.linked_ids(ns)
+        return [i for i, uid in enumerate(namespace_index.ids) if uid not in linked]

@@ -204,8 +204,8 @@ def test_two_writer_processes_on_one_namespace_are_serialised(chroma_server, col
     # ... and each commit linked against every unit committed before it, the other
     # writer's included: the stored edges are exactly what one process writing the
     # same units in the same order would have made.
-    view = memory.index.view(("shared",))
-    replay = link_rows(view, list(range(len(view))), memory.write_config.linking)
+    index = memory.index.namespace_index(("shared",))
+    replay = link_rows(index, list(range(len(index))), memory.write_config.linking)
     assert sorted((e.src, e.dst, e.type) for e in memory.edges(("shared",))) == \
         sorted((*sorted((e.src, e.dst)), e.type) for e in replay)
     writer_of = {i: k for k, o in enumerate(outs) for i in o["shared"]}

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_ripplemem.index import lexical_rows
-from langchain_ripplemem.index import namespace as index_module
+from langchain_ripplemem.index import namespace_index as index_module
 from langchain_ripplemem.index.bm25 import BM25Index, top_k
 from langchain_ripplemem.index.lexical import lexical_tokens
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.schemas import MemoryUnit
 
 from .conftest import make_unit
@@ -116,30 +116,30 @@ TEXTS = ["Maya: I am allergic to shellfish.", "Sam: The oysters in Portland are 
          "Priya: the hike was long", "Sam: yes"]
 
 
-def _view(texts: list[str]) -> NamespaceView:
-    view = NamespaceView(("n",))
-    view.add([_unit(i, t) for i, t in enumerate(texts)], np.eye(len(texts), 4, dtype=np.float32))
-    return view
+def _index(texts: list[str]) -> NamespaceIndex:
+    namespace_index = NamespaceIndex(("n",))
+    namespace_index.add([_unit(i, t) for i, t in enumerate(texts)], np.eye(len(texts), 4, dtype=np.float32))
+    return namespace_index
 
 
 @pytest.mark.parametrize("query", ["shellfish Portland", "hike hiking", "nothing matches", "Maya"])
-def test_a_grown_view_scores_as_bm25s_rebuilt_over_its_units(query):
-    view = _view(TEXTS[:3])
-    view.lexical_scores(query)  # builds the index over the first three
-    view.add([_unit(i, t) for i, t in enumerate(TEXTS) if i >= 3], np.eye(4, 4, dtype=np.float32))
+def test_a_grown_index_scores_as_bm25s_rebuilt_over_its_units(query):
+    namespace_index = _index(TEXTS[:3])
+    namespace_index.lexical_scores(query)  # builds the index over the first three
+    namespace_index.add([_unit(i, t) for i, t in enumerate(TEXTS) if i >= 3], np.eye(4, 4, dtype=np.float32))
     corpus = [lexical_tokens(t) or ["_"] for t in TEXTS]  # the placeholder bm25s needed for "ok.", "yes"
     tokens = lexical_tokens(query)
     expected = _bm25s(corpus).get_scores(tokens) if tokens else np.zeros(len(TEXTS), dtype=np.float32)
-    assert np.array_equal(view.lexical_scores(query), expected)
-    ranked = view.lexical(query, 3)
+    assert np.array_equal(namespace_index.lexical_scores(query), expected)
+    ranked = namespace_index.lexical(query, 3)
     assert [s for _, s in ranked] == sorted((s for _, s in ranked), reverse=True)
     assert all(s > 0 for _, s in ranked)
 
 
 def test_a_delete_keeps_the_scores_of_the_units_left():
-    view = _view(TEXTS)
-    view.lexical_scores("shellfish")
-    smaller = view.without(["u1", "u4"])
+    namespace_index = _index(TEXTS)
+    namespace_index.lexical_scores("shellfish")
+    smaller = namespace_index.without(["u1", "u4"])
     left = [t for i, t in enumerate(TEXTS) if i not in (1, 4)]
     assert np.array_equal(smaller.lexical_scores("shellfish Portland hike"),
                           _bm25s([lexical_tokens(t) or ["_"] for t in left]).get_scores(
@@ -147,8 +147,8 @@ def test_a_delete_keeps_the_scores_of_the_units_left():
 
 
 def test_a_write_tokenises_only_the_new_units(monkeypatch):
-    view = _view(TEXTS[:5])
-    view.lexical_scores("shellfish")
+    namespace_index = _index(TEXTS[:5])
+    namespace_index.lexical_scores("shellfish")
     seen: list[str] = []
 
     def counting(text: str) -> list[str]:
@@ -157,9 +157,9 @@ def test_a_write_tokenises_only_the_new_units(monkeypatch):
 
     monkeypatch.setattr(index_module, "lexical_tokens", counting)  # the queries
     monkeypatch.setattr(lexical_rows, "lexical_tokens", counting)  # the units
-    view.add([_unit(5, TEXTS[5]), _unit(6, TEXTS[6])], np.eye(2, 4, dtype=np.float32))
-    view.lexical_scores("hike")
-    view.lexical("hike", 2)
+    namespace_index.add([_unit(5, TEXTS[5]), _unit(6, TEXTS[6])], np.eye(2, 4, dtype=np.float32))
+    namespace_index.lexical_scores("hike")
+    namespace_index.lexical("hike", 2)
     assert sorted(seen) == sorted([TEXTS[5], TEXTS[6], "hike", "hike"])
 
 

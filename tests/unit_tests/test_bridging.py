@@ -10,7 +10,7 @@ import pytest
 
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.extraction.identifying import rarity
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.memory_graph.scoring import cue_overlap
 from langchain_ripplemem.presets import PAPER
 from langchain_ripplemem.recall.assembly import bridged
@@ -45,12 +45,12 @@ def unit(i: int, names=(), topics=(), when: TimeInterval | None = None, phrase: 
         metadata={"speaker": speaker, **({"time_phrase": phrase} if phrase else {})})
 
 
-def view_of(units: list[MemoryUnit], filler: int = 40) -> NamespaceView:
+def index_of(units: list[MemoryUnit], filler: int = 40) -> NamespaceIndex:
     everything = [*units, *(unit(1000 + i, topics=["coffee"]) for i in range(filler))]
-    view = NamespaceView(NS)
+    index = NamespaceIndex(NS)
     vectors = np.random.default_rng(0).normal(size=(len(everything), 8)).astype(np.float32)
-    view.add(everything, vectors)
-    return view
+    index.add(everything, vectors)
+    return index
 
 
 # -- the rarest shared cue -------------------------------------------------------------
@@ -61,40 +61,40 @@ def test_bridge_strength_is_the_rarest_shared_cue_not_the_sum_of_half_rare_ones(
     common = [unit(10 + i, topics=["train", "ticket", "station"]) for i in range(6)]
     a = unit(1, names=["harbor grill"], topics=["train", "ticket", "station"])
     b, c = unit(2, names=["harbor grill"]), unit(3, topics=["train", "ticket", "station"])
-    view = view_of([a, b, c, *common])
-    assert bridge_strength(view, a.id, b.id) == pytest.approx(view.rarity("harbor grill"))
-    assert bridge_strength(view, a.id, c.id) == pytest.approx(view.rarity("train"))
-    assert bridge_strength(view, a.id, b.id) > bridge_strength(view, a.id, c.id)
+    index = index_of([a, b, c, *common])
+    assert bridge_strength(index, a.id, b.id) == pytest.approx(index.rarity("harbor grill"))
+    assert bridge_strength(index, a.id, c.id) == pytest.approx(index.rarity("train"))
+    assert bridge_strength(index, a.id, b.id) > bridge_strength(index, a.id, c.id)
     # The noisy-or of linking counts the three half-rare words as more than the one name.
-    linking = cue_overlap(view.rarity(k) for k in ("train", "ticket", "station"))
-    assert linking > bridge_strength(view, a.id, c.id)
-    assert bridge_strength(view, a.id, c.id, topic_weight=0.0) == 0.0  # a topic word weighs topic_weight of it
+    linking = cue_overlap(index.rarity(k) for k in ("train", "ticket", "station"))
+    assert linking > bridge_strength(index, a.id, c.id)
+    assert bridge_strength(index, a.id, c.id, topic_weight=0.0) == 0.0  # a topic word weighs topic_weight of it
 
 
 def test_a_shared_month_bridges_like_a_name_even_when_topic_words_do_not():
     a, b = unit(1, topics=["june", "passport"]), unit(2, topics=["june", "flight"])
-    view = view_of([a, b])
-    assert bridge_strength(view, a.id, b.id, topic_weight=0.0) == pytest.approx(view.rarity("june"))
+    index = index_of([a, b])
+    assert bridge_strength(index, a.id, b.id, topic_weight=0.0) == pytest.approx(index.rarity("june"))
 
 
 def test_from_the_first_hop_a_topic_word_rare_in_english_bridges_and_a_common_one_does_not():
     # "peanut" says what two memories are about; "family" may be chance, however rare in one chat.
     a, b = unit(1, topics=["peanut", "famili"]), unit(2, topics=["peanut"])
     c = unit(3, topics=["famili"])
-    view = view_of([a, b, c])
-    first_hop = BridgeStrength(view, topic_weight=0.0, rare_topic_weight=0.5)
-    assert first_hop(a.id, b.id) == pytest.approx(0.5 * view.rarity("peanut"))
+    index = index_of([a, b, c])
+    first_hop = BridgeStrength(index, topic_weight=0.0, rare_topic_weight=0.5)
+    assert first_hop(a.id, b.id) == pytest.approx(0.5 * index.rarity("peanut"))
     assert first_hop(a.id, c.id) == 0.0
-    assert BridgeStrength(view, topic_weight=0.0)(a.id, b.id) == 0.0  # names only, as before
+    assert BridgeStrength(index, topic_weight=0.0)(a.id, b.id) == 0.0  # names only, as before
 
 
 def test_bridge_potential_counts_names_others_hold_and_leaves_out_the_querys_own():
     a, b = unit(1, names=["harbor grill", "copper kettle"]), unit(2, names=["harbor grill"])
     alone = unit(3, names=["lumen labs"])  # no other memory holds it: no bridge out
-    view = view_of([a, b, alone])
-    assert bridge_potential(view, a.id) == pytest.approx(view.rarity("harbor grill"))
-    assert bridge_potential(view, a.id, known={"harbor grill"}) == 0.0
-    assert bridge_potential(view, alone.id) == 0.0
+    index = index_of([a, b, alone])
+    assert bridge_potential(index, a.id) == pytest.approx(index.rarity("harbor grill"))
+    assert bridge_potential(index, a.id, known={"harbor grill"}) == 0.0
+    assert bridge_potential(index, alone.id) == 0.0
 
 
 # -- time ------------------------------------------------------------------------------
@@ -111,16 +111,16 @@ def test_time_bridges_reach_overlapping_times_and_weaken_as_more_memories_name_t
     conference = unit(2, when=day(8, 7), phrase="June 8th to 14th")
     elsewhere = unit(3, when=day(30), phrase="July 1st")
     same_day = unit(4, when=day(10))  # a session on that day: not a named time
-    view = view_of([flight, conference, elsewhere, same_day])
-    bridges = time_bridges(view, flight.id, day(10))
+    index = index_of([flight, conference, elsewhere, same_day])
+    bridges = time_bridges(index, flight.id, day(10))
     assert [b.unit_id for b in bridges] == [conference.id]
-    assert bridges[0].weight == pytest.approx(rarity(2, len(view.ids)))
-    crowded = view_of([flight, conference, *(unit(10 + i, when=day(10), phrase="June 10th") for i in range(8))])
+    assert bridges[0].weight == pytest.approx(rarity(2, len(index.ids)))
+    crowded = index_of([flight, conference, *(unit(10 + i, when=day(10), phrase="June 10th") for i in range(8))])
     assert time_bridges(crowded, flight.id, day(10))[0].weight < bridges[0].weight
     # inside=True: every memory whose time lies in the period, its session's day included
-    inside = time_bridges(view, "event", day(9, 3), inside=True)
+    inside = time_bridges(index, "event", day(9, 3), inside=True)
     assert {b.unit_id for b in inside} == {flight.id, same_day.id}
-    assert time_bridges(view, flight.id, day(0, 90)) == []  # a season bridges nothing
+    assert time_bridges(index, flight.id, day(0, 90)) == []  # a season bridges nothing
 
 
 def _meets(u: MemoryUnit, interval: TimeInterval, inside: bool) -> bool:
@@ -131,7 +131,7 @@ def _meets(u: MemoryUnit, interval: TimeInterval, inside: bool) -> bool:
     return when is not None and when.overlaps(interval)
 
 
-def test_time_bridges_equal_the_rule_one_memory_at_a_time_as_the_view_grows():
+def test_time_bridges_equal_the_rule_one_memory_at_a_time_as_the_index_grows():
     rng = np.random.default_rng(7)
 
     def random_unit(i: int) -> MemoryUnit:
@@ -142,15 +142,15 @@ def test_time_bridges_equal_the_rule_one_memory_at_a_time_as_the_view_grows():
         return unit(i, when=when, phrase="then" if rng.random() < 0.5 else None)
 
     units = [random_unit(i) for i in range(120)]
-    view = view_of(units[:80], filler=0)
+    index = index_of(units[:80], filler=0)
     for step in range(2):
         if step:
-            view.add(units[80:], np.ones((40, 8), dtype=np.float32))
+            index.add(units[80:], np.ones((40, 8), dtype=np.float32))
         for anchor in units[:30]:
             for interval, inside in ((day(int(rng.integers(0, 20)), int(rng.integers(1, 4))), True),
                                      (anchor.time, False)):
-                got = [b.unit_id for b in time_bridges(view, anchor.id, interval, inside=inside)]
-                want = [u.id for u in view.units if u.id != anchor.id and _meets(u, interval, inside)]
+                got = [b.unit_id for b in time_bridges(index, anchor.id, interval, inside=inside)]
+                want = [u.id for u in index.units if u.id != anchor.id and _meets(u, interval, inside)]
                 assert got == want
 
 
@@ -158,12 +158,12 @@ def test_time_hits_rank_by_weight_and_target_and_record_one_step_paths():
     flight = unit(1, when=day(10), phrase="June 10th")
     conference = unit(2, when=day(8, 7), phrase="June 8th to 14th")
     dinner = unit(3, when=day(10), phrase="June 10th")
-    view = view_of([flight, conference, dinner])
-    hits = time_hits(view, [flight.id], lambda ids: [1.0 if i == dinner.id else 0.0 for i in ids],
+    index = index_of([flight, conference, dinner])
+    hits = time_hits(index, [flight.id], lambda ids: [1.0 if i == dinner.id else 0.0 for i in ids],
                      floor=0.5, top_n=5)
     assert [h.unit_id for h in hits] == [dinner.id, conference.id]
     assert all(h.path == [flight.id, h.unit_id] and h.channel == "structural" for h in hits)
-    assert time_hits(view, [flight.id], lambda ids: [0.0] * len(ids), floor=0.5, top_n=1,
+    assert time_hits(index, [flight.id], lambda ids: [0.0] * len(ids), floor=0.5, top_n=1,
                      exclude={dinner.id})[0].unit_id == conference.id
 
 
@@ -173,19 +173,19 @@ def test_an_overlapping_event_reaches_times_that_meet_it_and_its_main_clauses_pe
     conference = unit(2, when=day(8, 7), phrase="June 8th to 14th", speaker="Sam")  # meets the trip, not inside
     packing = unit(3, when=day(12), phrase="June 12th")  # inside it, Maya's
     earlier = unit(4, when=day(2), phrase="June 2nd", speaker="Sam")  # Sam's, before the trip
-    view = view_of([trip, conference, packing, earlier])
+    index = index_of([trip, conference, packing, earlier])
 
     def none(ids: list[str]) -> list[float]:
         return [0.0] * len(ids)
 
-    inside = time_hits(view, [], none, floor=0.5, top_n=5, event=EventTime(trip.id, trip.time))
+    inside = time_hits(index, [], none, floor=0.5, top_n=5, event=EventTime(trip.id, trip.time))
     assert {h.unit_id for h in inside} == {packing.id}  # "the weekend before" kind: inside the period only
     event = EventTime(trip.id, trip.time, overlapping=True, about=frozenset({"sam"}))
-    hits = time_hits(view, [], none, floor=0.5, top_n=5, event=event)
+    hits = time_hits(index, [], none, floor=0.5, top_n=5, event=event)
     assert [h.unit_id for h in hits] == [conference.id, packing.id]
     assert [h.score for h in hits] == [1.0, 0.0]  # Sam's time during the trip is what the query asks
     assert all(h.anchor == trip.id for h in hits)
-    unnamed = time_hits(view, [], none, floor=0.5, top_n=5, event=dataclasses.replace(event, about=frozenset()))
+    unnamed = time_hits(index, [], none, floor=0.5, top_n=5, event=dataclasses.replace(event, about=frozenset()))
     assert [h.score for h in unnamed] == [0.0, 0.0]
 
 
@@ -197,12 +197,12 @@ def test_a_while_clause_grounds_the_query_time_at_the_events_memory_not_at_a_spe
                 text="flying to Lisbon June 10th to 17th")
     # Better supported, and shares two of the query's words: a speaker's name and a common word.
     passport = unit(2, when=day(3), phrase="June 3rd", text="Maya: my passport runs out June 3rd, a lifetime away")
-    view = view_of([trip, passport, unit(3, names=["lisbon"], text="Lisbon has good tiles")])
+    index = index_of([trip, passport, unit(3, names=["lisbon"], text="Lisbon has good tiles")])
     query = "Could Sam feed Biscuit while Maya is away in Lisbon?"
     evidence = {passport.id: [Hit(source="semantic", rank=0, score=0.9)],
                 trip.id: [Hit(source="semantic", rank=3, score=0.5)]}
     cues = QueryCues(query=query, participants=["sam", "biscuit", "maya"], locations=["lisbon"])
-    inp = ControllerInput(query=query, cues=cues, evidence=evidence, view=view, round=0, config=RecallConfig(),
+    inp = ControllerInput(query=query, cues=cues, evidence=evidence, index=index, round=0, config=RecallConfig(),
                           with_edges=set())
     event = HeuristicController().event_time(inp)
     assert event is not None
@@ -213,12 +213,12 @@ def test_a_while_clause_grounds_the_query_time_at_the_events_memory_not_at_a_spe
     assert before is not None and not before.overlapping and not before.about
     # No name to go by: the speaker's name ("Maya") is no shared word, the dentist is.
     dentist = unit(4, when=day(5), phrase="June 5th", text="dentist appointment on June 5th")
-    view = view_of([trip, passport, dentist])
+    index = index_of([trip, passport, dentist])
     query = "Could Sam feed Biscuit while Maya is at the dentist?"
     evidence = {passport.id: [Hit(source="semantic", rank=0, score=0.9)],
                 dentist.id: [Hit(source="semantic", rank=3, score=0.5)]}
     event = HeuristicController().event_time(ControllerInput(**{
-        **inp.__dict__, "view": view, "query": query, "evidence": evidence, "cues": QueryCues(query=query),
+        **inp.__dict__, "index": index, "query": query, "evidence": evidence, "cues": QueryCues(query=query),
         "support": None}))
     assert event is not None and event.memory == dentist.id
 
@@ -285,20 +285,20 @@ def test_anchors_prefer_a_memory_whose_rare_name_leads_elsewhere():
     echo = unit(1, topics=["birthday", "dinner"], text="A good pick for a birthday dinner?")
     booking = unit(2, names=["harbor grill"], topics=["dinner"])  # ranked lower, names a place others hold
     menu = unit(3, names=["harbor grill"], topics=["oyster"])
-    view = view_of([echo, booking, menu])
+    index = index_of([echo, booking, menu])
     query = "Is the birthday dinner a good pick?"
     evidence = {echo.id: [Hit(source="semantic", rank=0, score=0.9)],
                 booking.id: [Hit(source="semantic", rank=2, score=0.6)]}
 
     def anchors(weight: float) -> list[str]:
-        inp = ControllerInput(query=query, cues=QueryCues(query=query), evidence=evidence, view=view, round=0,
+        inp = ControllerInput(query=query, cues=QueryCues(query=query), evidence=evidence, index=index, round=0,
                               config=RecallConfig(controller={"anchor_bridge_weight": weight, "max_anchors": 1}),
                               with_edges={echo.id, booking.id})
         return [uid for uid, _, _ in HeuristicController().candidates(inp)]
 
     assert anchors(0.0) == [echo.id, booking.id]
     assert anchors(3.0) == [booking.id, echo.id]
-    inp = ControllerInput(query=query, cues=QueryCues(query=query), evidence=evidence, view=view, round=0,
+    inp = ControllerInput(query=query, cues=QueryCues(query=query), evidence=evidence, index=index, round=0,
                           config=RecallConfig(controller={"sufficiency_similarity": 0.5}),
                           with_edges={echo.id, booking.id})
     plan = HeuristicController().decide(inp)  # every word covered, a strong match: only the bridge keeps it going
@@ -313,75 +313,75 @@ def test_a_cue_shared_with_a_long_many_cued_memory_bridges_less_with_a_key_budge
     short_a, short_b = unit(1, names=["harbor grill"]), unit(2, names=["harbor grill"])
     many = [f"tip{i}" for i in range(63)]
     long_c = unit(3, names=["harbor grill"], topics=many)
-    view = view_of([short_a, short_b, long_c])
-    name = view.rarity("harbor grill")
-    strength = BridgeStrength(view, key_budget=16)
+    index = index_of([short_a, short_b, long_c])
+    name = index.rarity("harbor grill")
+    strength = BridgeStrength(index, key_budget=16)
     assert strength(short_a.id, short_b.id) == pytest.approx(name)  # short memories keep the full weight
-    n_long = len(view.keys[view.pos[long_c.id]])
+    n_long = len(index.keys[index.pos[long_c.id]])
     assert n_long > 16
     assert strength(short_a.id, long_c.id) == pytest.approx(name * salience(n_long, 16))
     assert salience(n_long, 16) < 1.0
-    assert BridgeStrength(view)(short_a.id, long_c.id) == pytest.approx(name)  # budget 0: no discount
-    assert bridge_potential(view, long_c.id, key_budget=16) < bridge_potential(view, long_c.id)
+    assert BridgeStrength(index)(short_a.id, long_c.id) == pytest.approx(name)  # budget 0: no discount
+    assert bridge_potential(index, long_c.id, key_budget=16) < bridge_potential(index, long_c.id)
 
 
 
-def test_recalls_share_edge_strengths_until_the_view_grows():
+def test_recalls_share_edge_strengths_until_the_index_grows():
     from langchain_ripplemem.recall.bridging import shared_bridge_strength
 
     a, b = unit(1, names=["harbor grill"]), unit(2, names=["harbor grill"])
-    view = view_of([a, b])
-    shared = shared_bridge_strength(view, 0.5, 16)
-    assert shared(a.id, b.id) == BridgeStrength(view, 0.5, 16)(a.id, b.id) > 0
-    assert shared_bridge_strength(view, 0.5, 16) is shared  # the next recall reuses what this one computed
-    assert shared_bridge_strength(view, 1.0, 16) is not shared
+    index = index_of([a, b])
+    shared = shared_bridge_strength(index, 0.5, 16)
+    assert shared(a.id, b.id) == BridgeStrength(index, 0.5, 16)(a.id, b.id) > 0
+    assert shared_bridge_strength(index, 0.5, 16) is shared  # the next recall reuses what this one computed
+    assert shared_bridge_strength(index, 1.0, 16) is not shared
     # A third memory with the name makes it less rare: the strength is computed anew, not served stale.
     c = unit(3, names=["harbor grill"])
-    view.add([c], np.zeros((1, 8), dtype=np.float32))
-    grown = shared_bridge_strength(view, 0.5, 16)
-    assert grown is not shared and grown(a.id, b.id) == BridgeStrength(view, 0.5, 16)(a.id, b.id) < shared(a.id, b.id)
+    index.add([c], np.zeros((1, 8), dtype=np.float32))
+    grown = shared_bridge_strength(index, 0.5, 16)
+    assert grown is not shared and grown(a.id, b.id) == BridgeStrength(index, 0.5, 16)(a.id, b.id) < shared(a.id, b.id)
 
 
-def test_shared_edge_strengths_do_not_keep_their_view_alive():
+def test_shared_edge_strengths_do_not_keep_their_index_alive():
     import gc
     import weakref
 
     from langchain_ripplemem.recall.bridging import shared_bridge_strength
 
     a, b = unit(1, names=["harbor grill"]), unit(2, names=["harbor grill"])
-    view = view_of([a, b])
-    assert shared_bridge_strength(view, 0.5, 16)(a.id, b.id) > 0
-    gone = weakref.ref(view)
-    del view
+    index = index_of([a, b])
+    assert shared_bridge_strength(index, 0.5, 16)(a.id, b.id) > 0
+    gone = weakref.ref(index)
+    del index
     gc.collect()
     assert gone() is None  # an evicted namespace's view is freed, edge strengths and all
 
 
-def test_bridge_potentials_are_kept_per_view_size_and_follow_the_querys_names():
+def test_bridge_potentials_are_kept_per_index_size_and_follow_the_querys_names():
     a, b = unit(1, names=["harbor grill", "copper kettle"]), unit(2, names=["harbor grill", "copper kettle"])
-    view = view_of([a, b, unit(3, names=["copper kettle"])])
-    first = bridge_potential(view, a.id)
-    assert first == pytest.approx(view.rarity("harbor grill"))  # the rarer of the two names
+    index = index_of([a, b, unit(3, names=["copper kettle"])])
+    first = bridge_potential(index, a.id)
+    assert first == pytest.approx(index.rarity("harbor grill"))  # the rarer of the two names
     # The names the query holds are left out on every call, kept or not.
-    assert bridge_potential(view, a.id, known={"harbor grill"}) == pytest.approx(view.rarity("copper kettle"))
-    assert bridge_potential(view, a.id, known={"harbor grill", "copper kettle"}) == 0.0
+    assert bridge_potential(index, a.id, known={"harbor grill"}) == pytest.approx(index.rarity("copper kettle"))
+    assert bridge_potential(index, a.id, known={"harbor grill", "copper kettle"}) == 0.0
     # A fourth memory naming Harbor Grill makes it less rare: the potential is worked out anew, not served stale.
-    view.add([unit(4, names=["harbor grill"])], np.zeros((1, 8), dtype=np.float32))
-    grown = bridge_potential(view, a.id)
-    assert grown == pytest.approx(view.rarity("harbor grill")) and grown < first
+    index.add([unit(4, names=["harbor grill"])], np.zeros((1, 8), dtype=np.float32))
+    grown = bridge_potential(index, a.id)
+    assert grown == pytest.approx(index.rarity("harbor grill")) and grown < first
 
 
-def test_time_hits_follow_kept_bridges_only_while_the_view_keeps_its_size():
+def test_time_hits_follow_kept_bridges_only_while_the_index_keeps_its_size():
     flight = unit(1, when=day(10), phrase="June 10th")
     conference = unit(2, when=day(8, 7), phrase="June 8th to 14th")
-    view = view_of([flight, conference])
-    first = time_hits(view, [flight.id], lambda ids: [0.0] * len(ids), floor=0.5, top_n=5)
+    index = index_of([flight, conference])
+    first = time_hits(index, [flight.id], lambda ids: [0.0] * len(ids), floor=0.5, top_n=5)
     assert [h.unit_id for h in first] == [conference.id]
-    assert time_hits(view, [flight.id], lambda ids: [0.0] * len(ids), floor=0.5, top_n=5,
+    assert time_hits(index, [flight.id], lambda ids: [0.0] * len(ids), floor=0.5, top_n=5,
                      exclude={conference.id}) == []  # what a recall excludes is left out of kept bridges
     # A memory added later names the same day: the flight's bridges are worked out anew, weaker and wider.
     dinner = unit(3, when=day(10), phrase="June 10th")
-    view.add([dinner], np.zeros((1, 8), dtype=np.float32))
-    grown = time_hits(view, [flight.id], lambda ids: [0.0] * len(ids), floor=0.5, top_n=5)
+    index.add([dinner], np.zeros((1, 8), dtype=np.float32))
+    grown = time_hits(index, [flight.id], lambda ids: [0.0] * len(ids), floor=0.5, top_n=5)
     assert {h.unit_id for h in grown} == {conference.id, dinner.id}
     assert grown[0].strength < first[0].strength

@@ -116,10 +116,10 @@ def test_the_estimates_match_what_a_namespace_frees_when_it_leaves():
             memory.recall(query, namespace=ns)  # derived caches (BM25, context, cosines) built too
         memory.graphs._walks.pop(namespace_key(ns))  # recall walks a graph read node by node: measure
         memory.graph(ns)  # the whole one
-        view, graph = memory.index.cached(ns), memory.graphs._graphs.peek(namespace_key(ns))
-        assert view is not None and graph is not None and graph.number_of_edges() > 0
-        estimates = {"view": view.nbytes, "graph": _graph_bytes(graph)}
-        del view, graph
+        index, graph = memory.index.cached(ns), memory.graphs._graphs.peek(namespace_key(ns))
+        assert index is not None and graph is not None and graph.number_of_edges() > 0
+        estimates = {"view": index.nbytes, "graph": _graph_bytes(graph)}
+        del index, graph
         measured = {"view": _freed(lambda: memory.index.invalidate(ns)),
                     "graph": _freed(lambda: memory.graphs.invalidate(ns))}
     finally:
@@ -140,7 +140,7 @@ def test_the_walk_graph_estimate_matches_what_it_frees(sessions):
     memory = RippleMemory(BagOfWordsEmbeddings())
     ns = ("users", "maya")
     _dialogue(memory, ns, sessions=sessions, turns=20, seed=1)
-    ids = list(memory.view(ns).ids)
+    ids = list(memory.namespace_index(ns).ids)
     tracemalloc.start()
     try:
         memory.graphs.invalidate(ns)
@@ -188,16 +188,16 @@ def test_indexing_units_leaves_the_recall_cue_set_cache_alone():
     """Each unit's cues are indexed once: caching them only filled the process-wide cache with every unit seen."""
     import numpy as np
 
-    from langchain_ripplemem.index.namespace import NamespaceView
+    from langchain_ripplemem.index.namespace_index import NamespaceIndex
     from langchain_ripplemem.memory_graph.scoring import _cue_set
 
     units = [make_unit(f"Person{i} met Friend{i} in Town{i}.", namespace=("t",), turns=[str(i)],
                        participants=[f"Person{i}", f"Friend{i}"], locations=[f"Town{i}"]) for i in range(300)]
     _cue_set.cache_clear()
-    view = NamespaceView(("t",))
-    view.add(units, np.ones((300, 4), dtype=np.float32))
+    index = NamespaceIndex(("t",))
+    index.add(units, np.ones((300, 4), dtype=np.float32))
     assert _cue_set.cache_info().currsize == 0
-    assert view.postings["participants"]["person7"] == [7] and view.postings["locations"]["town7"] == [7]
+    assert index.postings["participants"]["person7"] == [7] and index.postings["locations"]["town7"] == [7]
 
 
 def test_the_process_wide_text_caches_stay_within_a_few_megabytes():

@@ -37,7 +37,7 @@ def pair(tmp_path):
     return a, b
 
 
-def cached_view(memory: RippleMemory):
+def cached_index(memory: RippleMemory):
     return memory.index.cached(NS)
 
 
@@ -48,11 +48,11 @@ def graph_edges(memory: RippleMemory) -> set[tuple[str, str, str]]:
 
 def test_added_units_and_their_edges_arrive_without_a_reload(pair):
     a, b = pair
-    view = cached_view(b)
+    index = cached_index(b)
     a.add_conversation(turns("c2", ["Toby chewed my shoes at the dog park.", "Sam bought Toby a new leash."]),
                        namespace=NS)
     assert {u.id for u in b.list_units(NS)} == {u.id for u in a.list_units(NS)}
-    assert cached_view(b) is view  # caught up in place, not reloaded
+    assert cached_index(b) is index  # caught up in place, not reloaded
     assert graph_edges(b) == graph_edges(a)
     assert {(e.src, e.dst, e.type) for e in b.edges(NS)} == {(e.src, e.dst, e.type) for e in a.edges(NS)}
     hit = b.recall("leash", namespace=NS, k=1).memories[0]
@@ -81,12 +81,12 @@ def test_catching_up_reads_the_edges_of_the_new_units_only(pair, monkeypatch):
 
 def test_a_suppression_elsewhere_hides_the_memory_here(pair):
     a, b = pair
-    view = cached_view(b)
+    index = cached_index(b)
     target = next(u for u in a.list_units(NS) if "park" in u.restatement)
     a.suppress([target.id], namespace=NS, reason="never said that")
     assert target.id not in {m.unit.id for m in b.recall("dog park", namespace=NS).memories}
-    assert cached_view(b) is view
-    assert target.id in cached_view(b).suppressed
+    assert cached_index(b) is index
+    assert target.id in cached_index(b).suppressed
 
 
 def whole_loads(memory: RippleMemory, monkeypatch) -> list[int]:
@@ -126,25 +126,25 @@ def test_a_delete_then_a_rewrite_elsewhere_brings_the_unit_back(pair, monkeypatc
     assert [u.id for u in b.list_units(NS)] != [] and gone.id in {u.id for u in b.list_units(NS)}
     assert loads == []
     assert graph_edges(b) == graph_edges(a)
-    assert cached_view(b).matrix.shape == cached_view(a).matrix.shape
+    assert cached_index(b).matrix.shape == cached_index(a).matrix.shape
 
 
 def test_a_dropped_namespace_elsewhere_reloads(pair):
     a, b = pair
-    view = cached_view(b)
+    index = cached_index(b)
     a.delete_namespace(NS)
     assert b.list_units(NS) == []
-    assert cached_view(b) is not view
+    assert cached_index(b) is not index
 
 
 def test_a_gap_in_the_change_log_reloads(pair, monkeypatch):
     a, b = pair
-    view = cached_view(b)
+    index = cached_index(b)
     monkeypatch.setattr(edge_store, "CHANGES_KEPT", 1)  # keep only the newest version's row
     a.add_conversation(turns("c3", ["Toby met a cat.", "The cat was not impressed."]), namespace=NS)
     a.add_conversation(turns("c4", ["Toby slept all day."]), namespace=NS)  # two versions, one row kept
     assert len(b.list_units(NS)) == 6
-    assert cached_view(b) is not view
+    assert cached_index(b) is not index
 
 
 def test_change_log_rows_and_gaps():
@@ -176,7 +176,7 @@ def test_an_edge_file_from_before_deletes_were_logged_opens_and_catches_up(tmp_p
     assert log.changes(("x",), 1, 2) == (set(), set(), {"u1"})
 
 
-def test_recall_walks_past_edges_to_units_the_view_does_not_hold_yet(pair):
+def test_recall_walks_past_edges_to_units_the_index_does_not_hold_yet(pair):
     # A graph loaded (or caught up) a moment after the view can hold another writer's
     # new edges before the view holds their new units; the soak's readers hit it.
     a, b = pair

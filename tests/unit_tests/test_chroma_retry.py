@@ -56,7 +56,7 @@ def reload_with(memory: RippleMemory, collection: FlakyCollection) -> UnitIndex:
     return memory.index
 
 
-def test_a_view_load_that_fails_once_is_retried(memory, pauses, caplog):
+def test_an_index_load_that_fails_once_is_retried(memory, pauses, caplog):
     expected = [u.id for u in memory.list_units(MAYA)]
     flaky = FlakyCollection(memory.unit_backend.collection, failures=1)
     reload_with(memory, flaky)
@@ -69,11 +69,11 @@ def test_a_view_load_that_fails_once_is_retried(memory, pauses, caplog):
     assert flaky.gets == 3  # the view is cached again
 
 
-def test_a_view_load_that_always_fails_raises_after_a_few_attempts(memory, pauses):
+def test_an_index_load_that_always_fails_raises_after_a_few_attempts(memory, pauses):
     flaky = FlakyCollection(memory.unit_backend.collection, failures=None)
     index = reload_with(memory, flaky)
     with pytest.raises(InternalError) as caught:
-        index.view(MAYA)
+        index.namespace_index(MAYA)
     assert flaky.gets == chroma_module.READ_ATTEMPTS
     message = str(caught.value)
     assert "namespace ['maya']" in message and f"failed {chroma_module.READ_ATTEMPTS} times" in message
@@ -81,14 +81,14 @@ def test_a_view_load_that_always_fails_raises_after_a_few_attempts(memory, pause
     first = chroma_module.READ_BACKOFF_SECONDS
     assert pauses == [first * 2**i for i in range(chroma_module.READ_ATTEMPTS - 1)]
     with pytest.raises(InternalError):  # no half-loaded view was cached
-        index.view(MAYA)
+        index.namespace_index(MAYA)
 
 
 def test_other_errors_are_not_retried(memory, pauses):
     flaky = FlakyCollection(memory.unit_backend.collection, failures=None, error=ValueError("bad where"))
     index = reload_with(memory, flaky)
     with pytest.raises(ValueError, match="bad where"):
-        index.view(MAYA)
+        index.namespace_index(MAYA)
     assert flaky.gets == 1 and pauses == []
 
 

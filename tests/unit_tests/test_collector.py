@@ -170,10 +170,10 @@ def test_what_recall_keeps_between_recalls_is_not_tracked_by_the_collector(memor
 
     memory.recall("When is Sam's dinner at the seafood place?", namespace=NS)
     gc.collect()
-    view = memory.view(NS)
+    index = memory.namespace_index(NS)
     edges = list(dict.values(memory.walk_graph(NS)._adj))
-    steps = [s for kept in walks._SHARED[view].values() for s in kept.steps.values()]
-    bridges = [found for key, shared in bridging._SHARED[view].items() if key[1] == "mentioned"
+    steps = [s for kept in walks._SHARED[index].values() for s in kept.steps.values()]
+    bridges = [found for key, shared in bridging._SHARED[index].items() if key[1] == "mentioned"
                for found in shared._found.values()]
     assert edges and steps and bridges
     assert [held for held in edges + steps + bridges if gc.is_tracked(held)] == []

@@ -9,7 +9,7 @@ from langchain_ripplemem.index.lexical import lexical_token_set, stem
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController
 from langchain_ripplemem.schemas import Hit, QueryCues
 
-from .test_bridging import unit, view_of
+from .test_bridging import index_of, unit
 
 TEXTS = ["Maya is allergic to shellfish.", "Sam booked Harbor Grill for Friday.",
          "Harbor Grill is a seafood place by the pier.", "The hiking trip was rained out."]
@@ -17,11 +17,11 @@ TEXTS = ["Maya is allergic to shellfish.", "Sam booked Harbor Grill for Friday."
 
 def _input(query: str, evidence_rows: list[int], participants: tuple[str, ...] = (), **groups: dict[str, object]):
     units = [unit(i, names=["harbor grill"] if "Harbor" in t else (), text=t) for i, t in enumerate(TEXTS)]
-    view = view_of(units)
+    index = index_of(units)
     evidence = {units[i].id: [Hit(source="semantic", rank=r, score=0.8 - 0.1 * r)]
                 for r, i in enumerate(evidence_rows)}
     return ControllerInput(query=query, cues=QueryCues(query=query, participants=list(participants)),
-                           evidence=evidence, view=view, round=0, config=RecallConfig(**groups),
+                           evidence=evidence, index=index, round=0, config=RecallConfig(**groups),
                            with_edges=set(evidence))
 
 

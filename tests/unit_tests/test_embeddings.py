@@ -296,7 +296,7 @@ def test_a_long_turn_is_ingested_in_chunks_the_encoder_reads_whole(
             {"id": "t1", "speaker": "Maya", "text": text}]}]})
         emb = memory.embeddings
         assert isinstance(emb, MiniLMOnnxEmbeddings)
-        units = sorted(memory.index.view(memory.default_namespace).units, key=lambda u: u.metadata["chunk"])
+        units = sorted(memory.index.namespace_index(memory.default_namespace).units, key=lambda u: u.metadata["chunk"])
         assert len(units) > 1
         assert " ".join(u.restatement.removeprefix("Maya: ") for u in units) == " ".join(text.split())
         assert max(emb.count_tokens([u.restatement for u in units])) <= emb.max_length

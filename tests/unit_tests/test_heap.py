@@ -38,13 +38,13 @@ def test_evictions_note_what_they_free(monkeypatch):
     assert noted == [3, 5]  # "a" then "b" left
 
 
-def test_a_view_load_notes_its_reply(trims):
+def test_an_index_load_notes_its_reply(trims):
     index = UnitIndex(ChromaUnitBackend())
     units = [make_unit(f"memory {i}") for i in range(2000)]
     index.add(("n",), units, np.ones((len(units), 4), dtype=np.float32))
     index.invalidate(("n",))
     assert not trims
-    assert len(index.view(("n",))) == 2000 and trims == [0]  # 2,000 units' reply is past the trim threshold
+    assert len(index.namespace_index(("n",))) == 2000 and trims == [0]  # 2,000 units' reply is past the trim threshold
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="malloc_trim is glibc's (Linux)")

@@ -12,7 +12,7 @@ from langchain_ripplemem.extraction.identifying import cue_key, identifying_cues
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
 from langchain_ripplemem.index.cue_rows import unit_cues
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.memory_graph.scoring import cue_overlap, structural_score
 from langchain_ripplemem.presets import PAPER_WRITE
@@ -79,7 +79,7 @@ def cue_unit(i: int, session: str, names=(), topics=(), day: int = 0, who=("Maya
         metadata={"speaker": who[0]})
 
 
-def random_view(seed: int = 0, n: int = 300) -> NamespaceView:
+def random_index(seed: int = 0, n: int = 300) -> NamespaceIndex:
     rng = np.random.default_rng(seed)
     people = ["Maya", "Sam", "Priya", "Lee"]
     vocabulary = [f"w{i}" for i in range(40)]
@@ -89,38 +89,38 @@ def random_view(seed: int = 0, n: int = 300) -> NamespaceView:
         names = rng.choice(vocabulary[:10], size=int(rng.integers(0, 2)), replace=False).tolist()
         topics = rng.choice(vocabulary[5:], size=int(rng.integers(0, 4)), replace=False).tolist()
         units.append(cue_unit(i, f"S{i // 20}", names, topics, day=int(rng.integers(0, 40)), who=who))
-    view = NamespaceView(NS)
+    index = NamespaceIndex(NS)
     vectors = rng.normal(size=(n, 8)).astype(np.float32)
-    view.add(units, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
-    return view
+    index.add(units, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+    return index
 
 
 @pytest.mark.parametrize("key_weight,topic_weight", [(0.0, 1.0), (1.0, 1.0), (0.7, 0.4)])
 def test_cue_view_matches_a_brute_force_reference(key_weight, topic_weight):
-    view = random_view()
-    config, query_vector = WriteConfig().linking, view.matrix[0]
+    index = random_index()
+    config, query_vector = WriteConfig().linking, index.matrix[0]
     keys = ["w1", "w7", "w30", "unknown"]
     for cues in (QueryCues(query="q", participants=["priya"]),
-                 QueryCues(query="q", participants=["maya", "lee"], time=view.units[5].time),
+                 QueryCues(query="q", participants=["maya", "lee"], time=index.units[5].time),
                  QueryCues(query="q", locations=["lisbon"])):
         expected = []
-        for row, unit in enumerate(view.units):
-            shared = set(view.keys[row]) & set(keys)
+        for row, unit in enumerate(index.units):
+            shared = set(index.keys[row]) & set(keys)
             touches = bool(shared and key_weight) or any(
-                rows and row in rows for rows in view.posting_lists(cues))
+                rows and row in rows for rows in index.posting_lists(cues))
             if not touches:
                 continue
-            names = {k for k in shared if k in view.name_counts.first_name}
-            overlap = cue_overlap([rarity(len(view.postings["cues"][k]), len(view)) *
+            names = {k for k in shared if k in index.name_counts.first_name}
+            overlap = cue_overlap([rarity(len(index.postings["cues"][k]), len(index)) *
                                    (1.0 if k in names else topic_weight) for k in shared])
             score = (structural_score(cues, unit, config) or 0.0) + key_weight * overlap
             if score > 0:
-                expected.append((score, float(view.matrix[row] @ query_vector), row))
+                expected.append((score, float(index.matrix[row] @ query_vector), row))
         expected.sort(key=lambda t: (-round(t[0], 9), -t[1], t[2]))
-        got = view.cues(cues, 40, config, query_vector, keys=keys, key_weight=key_weight,
+        got = index.cues(cues, 40, config, query_vector, keys=keys, key_weight=key_weight,
                         topic_weight=topic_weight)
         assert [s for _, s in got] == pytest.approx([s for s, _, _ in expected[:40]])
-        assert {uid for uid, _ in got} == {view.ids[r] for _, _, r in expected[:40]} or \
+        assert {uid for uid, _ in got} == {index.ids[r] for _, _, r in expected[:40]} or \
             len({round(s, 9) for s, _, _ in expected[:41]}) < 41  # ties at the cut may swap members
 
 
@@ -129,22 +129,22 @@ def test_a_shared_rare_name_links_sessions_where_shared_speakers_and_day_do_not(
     booking = cue_unit(100, "S9", names=["harbor grill"], topics=["birthday", "coffee"], day=50)
     menu = cue_unit(101, "S3", names=["harbor grill"], topics=["oyster"], day=20)
     units = [*filler[:30], menu, *filler[30:], booking]
-    view = NamespaceView(NS)
-    view.add(units, np.random.default_rng(0).normal(size=(len(units), 8)).astype(np.float32))
+    index = NamespaceIndex(NS)
+    index.add(units, np.random.default_rng(0).normal(size=(len(units), 8)).astype(np.float32))
     config = WriteConfig(linking={"max_semantic_edges": 0}).linking
-    edges = [e for e in link_rows(view, list(range(len(units))), config) if e.type == "structural"]
+    edges = [e for e in link_rows(index, list(range(len(units))), config) if e.type == "structural"]
     assert [(e.src, e.dst) for e in edges] == [(booking.id, menu.id)]
     assert edges[0].weight == pytest.approx(rarity(2, len(units)))
     # The paper's s_str links the filler turns to each other: same speakers, same day.
-    paper = link_rows(view, list(range(len(units))), PAPER_WRITE.replace(linking={"max_semantic_edges": 0}).linking)
+    paper = link_rows(index, list(range(len(units))), PAPER_WRITE.replace(linking={"max_semantic_edges": 0}).linking)
     assert sum(e.src in {u.id for u in filler} and e.dst in {u.id for u in filler} for e in paper) > 100
 
 
 def test_cue_edges_do_not_depend_on_how_units_were_batched():
-    full = random_view(seed=3, n=120)
+    full = random_index(seed=3, n=120)
     config = LinkingConfig(max_semantic_edges=0, cue_threshold=0.5)
     batch = link_rows(full, list(range(len(full))), config)
-    grown, one_by_one = NamespaceView(NS), []
+    grown, one_by_one = NamespaceIndex(NS), []
     for row, unit in enumerate(full.units):
         grown.add([unit], full.matrix[row : row + 1])
         one_by_one += link_rows(grown, [row], config)
@@ -216,16 +216,16 @@ def test_bridged_scores_carry_a_chain_round_by_round():
     assert bridged_scores({"b": [hop1]}, {"a": 2.0, "b": 0.1}, PAPER.bridging)["b"] == 0.1  # the paper's rho
 
 
-def test_a_view_grown_between_queries_ranks_as_one_built_at_once():
+def test_an_index_grown_between_queries_ranks_as_one_built_at_once():
     # The cue view's arrays are extended with the rows a write adds, not rebuilt (a recall right after a write).
-    whole = random_view()
-    grown = NamespaceView(NS)
+    whole = random_index()
+    grown = NamespaceIndex(NS)
     config, keys = WriteConfig().linking, ["w1", "w7", "w30"]
     queries = [QueryCues(query="q", participants=["priya"]), QueryCues(query="q", locations=["lisbon"]),
                QueryCues(query="q", participants=["maya", "lee"], time=whole.units[5].time)]
 
-    def ranked(view: NamespaceView) -> list[list[tuple[str, float]]]:
-        return [view.cues(cues, 30, config, view.matrix[0], keys=keys, key_weight=0.7) for cues in queries]
+    def ranked(index: NamespaceIndex) -> list[list[tuple[str, float]]]:
+        return [index.cues(cues, 30, config, index.matrix[0], keys=keys, key_weight=0.7) for cues in queries]
 
     for start, stop in ((0, 1), (1, 7), (7, 40), (40, 41), (41, len(whole))):
         grown.add(whole.units[start:stop], whole.matrix[start:stop])
@@ -239,12 +239,12 @@ def test_a_word_capitalised_by_its_place_is_no_name_where_it_is_written_in_lower
     texts = ["Try the Activities near Harbor Grill.", "I booked Harbor Grill.",
              "Biscuit threw up again.", "I walked Biscuit today."] + ["more activities today"] * 3
     units = [make_unit(t, namespace=NS, turns=[str(i)]) for i, t in enumerate(texts)]
-    view = NamespaceView(NS)
-    view.add(units, np.eye(len(units), dtype=np.float32))
-    assert "activ" in view.name_counts.first_name and not view.is_name("activ")
-    assert view.rarity("activ", topic_weight=0.0) == 0.0
-    assert view.is_name("harbor grill") and view.is_name("biscuit")  # a sentence's first word stays a name
-    assert view.rarity("harbor grill", topic_weight=0.0) > 0.0
+    index = NamespaceIndex(NS)
+    index.add(units, np.eye(len(units), dtype=np.float32))
+    assert "activ" in index.name_counts.first_name and not index.is_name("activ")
+    assert index.rarity("activ", topic_weight=0.0) == 0.0
+    assert index.is_name("harbor grill") and index.is_name("biscuit")  # a sentence's first word stays a name
+    assert index.rarity("harbor grill", topic_weight=0.0) > 0.0
 
 
 def test_a_markdown_list_or_emphasis_marker_opens_a_sentence():
@@ -309,12 +309,12 @@ def test_a_name_said_only_at_sentence_starts_is_a_name_once_two_memories_start_w
     conversation = {"id": "c1", "sessions": [{"id": "S1", "time": "2026-03-02T10:00:00Z", "turns": turns}]}
     with RippleMemory(BagOfWordsEmbeddings()) as memory:
         memory.add_conversation(conversation, namespace=NS)
-        view = memory.index.view(NS)
-        assert view.is_name("rafa") and view.is_name("hazel")
-        assert not view.is_name("count")  # a common English word ("Count me in")
-        assert not view.is_name(cue_key("Pottery"))  # one sentence start
-        assert not view.is_name("yep")  # chat
-        assert not view.is_name("thimbl")  # written in lower case too: a word
+        index = memory.index.namespace_index(NS)
+        assert index.is_name("rafa") and index.is_name("hazel")
+        assert not index.is_name("count")  # a common English word ("Count me in")
+        assert not index.is_name(cue_key("Pottery"))  # one sentence start
+        assert not index.is_name("yep")  # chat
+        assert not index.is_name("thimbl")  # written in lower case too: a word
 
 
 def test_a_verb_starting_a_sentence_is_no_part_of_the_name_after_it():

@@ -86,14 +86,14 @@ def test_edges_of_a_namespace_without_units_are_dangling(store):
     assert gone.chroma_units == 0 and len(gone.dangling_edges) == 1 and not report.ok
 
 
-def test_stale_cached_view_and_duplicate_content_are_reported():
+def test_stale_cached_index_and_duplicate_content_are_reported():
     memory = filled_memory(A, write_config=None)
     assert check_store(memory).ok
     unit = memory.list_units(A)[0]
     # Another writer (here: the collection directly) stores the same content under a new id.
     twin = unit.model_copy(update={"id": "twin"})
     memory.unit_backend.collection.upsert(
-        ids=["twin"], embeddings=[memory.index.view(A).vector(unit.id).tolist()],
+        ids=["twin"], embeddings=[memory.index.namespace_index(A).vector(unit.id).tolist()],
         documents=[twin.restatement],
         metadatas=[{"ns": namespace_key(A), "kind": twin.kind, "unit": twin.model_dump_json()}])
     report = check_store(memory).namespace(A)
@@ -133,7 +133,7 @@ def test_cli_check_missing_directory_is_an_error(tmp_path, capsys):
     assert not (tmp_path / "nope").exists()
 
 
-def test_metadata_changed_behind_the_cached_view_is_stale():
+def test_metadata_changed_behind_the_cached_index_is_stale():
     memory = filled_memory(A, write_config=None)
     unit = memory.list_units(A)[0]
     changed = unit.model_copy(update={"metadata": {**unit.metadata, "note": "edited elsewhere"}})

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.memory_graph import candidates, linking
 from langchain_ripplemem.memory_graph.candidates import Projection, above, leading, projection, similarities
 from langchain_ripplemem.memory_graph.linking import link_rows
@@ -15,7 +15,7 @@ NS = ("u",)
 CONFIG = WriteConfig(linking={"semantic_threshold": 0.8})
 
 
-def _view(n: int, seed: int = 0) -> NamespaceView:
+def _index(n: int, seed: int = 0) -> NamespaceIndex:
     """Clustered unit vectors (many pairs over 0.8, most far under), with shared names for cue edges."""
     rng = np.random.default_rng(seed)
     centres = rng.standard_normal((12, 32))
@@ -24,60 +24,60 @@ def _view(n: int, seed: int = 0) -> NamespaceView:
     names = ["Harbor Grill", "Biscuit", "Lisbon", "Maya", "Oslo"]
     units = [make_unit(f"Note {i} about {names[i % 5]}.", namespace=NS, session=f"s{i // 20}", turns=[str(i)])
              for i in range(n)]
-    view = NamespaceView(NS)
-    view.add(units, vectors.astype(np.float32))
-    return view
+    index = NamespaceIndex(NS)
+    index.add(units, vectors.astype(np.float32))
+    return index
 
 
-def _edges(view: NamespaceView, rows: list[int], config: WriteConfig = CONFIG) -> set[tuple[str, str, str, float]]:
-    return {(e.src, e.dst, e.type, e.weight) for e in link_rows(view, rows, config.linking)}
+def _edges(index: NamespaceIndex, rows: list[int], config: WriteConfig = CONFIG) -> set[tuple[str, str, str, float]]:
+    return {(e.src, e.dst, e.type, e.weight) for e in link_rows(index, rows, config.linking)}
 
 
-def _reference(view: NamespaceView, row: int, config: WriteConfig) -> set[tuple[str, str, float]]:
+def _reference(index: NamespaceIndex, row: int, config: WriteConfig) -> set[tuple[str, str, float]]:
     """METHOD.md's semantic edges: of the ``semantic_pool`` nearest earlier units, the strongest over the threshold."""
-    sims = similarities(view.matrix, list(range(row)), view.matrix[row])
+    sims = similarities(index.matrix, list(range(row)), index.matrix[row])
     pool = sorted(range(row), key=lambda j: (-sims[j], -j))[: config.linking.semantic_pool]
     kept = sorted((j for j in pool if sims[j] >= config.linking.semantic_threshold), key=lambda j: (-sims[j], -j))
-    return {(view.ids[row], view.ids[j], round(float(sims[j]), 6)) for j in kept[: config.linking.max_semantic_edges]}
+    return {(index.ids[row], index.ids[j], round(float(sims[j]), 6)) for j in kept[: config.linking.max_semantic_edges]}
 
 
 def test_semantic_edges_are_the_top_pools_strongest():
-    view = _view(300)
+    index = _index(300)
     rows = list(range(150, 300))
-    got = {(s, d, w) for s, d, t, w in _edges(view, rows) if t == "semantic"}
+    got = {(s, d, w) for s, d, t, w in _edges(index, rows) if t == "semantic"}
     assert len(got) > 300  # most new units have several
-    want = set().union(*(_reference(view, row, CONFIG) for row in rows))
+    want = set().union(*(_reference(index, row, CONFIG) for row in rows))
     assert got == want
     # a pool smaller than the edge cap: only the pool's closest count (no cue pool adding its own)
     small = CONFIG.replace(linking={"semantic_pool": 2, "cue_pool": 0})
-    got = {(s, d, w) for s, d, t, w in _edges(view, rows, small) if t == "semantic"}
-    assert got == set().union(*(_reference(view, row, small) for row in rows))
+    got = {(s, d, w) for s, d, t, w in _edges(index, rows, small) if t == "semantic"}
+    assert got == set().union(*(_reference(index, row, small) for row in rows))
 
 
 def test_above_keeps_every_row_over_the_threshold_and_only_earlier_ones():
-    view = _view(200)
+    index = _index(200)
     block = list(range(120, 200))
-    exact = view.matrix @ view.matrix.T
-    for row, kept in zip(block, above(view.matrix, block, 0.8), strict=True):
+    exact = index.matrix @ index.matrix.T
+    for row, kept in zip(block, above(index.matrix, block, 0.8), strict=True):
         assert set(kept.tolist()) == set(np.flatnonzero(exact[row, :row] >= 0.8 - 1e-4).tolist())
 
 
 def test_a_batch_links_as_one_unit_at_a_time():
-    view = _view(300)
-    batch = _edges(view, list(range(220, 300)))
-    one_by_one = set().union(*(_edges(_view(300), [row]) for row in range(220, 300)))
+    index = _index(300)
+    batch = _edges(index, list(range(220, 300)))
+    one_by_one = set().union(*(_edges(_index(300), [row]) for row in range(220, 300)))
     assert batch == one_by_one
 
 
-def _tied_view(n: int, seed: int = 1) -> NamespaceView:
-    """:func:`_view` with every third vector a copy of an earlier one: exact ties at the top of many pools."""
-    view = _view(n, seed)
+def _tied_index(n: int, seed: int = 1) -> NamespaceIndex:
+    """:func:`_index` with every third vector a copy of an earlier one: exact ties at the top of many pools."""
+    index = _index(n, seed)
     rng = np.random.default_rng(seed)
-    matrix = view.matrix.copy()
+    matrix = index.matrix.copy()
     for row in range(3, n, 3):
         matrix[row] = matrix[rng.integers(0, row)]
-    tied = NamespaceView(NS)
-    tied.add(list(view.units), matrix)
+    tied = NamespaceIndex(NS)
+    tied.add(list(index.units), matrix)
     return tied
 
 
@@ -85,22 +85,22 @@ def _tied_view(n: int, seed: int = 1) -> NamespaceView:
 def test_the_projected_bound_links_the_edges_of_the_full_product(monkeypatch, dimensions):
     # Few directions leave a wide slack (the cuts by threshold and by the keep-th lower bound do
     # the work); 96 of 32 leave none. Either way the edges are the full product's, ties included.
-    view = _tied_view(400)
+    index = _tied_index(400)
     rows = list(range(150, 400))
-    full = _edges(view, rows)
+    full = _edges(index, rows)
     monkeypatch.setattr(linking, "PROJECTED_FROM", 100)
     monkeypatch.setattr(candidates, "DIMENSIONS", dimensions)
     candidates._projections.clear()
-    assert _edges(view, rows) == full
-    want = set().union(*(_reference(view, row, CONFIG) for row in rows))
+    assert _edges(index, rows) == full
+    want = set().union(*(_reference(index, row, CONFIG) for row in rows))
     assert {(s, d, w) for s, d, t, w in full if t == "semantic"} == want
-    one_by_one = set().union(*(_edges(view, [row]) for row in rows))
+    one_by_one = set().union(*(_edges(index, [row]) for row in rows))
     assert one_by_one == full
 
 
 def test_leading_keeps_every_row_that_can_be_among_the_closest_and_drops_the_rest():
-    view = _tied_view(500)
-    matrix = view.matrix
+    index = _tied_index(500)
+    matrix = index.matrix
     block, keep = list(range(300, 500)), 6
     exact = matrix @ matrix.T
     kept_total = over_total = 0
@@ -117,30 +117,30 @@ def test_leading_keeps_every_row_that_can_be_among_the_closest_and_drops_the_res
     assert kept_total < over_total / 2  # the keep-th bound cuts: most rows over the threshold go
 
 
-def test_a_projection_grows_with_its_view_and_is_renewed_past_twice_its_rows():
-    view = _view(120)
-    first = projection(view, view.matrix)
+def test_a_projection_grows_with_its_index_and_is_renewed_past_twice_its_rows():
+    index = _index(120)
+    first = projection(index, index.matrix)
     assert first.rows == 120 and first.built_for == 120
-    more = _view(260, seed=5)
-    view.add(list(more.units)[120:200], more.matrix[120:200])
-    grown = projection(view, view.matrix)
+    more = _index(260, seed=5)
+    index.add(list(more.units)[120:200], more.matrix[120:200])
+    grown = projection(index, index.matrix)
     assert grown is first and grown.rows == 200
     # every row projected, and what is left is the rest of its norm: |x|^2 = |Px|^2 + rest^2
-    for held in (grown, Projection(view.matrix, dimensions=3)):
-        norms = np.linalg.norm(view.matrix.astype(np.float64), axis=1) ** 2
+    for held in (grown, Projection(index.matrix, dimensions=3)):
+        norms = np.linalg.norm(index.matrix.astype(np.float64), axis=1) ** 2
         parts = np.linalg.norm(held.coords.astype(np.float64), axis=1) ** 2 + held.rest.astype(np.float64) ** 2
         assert np.allclose(parts, norms, atol=1e-5)
-    assert Projection(view.matrix, dimensions=3).rest.min() > 0.1  # 3 of 32 directions leave much
-    view.add(list(more.units)[200:], more.matrix[200:])
-    assert projection(view, view.matrix) is not first  # 260 >= 2 x 120: directions taken again
+    assert Projection(index.matrix, dimensions=3).rest.min() > 0.1  # 3 of 32 directions leave much
+    index.add(list(more.units)[200:], more.matrix[200:])
+    assert projection(index, index.matrix) is not first  # 260 >= 2 x 120: directions taken again
     with pytest.raises(ValueError, match="dimensions"):
-        Projection(view.matrix, dimensions=0)
+        Projection(index.matrix, dimensions=0)
 
 
 @pytest.mark.parametrize("chunk", [7, 64, 4096])
 def test_the_block_product_in_chunks_is_the_whole_product(monkeypatch, chunk):
     # Chunks that end past the block, inside it and at a row that is not a multiple of the chunk.
-    matrix = _tied_view(300).matrix
+    matrix = _tied_index(300).matrix
     monkeypatch.setattr(candidates, "_CHUNK", chunk)
     for block in ([5, 9], list(range(200, 260)), [299]):
         upto = max(block) + 1

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from langchain_ripplemem.config import ExpansionConfig, WriteConfig
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.expansion import expand_channel, reachable
 from langchain_ripplemem.memory_graph.linking import link_rows
@@ -92,15 +92,15 @@ def test_the_edge_file_checkpoints_its_wal_at_the_bound_it_names(tmp_path):
 
 
 def test_semantic_threshold_and_cap():
-    view = NamespaceView(NS)
+    index = NamespaceIndex(NS)
     base = unit_vec(1.0)
     # 8 near-duplicates of the new unit (cos ~0.99) and 2 unrelated ones
     olds = [unit(i) for i in range(10)]
     vecs = [unit_vec(1.0, 0.1 * (i % 3 + 1), 0.01 * i) for i in range(8)] + [unit_vec(0, 1), unit_vec(0, 0, 1)]
-    view.add(olds, np.stack(vecs))
-    view.add([unit(99)], base[None, :])
+    index.add(olds, np.stack(vecs))
+    index.add([unit(99)], base[None, :])
     cfg = WriteConfig(linking={"semantic_threshold": 0.85, "max_semantic_edges": 6, "cue_pool": 0})
-    edges = link_rows(view, [10], cfg.linking)
+    edges = link_rows(index, [10], cfg.linking)
     sem = [e for e in edges if e.type == "semantic"]
     assert len(sem) == 6
     assert all(e.weight >= 0.85 for e in sem)
@@ -112,29 +112,29 @@ def test_semantic_threshold_and_cap():
 
 
 def test_structural_edges_need_shared_cues_and_threshold():
-    view = NamespaceView(NS)
+    index = NamespaceIndex(NS)
     far = [unit_vec(0, 1)] * 4
     olds = [unit(0, ["Maya"], ["Lisbon"], T), unit(1, ["Sam"], [], T), unit(2, [], [], None),
             unit(3, ["Priya"], ["Oslo"], None)]
-    view.add(olds, np.stack(far))
-    view.add([unit(9, ["Maya"], ["Lisbon"], T)], unit_vec(1.0)[None, :])
-    edges = link_rows(view, [4], PAPER_WRITE.linking)
+    index.add(olds, np.stack(far))
+    index.add([unit(9, ["Maya"], ["Lisbon"], T)], unit_vec(1.0)[None, :])
+    edges = link_rows(index, [4], PAPER_WRITE.linking)
     structural = {e.dst: e.weight for e in edges if e.type == "structural"}
     assert structural == {olds[0].id: pytest.approx(1.0)}  # unit 1: s_str=(0*0.5+1*0.3)/0.8=0.375 < 0.6
     assert not [e for e in edges if e.type == "semantic"]
 
 
 def test_structural_cap_and_incremental_order():
-    view = NamespaceView(NS)
+    index = NamespaceIndex(NS)
     units = [unit(i, ["Maya"], [], T) for i in range(12)]
-    view.add(units, np.stack([unit_vec(1.0, 0.05 * i) for i in range(12)]))
-    edges = link_rows(view, list(range(12)), PAPER_WRITE.replace(linking={"max_semantic_edges": 0}).linking)
+    index.add(units, np.stack([unit_vec(1.0, 0.05 * i) for i in range(12)]))
+    edges = link_rows(index, list(range(12)), PAPER_WRITE.replace(linking={"max_semantic_edges": 0}).linking)
     by_src: dict[str, int] = {}
     for e in edges:
         assert e.type == "structural"
         by_src[e.src] = by_src.get(e.src, 0) + 1
         # a unit links only to units inserted before it
-        assert view.pos[e.dst] < view.pos[e.src]
+        assert index.pos[e.dst] < index.pos[e.src]
     assert max(by_src.values()) == 6
     assert units[0].id not in by_src  # the first unit has nobody to link to
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_ripplemem.config import ContextConfig
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall import smoothing
 from langchain_ripplemem.recall.cues import reference_time
 from langchain_ripplemem.recall.smoothing import best_first, in_context, neighbour_rows, smooth, speakers
@@ -28,22 +28,22 @@ def unit(i: int, session: str, turn: int | None, speaker: str = "Maya", day: int
                      time=TimeInterval(start=when, end=when))
 
 
-def grown(units: list[MemoryUnit], cuts: list[int]) -> NamespaceView:
+def grown(units: list[MemoryUnit], cuts: list[int]) -> NamespaceIndex:
     """A view fed in batches, the caches asked after each batch."""
-    view, start = NamespaceView(NS), 0
+    index, start = NamespaceIndex(NS), 0
     for cut in [*sorted(set(cuts)), len(units)]:
         batch = units[start:cut]
         if batch:
-            view.add(batch, np.zeros((len(batch), 4), dtype=np.float32))
-            neighbour_rows(view), speakers(view), reference_time(view)
+            index.add(batch, np.zeros((len(batch), 4), dtype=np.float32))
+            neighbour_rows(index), speakers(index), reference_time(index)
         start = max(start, cut)
-    return view
+    return index
 
 
-def fresh(units: list[MemoryUnit]) -> NamespaceView:
-    view = NamespaceView(NS)
-    view.add(units, np.zeros((len(units), 4), dtype=np.float32))
-    return view
+def fresh(units: list[MemoryUnit]) -> NamespaceIndex:
+    index = NamespaceIndex(NS)
+    index.add(units, np.zeros((len(units), 4), dtype=np.float32))
+    return index
 
 
 turns = st.lists(st.tuples(st.sampled_from(["S1", "S2", "S3"]), st.one_of(st.none(), st.integers(0, 30)),
@@ -52,32 +52,32 @@ turns = st.lists(st.tuples(st.sampled_from(["S1", "S2", "S3"]), st.one_of(st.non
 
 @settings(max_examples=120, deadline=None)
 @given(spec=turns, cuts=st.lists(st.integers(0, 40), max_size=5))
-def test_caches_of_a_grown_view_equal_a_fresh_build(spec, cuts):
+def test_caches_of_a_grown_index_equal_a_fresh_build(spec, cuts):
     units = [unit(i, s, t, speaker, day) for i, (s, t, speaker, day) in enumerate(spec)]
-    view, reference = grown(units, cuts), fresh(units)
-    assert neighbour_rows(view).tolist() == neighbour_rows(reference).tolist()
-    assert speakers(view) == speakers(reference)
-    assert reference_time(view) == reference_time(reference)
+    index, reference = grown(units, cuts), fresh(units)
+    assert neighbour_rows(index).tolist() == neighbour_rows(reference).tolist()
+    assert speakers(index) == speakers(reference)
+    assert reference_time(index) == reference_time(reference)
 
 
 def test_a_write_orders_only_its_own_units(monkeypatch):
-    view = grown([unit(i, "S1", i) for i in range(50)], [])
+    index = grown([unit(i, "S1", i) for i in range(50)], [])
     calls: list[int] = []
     original = smoothing._order_key
     monkeypatch.setattr(smoothing, "_order_key", lambda u, row: calls.append(row) or original(u, row))
-    view.add([unit(50, "S1", 50), unit(51, "S2", 0)], np.zeros((2, 4), dtype=np.float32))
-    assert neighbour_rows(view)[49].tolist() == [48, 50]
+    index.add([unit(50, "S1", 50), unit(51, "S2", 0)], np.zeros((2, 4), dtype=np.float32))
+    assert neighbour_rows(index)[49].tolist() == [48, 50]
     assert calls == [50, 51]
 
 
 def test_scores_taken_before_a_write_are_smoothed_without_the_new_rows():
-    view = fresh([unit(0, "S1", 1), unit(1, "S1", 2)])
+    index = fresh([unit(0, "S1", 1), unit(1, "S1", 2)])
     scores = np.array([1.0, 0.0])
     # Another writer adds turn 3 of the session after the scores were taken.
-    view.add([unit(2, "S1", 4), unit(3, "S1", 3)], np.zeros((2, 4), dtype=np.float32))
-    neighbour_rows(view)  # the cache now knows rows 2 and 3
+    index.add([unit(2, "S1", 4), unit(3, "S1", 3)], np.zeros((2, 4), dtype=np.float32))
+    neighbour_rows(index)  # the cache now knows rows 2 and 3
     expected = smooth(scores, np.array([[-1, 1], [0, -1]]), (0.5, 0.25))
-    assert in_context(view, scores, ContextConfig(weight=0.5, weight_2=0.25, terms=0)).tolist() == expected.tolist()
+    assert in_context(index, scores, ContextConfig(weight=0.5, weight_2=0.25, terms=0)).tolist() == expected.tolist()
 
 
 def test_expansion_walks_the_anchors_neighbourhood_not_the_whole_graph(monkeypatch):
@@ -112,17 +112,17 @@ def test_best_first_is_the_full_sorts_first_k(values, k):
 
 def test_one_pass_over_the_matrix_serves_every_ask_for_the_same_query():
     rng = np.random.default_rng(0)
-    view = NamespaceView(NS)
-    assert view.cosines(np.ones(4, dtype=np.float32)).shape == (0,)  # empty: no width yet
-    view.add([unit(i, "S1", i) for i in range(20)], rng.standard_normal((20, 4)).astype(np.float32))
+    index = NamespaceIndex(NS)
+    assert index.cosines(np.ones(4, dtype=np.float32)).shape == (0,)  # empty: no width yet
+    index.add([unit(i, "S1", i) for i in range(20)], rng.standard_normal((20, 4)).astype(np.float32))
     query = rng.standard_normal(4).astype(np.float32)
-    first = view.cosines(query)
-    assert view.cosines(query.tolist()) is first  # the same query as a list (recall state) hits
-    assert np.array_equal(first, view.matrix @ query)
+    first = index.cosines(query)
+    assert index.cosines(query.tolist()) is first  # the same query as a list (recall state) hits
+    assert np.array_equal(first, index.matrix @ query)
     assert not first.flags.writeable
-    assert [uid for uid, _ in view.semantic(query, 3)] == [view.ids[i] for i in np.argsort(-first)[:3]]
-    view.add([unit(20, "S1", 20)], np.ones((1, 4), dtype=np.float32))
-    assert len(view.cosines(query)) == 21  # a grown view is a new pass
+    assert [uid for uid, _ in index.semantic(query, 3)] == [index.ids[i] for i in np.argsort(-first)[:3]]
+    index.add([unit(20, "S1", 20)], np.ones((1, 4), dtype=np.float32))
+    assert len(index.cosines(query)) == 21  # a grown view is a new pass
 
 
 def test_another_writers_logged_units_are_not_rechecked_against_every_linked_id(tmp_path):
@@ -142,5 +142,5 @@ def test_another_writers_logged_units_are_not_rechecked_against_every_linked_id(
     for i in range(3):
         writer.add_conversation(many_turns(f"more{i}", 4), namespace=NS)
         got = reader.recall("what about turn 2?", namespace=NS)  # catches up with the logged units
-        assert len(reader.view(NS)) == 6 + 4 * (i + 1) and got.memories
+        assert len(reader.namespace_index(NS)) == 6 + 4 * (i + 1) and got.memories
     assert calls == []

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from langchain_ripplemem.config import ContextConfig, LinkingConfig, RecallConfig
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.presets import PAPER, PAPER_WRITE
@@ -34,64 +34,64 @@ def unit(uid: str, session: str, turn_index: int | None, participants=("Maya",),
                      participants=list(participants), time=TimeInterval(start=start, end=start), metadata=metadata)
 
 
-def view_of(units: list[MemoryUnit]) -> NamespaceView:
-    view = NamespaceView(NS)
-    view.add(units, np.eye(len(units), 8, dtype=np.float32))
-    return view
+def index_of(units: list[MemoryUnit]) -> NamespaceIndex:
+    index = NamespaceIndex(NS)
+    index.add(units, np.eye(len(units), 8, dtype=np.float32))
+    return index
 
 
 def test_neighbours_follow_turn_order_within_a_session_only():
     # Written out of order and interleaved across two sessions.
-    view = view_of([unit("a2", "S1", 2), unit("b1", "S2", 1), unit("a1", "S1", 1), unit("a3", "S1", 3)])
-    rows = {uid: i for i, uid in enumerate(view.ids)}
-    nb = neighbour_rows(view)
+    index = index_of([unit("a2", "S1", 2), unit("b1", "S2", 1), unit("a1", "S1", 1), unit("a3", "S1", 3)])
+    rows = {uid: i for i, uid in enumerate(index.ids)}
+    nb = neighbour_rows(index)
     assert nb[rows["a1"]].tolist() == [-1, rows["a2"]]
     assert nb[rows["a2"]].tolist() == [rows["a1"], rows["a3"]]
     assert nb[rows["a3"]].tolist() == [rows["a2"], -1]
     assert nb[rows["b1"]].tolist() == [-1, -1]  # alone in its session
 
 
-def test_neighbours_are_rebuilt_when_the_view_grows():
-    view = view_of([unit("a1", "S1", 1)])
-    assert neighbour_rows(view) is neighbour_rows(view)  # cached
-    view.add([unit("a2", "S1", 2)], np.ones((1, 8), dtype=np.float32))
-    assert neighbour_rows(view).tolist() == [[-1, 1], [0, -1]]
+def test_neighbours_are_rebuilt_when_the_index_grows():
+    index = index_of([unit("a1", "S1", 1)])
+    assert neighbour_rows(index) is neighbour_rows(index)  # cached
+    index.add([unit("a2", "S1", 2)], np.ones((1, 8), dtype=np.float32))
+    assert neighbour_rows(index).tolist() == [[-1, 1], [0, -1]]
 
 
-def test_in_context_equals_smooth_before_and_after_the_view_grows():
+def test_in_context_equals_smooth_before_and_after_the_index_grows():
     rng = np.random.default_rng(3)
     order = rng.permutation(30)
-    view = view_of([unit(f"u{i}", f"S{i % 3}", int(i)) for i in order[:20]])
+    index = index_of([unit(f"u{i}", f"S{i % 3}", int(i)) for i in order[:20]])
     weights = (0.5, 0.3)
     scores = rng.standard_normal(20)
-    assert in_context(view, scores, ctx(*weights)).tolist() == smooth(scores, neighbour_rows(view), weights).tolist()
-    view.add([unit(f"u{i}", f"S{i % 3}", int(i)) for i in order[20:]], np.ones((10, 8), dtype=np.float32))
+    assert in_context(index, scores, ctx(*weights)).tolist() == smooth(scores, neighbour_rows(index), weights).tolist()
+    index.add([unit(f"u{i}", f"S{i % 3}", int(i)) for i in order[20:]], np.ones((10, 8), dtype=np.float32))
     scores = rng.standard_normal(30)  # the cached rows each distance away follow the growth
-    assert in_context(view, scores, ctx(*weights)).tolist() == smooth(scores, neighbour_rows(view), weights).tolist()
+    assert in_context(index, scores, ctx(*weights)).tolist() == smooth(scores, neighbour_rows(index), weights).tolist()
     # scores taken before the growth: the later rows are nobody's neighbours
     early = scores[:20]
-    trimmed = np.where(neighbour_rows(view)[:20] < 20, neighbour_rows(view)[:20], -1)
-    assert in_context(view, early, ctx(*weights)).tolist() == smooth(early, trimmed, weights).tolist()
+    trimmed = np.where(neighbour_rows(index)[:20] < 20, neighbour_rows(index)[:20], -1)
+    assert in_context(index, early, ctx(*weights)).tolist() == smooth(early, trimmed, weights).tolist()
 
 
-def test_read_only_scores_are_smoothed_once_and_again_when_the_view_grows(monkeypatch):
+def test_read_only_scores_are_smoothed_once_and_again_when_the_index_grows(monkeypatch):
     from langchain_ripplemem.recall import smoothing
 
     calls = []
     original = smoothing._contextual_of
     monkeypatch.setattr(smoothing, "_contextual_of", lambda *a: calls.append(a[3]) or original(*a))
-    view = view_of([unit(f"u{i}", "S1", i) for i in range(6)])
+    index = index_of([unit(f"u{i}", "S1", i) for i in range(6)])
     scores = np.arange(6, dtype=np.float32)
     scores.flags.writeable = False  # as a view's cosines are
-    first = in_context(view, scores, ctx(*(0.5, 0.3), terms=0))
-    assert in_context(view, scores, ctx(*(0.5, 0.3))) is first and len(calls) == 1  # kept
-    assert not first.flags.writeable and first.tolist() == smooth(scores, neighbour_rows(view), (0.5, 0.3)).tolist()
-    assert in_context(view, scores, ctx(*(0.5, 0.0))) is not first and len(calls) == 2  # other weights
-    assert in_context(view, scores.copy(), ctx(*(0.5, 0.3))) is not first and len(calls) == 3  # writable: not kept
+    first = in_context(index, scores, ctx(*(0.5, 0.3), terms=0))
+    assert in_context(index, scores, ctx(*(0.5, 0.3))) is first and len(calls) == 1  # kept
+    assert not first.flags.writeable and first.tolist() == smooth(scores, neighbour_rows(index), (0.5, 0.3)).tolist()
+    assert in_context(index, scores, ctx(*(0.5, 0.0))) is not first and len(calls) == 2  # other weights
+    assert in_context(index, scores.copy(), ctx(*(0.5, 0.3))) is not first and len(calls) == 3  # writable: not kept
     # A late unit of turn 0 sorts between turns 0 and 1: row 0's next neighbour is now a row past the scores.
-    view.add([unit("late", "S1", 0)], np.ones((1, 8), dtype=np.float32))
-    regrown = in_context(view, scores, ctx(*(0.5, 0.3)))
-    trimmed = np.where(neighbour_rows(view)[:6] < 6, neighbour_rows(view)[:6], -1)
+    index.add([unit("late", "S1", 0)], np.ones((1, 8), dtype=np.float32))
+    regrown = in_context(index, scores, ctx(*(0.5, 0.3)))
+    trimmed = np.where(neighbour_rows(index)[:6] < 6, neighbour_rows(index)[:6], -1)
     assert len(calls) == 4 and regrown.tolist() != first.tolist()
     assert regrown.tolist() == smooth(scores, trimmed, (0.5, 0.3)).tolist()
 
@@ -102,7 +102,8 @@ def test_a_recall_smooths_its_query_cosines_once(talk, monkeypatch):
     smoothed = []
     original = smoothing._contextual_of
     monkeypatch.setattr(smoothing, "_contextual_of",
-                        lambda view, scores, *a: smoothed.append(scores.flags.writeable) or original(view, scores, *a))
+                        lambda index, scores, *a: smoothed.append(scores.flags.writeable)
+                        or original(index, scores, *a))
     config = PAPER.replace(context={"weight": 0.5}, controller={"max_rounds": 0}, scoring={"alignment": "semantic"})
     talk.recall("what do the kids like", namespace=NS, config=config)
     # the semantic view's cosines once (assembly reuses them), the lexical view's BM25 scores once
@@ -112,28 +113,29 @@ def test_a_recall_smooths_its_query_cosines_once(talk, monkeypatch):
 def test_a_long_unit_takes_context_credit_in_proportion_to_its_terms():
     short, long = unit("a1", "S1", 1), unit("a2", "S1", 2)
     long = long.model_copy(update={"restatement": " ".join(f"topic{i}" for i in range(40))})  # 40 content terms
-    view = view_of([short, long, unit("a3", "S1", 3)])
-    assert view.term_counts().tolist() == [2, 40, 2]
+    index = index_of([short, long, unit("a3", "S1", 3)])
+    assert index.term_counts().tolist() == [2, 40, 2]
     scores, weights = np.array([1.0, 0.0, 1.0]), (0.5,)
-    full = in_context(view, scores, ctx(*weights))
+    full = in_context(index, scores, ctx(*weights))
     assert full.tolist() == [1.0, 0.5, 1.0]
     # 10 terms allowed: the 40-term unit takes a quarter of its neighbours' credit, the short ones all
-    assert in_context(view, scores, ctx(*weights, terms=10)).tolist() == [1.0, 0.125, 1.0]
-    assert in_context(view, scores, ctx(*weights, terms=40)).tolist() == full.tolist()
+    assert in_context(index, scores, ctx(*weights, terms=10)).tolist() == [1.0, 0.125, 1.0]
+    assert in_context(index, scores, ctx(*weights, terms=40)).tolist() == full.tolist()
     # a neighbour's strong match lifts the long unit over a short one that matches on its own; with
     # the limit it does not
     own = np.array([0.5, 0.2, 0.9])
-    assert [uid for uid, _ in top_in_context(view, own, ctx(*weights), 2)] == ["a3", "a2"]
-    assert [uid for uid, _ in top_in_context(view, own, ctx(*weights, terms=10), 2)] == ["a3", "a1"]
+    assert [uid for uid, _ in top_in_context(index, own, ctx(*weights), 2)] == ["a3", "a2"]
+    assert [uid for uid, _ in top_in_context(index, own, ctx(*weights, terms=10), 2)] == ["a3", "a1"]
     # the shares follow the view as it grows
-    view.add([unit("a4", "S1", 4).model_copy(update={"restatement": " ".join(f"w{i}" for i in range(20))})],
+    index.add([unit("a4", "S1", 4).model_copy(update={"restatement": " ".join(f"w{i}" for i in range(20))})],
              np.ones((1, 8), dtype=np.float32))
-    assert in_context(view, np.array([1.0, 0.0, 1.0, 0.0]), ctx(*weights, terms=10)).tolist() == [1.0, 0.125, 1.0, 0.25]
+    smoothed = in_context(index, np.array([1.0, 0.0, 1.0, 0.0]), ctx(*weights, terms=10))
+    assert smoothed.tolist() == [1.0, 0.125, 1.0, 0.25]
 
 
 def test_units_without_turn_index_keep_write_order():
-    view = view_of([unit("x", "S1", None), unit("y", "S1", None)])
-    assert neighbour_rows(view).tolist() == [[-1, 1], [0, -1]]
+    index = index_of([unit("x", "S1", None), unit("y", "S1", None)])
+    assert neighbour_rows(index).tolist() == [[-1, 1], [0, -1]]
 
 
 def test_smooth_adds_the_best_neighbour_and_ignores_missing_or_negative_ones():
@@ -151,18 +153,18 @@ def test_smooth_reaches_two_turns_but_not_across_a_session_end():
 
 
 def test_top_in_context_excludes_hidden_keeps_positive_and_breaks_ties_by_row():
-    view = view_of([unit("a1", "S1", 1), unit("a2", "S1", 2), unit("a3", "S1", 3), unit("b1", "S2", 1)])
+    index = index_of([unit("a1", "S1", 1), unit("a2", "S1", 2), unit("a3", "S1", 3), unit("b1", "S2", 1)])
     scores = np.array([0.0, 2.0, 0.0, 0.0])
-    got = top_in_context(view, scores, ctx(*(0.5,)), k=4, positive=True)
+    got = top_in_context(index, scores, ctx(*(0.5,)), k=4, positive=True)
     assert got == [("a2", 2.0), ("a1", 1.0), ("a3", 1.0)]  # b1 has no match and no matching neighbour
-    assert [uid for uid, _ in top_in_context(view, scores, ctx(*(0.5,)), k=4, positive=True, exclude=["a1"])] == \
+    assert [uid for uid, _ in top_in_context(index, scores, ctx(*(0.5,)), k=4, positive=True, exclude=["a1"])] == \
         ["a2", "a3"]
-    assert len(top_in_context(view, scores, ctx(*(0.0,)), k=4)) == 4  # without `positive`, every unit ranks
+    assert len(top_in_context(index, scores, ctx(*(0.0,)), k=4)) == 4  # without `positive`, every unit ranks
 
 
 def test_speakers_come_from_unit_metadata():
-    view = view_of([unit("a1", "S1", 1, ("Maya", "Sam")), unit("a2", "S1", 2, ("Sam", "Maya"))])
-    assert speakers(view) == frozenset({"maya", "sam"})
+    index = index_of([unit("a1", "S1", 1, ("Maya", "Sam")), unit("a2", "S1", 2, ("Sam", "Maya"))])
+    assert speakers(index) == frozenset({"maya", "sam"})
 
 
 def test_move_speakers_keeps_people_who_are_only_talked_about():
@@ -244,18 +246,18 @@ def test_cue_view_matches_a_brute_force_ranking():
     for i in range(60):
         who = tuple(rng.choice(people, size=int(rng.integers(1, 3)), replace=False).tolist())
         units.append(unit(f"u{i:02d}", f"S{i % 4}", i, who, day=int(rng.integers(1, 20))))
-    view = NamespaceView(NS)
+    index = NamespaceIndex(NS)
     vectors = rng.normal(size=(60, 8)).astype(np.float32)
-    view.add(units, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
-    query_vector = view.matrix[0]
+    index.add(units, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+    query_vector = index.matrix[0]
     for cues in (QueryCues(query="q", participants=["priya"]),
                  QueryCues(query="q", participants=["maya", "sam"], time=units[5].time)):
         expected = sorted(
-            ((s, float(view.matrix[i] @ query_vector), i) for i, u in enumerate(view.units)
+            ((s, float(index.matrix[i] @ query_vector), i) for i, u in enumerate(index.units)
              if (s := structural_score(cues, u, LinkingConfig())) is not None and s > 0),
             key=lambda t: (-t[0], -t[1], t[2]))
-        got = view.cues(cues, 25, LinkingConfig(), query_vector)
-        assert [uid for uid, _ in got] == [view.ids[i] for _, _, i in expected[:25]]
+        got = index.cues(cues, 25, LinkingConfig(), query_vector)
+        assert [uid for uid, _ in got] == [index.ids[i] for _, _, i in expected[:25]]
         assert [s for _, s in got] == pytest.approx([s for s, _, _ in expected[:25]])
 
 

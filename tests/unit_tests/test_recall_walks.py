@@ -10,7 +10,7 @@ import pytest
 
 from langchain_ripplemem.cli.demo import load_sample
 from langchain_ripplemem.config import ExpansionConfig
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.adjacency import walk_graph, with_edges
 from langchain_ripplemem.memory_graph.cache import GraphCache
@@ -31,10 +31,10 @@ def make_units(n: int, participants=()) -> list[MemoryUnit]:
             for i in range(n)]
 
 
-def view_of(units: list[MemoryUnit]) -> NamespaceView:
-    view = NamespaceView(NS)
-    view.add(units, np.eye(len(units), dtype=np.float32))
-    return view
+def index_of(units: list[MemoryUnit]) -> NamespaceIndex:
+    index = NamespaceIndex(NS)
+    index.add(units, np.eye(len(units), dtype=np.float32))
+    return index
 
 
 @pytest.fixture
@@ -57,13 +57,13 @@ def plain(reached):
 
 def test_kept_walks_serve_the_same_reach_whatever_each_call_excludes(chain):
     units, _, cache = chain
-    view, graph = view_of(units), cache.walkable(NS)
+    index, graph = index_of(units), cache.walkable(NS)
     a, b, c, d, e, f = (u.id for u in units)
-    walks = shared_walks(view, graph, "semantic")
-    assert walks is not None and shared_walks(view, graph, "semantic") is walks
-    assert shared_walks(view, graph, "structural") is not walks  # one map per channel
+    walks = shared_walks(index, graph, "semantic")
+    assert walks is not None and shared_walks(index, graph, "semantic") is walks
+    assert shared_walks(index, graph, "structural") is not walks  # one map per channel
     for taken in ({a}, {a, b}, {a, c, f}):
-        exclude = Unreachable(taken=taken, rows=view.pos, limit=len(view))
+        exclude = Unreachable(taken=taken, rows=index.pos, limit=len(index))
         fresh = reachable(graph, [a, d], "semantic", 2, exclude)
         assert plain(reachable(graph, [a, d], "semantic", 2, exclude, walks=walks)) == plain(fresh)
         assert not taken & set(fresh)
@@ -71,35 +71,35 @@ def test_kept_walks_serve_the_same_reach_whatever_each_call_excludes(chain):
     assert walks.steps.of(a) == [(b, 0.9)]  # semantic edges only
     assert walks.steps.of(b) == [(a, 0.9), (c, 0.8), (f, 0.5)]
     hits = expand_channel(graph, [a], "semantic", lambda ids: [0.5] * len(ids), ExpansionConfig(hops=2, per_channel=3),
-                          exclude=Unreachable(taken={a}, rows=view.pos, limit=len(view)), walks=walks)
+                          exclude=Unreachable(taken={a}, rows=index.pos, limit=len(index)), walks=walks)
     assert [h.unit_id for h in hits] == [b, c, f] and hits[1].path == [a, b, c]
 
 
-def test_a_write_or_a_grown_view_is_never_served_an_old_walk(chain):
+def test_a_write_or_a_grown_index_is_never_served_an_old_walk(chain):
     units, backend, cache = chain
-    view, graph = view_of(units), cache.walkable(NS)
+    index, graph = index_of(units), cache.walkable(NS)
     a, b, _, d, _, _ = (u.id for u in units)
-    before = shared_walks(view, graph, "semantic")
+    before = shared_walks(index, graph, "semantic")
     assert before is not None
-    exclude = Unreachable(taken={a}, rows=view.pos, limit=len(view))
+    exclude = Unreachable(taken={a}, rows=index.pos, limit=len(index))
     assert d not in reachable(graph, [a], "semantic", 2, exclude, walks=before)
     edge = Edge(src=a, dst=d, type="semantic", weight=0.95)  # a writer links a to d
     backend.add(NS, [edge])
     cache.add(NS, [edge])
-    after = shared_walks(view, graph, "semantic")
+    after = shared_walks(index, graph, "semantic")
     assert after is not before and not after and not after.steps  # no step read before the write is served
     assert reachable(graph, [a], "semantic", 2, exclude, walks=after)[d].path == [a, d]
     newer = make_units(7)[6]
-    view.add([newer], np.ones((1, 6), dtype=np.float32))  # rows grew: rarities and held rows moved
-    assert shared_walks(view, graph, "semantic") is not after
+    index.add([newer], np.ones((1, 6), dtype=np.float32))  # rows grew: rarities and held rows moved
+    assert shared_walks(index, graph, "semantic") is not after
 
 
 def test_walks_are_kept_only_for_a_graph_that_says_when_it_changes(chain):
     units, _, cache = chain
-    view = view_of(units)
+    index = index_of(units)
     hidden = nx.restricted_view(cache.walkable(NS), [units[1].id], [])
-    assert shared_walks(view, hidden, "semantic") is None
-    assert shared_walks(view, nx.Graph([(units[0].id, units[1].id)]), "semantic") is None
+    assert shared_walks(index, hidden, "semantic") is None
+    assert shared_walks(index, nx.Graph([(units[0].id, units[1].id)]), "semantic") is None
 
 
 def test_kept_steps_stop_growing_at_their_limit():
@@ -223,13 +223,13 @@ def test_a_walk_reads_each_hop_in_one_query(chain):
     assert counting.reads == [[a], [b], [c]]
 
 
-def test_cue_values_follow_the_view_as_it_grows():
+def test_cue_values_follow_the_index_as_it_grows():
     units = make_units(2, participants=["Maya", "SAM"])
-    view = view_of(units)
-    assert cue_values(view) == [frozenset({"maya", "sam"})] * 2
+    index = index_of(units)
+    assert cue_values(index) == [frozenset({"maya", "sam"})] * 2
     other = make_unit("in Lisbon", namespace=NS, turns=["9"], locations=["Lisbon"])
-    view.add([other], np.ones((1, 2), dtype=np.float32))
-    assert cue_values(view)[2] == frozenset({"lisbon"}) and len(cue_values(view)) == 3
+    index.add([other], np.ones((1, 2), dtype=np.float32))
+    assert cue_values(index)[2] == frozenset({"lisbon"}) and len(cue_values(index)) == 3
 
 
 def test_recalls_that_share_kept_walks_return_what_fresh_recalls_return(bow):
@@ -251,11 +251,11 @@ def test_recalls_that_share_kept_walks_return_what_fresh_recalls_return(bow):
 
 def test_units_past_the_rows_a_recall_scored_are_not_reached(chain):
     units, _, cache = chain
-    view, graph = view_of(units), cache.walkable(NS)
+    index, graph = index_of(units), cache.walkable(NS)
     a, b, c, _, _, f = (u.id for u in units)
     # A writer added rows 3.. after the recall took its scores (limit 3): f (row 5) counts as absent.
-    late = Unreachable(taken={a}, rows=view.pos, limit=3)
-    walks = shared_walks(view, graph, "semantic")
+    late = Unreachable(taken={a}, rows=index.pos, limit=3)
+    walks = shared_walks(index, graph, "semantic")
     assert set(reachable(graph, [a], "semantic", 2, late)) == {b, c}
     assert set(reachable(graph, [a], "semantic", 2, late, walks=walks)) == {b, c}
-    assert set(reachable(graph, [a], "semantic", 2, Unreachable(taken={a}, rows=view.pos, limit=6))) == {b, c, f}
+    assert set(reachable(graph, [a], "semantic", 2, Unreachable(taken={a}, rows=index.pos, limit=6))) == {b, c, f}

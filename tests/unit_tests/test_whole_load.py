@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from langchain_ripplemem.index import unit_list
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.derived import derive_all
 from langchain_ripplemem.schemas import MemoryUnit
 
 from .conftest import make_unit
-from .test_view_snapshot import NS, QUERIES, build, memory, recalls
+from .test_index_snapshot import NS, QUERIES, build, memory, recalls
 
 
 class CountingParses:
@@ -45,14 +45,14 @@ def _parsed_by_first_recall(path: Path, parses: CountingParses, derive: bool, de
         else:
             cold.index.invalidate(NS)
         parses.count = 0
-        view = cold.index.view(NS)
-        loaded, derived = parses.count, set(view.derived)
+        index = cold.index.namespace_index(NS)
+        loaded, derived = parses.count, set(index.derived)
         cold.recall(QUERIES[0], namespace=NS)
         if derive:
             assert loaded == 0  # the load derives from the models it read, not from their JSON
             # the first recall builds nothing per unit (a context share is read off BM25's term counts)
-            assert {k for k in cold.index.view(NS).derived if not k.startswith("context_share")} <= derived
-        return len(view), parses.count
+            assert {k for k in cold.index.namespace_index(NS).derived if not k.startswith("context_share")} <= derived
+        return len(index), parses.count
 
 
 @pytest.mark.parametrize("delete", [False, True], ids=["open", "after a delete"])
@@ -74,14 +74,14 @@ def test_recalls_are_the_same_whether_derived_during_the_load_or_on_first_use(tm
             assert recalls(cold) == warm
 
 
-def test_a_delete_derives_only_for_a_view_that_had_derived_values() -> None:
+def test_a_delete_derives_only_for_an_index_that_had_derived_values() -> None:
     units = [make_unit(f"Maya: note {i}", namespace=NS, turns=[str(i)], participants=["Maya"],
                        metadata={"speaker": "Maya"}) for i in range(4)]
-    view = NamespaceView(NS, 2)
-    view.add(units, np.ones((4, 2), dtype=np.float32))
-    assert view.without([units[0].id], derive_all).derived == {}  # a writer's view: nothing to carry on
-    derive_all(view)
-    after = view.without([units[0].id], derive_all)
-    assert set(after.derived) == set(view.derived)
+    index = NamespaceIndex(NS, 2)
+    index.add(units, np.ones((4, 2), dtype=np.float32))
+    assert index.without([units[0].id], derive_all).derived == {}  # a writer's view: nothing to carry on
+    derive_all(index)
+    after = index.without([units[0].id], derive_all)
+    assert set(after.derived) == set(index.derived)
     assert after.derived["row_speakers"] == (3, ["maya"] * 3)
 

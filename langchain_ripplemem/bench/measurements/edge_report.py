@@ -26,7 +26,7 @@ from langchain_ripplemem.bench.results import run_metadata
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import make_windows
-from langchain_ripplemem.index.namespace import NamespaceView
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.memory_graph.calibration import semantic_threshold_for
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.schemas import Conversation, MemoryUnit
@@ -34,25 +34,25 @@ from langchain_ripplemem.schemas import Conversation, MemoryUnit
 NS = ("edges",)
 
 
-def _view(conversation: Conversation, embeddings: CachedEmbeddings, config: WriteConfig) -> NamespaceView:
+def _index(conversation: Conversation, embeddings: CachedEmbeddings, config: WriteConfig) -> NamespaceIndex:
     extractor, units = RuleBasedExtractor(config.extraction), {}
     for window in make_windows(conversation, config.extraction.window_size, config.extraction.window_overlap):
         for unit in extractor.extract(window, NS).units:
             units.setdefault(unit.id, unit)
     ordered: list[MemoryUnit] = list(units.values())
-    view = NamespaceView(NS)
-    view.add(ordered, np.asarray(embeddings.embed_documents([u.restatement for u in ordered]), dtype=np.float32))
-    return view
+    index = NamespaceIndex(NS)
+    index.add(ordered, np.asarray(embeddings.embed_documents([u.restatement for u in ordered]), dtype=np.float32))
+    return index
 
 
 def _count(conversations: list[Conversation], embeddings: CachedEmbeddings, config: WriteConfig) -> dict[str, Any]:
     counts = {"units": 0, "semantic": 0, "structural": 0, "semantic_cross_session": 0,
               "structural_cross_session": 0}
     for conversation in conversations:
-        view = _view(conversation, embeddings, config)
-        session = {u.id: u.source.session_id for u in view.units}
-        counts["units"] += len(view)
-        for edge in link_rows(view, list(range(len(view))), config.linking):
+        index = _index(conversation, embeddings, config)
+        session = {u.id: u.source.session_id for u in index.units}
+        counts["units"] += len(index)
+        for edge in link_rows(index, list(range(len(index))), config.linking):
             counts[edge.type] += 1
             counts[f"{edge.type}_cross_session"] += session[edge.src] != session[edge.dst]
     for kind in ("semantic", "structural"):

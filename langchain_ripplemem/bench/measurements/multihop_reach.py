@@ -33,8 +33,8 @@ ANCHORS, K = 3, 30
 def _reach(memory: RippleMemory, bench: BenchConversation, questions: list[Any]) -> dict[str, int]:
     ns = (bench.id.replace("@", "-"),)
     memory.add_conversation(bench.conversation, namespace=ns)
-    view, graph = memory.index.view(ns), memory.graph(ns)
-    by_turn = {t: u.id for u in view.units for t in u.source.turn_ids}
+    index, graph = memory.index.namespace_index(ns), memory.graph(ns)
+    by_turn = {t: u.id for u in index.units for t in u.source.turn_ids}
     counts = {"questions": 0, "missed": 0, "shares_name": 0, "shares_rare_topic": 0, "one_edge": 0,
               "two_edges": 0}
     first_hop = RecallConfig(controller={"max_rounds": 0}, assembly={"top_k": K})
@@ -50,11 +50,11 @@ def _reach(memory: RippleMemory, bench: BenchConversation, questions: list[Any])
                 continue
             uid = by_turn[turn]
             counts["missed"] += 1
-            keys = set(view.keys[view.pos[uid]])
-            shared = keys & {k for a in anchors for k in view.keys[view.pos[a]]}
-            named = view.name_counts.first_name
+            keys = set(index.keys[index.pos[uid]])
+            shared = keys & {k for a in anchors for k in index.keys[index.pos[a]]}
+            named = index.name_counts.first_name
             counts["shares_name"] += any(k in named for k in shared)
-            counts["shares_rare_topic"] += any(k not in named and view.rarity(k) >= 0.5 for k in shared)
+            counts["shares_rare_topic"] += any(k not in named and index.rarity(k) >= 0.5 for k in shared)
             counts["one_edge"] += uid in near
             counts["two_edges"] += uid in far and uid not in near
     memory.delete_namespace(ns)

@@ -1,14 +1,14 @@
-"""The search structures of one namespace (:class:`NamespaceView`), which serve the recall views.
+"""The search structures of one namespace (:class:`NamespaceIndex`), which serve the recall views.
 
 The durable store is a :class:`~langchain_ripplemem.storage.base.UnitBackend`
 (Chroma by default: :mod:`langchain_ripplemem.storage.chroma`); every read and
 write names its namespace, so one namespace never sees another's memories.
 
-For speed each namespace gets an in-memory :class:`NamespaceView`, loaded from
+For speed each namespace gets an in-memory :class:`NamespaceIndex`, loaded from
 the unit backend on first use and updated on every write
 (:class:`~langchain_ripplemem.index.unit_index.UnitIndex`). It holds the units
 and their ids, row ``i`` for ``ids[i]``, and composes four parts, each of which
-saves and restores its own state (:meth:`NamespaceView.state`, for the snapshot):
+saves and restores its own state (:meth:`NamespaceIndex.state`, for the snapshot):
 
 * :class:`~langchain_ripplemem.index.dense_rows.DenseRows`: an exact cosine matrix;
 * :class:`~langchain_ripplemem.index.lexical_rows.LexicalRows`: a BM25 index, extended on use;
@@ -38,18 +38,18 @@ from langchain_ripplemem.index.unit_list import UnitList
 from langchain_ripplemem.memory_graph.scoring import HasCues
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
 
-__all__ = ["NamespaceState", "NamespaceView"]
+__all__ = ["NamespaceState", "NamespaceIndex"]
 
 
 class NamespaceState(NamedTuple):
-    """What a snapshot saves of a namespace's index (:meth:`NamespaceView.state`)."""
+    """What a snapshot saves of a namespace's index (:meth:`NamespaceIndex.state`)."""
 
     matrix: np.ndarray  #: the unit vectors, one contiguous float32 row per unit
     units: UnitList  #: the units (a snapshot writes their JSON)
     parts: dict[str, Any]  #: everything else, as plain containers (a snapshot pickles it)
 
 
-class NamespaceView:
+class NamespaceIndex:
     """In-memory search structures for one namespace.
 
     ``postings``, ``keys`` and ``name_counts`` are :attr:`cue_rows`', ``suppressed`` and
@@ -119,7 +119,7 @@ class NamespaceView:
         self.max_seq = max(self.max_seq, _seq(unit))
         self.lifecycle.replace(old, unit)
 
-    def without(self, ids: Iterable[str], derive: Callable[[NamespaceView], object] | None = None) -> NamespaceView:
+    def without(self, ids: Iterable[str], derive: Callable[[NamespaceIndex], object] | None = None) -> NamespaceIndex:
         """A new view of the same namespace minus ``ids`` (a delete), built from memory, not Chroma.
 
         Rows keep their order. The view is new, not edited, because readers may be
@@ -129,14 +129,14 @@ class NamespaceView:
         """
         gone = set(ids)
         rows = [i for i, uid in enumerate(self.ids) if uid not in gone]
-        view = NamespaceView(self.namespace, self.dense.width)
+        index = NamespaceIndex(self.namespace, self.dense.width)
         if len(self.lexical_rows):  # in use: carry the postings over rather than re-tokenise every unit
-            view.lexical_rows = self.lexical_rows.subset(rows, self.units, self.ids)
-        with view.units.holding():
-            view.add(self.units.take(rows), self.matrix[rows], [self.units.json(i) for i in rows])
+            index.lexical_rows = self.lexical_rows.subset(rows, self.units, self.ids)
+        with index.units.holding():
+            index.add(self.units.take(rows), self.matrix[rows], [self.units.json(i) for i in rows])
             if derive is not None and self.derived:
-                derive(view)
-        return view
+                derive(index)
+        return index
 
     def unit(self, unit_id: str) -> MemoryUnit | None:
         """The unit with this id, if the namespace has it."""
@@ -259,7 +259,7 @@ class NamespaceView:
         return NamespaceState(self.dense.state(n), self.units, parts)
 
     @classmethod
-    def from_state(cls, namespace: Namespace, state: NamespaceState) -> NamespaceView:
+    def from_state(cls, namespace: Namespace, state: NamespaceState) -> NamespaceIndex:
         """The view :meth:`state` saved, over its matrix as given (a snapshot's, memory-mapped).
 
         Raises:
@@ -268,14 +268,14 @@ class NamespaceView:
         parts, n = state.parts, len(state.parts["ids"])
         if len(state.matrix) != n or len(state.units) != n:
             raise ValueError("row counts differ")
-        view = cls(namespace, state.matrix.shape[1])
-        view.ids, view.units = parts["ids"], state.units
-        view.pos = dict(zip(view.ids, range(n), strict=True))
-        view.dense = DenseRows.from_state(state.matrix)
-        view.lexical_rows = LexicalRows.from_state(parts["lexical"])
-        view._expose(CueRows.from_state(parts["cues"]), LifecycleState.from_state(parts["lifecycle"]))
-        view.max_seq, view._unit_bytes, view.derived = parts["max_seq"], parts["unit_bytes"], parts["derived"]
-        return view
+        index = cls(namespace, state.matrix.shape[1])
+        index.ids, index.units = parts["ids"], state.units
+        index.pos = dict(zip(index.ids, range(n), strict=True))
+        index.dense = DenseRows.from_state(state.matrix)
+        index.lexical_rows = LexicalRows.from_state(parts["lexical"])
+        index._expose(CueRows.from_state(parts["cues"]), LifecycleState.from_state(parts["lifecycle"]))
+        index.max_seq, index._unit_bytes, index.derived = parts["max_seq"], parts["unit_bytes"], parts["derived"]
+        return index
 
 
 def _seq(unit: MemoryUnit) -> int:

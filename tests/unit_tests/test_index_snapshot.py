@@ -64,7 +64,7 @@ def snapshot_file(path: Path, ns=NS) -> Path:
 
 def restored(mem: RippleMemory, ns=NS) -> bool:
     """Whether the namespace's view came from a snapshot (its units are then parsed only when read)."""
-    return mem.index.view(ns).snapshot_version is not None
+    return mem.index.namespace_index(ns).snapshot_version is not None
 
 
 def truth(path: Path, ns=NS) -> tuple[list[str], list[list[str]]]:
@@ -79,7 +79,7 @@ def test_a_reopened_store_recalls_what_the_warm_one_did_with_and_without_a_snaps
     assert read_snapshot(snapshot_file(tmp_path), NS, view_snapshot.embeddings_id(BagOfWordsEmbeddings()))
     with memory(tmp_path) as cold:
         assert restored(cold)
-        assert cold.index.view(NS).units.parsed == 0  # nothing parsed before a recall reads it
+        assert cold.index.namespace_index(NS).units.parsed == 0  # nothing parsed before a recall reads it
         assert recalls(cold) == warm
         assert check_store(cold).ok
     ids, without = truth(tmp_path)
@@ -116,7 +116,7 @@ def test_a_stale_snapshot_catches_up_with_writes_deletes_and_suppressions_made_a
     with memory(tmp_path) as cold:
         assert restored(cold)
         assert [u.id for u in cold.list_units(NS, include_suppressed=True)] == ids
-        assert cold.index.view(NS).suppressed == {units[0].id}
+        assert cold.index.namespace_index(NS).suppressed == {units[0].id}
         assert recalls(cold) == expected
         assert "Miso" in cold.recall("What is the cat called?", namespace=NS, k=1).memories[0].unit.restatement
 
@@ -230,7 +230,7 @@ def test_recall_over_the_walked_graph_is_recall_over_the_mirrored_graph(tmp_path
                 for q in QUERIES] == walked
 
 
-def test_a_view_leaving_the_cache_is_saved_and_comes_back_from_its_snapshot(tmp_path):
+def test_an_index_leaving_the_cache_is_saved_and_comes_back_from_its_snapshot(tmp_path):
     from langchain_ripplemem.index.cache_bounds import CacheBounds
 
     with memory(tmp_path, cache_bounds=CacheBounds(max_namespaces=1)) as mem:
@@ -245,20 +245,20 @@ def test_a_view_leaving_the_cache_is_saved_and_comes_back_from_its_snapshot(tmp_
         assert recalls(cold) == expected
 
 
-def _searches(view) -> list:
+def _searches(index) -> list:
     """Every search of a view: the three views, cue scores, rarities, BM25 rows and counts."""
     from langchain_ripplemem.config import LinkingConfig
 
-    queries = [view.units[0], view.units[3], view.units[len(view) - 1]]
-    keys = sorted({k for row in view.keys for k in row})
+    queries = [index.units[0], index.units[3], index.units[len(index) - 1]]
+    keys = sorted({k for row in index.keys for k in row})
     return [
-        *(view.semantic(view.vector(u.id), 5) for u in queries),
-        *(view.lexical(u.restatement, 5) for u in queries),
-        *(view.lexical_scores(u.restatement).tolist() for u in queries),
-        *(view.cues(u, 5, LinkingConfig(), view.vector(u.id), keys=keys[:6], key_weight=0.5) for u in queries),
-        view.key_overlap(keys).tolist(), [view.rarity(k) for k in keys], [view.is_name(k) for k in keys],
-        view.term_counts().tolist(), sorted(view.suppressed), dict(view.claimed_by), view.max_seq,
-        view.nbytes - view.dense.nbytes,  # the matrix as allocated differs: a snapshot maps its rows only
+        *(index.semantic(index.vector(u.id), 5) for u in queries),
+        *(index.lexical(u.restatement, 5) for u in queries),
+        *(index.lexical_scores(u.restatement).tolist() for u in queries),
+        *(index.cues(u, 5, LinkingConfig(), index.vector(u.id), keys=keys[:6], key_weight=0.5) for u in queries),
+        index.key_overlap(keys).tolist(), [index.rarity(k) for k in keys], [index.is_name(k) for k in keys],
+        index.term_counts().tolist(), sorted(index.suppressed), dict(index.claimed_by), index.max_seq,
+        index.nbytes - index.dense.nbytes,  # the matrix as allocated differs: a snapshot maps its rows only
     ]
 
 
@@ -266,7 +266,7 @@ def test_a_snapshot_restores_each_part_and_the_same_searches_before_and_after_mo
     import numpy as np
 
     from langchain_ripplemem.index.marks import SUPERSEDES, with_suppression
-    from langchain_ripplemem.index.namespace import NamespaceView
+    from langchain_ripplemem.index.namespace_index import NamespaceIndex
     from langchain_ripplemem.index.snapshot import write_snapshot
     from langchain_ripplemem.schemas import MemoryUnit, Provenance
 
@@ -279,24 +279,24 @@ def test_a_snapshot_restores_each_part_and_the_same_searches_before_and_after_mo
     vectors = np.random.default_rng(0).normal(size=(len(units), 8)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     first = len(units) - 3
-    view = NamespaceView(NS)
-    view.add(units[:first], vectors[:first])
-    view.lexical("shrimp", 1)  # the BM25 index in use: saved too
-    write_snapshot(tmp_path / "ns.view", view, version=1, model="m")
+    index = NamespaceIndex(NS)
+    index.add(units[:first], vectors[:first])
+    index.lexical("shrimp", 1)  # the BM25 index in use: saved too
+    write_snapshot(tmp_path / "ns.view", index, version=1, model="m")
     got = read_snapshot(tmp_path / "ns.view", NS, "m")
     assert got is not None and got[1] == 1
     back = got[0]
-    assert np.array_equal(back.dense.state(len(back)), view.dense.state(len(view)))
-    assert back.lexical_rows.state() == view.lexical_rows.state()
-    cue_state, saved_cues = back.cue_rows.state(len(back)), view.cue_rows.state(len(view))
+    assert np.array_equal(back.dense.state(len(back)), index.dense.state(len(index)))
+    assert back.lexical_rows.state() == index.lexical_rows.state()
+    cue_state, saved_cues = back.cue_rows.state(len(back)), index.cue_rows.state(len(index))
     assert np.array_equal(cue_state.pop("row_cues"), saved_cues.pop("row_cues"), equal_nan=True)
     assert cue_state == saved_cues
-    assert back.lifecycle.state() == view.lifecycle.state() == {
+    assert back.lifecycle.state() == index.lifecycle.state() == {
         "suppressed": {units[2].id}, "claimed_by": {units[1].id: [units[5].id]}}
-    assert (back.ids, back.pos, back.max_seq, back.derived) == (view.ids, view.pos, view.max_seq, view.derived)
-    assert [u.id for u in back.units] == view.ids
-    assert _searches(back) == _searches(view)
-    for grown in (view, back):  # rows appended after a restore read as rows appended to the view saved
+    assert (back.ids, back.pos, back.max_seq, back.derived) == (index.ids, index.pos, index.max_seq, index.derived)
+    assert [u.id for u in back.units] == index.ids
+    assert _searches(back) == _searches(index)
+    for grown in (index, back):  # rows appended after a restore read as rows appended to the view saved
         grown.add(units[first:], vectors[first:])
-    assert _searches(back) == _searches(view)
-    assert _searches(back.without([units[0].id])) == _searches(view.without([units[0].id]))
+    assert _searches(back) == _searches(index)
+    assert _searches(back.without([units[0].id])) == _searches(index.without([units[0].id]))
