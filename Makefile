@@ -78,7 +78,7 @@ bench-longmemeval-sample:
 SUITE_RESULTS = results/locomo.json results/longmemeval.json results/longmemeval_sample.json results/linked.json results/linked_dev.json \
 	results/sets.json results/facts.json results/small_memory.json results/multilingual.json
 
-bench-all: bench bench-longmemeval bench-linked bench-linked-dev bench-sets bench-facts bench-small bench-multilingual
+bench-all: bench bench-longmemeval bench-longmemeval-sample bench-linked bench-linked-dev bench-sets bench-facts bench-small bench-multilingual
 	$(MAKE) bench-summary
 
 bench-summary:
