@@ -347,6 +347,12 @@ class AssemblyConfig(_Stage):
         "floor(keep_spacing x d) or better (recall/assembly.py keep_first_hop); 0 = the rho order alone",
     )
     keep_spacing: float = Field(default=3.0, ge=1.0, description="see keep_first_hop")
+    keep_own: int = Field(
+        default=5, ge=0, description="a question that asks for a set (recall/set_questions.py) keeps the d-th "
+        "(d <= this, from 1) of the named speakers' own memories by plain dense cosine at rank "
+        "floor(keep_own_spacing x d) or better; 0 = off",
+    )
+    keep_own_spacing: float = Field(default=2.0, ge=1.0, description="see keep_own")
     keep_lexical: int = Field(
         default=0, ge=0, description="the same for plain BM25 (score > 0) of recall's lexical text (the query "
         "with the speakers it names moved to cues, and its keywords): rank d kept within "

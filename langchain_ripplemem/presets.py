@@ -41,7 +41,7 @@ PAPER = RecallConfig(
     context={"weight": 0.0, "weight_2": 0.0},
     bridging={"weight": 0.0},
     scoring={"alignment": "semantic", "speaker_bonus": 0.0, "time_bonus": 0.0, "rank_offset": 5},
-    assembly={"keep_first_hop": 0},
+    assembly={"keep_first_hop": 0, "keep_own": 0},
 )
 #: METHOD.md's write phase exactly: structural edges from s_str over participants, places and time.
 PAPER_WRITE = WriteConfig(linking={"structural_edges": "paper"})

@@ -71,6 +71,9 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     "rm_d10s25": _variant(keep_first_hop=10, keep_spacing=2.5),
     "rm_d10s3": _variant(keep_first_hop=10, keep_spacing=3.0),
     "rm_max_d10s25": _variant("max", keep_first_hop=10, keep_spacing=2.5),
+    # A set question keeps its named speaker's own plain dense top N within rank M x d (recall/set_questions.py).
+    **{f"rm_own{n}s{str(sp).replace('.', '')}": _variant(keep_own=n, keep_own_spacing=sp)
+       for n, sp in ((5, 2.0), (5, 1.5), (10, 1.0), (10, 1.5), (10, 2.0), (3, 1.0), (7, 1.5))},
     # Round one: both views kept at the same spacing.
     **{f"rm{'_max' if mode == 'max' else ''}_k{m}s{s}": _variant(
         mode, keep_first_hop=m, keep_spacing=float(s), keep_lexical=m, keep_lexical_spacing=float(s))

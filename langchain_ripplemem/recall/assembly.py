@@ -26,6 +26,7 @@ from langchain_ripplemem.config import AssemblyConfig, BridgingConfig, ContextCo
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
 from langchain_ripplemem.recall.evidence import AnyHit, FoundHit, recalled_memory, supports
+from langchain_ripplemem.recall.set_questions import asks_for_a_set, own_places
 from langchain_ripplemem.recall.smoothing import in_context, per_view
 from langchain_ripplemem.recall.views import ViewQuery
 from langchain_ripplemem.schemas import HitSource, MemoryUnit, RecalledMemory
@@ -101,6 +102,10 @@ def assemble_memories(
     ids = [uid for uid in evidence if uid in index.pos and not (hidden and uid in hidden)]
     protected = first_hop_ranks(index, query_vector if plain is None else plain, query.lexical_text or cues.query,
                                 budget, hidden) if budget.keep_first_hop or budget.keep_lexical else {}
+    if budget.keep_own and cues.participants and asks_for_a_set(cues.query):
+        # The question with its speakers moved to cues: their name would pull in what others said about them.
+        own = own_places(index, query_vector, cues.participants, budget, hidden)
+        protected = {**own, **{uid: rank for uid, rank in protected.items() if uid not in own or rank[3] < own[uid][3]}}
     if not ids and not protected:
         return []
     if not ids:

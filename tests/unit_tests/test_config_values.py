@@ -36,6 +36,9 @@ OLD_RECALL = {
     "source_weights": {"semantic": 1.0, "lexical": 0.75, "cue": 0.9, "expansion": 0.85}, "rank_offset": 8,
     "llm_max_retries": 2, "superseded_weight": 0.5, "recency_half_life_days": None,
 }
+#: Settings added after the grouping, with their defaults (``PAPER`` turns them off).
+NEW_RECALL = {"assembly.keep_own": 5, "assembly.keep_own_spacing": 2.0}
+NEW_IN_PAPER = {"assembly.keep_own": 0}
 #: ``WriteConfig().model_dump()`` before the grouping.
 OLD_WRITE = {
     "window_size": 40, "window_overlap": 2, "semantic_threshold": None, "structural_threshold": 0.6,
@@ -52,10 +55,11 @@ OLD_PAPER = {
     "cue_key_weight": 0.0, "target_cues": 0, "bridge_weight": 0.0, "anchor_bridge_weight": 0.0, "rank_offset": 5,
 }
 OLD_RECALL_PRESETS = {
-    "PAPER": (PAPER, OLD_PAPER),
-    "PAPER_LONG_HISTORY": (PAPER_LONG_HISTORY, {**OLD_PAPER, "semantic_k": 15, "lexical_k": 8, "cue_k": 8}),
+    "PAPER": (PAPER, OLD_PAPER, NEW_IN_PAPER),
+    "PAPER_LONG_HISTORY": (PAPER_LONG_HISTORY, {**OLD_PAPER, "semantic_k": 15, "lexical_k": 8, "cue_k": 8},
+                           NEW_IN_PAPER),
     "LONG_HISTORY": (LONG_HISTORY, {"semantic_k": 20, "lexical_k": 20, "cue_k": 15, "per_channel": 20,
-                                    "speaker_bonus": 0.75, "distinct_sessions_first": 5}),
+                                    "speaker_bonus": 0.75, "distinct_sessions_first": 5}, {}),
 }
 OLD_WRITE_PRESETS = {
     "PAPER_WRITE": (PAPER_WRITE, {"structural_edges": "paper"}),
@@ -94,14 +98,14 @@ def regrouped(old: dict[str, Any], config: BaseModel) -> dict[str, Any]:
 
 
 def test_defaults_are_unchanged() -> None:
-    assert grouped(RecallConfig()) == regrouped(OLD_RECALL, RecallConfig())
+    assert grouped(RecallConfig()) == {**regrouped(OLD_RECALL, RecallConfig()), **NEW_RECALL}
     assert grouped(WriteConfig()) == regrouped(OLD_WRITE, WriteConfig())
 
 
 @pytest.mark.parametrize("name", sorted(OLD_RECALL_PRESETS))
 def test_recall_presets_are_unchanged(name: str) -> None:
-    config, changed = OLD_RECALL_PRESETS[name]
-    assert grouped(config) == regrouped({**OLD_RECALL, **changed}, config)
+    config, changed, new = OLD_RECALL_PRESETS[name]
+    assert grouped(config) == {**regrouped({**OLD_RECALL, **changed}, config), **NEW_RECALL, **new}
 
 
 @pytest.mark.parametrize("name", sorted(OLD_WRITE_PRESETS))

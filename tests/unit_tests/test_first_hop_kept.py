@@ -95,6 +95,55 @@ def test_a_stand_alone_remark_keeps_its_place() -> None:
     assert _missing(memory, question, kept.replace(assembly={"keep_first_hop": 0, "keep_lexical": 0}), m=3) != []
 
 
+def _own_missing(memory: RippleMemory, question: str, speaker: str, config: RecallConfig,
+                 n: int = 0, spacing: float = 2.0) -> list[int]:
+    """The ranks (0-based) of ``speaker``'s own plain dense top ``keep_own`` (else ``n``) that ``config`` lost.
+
+    Dense of the question with its speakers moved to cues (what the semantic view searches).
+    """
+    k, kept = config.assembly.top_k, config.assembly
+    result = memory.recall(question, namespace="t", k=k, config=config)
+    got = [x.unit.id for x in result.memories]
+    plain = [u.id for u, _ in memory.search(result.cues.query, namespace="t", k=10_000, view="semantic")
+             if u.metadata.get("speaker") == speaker][: kept.keep_own or n]
+    spacing = kept.keep_own_spacing if kept.keep_own else spacing
+    return [d for d, uid in enumerate(plain)
+            if (deadline := int(spacing * (d + 1) + 1e-9)) <= k and uid not in got[:deadline]]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(drawn=sessions, words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+       speaker=st.sampled_from(SPEAKERS), k=st.integers(1, 12), n=st.integers(1, 6),
+       spacing=st.sampled_from([1.0, 1.5, 2.0, 3.0]))
+def test_a_set_question_keeps_its_speakers_own_matches(drawn: list[list[tuple[str, str]]], words: list[str],
+                                                       speaker: str, k: int, n: int, spacing: float) -> None:
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory.add_conversation(_conversation(drawn), namespace="t")
+    config = RecallConfig(assembly={"keep_own": n, "keep_own_spacing": spacing, "top_k": k})
+    question = f"How many {' '.join(words)} things has {speaker} tried?"
+    assert _own_missing(memory, question, speaker, config) == []
+
+
+def test_set_members_said_apart_keep_their_places() -> None:
+    """Three one-off remarks by Dave, sessions apart, are not pushed out by Mira's talk about sport.
+
+    Without ``keep_own``, dialogue context lifts the stretch where the sport keeps coming up.
+    """
+    stretch = [("Mira", "Sport at the club, sport all day."), ("Dave", "Mira loves sport."),
+               ("Mira", "The club sport team won."), ("Dave", "Sport news again."), ("Mira", "Sport is life.")]
+    remarks = [[("Mira", "How was work?"), ("Dave", "I tried fencing, a new sport for me."), ("Mira", "Rain.")],
+               [("Dave", "Lunch was late."), ("Dave", "I tried bouldering, a fun sport."), ("Mira", "Okay.")],
+               [("Mira", "Movies?"), ("Dave", "I tried rowing, a hard sport."), ("Mira", "Cool.")]]
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory.add_conversation(_conversation([stretch, remarks[0], stretch, remarks[1], remarks[2]]), namespace="t")
+    question = "Which sports has Dave tried?"
+    loud = RecallConfig(assembly={"top_k": 6, "keep_own": 0}, context={"weight": 2.0, "weight_2": 2.0})
+    kept = loud.replace(assembly={"keep_own": 3, "keep_own_spacing": 2.0})
+    assert _own_missing(memory, question, "Dave", kept) == []
+    assert _own_missing(memory, question, "Dave", loud, n=3) != []
+    assert _own_missing(memory, "Where did Dave try a sport?", "Dave", kept, n=3) != []  # not a set question
+
+
 def test_spacings_that_cannot_all_fit_are_refused() -> None:
     with pytest.raises(ValueError, match="keep_lexical_spacing"):
         RecallConfig(assembly={"keep_first_hop": 3, "keep_lexical": 3, "keep_spacing": 1.5,
