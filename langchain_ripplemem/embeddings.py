@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only, keeps import time small
     from tokenizers import Tokenizer
 
 __all__ = ["DIMENSION", "FLOAT_MODEL_ID", "MODEL_ID", "MiniLMOnnxEmbeddings", "embed_query", "embed_texts",
-           "embedding_dimension", "embedding_model_name"]
+           "embedding_dimension", "embedding_model_name", "load_tokenizer"]
 
 #: Identifier stored next to vectors so an index can detect an encoder change: the
 #: default encoder (integer kernels, 256 tokens). Other settings have other ids.
@@ -61,7 +61,7 @@ _TOKENIZERS: dict[int | None, Tokenizer] = {}
 _load_session = load_session
 
 
-def _load_tokenizer(max_length: int | None) -> Tokenizer:
+def load_tokenizer(max_length: int | None) -> Tokenizer:
     """The shipped tokenizer, cutting at ``max_length`` tokens (``None``: never)."""
     with _LOCK:
         tokenizer = _TOKENIZERS.get(max_length)
@@ -206,7 +206,7 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
         out = np.empty((len(items), DIMENSION), dtype=np.float32)
         if not items:
             return out
-        tokenizer = _load_tokenizer(self.max_length)
+        tokenizer = load_tokenizer(self.max_length)
         session = _load_session(self.kernels, self.intra_op_num_threads)
         for first in range(0, len(items), _TOKENIZE_BLOCK):
             # Tokenise a block at once (parallel, in Rust); batches group texts of
@@ -264,7 +264,7 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
 
         """
         items = _check_texts(texts)
-        tokenizer = _load_tokenizer(None)
+        tokenizer = load_tokenizer(None)
         return [len(encoding.ids) for first in range(0, len(items), _TOKENIZE_BLOCK)
                 for encoding in tokenizer.encode_batch(items[first : first + _TOKENIZE_BLOCK])]
 

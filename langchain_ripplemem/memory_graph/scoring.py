@@ -66,6 +66,11 @@ def _cue_set(values: tuple[str, ...]) -> frozenset[str]:
     return normalised_cues(values)
 
 
+def cue_set_cache_size() -> int:
+    """How many cue sets :func:`cue_set` holds now (``bench/scale/haystack_rss.py`` records it)."""
+    return _cue_set.cache_info().currsize
+
+
 def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
     """Jaccard overlap of two cue sets (0 when either is empty)."""
     sa, sb = cue_set(a), cue_set(b)

@@ -2,30 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-_SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-
-
-@pytest.fixture(scope="module")
-def scale_report():
-    spec = importlib.util.spec_from_file_location("scale_report", _SCRIPTS / "scale_report.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("scale_report", module)
-    spec.loader.exec_module(module)
-    return module
+from langchain_ripplemem.bench.scale import scale_report
 
 
 def _curve(rates: list[float], step: int = 1000) -> list[dict[str, float]]:
     return [{"memories": step * (i + 1), "per_cpu_s": r} for i, r in enumerate(rates)]
 
 
-def test_amortized_rate_weighs_windows_by_their_cpu_time(scale_report) -> None:
+def test_amortized_rate_weighs_windows_by_their_cpu_time() -> None:
     # 10 windows: nine at 500 memories per CPU-s, one (a full collection) at 100.
     curve = _curve([900.0] * 5 + [500.0] * 9 + [100.0])
     spread = scale_report.amortized_cpu_rate(curve, memories=10_000)
@@ -35,7 +21,7 @@ def test_amortized_rate_weighs_windows_by_their_cpu_time(scale_report) -> None:
     assert scale_report.amortized_cpu_rate([{"memories": 1000, "per_s": 10.0}]) is None  # no CPU rate recorded
 
 
-def test_ingest_rows_compare_each_size_with_the_runs_1k(scale_report) -> None:
+def test_ingest_rows_compare_each_size_with_the_runs_1k() -> None:
     entry = {"label": "run", "single": [
         {"size": 1000, "ingest": {"per_cpu_s_at_size": 600.0, "curve": _curve([600.0])}},
         {"size": 12000, "ingest": {"per_cpu_s_at_size": 300.0, "curve": _curve([600.0] * 2 + [500.0] * 9 + [300.0])}},
@@ -46,7 +32,7 @@ def test_ingest_rows_compare_each_size_with_the_runs_1k(scale_report) -> None:
     assert "468.7 (x0.78)" in rows[1]  # 10,000 memories / (9 x 2 + 3.33 CPU-s) = 468.7 per CPU-s
 
 
-def test_whole_open_rows_show_the_load_without_a_snapshot_beside_the_snapshots(scale_report) -> None:
+def test_whole_open_rows_show_the_load_without_a_snapshot_beside_the_snapshots() -> None:
     opened = {"first_recall_s": 1.2, "first_recall_cpu_s": 1.1, "import_s": 0.9, "serving_peak_rss_mb": 300.0}
     whole = {"first_recall_s": 9.5, "first_recall_cpu_s": 9.0, "import_s": 0.8, "serving_peak_rss_mb": 900.4}
     entry = {"label": "run", "single": [

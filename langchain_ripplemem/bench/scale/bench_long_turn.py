@@ -1,4 +1,4 @@
-"""Long-input benchmark (not a test): peak memory and time of ingesting one long turn.
+r"""Long-input benchmark (not a test): peak memory and time of ingesting one long turn.
 
 Each case runs in a fresh Python process, so its peak RSS (``ru_maxrss``) is its own:
 ``RippleMemory()`` with its defaults (offline MiniLM, rule-based extractor) ingests a
@@ -7,7 +7,7 @@ shipped sample conversation, repeated). The model is loaded before the clock sta
 With ``--locomo``, a last case ingests LoCoMo's first conversation the same way and
 reports turns/s, so that a change for long inputs can be checked against normal ones.
 
-    python scripts/bench_long_turn.py --sizes 20000,200000 \\
+    python -m langchain_ripplemem.bench.scale.bench_long_turn --sizes 20000,200000 \
         --locomo ../shared/data/locomo/locomo10.json --out results/long_turn.json
 """
 
@@ -23,10 +23,16 @@ import time
 from importlib import resources
 from typing import Any
 
+from langchain_ripplemem.record_formats import conversation_from_locomo
+
+MODULE = "langchain_ripplemem.bench.scale.bench_long_turn"  # what a case's fresh process runs
+
 
 def _long_text(size: int) -> str:
-    """``size`` characters of the sample dialogue's sentences, reshuffled on every pass
-    (a plain repetition would give identical chunks, which ingest keeps once)."""
+    """``size`` characters of the sample dialogue's sentences, reshuffled on every pass.
+
+    A plain repetition would give identical chunks, which ingest keeps once.
+    """
     import random
     import re
 
@@ -43,8 +49,6 @@ def _long_text(size: int) -> str:
 
 def _conversation(case: str) -> Any:
     if case.startswith("locomo:"):
-        from langchain_ripplemem.record_formats import conversation_from_locomo
-
         path = case.removeprefix("locomo:")
         with open(path, encoding="utf-8") as file:
             return conversation_from_locomo(json.load(file)[0])
@@ -67,7 +71,7 @@ def _token_counts(texts: list[str]) -> list[int]:
 
 
 def _child(case: str) -> None:
-    from langchain_ripplemem import RippleMemory
+    from langchain_ripplemem.memory import RippleMemory
 
     conversation = _conversation(case)
     memory = RippleMemory()
@@ -95,6 +99,7 @@ def _child(case: str) -> None:
 
 
 def main() -> None:
+    """Run each case in a fresh process, print its row and with ``--out`` write them all."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="20000,200000", help="comma-separated turn sizes in characters")
     parser.add_argument("--locomo", default=None, help="locomo10.json: also ingest its first conversation")
@@ -110,7 +115,7 @@ def main() -> None:
         cases.append(f"locomo:{args.locomo}")
     rows = []
     for case in cases:
-        runs = [json.loads(subprocess.run([sys.executable, __file__, "--_child", case], check=True,
+        runs = [json.loads(subprocess.run([sys.executable, "-m", MODULE, "--_child", case], check=True,
                                           capture_output=True, text=True).stdout.strip().splitlines()[-1])
                 for _ in range(args.repeat)]
         best = min(runs, key=lambda r: r["seconds"])

@@ -8,7 +8,7 @@ garbage collector by generation (a full collection walks every object the
 process holds, so it grows with the namespace; it runs about every 25 % of
 growth). Not a test and not the benchmark: the timers wrap the calls.
 
-    python scripts/ingest_breakdown.py /tmp/ingest50k 50000 > /tmp/ingest50k.jsonl
+    python -m langchain_ripplemem.bench.scale.ingest_breakdown /tmp/ingest50k 50000 > /tmp/ingest50k.jsonl
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import bench_scale
-from scale_dialogue import Dialogue
-
 import langchain_ripplemem.write.path as ingest
+from langchain_ripplemem.bench.scale import bench_scale
+from langchain_ripplemem.bench.scale.scale_dialogue import Dialogue
 
 WINDOW = 1000
 
@@ -67,11 +66,12 @@ def install_timers(memory: Any) -> tuple[dict[str, float], Callable[[str, dict[s
 
 
 def main() -> None:
+    """Ingest ``size`` memories into ``directory``, printing one JSON line per window."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("directory", type=Path, help="a new store's directory")
     parser.add_argument("size", type=int, help="memories to ingest")
     args = parser.parse_args()
-    memory = bench_scale._memory(args.directory, {})
+    memory = bench_scale.scale_memory(args.directory, {})
     spent, on_gc = install_timers(memory)
     dialogue, stored, units, cpu = Dialogue(seed=1), 0, 0, 0.0
     while stored < args.size:

@@ -7,30 +7,28 @@ the edge store (``edge_rows`` with the units whose edges it needs). Recall reads
 walk's hop at a time (``LazyAdjacency.read``); before, it read each unit alone. Both
 patterns are replayed, same units in the same order, on the store's SQLite file and
 on a throwaway PostgreSQL cluster holding the same edges
-(``tests/integration_tests/postgres.py``; skipped, with the reason, when it cannot
+(``throwaway_postgres.py``; skipped, with the reason, when it cannot
 start). Reported per recall: queries, and wall and CPU ms (CPU of this process: the
 client's share; PostgreSQL's own work shows in wall time).
 
-    python scripts/edge_reads.py --out results/edge_reads.json
+    python -m langchain_ripplemem.bench.scale.edge_reads --out results/edge_reads.json
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import bench_scale
-
 from langchain_ripplemem.bench.measurements.output import emit
 from langchain_ripplemem.bench.results import run_metadata
+from langchain_ripplemem.bench.scale import bench_scale
+from langchain_ripplemem.bench.scale.throwaway_postgres import start_postgres, stop_postgres
 from langchain_ripplemem.schemas import Edge
 from langchain_ripplemem.storage import sqlite as sqlite_storage
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "integration_tests"))
+from langchain_ripplemem.storage.postgres import PostgresGraph
 
 
 def recorded_reads(memory: Any, queries: int) -> dict[str, list[list[str]]]:
@@ -45,11 +43,11 @@ def recorded_reads(memory: Any, queries: int) -> dict[str, list[list[str]]]:
             reads.append(unit_ids)
         return original(self, namespace, unit_ids)
 
-    questions, out = bench_scale._questions(seed=2, n=queries + 5), {}
+    questions, out = bench_scale.seeded_questions(seed=2, n=queries + 5), {}
     backend.edge_rows = recording  # type: ignore[method-assign]
     try:
         for name in bench_scale.CONFIGS:
-            config = bench_scale._config(name)
+            config = bench_scale.recall_config(name)
             for question in questions[:5]:  # warm-up, as the scale benchmark's warm recalls
                 memory.recall(question, namespace=bench_scale.NS, config=config)
             reads.clear()
@@ -76,6 +74,7 @@ def replay(backend: Any, reads: list[list[str]], recalls: int) -> dict[str, Any]
 
 
 def main() -> None:
+    """Build the store, record recall's reads, replay them on SQLite and PostgreSQL; print (and write) the result."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--size", type=int, default=50_000)
     parser.add_argument("--queries", type=int, default=50)
@@ -90,10 +89,6 @@ def main() -> None:
     result: dict[str, Any] = {**run_metadata(None), "size": args.size, "queries": args.queries, "edges": len(rows),
                               "sqlite": {name: replay(sqlite_edges, r, args.queries) for name, r in reads.items()}}
     try:
-        from postgres import start_postgres, stop_postgres
-
-        from langchain_ripplemem.storage.postgres import PostgresGraph
-
         server = start_postgres()
     except (ImportError, RuntimeError) as err:
         result["postgres"] = {"skipped": f"{type(err).__name__}: {err}"}

@@ -1,4 +1,6 @@
-"""A throwaway PostgreSQL cluster for the tests: ``initdb`` + ``pg_ctl`` in a temporary directory.
+"""A throwaway PostgreSQL cluster: ``initdb`` + ``pg_ctl`` in a temporary directory.
+
+The integration tests, ``edge_reads`` and ``soak --postgres local`` start one.
 
 PostgreSQL refuses to run as root, so under root (CI) the cluster belongs to
 the ``postgres`` system user and its commands run through ``runuser``; as any
@@ -18,6 +20,8 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+__all__ = ["PostgresServer", "postgres_bindir", "start_postgres", "stop_postgres"]
 
 STARTUP_TIMEOUT = 60  # hang guard for a slow machine, not a performance threshold
 SERVICE_USER = "postgres"

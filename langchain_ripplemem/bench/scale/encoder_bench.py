@@ -1,4 +1,4 @@
-"""Where the offline encoder's time goes, and whether integer kernels keep retrieval recall (issue 17, item 3).
+r"""Where the offline encoder's time goes, and whether integer kernels keep retrieval recall (issue 17, item 3).
 
 Four parts, written to one results file:
 
@@ -19,8 +19,8 @@ Four parts, written to one results file:
   the LongMemEval dev split with float kernels on a shared 2-core machine). The
   issue's rule: take the faster kernels when recall_all moves by less than 0.5 points.
 
-    python scripts/encoder_bench.py --locomo ../shared/data/locomo/locomo10.json \\
-        --longmemeval ../shared/data/longmemeval/longmemeval_s_dev60.json \\
+    python -m langchain_ripplemem.bench.scale.encoder_bench --locomo ../shared/data/locomo/locomo10.json \
+        --longmemeval ../shared/data/longmemeval/longmemeval_s_dev60.json \
         --vectors /tmp/encoder-vectors --out results/encoder.json
 """
 
@@ -38,8 +38,12 @@ from typing import Any
 import numpy as np
 
 from langchain_ripplemem._runtime.minilm_models import integer_model_path, shipped_model_path
+from langchain_ripplemem.bench.loaders import load_locomo, load_longmemeval
 from langchain_ripplemem.bench.measurements.output import emit
-from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings, _load_tokenizer
+from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings, load_tokenizer
+from langchain_ripplemem.extraction.rules import RuleBasedExtractor
+from langchain_ripplemem.extraction.windows import make_windows
+from langchain_ripplemem.presets import preset
 
 DATASETS = ("locomo", "longmemeval")
 RULE_POINTS = 0.5
@@ -49,11 +53,7 @@ OVERALL = {"locomo": "overall_1_4", "longmemeval": "overall"}
 
 def unit_texts(dataset: str, path: str) -> list[str]:
     """The distinct texts a benchmark run embeds as documents, in first-seen order."""
-    from langchain_ripplemem.bench.loaders import load_locomo, load_longmemeval
     from langchain_ripplemem.bench.runner import PAPER_PRESETS
-    from langchain_ripplemem.extraction.rules import RuleBasedExtractor
-    from langchain_ripplemem.extraction.windows import make_windows
-    from langchain_ripplemem.presets import preset
 
     write_config, _ = preset(PAPER_PRESETS[dataset])
     extractor = RuleBasedExtractor(write_config.extraction)
@@ -131,7 +131,7 @@ def _feeds(batch: list[list[int]]) -> dict[str, np.ndarray]:
 
 def throughput(texts: list[str]) -> list[dict[str, Any]]:
     """Rows of texts/s: whole ``embed_array`` calls per setting, then forward passes alone."""
-    ids = [e.ids for e in _load_tokenizer(256).encode_batch(texts)]
+    ids = [e.ids for e in load_tokenizer(256).encode_batch(texts)]
     tokens = sum(len(row) for row in ids)
     rows = []
     embedders: list[tuple[str, MiniLMOnnxEmbeddings]] = [
@@ -151,7 +151,7 @@ def throughput(texts: list[str]) -> list[dict[str, Any]]:
         print(rows[-1], flush=True)
     passes = {"float": MiniLMOnnxEmbeddings(kernels="float").batches([len(r) for r in ids]),
               "integer": MiniLMOnnxEmbeddings().batches([len(r) for r in ids])}
-    tokenize = _timed(lambda: _load_tokenizer(256).encode_batch(texts), len(texts), tokens)
+    tokenize = _timed(lambda: load_tokenizer(256).encode_batch(texts), len(texts), tokens)
     rows.append({"setting": "tokenization alone", "scope": "tokenizer", **tokenize})
     for kernels, level in (("float", "ORT_DISABLE_ALL"), ("float", "ORT_ENABLE_BASIC"),
                            ("float", "ORT_ENABLE_EXTENDED"), ("float", "ORT_ENABLE_ALL"),
@@ -177,7 +177,6 @@ def _in_overall(dataset: str, record: dict[str, Any]) -> bool:
 def recall(dataset: str, path: str, vectors: str) -> dict[str, Any]:
     """recall_all of ``dense`` and ``ripplemem`` with each kernel choice, the deltas and the questions that flip."""
     from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
-    from langchain_ripplemem.bench.loaders import load_locomo, load_longmemeval
     from langchain_ripplemem.bench.runner import FreshMemories, run_benchmark
 
     conversations = (load_locomo if dataset == "locomo" else load_longmemeval)(path)
@@ -224,6 +223,7 @@ def _git_commit() -> str:
 
 
 def main() -> None:
+    """Measure the units, graphs, throughput and (with ``--vectors``) recall; print (and write) the result."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--locomo", required=True, help="locomo10.json")
     parser.add_argument("--longmemeval", required=True, help="a LongMemEval-S file (the dev split)")

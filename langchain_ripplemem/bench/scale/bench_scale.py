@@ -20,8 +20,8 @@ Many namespaces (2,000 x 50 memories in one store): a new process times
 ``namespaces()``, the first and the second recall in 200 random namespaces,
 and reads its RSS after that warm-up, next to the cache bound it was given.
 
-    python scripts/bench_scale.py run --label after --out results/scale.json
-    python scripts/bench_scale.py report results/scale.json --md docs/scale_tables.md
+    python -m langchain_ripplemem.bench.scale.bench_scale run --label after --out results/scale.json
+    python -m langchain_ripplemem.bench.scale.bench_scale report results/scale.json --md docs/scale_tables.md
 """
 
 from __future__ import annotations
@@ -43,9 +43,13 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale_dialogue import Dialogue, FastFakeEmbeddings  # noqa: E402
+import langchain_ripplemem
+from langchain_ripplemem.bench.scale.scale_dialogue import Dialogue, FastFakeEmbeddings
+from langchain_ripplemem.bench.scale.scale_report import write_report
+from langchain_ripplemem.config import RecallConfig, WriteConfig
+from langchain_ripplemem.index.cache_bounds import CacheBounds
 
+MODULE = "langchain_ripplemem.bench.scale.bench_scale"  # what ``_child`` runs a step as
 NS = ("scale", "one")
 QUERIES = 50
 RATE_WINDOW = 1000
@@ -84,22 +88,19 @@ def _peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def _memory(path: Path, kwargs: dict[str, Any]) -> Any:
-    from langchain_ripplemem import RippleMemory
-    from langchain_ripplemem.config import WriteConfig
+def scale_memory(path: Path, kwargs: dict[str, Any]) -> Any:
+    """A memory at ``path`` with the fake encoder and the benchmark's write settings; ``kwargs`` to RippleMemory."""
+    from langchain_ripplemem.memory import RippleMemory
 
     if "cache_bounds" in kwargs:  # JSON can only say it as a dict
-        from langchain_ripplemem.index.cache_bounds import CacheBounds
-
         kwargs = {**kwargs, "cache_bounds": CacheBounds(**kwargs["cache_bounds"])}
     return RippleMemory(FastFakeEmbeddings(), persist_directory=path,
                         write_config=_settings(WriteConfig, {"linking": {"semantic_threshold": SEMANTIC_THRESHOLD}}),
                         **kwargs)
 
 
-def _config(name: str) -> Any:
-    from langchain_ripplemem.config import RecallConfig
-
+def recall_config(name: str) -> Any:
+    """The recall settings ``CONFIGS[name]`` as a ``RecallConfig``."""
     return _settings(RecallConfig, CONFIGS[name])
 
 
@@ -128,7 +129,8 @@ def _timed_recalls(memory: Any, questions: list[str], ns: tuple[str, ...], confi
     return {"wall_ms": _ms(wall), "cpu_ms": _ms(cpu)}
 
 
-def _questions(seed: int, n: int) -> list[str]:
+def seeded_questions(seed: int, n: int) -> list[str]:
+    """``n`` questions of the dialogue seeded with ``seed``."""
     dialogue = Dialogue(seed)
     return [dialogue.question() for _ in range(n)]
 
@@ -136,7 +138,7 @@ def _questions(seed: int, n: int) -> list[str]:
 # -- one namespace ----------------------------------------------------------------------
 def filled(path: Path, size: int) -> Any:
     """A memory at ``path`` (opened with the benchmark's settings) holding ``size`` memories of the dialogue."""
-    memory, dialogue, stored = _memory(path, {}), Dialogue(seed=1), 0
+    memory, dialogue, stored = scale_memory(path, {}), Dialogue(seed=1), 0
     while stored < size:
         stored += memory.add_conversation(dialogue.next_session(size - stored), namespace=NS).new_units
     return memory
@@ -144,7 +146,7 @@ def filled(path: Path, size: int) -> Any:
 
 def build_single(args: argparse.Namespace) -> dict[str, Any]:
     """Ingest to ``args.size``, then warm recalls, the exact floor and recall right after writes."""
-    memory, out = _memory(Path(args.dir), json.loads(args.memory_kwargs)), {"size": args.size}
+    memory, out = scale_memory(Path(args.dir), json.loads(args.memory_kwargs)), {"size": args.size}
     dialogue, stored, window, curve = Dialogue(seed=1), 0, [], []
     began = time.perf_counter()
     while stored < args.size:
@@ -164,17 +166,17 @@ def build_single(args: argparse.Namespace) -> dict[str, Any]:
     out["ingest"] = {"seconds": round(time.perf_counter() - began, 1), "memories": stored,
                      "per_s_at_size": curve[-1]["per_s"], "per_cpu_s_at_size": curve[-1]["per_cpu_s"],
                      "curve": curve}
-    questions = _questions(seed=2, n=QUERIES)
+    questions = seeded_questions(seed=2, n=QUERIES)
     out["warm"] = {}
     for name in CONFIGS:
-        _timed_recalls(memory, questions[:5], NS, _config(name))  # warm-up
-        out["warm"][name] = _timed_recalls(memory, questions, NS, _config(name))
+        _timed_recalls(memory, questions[:5], NS, recall_config(name))  # warm-up
+        out["warm"][name] = _timed_recalls(memory, questions, NS, recall_config(name))
     out["exact_floor"] = exact_floor(memory, questions)
     after, after_cpu = [], []
     for i in range(AFTER_WRITE_ROUNDS):
         memory.add_conversation(dialogue.conversation(f"w{i}", turns=2), namespace=NS)
         t0, c0 = time.perf_counter(), time.process_time()
-        memory.recall(questions[i], namespace=NS, config=_config("paper"))
+        memory.recall(questions[i], namespace=NS, config=recall_config("paper"))
         after.append(time.perf_counter() - t0)
         after_cpu.append(time.process_time() - c0)
     # CPU time too: work the store's own threads go on with after a write shows in wall time only
@@ -210,7 +212,7 @@ def open_single(args: argparse.Namespace) -> dict[str, Any]:
     whole from Chroma, as in the first open after an upgrade or in a process without a
     snapshot directory.
     """
-    question = _questions(seed=3, n=1)[0]
+    question = seeded_questions(seed=3, n=1)[0]
     kwargs = json.loads(args.memory_kwargs) | ({"snapshot_directory": False} if args.whole else {})
     t0, c0 = time.perf_counter(), time.process_time()
     import chromadb  # noqa: F401 - timed on its own too (a server imports once, at start)
@@ -218,9 +220,9 @@ def open_single(args: argparse.Namespace) -> dict[str, Any]:
     import langchain_ripplemem.memory  # noqa: F401
 
     imported = time.perf_counter() - t0
-    memory = _memory(Path(args.dir), kwargs)
+    memory = scale_memory(Path(args.dir), kwargs)
     opened = time.perf_counter() - t0
-    memory.recall(question, namespace=NS, config=_config("paper"))
+    memory.recall(question, namespace=NS, config=recall_config("paper"))
     out = {"import_s": round(imported, 3), "open_s": round(opened, 3),
            "first_recall_s": round(time.perf_counter() - t0, 3),
            "first_recall_cpu_s": round(time.process_time() - c0, 3)}
@@ -235,7 +237,8 @@ def _namespace(i: int) -> tuple[str, ...]:
 
 
 def build_many(args: argparse.Namespace) -> dict[str, Any]:
-    memory = _memory(Path(args.dir), json.loads(args.memory_kwargs))
+    """``args.namespaces`` namespaces of ``args.per_namespace`` memories each in one store; the build time."""
+    memory = scale_memory(Path(args.dir), json.loads(args.memory_kwargs))
     began = time.perf_counter()
     for i in range(args.namespaces):
         memory.add_conversation(Dialogue(seed=100 + i).conversation("c1", turns=args.per_namespace),
@@ -248,7 +251,7 @@ def build_many(args: argparse.Namespace) -> dict[str, Any]:
 def probe_many(args: argparse.Namespace) -> dict[str, Any]:
     """A new process: ``namespaces()``, then first and warm recall in ``args.probe`` random namespaces."""
     kwargs = json.loads(args.memory_kwargs)
-    memory = _memory(Path(args.dir), kwargs)
+    memory = scale_memory(Path(args.dir), kwargs)
     out: dict[str, Any] = {"cache_bound": kwargs or None, "rss_open_mb": _rss_mb()}
     t0 = time.perf_counter()
     try:
@@ -263,7 +266,7 @@ def probe_many(args: argparse.Namespace) -> dict[str, Any]:
         for i in picked:
             question = Dialogue(seed=100 + i).question()
             t0 = time.perf_counter()
-            memory.recall(question, namespace=_namespace(i), config=_config("paper"))
+            memory.recall(question, namespace=_namespace(i), config=recall_config("paper"))
             wall.append(time.perf_counter() - t0)
         rounds.append(_ms(wall))
     out["first_recall_ms"], out["warm_recall_ms"] = rounds
@@ -277,7 +280,7 @@ def _child(step: str, args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
     """Run one step in a new process; its JSON, or the error it died with."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
         result_path = handle.name
-    cmd = [sys.executable, __file__, step, "--result", result_path, "--memory-kwargs", args.memory_kwargs,
+    cmd = [sys.executable, "-m", MODULE, step, "--result", result_path, "--memory-kwargs", args.memory_kwargs,
            *(x for key, value in extra.items() for x in (f"--{key.replace('_', '-')}", str(value)))]
     started = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
@@ -292,9 +295,10 @@ def _child(step: str, args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> None:
+    """Every size, then the many-namespace store, each step in a new process; saved to ``args.out`` as it goes."""
     work = Path(args.workdir or tempfile.mkdtemp(prefix="ripplemem-scale-"))
     entry: dict[str, Any] = {
-        "label": args.label, "commit": args.commit or _commit(), "started": time.strftime("%Y-%m-%d %H:%M"),
+        "label": args.label, "commit": args.commit or package_commit(), "started": time.strftime("%Y-%m-%d %H:%M"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
         "settings": {"queries": QUERIES, "rate_window": RATE_WINDOW, "configs": CONFIGS,
                      "semantic_threshold": SEMANTIC_THRESHOLD, "memory_kwargs": json.loads(args.memory_kwargs),
@@ -325,9 +329,8 @@ def run(args: argparse.Namespace) -> None:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _commit() -> str:
-    import langchain_ripplemem
-
+def package_commit() -> str:
+    """The short git commit of the imported package's tree."""
     root = Path(langchain_ripplemem.__file__).resolve().parents[1]
     got = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return got.stdout.strip() or "unknown"
@@ -341,6 +344,7 @@ def _save(path: str, entry: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """``run``, ``report``, or one step of a run (the steps ``_child`` starts)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("run", help="run the benchmark and store it under --label in --out")
@@ -369,8 +373,6 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "run":
         return run(args)
     if args.command == "report":
-        from scale_report import write_report
-
         return write_report(Path(args.results), Path(args.md))
     steps = {"_build": build_single, "_open": open_single, "_build_many": build_many, "_probe_many": probe_many}
     try:

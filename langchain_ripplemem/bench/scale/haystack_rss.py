@@ -1,4 +1,4 @@
-"""Resident memory of one process that builds LongMemEval haystacks one after another, as a user's process would.
+r"""Resident memory of one process that builds LongMemEval haystacks one after another, as a user's process would.
 
 Each haystack is built in a fresh in-memory ``RippleMemory``, asked its question with the
 recommended settings, deleted and closed; the process-wide memo caches of text work are
@@ -8,8 +8,9 @@ not). Every ``--every`` haystacks it records RSS, the C heap's live part
 sizes: what the process keeps that no ``CacheBounds`` covers. Vectors come from the benchmark's
 embedding cache (``ripplemem bench longmemeval`` fills it), so a warm run embeds nothing.
 
-    python scripts/haystack_rss.py ../shared/data/longmemeval/longmemeval_s_dev60.json --out results/haystack_rss.json
-    MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=131072 python scripts/haystack_rss.py \
+    python -m langchain_ripplemem.bench.scale.haystack_rss ../shared/data/longmemeval/longmemeval_s_dev60.json \
+        --out results/haystack_rss.json
+    MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=131072 python -m langchain_ripplemem.bench.scale.haystack_rss \
         ../shared/data/longmemeval/longmemeval_s_dev60.json --out results/haystack_rss_tuned_malloc.json
 
 The second run sets glibc's allocator as a long-lived server might (one arena, large blocks
@@ -33,10 +34,11 @@ from langchain_ripplemem.bench.runner import FreshMemories
 from langchain_ripplemem.bench.systems import question_context
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.index.lexical import stem
-from langchain_ripplemem.memory_graph.scoring import _cue_set
+from langchain_ripplemem.memory_graph.scoring import cue_set_cache_size
 
 
 def main() -> None:
+    """Ingest and recall each haystack in turn, recording RSS and cache sizes; print (and write) the rows."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("longmemeval", help="a LongMemEval JSON file")
     parser.add_argument("--limit", type=int, default=None, help="only the first N haystacks")
@@ -61,7 +63,7 @@ def main() -> None:
         if i % args.every == 0 or i == len(haystacks) - 1:
             rows.append({"haystacks": i + 1, "rss_mb": rss_mb(), "heap_in_use_mb": heap_in_use_mb(collect=False),
                          "stems": stem.cache_info().currsize,
-                         "cue_sets": _cue_set.cache_info().currsize})
+                         "cue_sets": cue_set_cache_size()})
             print(rows[-1], file=sys.stderr, flush=True)
     allocator = {name: value for name, value in os.environ.items() if name.startswith("MALLOC_")}
     emit({"benchmark": "haystack_rss", **run_metadata(args.longmemeval), "haystacks": len(haystacks),

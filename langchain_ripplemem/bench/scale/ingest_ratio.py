@@ -1,4 +1,4 @@
-"""Ingest at a large size against a small one, the two writers taking turns: a ratio the machine's drift cancels in.
+r"""Ingest at a large size against a small one, the two writers taking turns: a ratio the machine's drift cancels in.
 
 ``bench_scale.py`` builds each size in its own process minutes apart, and on a shared
 machine the same code gave 0.63x and 0.83x there (docs/scale.md). Here one writer process
@@ -13,8 +13,9 @@ repeat; its writer first writes ``--warm-up`` memories untimed (opening the stor
 first write's one-time work are not ingest at that size), and each writer runs a full
 garbage collection before its timed writes.
 
-    python scripts/ingest_ratio.py --out results/ingest_ratio.json
-    python scripts/ingest_ratio.py --large 20000 --repeats 2 --workdir /tmp/ratio   # a quicker look
+    python -m langchain_ripplemem.bench.scale.ingest_ratio --out results/ingest_ratio.json
+    python -m langchain_ripplemem.bench.scale.ingest_ratio --large 20000 --repeats 2 \
+        --workdir /tmp/ratio  # a quicker look
 """
 
 from __future__ import annotations
@@ -25,18 +26,15 @@ import json
 import multiprocessing as mp
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_scale import NS, _commit, _memory, filled  # noqa: E402
-from ingest_breakdown import install_timers  # noqa: E402
-from scale_dialogue import Dialogue  # noqa: E402
+from langchain_ripplemem.bench.scale.bench_scale import NS, filled, package_commit, scale_memory
+from langchain_ripplemem.bench.scale.ingest_breakdown import install_timers
+from langchain_ripplemem.bench.scale.scale_dialogue import Dialogue
 
 
 def _positioned(start: int) -> Dialogue:
@@ -49,7 +47,7 @@ def _positioned(start: int) -> Dialogue:
 
 def _writer(store: str, start: int, warm_up: int, conn: Connection) -> None:
     """Write the dialogue from memory ``start`` on: ``warm_up`` untimed, then a block per request."""
-    memory, dialogue = _memory(Path(store), {}), _positioned(start)
+    memory, dialogue = scale_memory(Path(store), {}), _positioned(start)
     spent, _ = install_timers(memory)  # CPU seconds by part of the write (ingest_breakdown.py's timers)
     held = len(memory.index.namespace_index(NS))
     if held != start:
@@ -123,6 +121,7 @@ def one_repeat(base: Path, work: Path, args: argparse.Namespace) -> dict[str, An
 
 
 def main() -> None:
+    """Build the large store once, then ``--repeats`` rounds of the two writers; print (and write) the ratio."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--small", type=int, default=1000, help="memories the small store is written from 0 to")
     p.add_argument("--large", type=int, default=50000, help="the size the large store is written up to")
@@ -150,7 +149,7 @@ def main() -> None:
         if not args.workdir:
             shutil.rmtree(work, ignore_errors=True)
     ratios = [r["ratio"] for r in repeats]
-    out = {"benchmark": "ingest_ratio", "commit": _commit(), "started": time.strftime("%Y-%m-%d %H:%M"),
+    out = {"benchmark": "ingest_ratio", "commit": package_commit(), "started": time.strftime("%Y-%m-%d %H:%M"),
            "settings": {k: getattr(args, k) for k in ("small", "large", "block", "warm_up", "repeats")},
            "ratio_median": round(statistics.median(ratios), 3), "ratio_min": min(ratios), "ratio_max": max(ratios),
            "repeats": repeats}

@@ -133,7 +133,9 @@ class FastFakeEmbeddings(Embeddings):
         return (v / (np.linalg.norm(v) or 1.0)).astype(np.float32)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text."""
         return [self.vector(t).tolist() for t in texts]
 
     def embed_query(self, text: str) -> list[float]:
+        """The vector of ``text``."""
         return self.vector(text).tolist()

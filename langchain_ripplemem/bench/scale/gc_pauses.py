@@ -12,7 +12,7 @@ collections and of tracked objects do not depend on the machine's speed that day
 the times do. On a commit from before ``collector.py`` (run it from that checkout),
 only ``not_paused`` is measured: what recall did then.
 
-    python scripts/gc_pauses.py --out results/gc_pauses.json
+    python -m langchain_ripplemem.bench.scale.gc_pauses --out results/gc_pauses.json
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import bench_scale
 import numpy as np
 
 from langchain_ripplemem.bench.measurements.output import emit
 from langchain_ripplemem.bench.results import run_metadata
+from langchain_ripplemem.bench.scale import bench_scale
 
 try:
     from langchain_ripplemem._runtime import collector
@@ -46,6 +46,7 @@ class CollectionClock:
         self.count, self.seconds = [0, 0, 0], [0.0, 0.0, 0.0]
 
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        """A ``gc.callbacks`` hook: time each collection that runs while on."""
         if not self.on:
             return
         if phase == "start":
@@ -97,6 +98,7 @@ def measure(memory: Any, config: Any, questions: list[str], block: int) -> dict[
 
 
 def main() -> None:
+    """Measure every size in ``--sizes``; print (and write) the result."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 50_000])
     parser.add_argument("--queries", type=int, default=200, help="recalls per mode and setting")
@@ -109,8 +111,8 @@ def main() -> None:
         memory = bench_scale.filled(Path(tempfile.mkdtemp(prefix="gc-pauses-")) / "store", size)
         per_size: dict[str, Any] = {"objects_tracked": 0}
         for seed, name in enumerate(bench_scale.CONFIGS):
-            config = bench_scale._config(name)
-            questions = bench_scale._questions(seed=10 + seed, n=2 * args.queries + 20)
+            config = bench_scale.recall_config(name)
+            questions = bench_scale.seeded_questions(seed=10 + seed, n=2 * args.queries + 20)
             for question in questions[:20]:  # warm-up: the view, the recall graph, the first walks
                 memory.recall(question, namespace=bench_scale.NS, config=config)
             per_size[name] = measure(memory, config, questions[20 : 20 + len(MODES) * args.queries], args.block)
