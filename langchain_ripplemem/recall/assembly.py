@@ -26,7 +26,7 @@ from langchain_ripplemem.config import AssemblyConfig, BridgingConfig, ContextCo
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
 from langchain_ripplemem.recall.evidence import AnyHit, FoundHit, recalled_memory, supports
-from langchain_ripplemem.recall.set_questions import asks_for_a_set, own_places
+from langchain_ripplemem.recall.set_questions import asks_for_a_set, own_matches
 from langchain_ripplemem.recall.smoothing import in_context, per_view
 from langchain_ripplemem.recall.views import ViewQuery
 from langchain_ripplemem.schemas import HitSource, MemoryUnit, RecalledMemory
@@ -100,12 +100,11 @@ def assemble_memories(
     budget, scoring, hidden = config.assembly, config.scoring, query.hidden
     query_vector, cues = query.vector, query.cues
     ids = [uid for uid in evidence if uid in index.pos and not (hidden and uid in hidden)]
+    # By the question with its speakers moved to cues: their name would pull in what others said about them.
+    own = (own_matches(index, query_vector, cues.participants, budget.keep_own, hidden)
+           if budget.keep_own and cues.participants and asks_for_a_set(cues.query) else [])
     protected = first_hop_ranks(index, query_vector if plain is None else plain, query.lexical_text or cues.query,
-                                budget, hidden) if budget.keep_first_hop or budget.keep_lexical else {}
-    if budget.keep_own and cues.participants and asks_for_a_set(cues.query):
-        # The question with its speakers moved to cues: their name would pull in what others said about them.
-        own = own_places(index, query_vector, cues.participants, budget, hidden)
-        protected = {**own, **{uid: rank for uid, rank in protected.items() if uid not in own or rank[3] < own[uid][3]}}
+                                budget, hidden, own) if budget.keep_first_hop or budget.keep_lexical or own else {}
     if not ids and not protected:
         return []
     if not ids:
@@ -156,13 +155,15 @@ FirstHopRank = tuple[HitSource, int, float, int]
 
 
 def first_hop_ranks(index: NamespaceIndex, vector: np.ndarray, lexical_text: str, config: AssemblyConfig,
-                    hidden: set[str]) -> dict[str, FirstHopRank]:
+                    hidden: set[str], own: Sequence[tuple[str, float]] = ()) -> dict[str, FirstHopRank]:
     """The memories the first hop keeps: plain dense top ``keep_first_hop``, plain BM25 top ``keep_lexical``.
 
     The rankings of ``RippleMemory.search`` (``index.semantic``, ``index.lexical``; BM25
     scores above 0): the question's own match, before dialogue context, cue bonuses
-    and bridges. The memory ranked ``d``-th (from 1) must come at rank
-    ``floor(spacing x d)`` or better (the tighter of its two deadlines).
+    and bridges; and ``own``, a set question's named speakers' own dense matches
+    (:func:`~langchain_ripplemem.recall.set_questions.own_matches`, spacing
+    ``keep_own_spacing``). The memory ranked ``d``-th (from 1) must come at rank
+    ``floor(spacing x d)`` or better (the tightest of its deadlines).
     """
     out: dict[str, FirstHopRank] = {}
     extra = len(hidden)
@@ -170,7 +171,8 @@ def first_hop_ranks(index: NamespaceIndex, vector: np.ndarray, lexical_text: str
               ("semantic", config.keep_first_hop, config.keep_spacing,
                index.semantic(vector, config.keep_first_hop + extra) if config.keep_first_hop else []),
               ("lexical", config.keep_lexical, config.keep_lexical_spacing,
-               index.lexical(lexical_text, config.keep_lexical + extra) if config.keep_lexical else []))
+               index.lexical(lexical_text, config.keep_lexical + extra) if config.keep_lexical else []),
+              ("semantic", config.keep_own, config.keep_own_spacing, list(own)))
     for source, m, spacing, hits in ranked:
         visible = [(uid, score) for uid, score in hits if uid not in hidden and (source == "semantic" or score > 0)]
         for rank, (uid, score) in enumerate(visible[:m]):

@@ -4,8 +4,8 @@ A set question ("Which cities has Maya visited?") is answered by all its members
 members are often one-off remarks said sessions apart, amid unrelated talk. Dialogue
 context lifts turns inside a topical stretch and so pushes such a remark down: for a
 set question, the named speaker's own best matches by plain dense cosine keep places
-in the top K (``assembly.keep_own``; docs/architecture.md, "A first hop recollection
-only adds to").
+in the top K (``assembly.keep_own``; docs/architecture.md, "The rule: recollection
+adds to what plain top-k finds").
 """
 
 from __future__ import annotations
@@ -15,12 +15,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from langchain_ripplemem.config import AssemblyConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.cue_bonus import row_speakers
-from langchain_ripplemem.schemas import HitSource
 
-__all__ = ["asks_for_a_set", "own_places"]
+__all__ = ["asks_for_a_set", "own_matches"]
 
 # "how many", "name the / list the", what/which + a plural noun and a perfect or habitual verb,
 # or who/what/where + a perfect one ("Where has Ana lived?").
@@ -48,18 +46,21 @@ def asks_for_a_set(question: str) -> bool:
     return _SET.search(question) is not None and _DURATION.search(question) is None
 
 
-def own_places(index: NamespaceIndex, vector: np.ndarray, speakers: Iterable[str], config: AssemblyConfig,
-               hidden: set[str]) -> dict[str, tuple[HitSource, int, float, int]]:
-    """The places a set question keeps for its named speakers' own memories.
+def own_matches(index: NamespaceIndex, vector: np.ndarray, speakers: Iterable[str], n: int,
+                hidden: set[str]) -> list[tuple[str, float]]:
+    """The named speakers' own ``n`` best memories by plain dense cosine, best first (ties by row).
 
-    The ``d``-th of their memories by plain dense cosine (``d`` from 1 to ``assembly.keep_own``)
-    keeps rank ``floor(keep_own_spacing x d)`` or better, the way first-hop matches keep theirs
-    (tests/unit_tests/test_first_hop_kept.py). The questions are recognised in English only; in
-    other languages the rule stays off and recall is unchanged.
+    What a set question keeps places for (``assembly.keep_own``): the ``d``-th keeps rank
+    ``floor(keep_own_spacing x d)`` or better, as first-hop matches keep theirs
+    (:func:`~langchain_ripplemem.recall.assembly.first_hop_ranks`). The questions are
+    recognised in English only; in other languages the rule stays off and recall is unchanged.
     """
     said, named = row_speakers(index), {speaker.lower() for speaker in speakers}
-    cosines = index.cosines(vector)
-    rows = [row for row in np.argsort(-cosines, kind="stable").tolist()
-            if row < len(said) and said[row] in named and index.ids[row] not in hidden][: config.keep_own]
-    return {index.ids[row]: ("semantic", d, float(cosines[row]), int(config.keep_own_spacing * (d + 1) + 1e-9))
-            for d, row in enumerate(rows)}
+    rows = np.array([row for row, speaker in enumerate(said) if speaker in named], dtype=np.int64)
+    if not len(rows):
+        return []
+    cosines = index.cosines(vector)[rows]
+    # A stable sort, not row_arrays.top_indices: its partition may break a tie at the cut by a later row.
+    best = np.argsort(-cosines, kind="stable")[: n + len(hidden)].tolist()
+    hits = [(index.ids[int(rows[i])], float(cosines[i])) for i in best]
+    return [(uid, score) for uid, score in hits if uid not in hidden][:n]

@@ -59,17 +59,6 @@ def _conversation(case: str) -> Any:
         {"id": "t3", "speaker": "Maya", "text": "Wow, thanks for telling me all that."}]}]}
 
 
-def _token_counts(texts: list[str]) -> list[int]:
-    """MiniLM tokens per text, untruncated (the shipped tokenizer, whatever this version's API)."""
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_str(resources.files("langchain_ripplemem").joinpath(
-        "assets/minilm/tokenizer.json").read_text(encoding="utf-8"))
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    return [len(e.ids) for e in tokenizer.encode_batch(texts)]
-
-
 def _child(case: str) -> None:
     from langchain_ripplemem.memory import RippleMemory
 
@@ -81,7 +70,7 @@ def _child(case: str) -> None:
     report = memory.add_conversation(conversation)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     units = memory.index.namespace_index(memory.default_namespace).units
-    tokens = _token_counts([u.restatement for u in units])
+    tokens = memory.embeddings.count_tokens([u.restatement for u in units])  # type: ignore[attr-defined]
     window = memory.embeddings.max_length  # type: ignore[attr-defined]
     print(json.dumps({
         "case": case if not case.startswith("locomo:") else "locomo10[0]",
