@@ -353,6 +353,11 @@ class AssemblyConfig(_Stage):
         "floor(keep_own_spacing x d) or better; 0 = off",
     )
     keep_own_spacing: float = Field(default=2.0, ge=1.0, description="see keep_own")
+    keep_own_density: float = Field(
+        default=0.7, ge=0.0, description="a set question's own matches score their cosine less this times their "
+        "mean cosine with their 10 nearest memories of the same speakers: a one-off remark before one of many "
+        "near-copies (recall/set_questions.py); 0 = cosine alone",
+    )
     keep_lexical: int = Field(
         default=0, ge=0, description="the same for plain BM25 (score > 0) of recall's lexical text (the query "
         "with the speakers it names moved to cues, and its keywords): rank d kept within "

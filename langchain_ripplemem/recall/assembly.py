@@ -76,7 +76,7 @@ def aligner(index: NamespaceIndex, query_vector: np.ndarray, query: str, mode: s
 def assemble_memories(
     evidence: Mapping[str, Sequence[AnyHit]], anchors: set[str], index: NamespaceIndex, query: ViewQuery,
     config: RecallConfig, *, weight: Callable[[MemoryUnit], float] | None = None,
-    support: Mapping[str, float] | None = None, plain: np.ndarray | None = None,
+    support: Mapping[str, float] | None = None, plain: np.ndarray | None = None, category: np.ndarray | None = None,
 ) -> list[RecalledMemory]:
     """The top ``config.assembly.top_k`` memories by rho, each with its merged provenance.
 
@@ -96,12 +96,16 @@ def assemble_memories(
             (:func:`~langchain_ripplemem.recall.evidence.supports`); ``None``: summed here.
         plain: the vector of the question as asked, for the dense first hop kept with
             ``assembly.keep_first_hop`` (:func:`keep_first_hop`); ``None``: the query's vector.
+        category: the vector of what a set question asks for
+            (:func:`~langchain_ripplemem.recall.set_questions.set_category`), a second view of
+            its speakers' own matches (``assembly.keep_own``); ``None``: the query's alone.
     """
     budget, scoring, hidden = config.assembly, config.scoring, query.hidden
     query_vector, cues = query.vector, query.cues
     ids = [uid for uid in evidence if uid in index.pos and not (hidden and uid in hidden)]
     # By the question with its speakers moved to cues: their name would pull in what others said about them.
-    own = (own_matches(index, query_vector, cues.participants, budget.keep_own, hidden)
+    own = (own_matches(index, [query_vector] if category is None else [query_vector, category], cues.participants,
+                       budget.keep_own, hidden, budget.keep_own_density)
            if budget.keep_own and cues.participants and asks_for_a_set(cues.query) else [])
     protected = first_hop_ranks(index, query_vector if plain is None else plain, query.lexical_text or cues.query,
                                 budget, hidden, own) if budget.keep_first_hop or budget.keep_lexical or own else {}

@@ -3,22 +3,36 @@
 A set question ("Which cities has Maya visited?") is answered by all its members, and
 members are often one-off remarks said sessions apart, amid unrelated talk. Dialogue
 context lifts turns inside a topical stretch and so pushes such a remark down: for a
-set question, the named speaker's own best matches by plain dense cosine keep places
-in the top K (``assembly.keep_own``; docs/architecture.md, "The rule: recollection
-adds to what plain top-k finds").
+set question, the named speaker's own best matches keep places in the top K
+(``assembly.keep_own``; docs/architecture.md, "The rule: recollection adds to what
+plain top-k finds").
+
+Those matches are scored for what a member looks like, not for what a topic looks
+like: by the question and by the kind of thing it asks for on its own ("sports" in
+"What sports has Dave tried?", :func:`set_category`), since a member names an
+instance ("bouldering") that shares few words or little meaning with the rest of the
+question; and less for a memory the more it resembles the speaker's other memories
+(``assembly.keep_own_density``), since a one-off remark stands apart where a long
+stretch of talk on one topic offers many near-copies of itself (the hubness
+correction of cross-domain similarity local scaling, Conneau et al. 2018).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.cue_bonus import row_speakers
 
-__all__ = ["asks_for_a_set", "own_matches"]
+__all__ = ["asks_for_a_set", "own_matches", "set_category"]
+
+#: A memory's density is its mean cosine with its this many nearest memories of the same speakers.
+DENSITY_NEIGHBOURS = 10
+#: Only the best this many (by the question's views) are re-scored by density: a bounded cost per question.
+DENSITY_CANDIDATES = 100
 
 # "how many", "name the / list the", what/which + a plural noun and a perfect or habitual verb,
 # or who/what/where + a perfect one ("Where has Ana lived?").
@@ -46,21 +60,56 @@ def asks_for_a_set(question: str) -> bool:
     return _SET.search(question) is not None and _DURATION.search(question) is None
 
 
-def own_matches(index: NamespaceIndex, vector: np.ndarray, speakers: Iterable[str], n: int,
-                hidden: set[str]) -> list[tuple[str, float]]:
-    """The named speakers' own ``n`` best memories by plain dense cosine, best first (ties by row).
+# What a set question asks for: the plural noun after what/which (with one word before it), or after
+# "how many" ("How many pets does Ana have?"; "how many times" counts events and names none).
+_CATEGORY = re.compile(
+    r"^\s*(?:(?:in\s+)?(?:what|which)|how\s+many)\s+(?:kinds?\s+of\s+|types?\s+of\s+|sorts?\s+of\s+)?"
+    r"((?:\w+\s+)?\w+s)\s+(?:has|have|did|does|do)\b", re.IGNORECASE)
+
+
+def set_category(question: str) -> str | None:
+    """The kind of thing a set question asks for, or ``None`` (not a set question, or none named).
+
+    Example:
+        >>> [set_category(q) for q in ("What sports has Dave tried?", "Which outdoor activities has Ana done?",
+        ...  "How many pets does Ana have?", "How many times has Ana been ill?", "What is Evan's job?")]
+        ['sports', 'outdoor activities', 'pets', None, None]
+    """
+    if not asks_for_a_set(question):
+        return None
+    found = _CATEGORY.search(question)
+    return None if found is None or found.group(1).lower() == "times" else found.group(1)
+
+
+def own_matches(index: NamespaceIndex, vectors: Sequence[np.ndarray], speakers: Iterable[str], n: int,
+                hidden: set[str], density: float = 0.0) -> list[tuple[str, float]]:
+    """The named speakers' own ``n`` best memories for a set question, best first (ties by row).
 
     What a set question keeps places for (``assembly.keep_own``): the ``d``-th keeps rank
     ``floor(keep_own_spacing x d)`` or better, as first-hop matches keep theirs
-    (:func:`~langchain_ripplemem.recall.assembly.first_hop_ranks`). The questions are
-    recognised in English only; in other languages the rule stays off and recall is unchanged.
+    (:func:`~langchain_ripplemem.recall.assembly.first_hop_ranks`). A memory's score is
+    its mean dense cosine with ``vectors`` (the question's, and what it asks for if it
+    names it) less ``density`` times its mean cosine with its
+    :data:`DENSITY_NEIGHBOURS` nearest memories of the same speakers (only the best
+    :data:`DENSITY_CANDIDATES` are re-scored). The questions are recognised in English
+    only; in other languages the rule stays off and recall is unchanged.
     """
     said, named = row_speakers(index), {speaker.lower() for speaker in speakers}
     rows = np.array([row for row, speaker in enumerate(said) if speaker in named], dtype=np.int64)
-    if not len(rows):
+    if not len(rows) or not vectors:
         return []
-    cosines = index.cosines(vector)[rows]
+    scores = np.mean([index.cosines(vector)[rows] for vector in vectors], axis=0)
     # A stable sort, not row_arrays.top_indices: its partition may break a tie at the cut by a later row.
-    best = np.argsort(-cosines, kind="stable")[: n + len(hidden)].tolist()
-    hits = [(index.ids[int(rows[i])], float(cosines[i])) for i in best]
+    best = np.argsort(-scores, kind="stable")[: max(DENSITY_CANDIDATES if density else 0, n + len(hidden))]
+    if density and len(rows) > 1:
+        own = index.matrix[rows]
+        near = own[best] @ own.T
+        near[np.arange(len(best)), best] = -np.inf  # not itself
+        neighbours = min(DENSITY_NEIGHBOURS, len(rows) - 1)
+        crowd = np.partition(near, -neighbours, axis=1)[:, -neighbours:].mean(axis=1)
+        rescored = scores[best] - density * crowd
+        scores = scores.copy()
+        scores[best] = rescored
+        best = best[np.argsort(-rescored, kind="stable")]
+    hits = [(index.ids[int(rows[i])], float(scores[i])) for i in best[: n + len(hidden)].tolist()]
     return [(uid, score) for uid, score in hits if uid not in hidden][:n]

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall.assembly import keep_first_hop
+from langchain_ripplemem.recall.set_questions import own_matches, set_category
 from langchain_ripplemem.schemas import Conversation
 
 from .conftest import BagOfWordsEmbeddings
@@ -97,15 +98,18 @@ def test_a_stand_alone_remark_keeps_its_place() -> None:
 
 def _own_missing(memory: RippleMemory, question: str, speaker: str, config: RecallConfig,
                  n: int = 0, spacing: float = 2.0) -> list[int]:
-    """The ranks (0-based) of ``speaker``'s own plain dense top ``keep_own`` (else ``n``) that ``config`` lost.
+    """The ranks (0-based) of ``speaker``'s own top ``keep_own`` (else ``n``) matches that ``config`` lost.
 
-    Dense of the question with its speakers moved to cues (what the semantic view searches).
+    Scored by :func:`own_matches` for the question with its speakers moved to cues (what the
+    semantic view searches) and what it asks for (:func:`set_category`).
     """
     k, kept = config.assembly.top_k, config.assembly
     result = memory.recall(question, namespace="t", k=k, config=config)
     got = [x.unit.id for x in result.memories]
-    plain = [u.id for u, _ in memory.search(result.cues.query, namespace="t", k=10_000, view="semantic")
-             if u.metadata.get("speaker") == speaker][: kept.keep_own or n]
+    asked = set_category(result.cues.query)
+    vectors = [memory.embed_query(text) for text in (result.cues.query, *([asked] if asked else []))]
+    plain = [uid for uid, _ in own_matches(memory.namespace_index("t"), vectors, [speaker], kept.keep_own or n,
+                                           set(), kept.keep_own_density)]
     spacing = kept.keep_own_spacing if kept.keep_own else spacing
     return [d for d, uid in enumerate(plain)
             if (deadline := int(spacing * (d + 1) + 1e-9)) <= k and uid not in got[:deadline]]
@@ -157,3 +161,21 @@ def test_keep_first_hop_orders_by_deadline() -> None:
     assert order == ["a", "e", "d", "z", "b", "c"]
     assert keep_first_hop(["a", "b"], {}, 5) == ["a", "b"]
     assert keep_first_hop(["a", "b"], {"z": ("semantic", 3, 0.1, 8)}, 5) == ["a", "b"]  # its deadline is past K
+
+
+def test_own_matches_prefer_a_lone_remark_and_the_asked_kind() -> None:
+    """Density lowers one of many near-copies below a remark said once; the category view finds a member."""
+    chatter = [("Dave", "Tried gym, tried gym, club gym.")] * 6
+    lone = [("Dave", "Tried fencing at the gym once."), ("Mira", "Nice."), ("Dave", "Sports: rowing on the lake.")]
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory.add_conversation(_conversation([chatter, lone]), namespace="t")
+    index, text = memory.namespace_index("t"), {u.id: u.restatement for u in memory.list_units("t")}
+    question = [memory.embed_query("Which things has Dave tried at the gym?")]
+    by_cosine = [text[uid] for uid, _ in own_matches(index, question, ["Dave"], 2, set())]
+    by_density = [text[uid] for uid, _ in own_matches(index, question, ["Dave"], 2, set(), density=0.5)]
+    assert not any("fencing" in t for t in by_cosine) and "fencing" in by_density[0]
+    asked = [*question, memory.embed_query(set_category("What sports has Dave tried?") or "")]
+    assert any("rowing" in text[uid] for uid, _ in own_matches(index, asked, ["Dave"], 3, set(), density=0.5))
+    assert not any("rowing" in text[uid] for uid, _ in own_matches(index, question, ["Dave"], 3, set(), density=0.5))
+    hidden = {uid for uid, t in text.items() if "fencing" in t}
+    assert all(uid not in hidden for uid, _ in own_matches(index, question, ["Dave"], 5, hidden, density=0.5))
