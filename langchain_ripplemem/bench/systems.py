@@ -77,7 +77,8 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     # ... scored with density weight W (keep_own_density; 0: cosine alone), and N kept within M x d.
     **{f"rm_own{n}s{str(sp).replace('.', '')}_w{str(w).replace('.', '')}": _variant(
         keep_own=n, keep_own_spacing=sp, keep_own_density=w)
-       for n, sp, w in ((5, 2.0, 0.0), (5, 2.0, 0.3), (5, 2.0, 0.7), (5, 2.0, 1.0), (8, 1.25, 0.5), (10, 1.5, 0.5), (7, 1.5, 0.5))},
+       for n, sp, w in ((5, 2.0, 0.0), (5, 2.0, 0.3), (5, 2.0, 0.7), (5, 2.0, 1.0), (8, 1.25, 0.5), (10, 1.5, 0.5),
+                        (7, 1.5, 0.5))},
     # Round one: both views kept at the same spacing.
     **{f"rm{'_max' if mode == 'max' else ''}_k{m}s{s}": _variant(
         mode, keep_first_hop=m, keep_spacing=float(s), keep_lexical=m, keep_lexical_spacing=float(s))
