@@ -108,7 +108,6 @@ def own_matches(index: NamespaceIndex, vectors: Sequence[np.ndarray], speakers: 
         neighbours = min(DENSITY_NEIGHBOURS, len(rows) - 1)
         crowd = np.partition(near, -neighbours, axis=1)[:, -neighbours:].mean(axis=1)
         rescored = scores[best] - density * crowd
-        scores = scores.copy()
         scores[best] = rescored
         best = best[np.argsort(-rescored, kind="stable")]
     hits = [(index.ids[int(rows[i])], float(scores[i])) for i in best[: n + len(hidden)].tolist()]
