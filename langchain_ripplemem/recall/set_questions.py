@@ -95,12 +95,14 @@ def own_matches(index: NamespaceIndex, vectors: Sequence[np.ndarray], speakers: 
     only; in other languages the rule stays off and recall is unchanged.
     """
     said, named = row_speakers(index), {speaker.lower() for speaker in speakers}
-    rows = np.array([row for row, speaker in enumerate(said) if speaker in named], dtype=np.int64)
+    # Hidden memories (suppressed, or later than as_of) are neither returned nor anyone's neighbours.
+    rows = np.array([row for row, speaker in enumerate(said) if speaker in named and index.ids[row] not in hidden],
+                    dtype=np.int64)
     if not len(rows) or not vectors:
         return []
     scores = np.mean([index.cosines(vector)[rows] for vector in vectors], axis=0)
     # A stable sort, not row_arrays.top_indices: its partition may break a tie at the cut by a later row.
-    best = np.argsort(-scores, kind="stable")[: max(DENSITY_CANDIDATES if density else 0, n + len(hidden))]
+    best = np.argsort(-scores, kind="stable")[: max(DENSITY_CANDIDATES if density else 0, n)]
     if density and len(rows) > 1:
         own = index.matrix[rows]
         near = own[best] @ own.T
@@ -110,5 +112,4 @@ def own_matches(index: NamespaceIndex, vectors: Sequence[np.ndarray], speakers: 
         rescored = scores[best] - density * crowd
         scores[best] = rescored
         best = best[np.argsort(-rescored, kind="stable")]
-    hits = [(index.ids[int(rows[i])], float(scores[i])) for i in best[: n + len(hidden)].tolist()]
-    return [(uid, score) for uid, score in hits if uid not in hidden][:n]
+    return [(index.ids[int(rows[i])], float(scores[i])) for i in best[:n].tolist()]

@@ -182,3 +182,9 @@ def test_own_matches_prefer_a_lone_remark_and_the_asked_kind() -> None:
     assert not any("rowing" in text[uid] for uid, _ in own_matches(index, question, ["Dave"], 3, set(), density=0.5))
     hidden = {uid for uid, t in text.items() if "fencing" in t}
     assert all(uid not in hidden for uid, _ in own_matches(index, question, ["Dave"], 5, hidden, density=0.5))
+    # A hidden memory (suppressed, or after as_of) is nobody's neighbour: as if it had never been said.
+    alone = RippleMemory(BagOfWordsEmbeddings())
+    alone.add_conversation(_conversation([lone]), namespace="t")
+    chatter_ids = {uid for uid, t in text.items() if "club gym" in t}
+    assert [score for _, score in own_matches(index, question, ["Dave"], 2, chatter_ids, density=0.5)] == \
+        [score for _, score in own_matches(alone.namespace_index("t"), question, ["Dave"], 2, set(), density=0.5)]
