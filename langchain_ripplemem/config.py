@@ -358,22 +358,38 @@ class AssemblyConfig(_Stage):
         "mean cosine with their 10 nearest memories of the same speakers: a one-off remark before one of many "
         "near-copies (recall/set_questions.py); 0 = cosine alone",
     )
+    keep_constraints: int = Field(
+        default=0, ge=0, description="a question that weighs an option for a person (recall/decision_questions.py) "
+        "keeps the d-th (d <= this, from 1) of that person's memories closest to recollection's best "
+        "keep_constraints_options memories (each ranking on its own, fused by reciprocal rank) at rank "
+        "floor(keep_constraints_spacing x d) or better; 0 = off",
+    )
+    keep_constraints_spacing: float = Field(default=5.0, ge=1.0, description="see keep_constraints")
+    keep_constraints_options: int = Field(default=10, ge=1, description="see keep_constraints")
     keep_lexical: int = Field(
         default=0, ge=0, description="the same for plain BM25 (score > 0) of recall's lexical text (the query "
         "with the speakers it names moved to cues, and its keywords): rank d kept within "
         "floor(keep_lexical_spacing x d)",
     )
     keep_lexical_spacing: float = Field(
-        default=3.0, ge=1.0, description="see keep_lexical; with both kept, 1/keep_spacing + 1/keep_lexical_spacing "
-        "must be at most 1 (every rank's deadlines then fit)",
+        default=3.0, ge=1.0, description="see keep_lexical; 1/spacing summed over the kinds kept (keep_spacing, "
+        "keep_lexical_spacing, keep_own_spacing) must be at most 1 (every rank's deadlines then fit)",
     )
 
     @model_validator(mode="after")
     def _kept_ranks_fit(self) -> AssemblyConfig:
-        if self.keep_first_hop and self.keep_lexical and 1 / self.keep_spacing + 1 / self.keep_lexical_spacing > 1:
-            raise ValueError(f"keep_spacing ({self.keep_spacing}) and keep_lexical_spacing "
-                             f"({self.keep_lexical_spacing}): 1/keep_spacing + 1/keep_lexical_spacing "
-                             "must be at most 1")
+        # Every kind of kept place at once: the d-th of a kind with spacing s is due by rank floor(s x d), so
+        # at most D / s of its places are due by any rank D, and the earliest-deadline order meets them all
+        # exactly when the shares 1/s of the kinds that are on add up to at most 1.
+        kinds = [(name, spacing) for name, n, spacing in (
+            ("keep_spacing", self.keep_first_hop, self.keep_spacing),
+            ("keep_lexical_spacing", self.keep_lexical, self.keep_lexical_spacing),
+            ("keep_own_spacing", self.keep_own, self.keep_own_spacing),
+            ("keep_constraints_spacing", self.keep_constraints, self.keep_constraints_spacing)) if n]
+        if sum(1 / spacing for _, spacing in kinds) > 1 + 1e-9:
+            named = " + ".join(f"1/{name} ({spacing})" for name, spacing in kinds)
+            raise ValueError(f"{named} must be at most 1: the kept places would not all fit (set one of "
+                             "keep_first_hop, keep_lexical, keep_own, keep_constraints to 0, or widen its spacing)")
         return self
 
 

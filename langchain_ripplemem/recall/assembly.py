@@ -22,14 +22,22 @@ from typing import TypeVar
 import numpy as np
 
 from langchain_ripplemem.cli.rendering import memory_line
-from langchain_ripplemem.config import AssemblyConfig, BridgingConfig, ContextConfig, RecallConfig
+from langchain_ripplemem.config import BridgingConfig, ContextConfig, RecallConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
-from langchain_ripplemem.recall.evidence import AnyHit, FoundHit, recalled_memory, supports
+from langchain_ripplemem.recall.decision_questions import asks_for_a_decision, constraint_matches
+from langchain_ripplemem.recall.evidence import AnyHit, recalled_memory, supports
+from langchain_ripplemem.recall.kept_places import (
+    FirstHopRank,
+    KeptMatches,
+    first_hop_ranks,
+    keep_first_hop,
+    plain_memory,
+)
 from langchain_ripplemem.recall.set_questions import asks_for_a_set, own_matches
 from langchain_ripplemem.recall.smoothing import in_context, per_view
 from langchain_ripplemem.recall.views import ViewQuery
-from langchain_ripplemem.schemas import HitSource, MemoryUnit, RecalledMemory
+from langchain_ripplemem.schemas import MemoryUnit, RecalledMemory
 
 T = TypeVar("T")
 
@@ -107,12 +115,15 @@ def assemble_memories(
     own = (own_matches(index, [query_vector] if category is None else [query_vector, category], cues.participants,
                        budget.keep_own, hidden, budget.keep_own_density)
            if budget.keep_own and cues.participants and asks_for_a_set(cues.query) else [])
-    protected = first_hop_ranks(index, query_vector if plain is None else plain, query.lexical_text or cues.query,
-                                budget, hidden, own) if budget.keep_first_hop or budget.keep_lexical or own else {}
-    if not ids and not protected:
-        return []
+    kept: list[KeptMatches] = [(budget.keep_own, budget.keep_own_spacing, own)] if own else []
+
+    def protect() -> dict[str, FirstHopRank]:
+        return first_hop_ranks(index, query_vector if plain is None else plain, query.lexical_text or cues.query,
+                               budget, hidden, kept) if budget.keep_first_hop or budget.keep_lexical or kept else {}
+
     if not ids:
-        return [_plain_memory(index, uid, protected[uid], query_vector)
+        protected = protect()
+        return [plain_memory(index, uid, protected[uid], query_vector)
                 for uid in keep_first_hop([], protected, budget.top_k)]
     alignments, cosines = aligner(index, query_vector, cues.query, scoring.alignment, config.context)(ids)
     rows = np.fromiter((index.pos[uid] for uid in ids), dtype=np.int64, count=len(ids))
@@ -144,89 +155,19 @@ def assemble_memories(
     scored.sort(key=lambda row: row[:2])
     if budget.distinct_sessions_first:
         scored = distinct_sessions_first(scored, budget.distinct_sessions_first, lambda row: row[2].source.session_id)
-    if protected:
+    # A decision's person (the first named) keeps places for their memories closest to the options found.
+    if budget.keep_constraints and cues.participants and asks_for_a_decision(cues.query):
+        options = [row[1] for row in scored[: budget.keep_constraints_options]]
+        kept.append((budget.keep_constraints, budget.keep_constraints_spacing, constraint_matches(
+            index, options, cues.participants[0], budget.keep_constraints, hidden, budget.keep_own_density)))
+    if protected := protect():
         by_id = {row[1]: row for row in scored}
         order = keep_first_hop([row[1] for row in scored], protected, budget.top_k)
         # Only the kept K become result objects (validated; the rest never leave this function).
         return [recalled_memory(row[2], -row[0], row[3], row[4], evidence[uid]) if (row := by_id.get(uid))
-                else _plain_memory(index, uid, protected[uid], query_vector) for uid in order]
+                else plain_memory(index, uid, protected[uid], query_vector) for uid in order]
     return [recalled_memory(unit, -neg_rho, cos, is_anchor, evidence[uid])
             for neg_rho, uid, unit, cos, is_anchor in scored[: budget.top_k]]
-
-
-#: A kept first-hop memory: (view, 0-based rank in it, its own score, the rank it must be returned at or above).
-FirstHopRank = tuple[HitSource, int, float, int]
-
-
-def first_hop_ranks(index: NamespaceIndex, vector: np.ndarray, lexical_text: str, config: AssemblyConfig,
-                    hidden: set[str], own: Sequence[tuple[str, float]] = ()) -> dict[str, FirstHopRank]:
-    """The memories the first hop keeps: plain dense top ``keep_first_hop``, plain BM25 top ``keep_lexical``.
-
-    The rankings of ``RippleMemory.search`` (``index.semantic``, ``index.lexical``; BM25
-    scores above 0): the question's own match, before dialogue context, cue bonuses
-    and bridges; and ``own``, a set question's named speakers' own dense matches
-    (:func:`~langchain_ripplemem.recall.set_questions.own_matches`, spacing
-    ``keep_own_spacing``). The memory ranked ``d``-th (from 1) must come at rank
-    ``floor(spacing x d)`` or better (the tightest of its deadlines).
-    """
-    out: dict[str, FirstHopRank] = {}
-    extra = len(hidden)
-    ranked: tuple[tuple[HitSource, int, float, list[tuple[str, float]]], ...] = (
-              ("semantic", config.keep_first_hop, config.keep_spacing,
-               index.semantic(vector, config.keep_first_hop + extra) if config.keep_first_hop else []),
-              ("lexical", config.keep_lexical, config.keep_lexical_spacing,
-               index.lexical(lexical_text, config.keep_lexical + extra) if config.keep_lexical else []),
-              ("semantic", config.keep_own, config.keep_own_spacing, list(own)))
-    for source, m, spacing, hits in ranked:
-        visible = [(uid, score) for uid, score in hits if uid not in hidden and (source == "semantic" or score > 0)]
-        for rank, (uid, score) in enumerate(visible[:m]):
-            deadline = int(spacing * (rank + 1) + 1e-9)
-            if uid not in out or deadline < out[uid][3]:
-                out[uid] = (source, rank, float(score), deadline)
-    return out
-
-
-def keep_first_hop(order: Sequence[str], protected: Mapping[str, FirstHopRank], k: int) -> list[str]:
-    """The first ``k`` of ``order`` with every protected memory returned by its deadline.
-
-    Recollection only adds to the first hop: a memory the question matches strongly
-    on its own (:func:`first_hop_ranks`) is not pushed down by what context, speaker,
-    time and bridges add to others. Each place goes to the next memory of ``order``
-    unless a protected memory would then miss its deadline (earliest deadline first,
-    which meets every deadline whenever at most ``D`` of them are ``D`` or less, for
-    every ``D``: what the config's spacings ensure).
-
-    Example:
-        >>> keep_first_hop(["a", "b", "c", "d", "e"], {"e": ("semantic", 0, 0.9, 2), "d": ("lexical", 1, 3.0, 4)}, 5)
-        ['a', 'e', 'b', 'd', 'c']
-    """
-    pending = sorted((deadline, uid) for uid, (_, _, _, deadline) in protected.items() if deadline <= k)
-    out: list[str] = []
-    placed: set[str] = set()
-    rest = iter(order)
-    while len(out) < k:
-        pending = [item for item in pending if item[1] not in placed]
-        position = len(out) + 1
-        # Another memory may take this place only if every pending one still fits after it:
-        # the j-th by deadline (0-based) could then come at position + 1 + j at the earliest.
-        if any(deadline < position + 1 + j for j, (deadline, _) in enumerate(pending)):
-            uid: str | None = pending[0][1]
-        else:
-            uid = next((u for u in rest if u not in placed), pending[0][1] if pending else None)
-        if uid is None:
-            break
-        out.append(uid)
-        placed.add(uid)
-    return out
-
-
-def _plain_memory(index: NamespaceIndex, uid: str, rank: FirstHopRank, query_vector: np.ndarray) -> RecalledMemory:
-    """A protected first-hop memory recollection did not gather: its own view's hit as provenance."""
-    row = index.pos[uid]
-    source, position, score, _ = rank
-    cosine = float(index.matrix[row] @ query_vector)
-    return recalled_memory(index.units[row], score if source == "semantic" else cosine, cosine, False,
-                           [FoundHit(source, position, score)])
 
 
 def distinct_sessions_first(ranked: list[T], n: int, session: Callable[[T], str]) -> list[T]:

@@ -94,6 +94,14 @@ def make_conversation(cid: str = "c1") -> Conversation:
     ]})
 
 
+def drawn_conversation(drawn: list[list[tuple[str, str]]]) -> Conversation:
+    """A conversation of sessions of (speaker, text) turns, a day apart: ids ``S{s}:{t}``, from 0."""
+    return Conversation.model_validate({"id": "c", "sessions": [
+        {"id": f"S{s}", "time": f"2026-05-{s + 1:02d}T12:00:00+00:00",
+         "turns": [{"id": f"S{s}:{t}", "speaker": sp, "text": text} for t, (sp, text) in enumerate(turns)]}
+        for s, turns in enumerate(drawn)]})
+
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -15,11 +15,10 @@ from hypothesis import strategies as st
 
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.recall.assembly import keep_first_hop
+from langchain_ripplemem.recall.kept_places import keep_first_hop
 from langchain_ripplemem.recall.set_questions import own_matches, set_category
-from langchain_ripplemem.schemas import Conversation
 
-from .conftest import BagOfWordsEmbeddings
+from .conftest import BagOfWordsEmbeddings, drawn_conversation
 
 WORDS = ["climbing", "gym", "football", "league", "fencing", "class", "dinner", "garden", "violin",
          "Portland", "museum", "marathon", "chess", "allergy", "sushi", "beach", "camping", "puppy"]
@@ -28,13 +27,6 @@ SPEAKERS = ["Dave", "Mira"]
 turn = st.tuples(st.sampled_from(SPEAKERS), st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(
     lambda ws: "We talked about " + " and ".join(ws) + "."))
 sessions = st.lists(st.lists(turn, min_size=1, max_size=6), min_size=1, max_size=4)
-
-
-def _conversation(drawn: list[list[tuple[str, str]]]) -> Conversation:
-    return Conversation.model_validate({"id": "c", "sessions": [
-        {"id": f"S{s}", "time": f"2026-05-{s + 1:02d}T12:00:00+00:00",
-         "turns": [{"id": f"S{s}:{t}", "speaker": sp, "text": text} for t, (sp, text) in enumerate(turns)]}
-        for s, turns in enumerate(drawn)]})
 
 
 def _missing(memory: RippleMemory, question: str, config: RecallConfig, m: int = 0) -> list[tuple[str, int]]:
@@ -62,20 +54,25 @@ def _missing(memory: RippleMemory, question: str, config: RecallConfig, m: int =
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(drawn=sessions, words=st.lists(st.sampled_from(WORDS + SPEAKERS), min_size=1, max_size=4),
        k=st.integers(1, 12), m=st.integers(0, 6), lm=st.integers(0, 6),
-       spacings=st.sampled_from([(1.5, 3.0), (2.0, 2.0), (1.0, 1.0), (3.0, 1.5)]),
+       spacings=st.sampled_from([(1.5, 3.0, 0.0), (2.0, 2.0, 0.0), (1.0, 1.0, 0.0), (3.0, 1.5, 0.0), (3.0, 3.0, 3.0),
+                                 (2.0, 4.0, 4.0), (4.0, 4.0, 2.0)]),
        mode=st.sampled_from(["sum", "max"]))
 def test_plain_top_m_keeps_its_place(drawn: list[list[tuple[str, str]]], words: list[str], k: int, m: int, lm: int,
-                                     spacings: tuple[float, float], mode: str) -> None:
-    if m and lm and spacings == (1.0, 1.0):
+                                     spacings: tuple[float, float, float], mode: str) -> None:
+    if m and lm and spacings[:2] == (1.0, 1.0):
         lm = 0  # both views at rank d by d do not fit (the config refuses them)
     memory = RippleMemory(BagOfWordsEmbeddings())
-    memory.add_conversation(_conversation(drawn), namespace="t")
-    # keep_own off: "What has Dave ...?" is a set question, and its own matches' places (spacing 2, their own
-    # property below) are not in the fit RecallConfig checks for these two views' spacings.
+    memory.add_conversation(drawn_conversation(drawn), namespace="t")
+    # "What has Dave ...?" is a set question: with a third spacing, its speakers' own matches keep places too.
+    own = {"keep_own": 3, "keep_own_spacing": spacings[2]} if spacings[2] else {"keep_own": 0}
     config = RecallConfig(assembly={"keep_first_hop": m, "keep_spacing": spacings[0], "keep_lexical": lm,
-                                    "keep_lexical_spacing": spacings[1], "top_k": k, "keep_own": 0},
+                                    "keep_lexical_spacing": spacings[1], "top_k": k, **own},
                           context={"mode": mode})
-    assert _missing(memory, "What has " + " ".join(words) + "?", config) == []
+    question = "What has " + " ".join(words) + "?"
+    assert _missing(memory, question, config) == []
+    named = {w for w in words if w in SPEAKERS}
+    if spacings[2] and len(named) == 1:  # _own_missing scores one speaker's own matches
+        assert _own_missing(memory, question, named.pop(), config) == []
 
 
 def test_a_stand_alone_remark_keeps_its_place() -> None:
@@ -90,11 +87,11 @@ def test_a_stand_alone_remark_keeps_its_place() -> None:
     remark = [("Mira", "Did you eat?"), ("Dave", "I went bouldering at the climbing gym for the first time."),
               ("Mira", "Nice weather.")]
     memory = RippleMemory(BagOfWordsEmbeddings())
-    memory.add_conversation(_conversation([stretch, stretch[:3], remark]), namespace="t")
+    memory.add_conversation(drawn_conversation([stretch, stretch[:3], remark]), namespace="t")
     question = "What did Dave try at the climbing gym for the first time?"
     loud = {"weight": 2.0, "weight_2": 2.0}
     kept = RecallConfig(assembly={"keep_first_hop": 3, "keep_spacing": 2.0, "keep_lexical": 3,
-                                  "keep_lexical_spacing": 2.0, "top_k": 2}, context=loud)
+                                  "keep_lexical_spacing": 2.0, "top_k": 2, "keep_own": 0}, context=loud)
     assert _missing(memory, question, kept) == []
     assert _missing(memory, question, kept.replace(assembly={"keep_first_hop": 0, "keep_lexical": 0}), m=3) != []
 
@@ -125,7 +122,7 @@ def _own_missing(memory: RippleMemory, question: str, speaker: str, config: Reca
 def test_a_set_question_keeps_its_speakers_own_matches(drawn: list[list[tuple[str, str]]], words: list[str],
                                                        speaker: str, k: int, n: int, spacing: float) -> None:
     memory = RippleMemory(BagOfWordsEmbeddings())
-    memory.add_conversation(_conversation(drawn), namespace="t")
+    memory.add_conversation(drawn_conversation(drawn), namespace="t")
     config = RecallConfig(assembly={"keep_own": n, "keep_own_spacing": spacing, "top_k": k})
     question = f"How many {' '.join(words)} things has {speaker} tried?"
     assert _own_missing(memory, question, speaker, config) == []
@@ -142,7 +139,7 @@ def test_set_members_said_apart_keep_their_places() -> None:
                [("Dave", "Lunch was late."), ("Dave", "I tried bouldering, a fun sport."), ("Mira", "Okay.")],
                [("Mira", "Movies?"), ("Dave", "I tried rowing, a hard sport."), ("Mira", "Cool.")]]
     memory = RippleMemory(BagOfWordsEmbeddings())
-    memory.add_conversation(_conversation([stretch, remarks[0], stretch, remarks[1], remarks[2]]), namespace="t")
+    memory.add_conversation(drawn_conversation([stretch, remarks[0], stretch, remarks[1], remarks[2]]), namespace="t")
     question = "Which sports has Dave tried?"
     loud = RecallConfig(assembly={"top_k": 6, "keep_own": 0}, context={"weight": 2.0, "weight_2": 2.0})
     kept = loud.replace(assembly={"keep_own": 3, "keep_own_spacing": 2.0})
@@ -154,7 +151,13 @@ def test_set_members_said_apart_keep_their_places() -> None:
 def test_spacings_that_cannot_all_fit_are_refused() -> None:
     with pytest.raises(ValueError, match="keep_lexical_spacing"):
         RecallConfig(assembly={"keep_first_hop": 3, "keep_lexical": 3, "keep_spacing": 1.5,
-                               "keep_lexical_spacing": 2.0})
+                               "keep_lexical_spacing": 2.0, "keep_own": 0})
+    # A set question's own places count too: with the default keep_own (spacing 2), first-hop places at 1.5 x d
+    # would be due faster than the ranks can hold them.
+    with pytest.raises(ValueError, match=r"1/keep_spacing \(1.5\) \+ 1/keep_own_spacing \(2.0\)"):
+        RecallConfig(assembly={"keep_first_hop": 10, "keep_spacing": 1.5})
+    RecallConfig(assembly={"keep_first_hop": 10, "keep_spacing": 1.5, "keep_own": 0})
+    RecallConfig(assembly={"keep_first_hop": 10, "keep_spacing": 4.0, "keep_lexical": 5, "keep_lexical_spacing": 4.0})
 
 
 def test_keep_first_hop_orders_by_deadline() -> None:
@@ -171,7 +174,7 @@ def test_own_matches_prefer_a_lone_remark_and_the_asked_kind() -> None:
     chatter = [("Dave", "Tried gym, tried gym, club gym.")] * 6
     lone = [("Dave", "Tried fencing at the gym once."), ("Mira", "Nice."), ("Dave", "Sports: rowing on the lake.")]
     memory = RippleMemory(BagOfWordsEmbeddings())
-    memory.add_conversation(_conversation([chatter, lone]), namespace="t")
+    memory.add_conversation(drawn_conversation([chatter, lone]), namespace="t")
     index, text = memory.namespace_index("t"), {u.id: u.restatement for u in memory.list_units("t")}
     question = [memory.embed_query("Which things has Dave tried at the gym?")]
     by_cosine = [text[uid] for uid, _ in own_matches(index, question, ["Dave"], 2, set())]
@@ -184,7 +187,7 @@ def test_own_matches_prefer_a_lone_remark_and_the_asked_kind() -> None:
     assert all(uid not in hidden for uid, _ in own_matches(index, question, ["Dave"], 5, hidden, density=0.5))
     # A hidden memory (suppressed, or after as_of) is nobody's neighbour: as if it had never been said.
     alone = RippleMemory(BagOfWordsEmbeddings())
-    alone.add_conversation(_conversation([lone]), namespace="t")
+    alone.add_conversation(drawn_conversation([lone]), namespace="t")
     chatter_ids = {uid for uid, t in text.items() if "club gym" in t}
     assert [score for _, score in own_matches(index, question, ["Dave"], 2, chatter_ids, density=0.5)] == \
         [score for _, score in own_matches(alone.namespace_index("t"), question, ["Dave"], 2, set(), density=0.5)]
