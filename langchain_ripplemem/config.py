@@ -348,9 +348,10 @@ class AssemblyConfig(_Stage):
     )
     keep_spacing: float = Field(default=3.0, ge=1.0, description="see keep_first_hop")
     keep_own: int = Field(
-        default=5, ge=0, description="a question that asks for a set (recall/set_questions.py) keeps the d-th "
-        "(d <= this, from 1) of the named speakers' own memories by plain dense cosine at rank "
-        "floor(keep_own_spacing x d) or better; 0 = off",
+        default=15, ge=0, description="a question that asks for a set (recall/set_questions.py) keeps the d-th "
+        "(d <= this, from 1) of the named speakers' own matches (recall/set_questions.py own_matches) at rank "
+        "floor(keep_own_spacing x d) or better; 0 = off. 15 at spacing 2 reach rank 30: the top 10 are those "
+        "of 5, and ranks 11-30 hold ten more members",
     )
     keep_own_spacing: float = Field(default=2.0, ge=1.0, description="see keep_own")
     keep_own_density: float = Field(
@@ -358,14 +359,6 @@ class AssemblyConfig(_Stage):
         "mean cosine with their 10 nearest memories of the same speakers: a one-off remark before one of many "
         "near-copies (recall/set_questions.py); 0 = cosine alone",
     )
-    keep_constraints: int = Field(
-        default=0, ge=0, description="a question that weighs an option for a person (recall/decision_questions.py) "
-        "keeps the d-th (d <= this, from 1) of that person's memories closest to recollection's best "
-        "keep_constraints_options memories (each ranking on its own, fused by reciprocal rank) at rank "
-        "floor(keep_constraints_spacing x d) or better; 0 = off",
-    )
-    keep_constraints_spacing: float = Field(default=5.0, ge=1.0, description="see keep_constraints")
-    keep_constraints_options: int = Field(default=10, ge=1, description="see keep_constraints")
     keep_lexical: int = Field(
         default=0, ge=0, description="the same for plain BM25 (score > 0) of recall's lexical text (the query "
         "with the speakers it names moved to cues, and its keywords): rank d kept within "
@@ -384,12 +377,11 @@ class AssemblyConfig(_Stage):
         kinds = [(name, spacing) for name, n, spacing in (
             ("keep_spacing", self.keep_first_hop, self.keep_spacing),
             ("keep_lexical_spacing", self.keep_lexical, self.keep_lexical_spacing),
-            ("keep_own_spacing", self.keep_own, self.keep_own_spacing),
-            ("keep_constraints_spacing", self.keep_constraints, self.keep_constraints_spacing)) if n]
+            ("keep_own_spacing", self.keep_own, self.keep_own_spacing)) if n]
         if sum(1 / spacing for _, spacing in kinds) > 1 + 1e-9:
             named = " + ".join(f"1/{name} ({spacing})" for name, spacing in kinds)
             raise ValueError(f"{named} must be at most 1: the kept places would not all fit (set one of "
-                             "keep_first_hop, keep_lexical, keep_own, keep_constraints to 0, or widen its spacing)")
+                             "keep_first_hop, keep_lexical, keep_own to 0, or widen its spacing)")
         return self
 
 

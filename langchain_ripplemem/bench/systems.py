@@ -85,11 +85,6 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
         keep_own=n, keep_own_spacing=sp, keep_own_density=w)
        for n, sp, w in ((5, 2.0, 0.0), (5, 2.0, 0.3), (5, 2.0, 0.7), (5, 2.0, 1.0), (8, 1.25, 0.5), (10, 1.5, 0.5),
                         (7, 1.5, 0.5), (15, 2.0, 0.7))},
-    # A decision question keeps N of its person's memories closest to recall's best M within rank S x d
-    # (recall/decision_questions.py).
-    **{f"rm_dec{n}s{str(sp).replace('.', '')}_o{m}": _variant(
-        keep_constraints=n, keep_constraints_spacing=sp, keep_constraints_options=m)
-       for n, sp, m in ((2, 5.0, 10), (1, 10.0, 10), (3, 3.0, 10), (2, 5.0, 5), (3, 10.0, 10))},
     # Round one: both views kept at the same spacing.
     **{f"rm{'_max' if mode == 'max' else ''}_k{m}s{s}": _variant(
         mode, keep_first_hop=m, keep_spacing=float(s), keep_lexical=m, keep_lexical_spacing=float(s))

@@ -25,7 +25,6 @@ from langchain_ripplemem.cli.rendering import memory_line
 from langchain_ripplemem.config import BridgingConfig, ContextConfig, RecallConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
-from langchain_ripplemem.recall.decision_questions import asks_for_a_decision, constraint_matches
 from langchain_ripplemem.recall.evidence import AnyHit, recalled_memory, supports
 from langchain_ripplemem.recall.kept_places import (
     FirstHopRank,
@@ -155,11 +154,6 @@ def assemble_memories(
     scored.sort(key=lambda row: row[:2])
     if budget.distinct_sessions_first:
         scored = distinct_sessions_first(scored, budget.distinct_sessions_first, lambda row: row[2].source.session_id)
-    # A decision's person (the first named) keeps places for their memories closest to the options found.
-    if budget.keep_constraints and cues.participants and asks_for_a_decision(cues.query):
-        options = [row[1] for row in scored[: budget.keep_constraints_options]]
-        kept.append((budget.keep_constraints, budget.keep_constraints_spacing, constraint_matches(
-            index, options, cues.participants[0], budget.keep_constraints, hidden, budget.keep_own_density)))
     if protected := protect():
         by_id = {row[1]: row for row in scored}
         order = keep_first_hop([row[1] for row in scored], protected, budget.top_k)

@@ -6,9 +6,8 @@ matches the question strongly on its own. A kept memory is given a deadline, a r
 it must be returned at or above, and :func:`keep_first_hop` fills every other place
 in recollection's order (docs/architecture.md, "The rule: recollection adds to what
 plain top-k finds"). What is kept: the question's plain dense and BM25 top matches
-(``assembly.keep_first_hop``, ``keep_lexical``), a set question's speakers' own
-matches (:mod:`~langchain_ripplemem.recall.set_questions`) and what constrains the
-person a decision question is about (:mod:`~langchain_ripplemem.recall.decision_questions`).
+(``assembly.keep_first_hop``, ``keep_lexical``) and a set question's speakers' own
+matches (:mod:`~langchain_ripplemem.recall.set_questions`).
 """
 
 from __future__ import annotations
@@ -39,8 +38,7 @@ def first_hop_ranks(index: NamespaceIndex, vector: np.ndarray, lexical_text: str
     scores above 0): the question's own match, before dialogue context, cue bonuses
     and bridges; and each of ``kept``, further dense matches the question keeps (a set
     question's named speakers' own matches,
-    :func:`~langchain_ripplemem.recall.set_questions.own_matches`; what constrains a
-    decision's person, :func:`~langchain_ripplemem.recall.decision_questions.constraint_matches`).
+    :func:`~langchain_ripplemem.recall.set_questions.own_matches`).
     The memory ranked ``d``-th (from 1) must come at rank ``floor(spacing x d)`` or
     better (the tightest of its deadlines).
     """
