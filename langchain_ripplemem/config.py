@@ -356,8 +356,12 @@ class AssemblyConfig(_Stage):
     keep_own_spacing: float = Field(default=2.0, ge=1.0, description="see keep_own")
     keep_own_density: float = Field(
         default=0.7, ge=0.0, description="a set question's own matches score their cosine less this times their "
-        "mean cosine with their 10 nearest memories of the same speakers: a one-off remark before one of many "
-        "near-copies (recall/set_questions.py); 0 = cosine alone",
+        "mean cosine with their keep_own_neighbours nearest memories of the same speakers: a one-off remark before "
+        "one of many near-copies (recall/set_questions.py); 0 = cosine alone",
+    )
+    keep_own_neighbours: int = Field(
+        default=5, ge=1, description="how many nearest memories of the same speakers a set question's own match's "
+        "density is the mean cosine with (see keep_own_density)",
     )
     keep_lexical: int = Field(
         default=0, ge=0, description="the same for plain BM25 (score > 0) of recall's lexical text (the query "

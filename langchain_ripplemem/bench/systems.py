@@ -85,6 +85,9 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
         keep_own=n, keep_own_spacing=sp, keep_own_density=w)
        for n, sp, w in ((5, 2.0, 0.0), (5, 2.0, 0.3), (5, 2.0, 0.7), (5, 2.0, 1.0), (8, 1.25, 0.5), (10, 1.5, 0.5),
                         (7, 1.5, 0.5), (15, 2.0, 0.7))},
+    # ... with density over the N nearest own memories (keep_own_neighbours) and weight W.
+    **{f"rm_own_nb{n}_w{str(w).replace('.', '')}": {"assembly": {"keep_own_neighbours": n, "keep_own_density": w}}
+       for n, w in ((5, 0.7), (5, 1.0), (3, 0.7), (10, 1.0))},
     # Round one: both views kept at the same spacing.
     **{f"rm{'_max' if mode == 'max' else ''}_k{m}s{s}": _variant(
         mode, keep_first_hop=m, keep_spacing=float(s), keep_lexical=m, keep_lexical_spacing=float(s))

@@ -33,7 +33,7 @@ from langchain_ripplemem.recall.kept_places import (
     keep_first_hop,
     plain_memory,
 )
-from langchain_ripplemem.recall.set_questions import asks_for_a_set, own_matches
+from langchain_ripplemem.recall.set_questions import own_matches
 from langchain_ripplemem.recall.smoothing import in_context, per_view
 from langchain_ripplemem.recall.views import ViewQuery
 from langchain_ripplemem.schemas import MemoryUnit, RecalledMemory
@@ -83,7 +83,8 @@ def aligner(index: NamespaceIndex, query_vector: np.ndarray, query: str, mode: s
 def assemble_memories(
     evidence: Mapping[str, Sequence[AnyHit]], anchors: set[str], index: NamespaceIndex, query: ViewQuery,
     config: RecallConfig, *, weight: Callable[[MemoryUnit], float] | None = None,
-    support: Mapping[str, float] | None = None, plain: np.ndarray | None = None, category: np.ndarray | None = None,
+    support: Mapping[str, float] | None = None, plain: np.ndarray | None = None,
+    own_views: Sequence[np.ndarray] = (),
 ) -> list[RecalledMemory]:
     """The top ``config.assembly.top_k`` memories by rho, each with its merged provenance.
 
@@ -103,17 +104,16 @@ def assemble_memories(
             (:func:`~langchain_ripplemem.recall.evidence.supports`); ``None``: summed here.
         plain: the vector of the question as asked, for the dense first hop kept with
             ``assembly.keep_first_hop`` (:func:`keep_first_hop`); ``None``: the query's vector.
-        category: the vector of what a set question asks for
-            (:func:`~langchain_ripplemem.recall.set_questions.set_category`), a second view of
-            its speakers' own matches (``assembly.keep_own``); ``None``: the query's alone.
+        own_views: what a set question's speakers' own matches are scored by
+            (:func:`~langchain_ripplemem.recall.set_questions.own_views`: the question as
+            asked, and what it asks for); empty for any other question (``assembly.keep_own``).
     """
     budget, scoring, hidden = config.assembly, config.scoring, query.hidden
     query_vector, cues = query.vector, query.cues
     ids = [uid for uid in evidence if uid in index.pos and not (hidden and uid in hidden)]
     # By the question with its speakers moved to cues: their name would pull in what others said about them.
-    own = (own_matches(index, [query_vector] if category is None else [query_vector, category], cues.participants,
-                       budget.keep_own, hidden, budget.keep_own_density)
-           if budget.keep_own and cues.participants and asks_for_a_set(cues.query) else [])
+    own = own_matches(index, own_views, cues.participants, budget.keep_own, hidden, budget.keep_own_density,
+                      budget.keep_own_neighbours) if budget.keep_own and own_views else []
     kept: list[KeptMatches] = [(budget.keep_own, budget.keep_own_spacing, own)] if own else []
 
     def protect() -> dict[str, FirstHopRank]:

@@ -46,7 +46,7 @@ from langchain_ripplemem.recall.controller import ControllerInput, HeuristicCont
 from langchain_ripplemem.recall.cues import cues_from_llm, move_speakers, reference_time, rule_based_cues, with_asker
 from langchain_ripplemem.recall.evidence import Evidence, FoundHit, supports
 from langchain_ripplemem.recall.reader import MemoryReader
-from langchain_ripplemem.recall.set_questions import set_category
+from langchain_ripplemem.recall.set_questions import own_views
 from langchain_ripplemem.recall.smoothing import speakers, unknown_asker
 from langchain_ripplemem.recall.state import Plan, RecallContext, RecallState, ResolvedContext
 from langchain_ripplemem.recall.views import RECALL_VIEWS, ViewQuery
@@ -369,12 +369,11 @@ class RecallNodes:
         # The kept first hop (recall/assembly.py): dense of the question as asked, BM25 of the lexical view's text.
         plain = None if not cfg.assembly.keep_first_hop or state["query"] == state["cues"].query else \
             np.asarray(self.reader.embed_query(state["query"]), dtype=np.float32)
-        # What a set question asks for ("sports"), a second view of its speakers' own matches.
-        asked = set_category(state["cues"].query) if cfg.assembly.keep_own and state["cues"].participants else None
-        category = None if asked is None else np.asarray(self.reader.embed_query(asked), dtype=np.float32)
+        # A set question's own matches: by the question as asked and by what it asks for ("sports").
+        own = own_views(state["query"], state["cues"], vector, self.reader.embed_query) if cfg.assembly.keep_own else []
         query = ViewQuery(state["cues"], vector, set(state.get("hidden") or ()))
         memories = assemble_memories(state["evidence"], set(state["anchors"]), index, query, cfg, plain=plain,
-                                     category=category,
+                                     own_views=own,
                                      support=state.get("support"), weight=score_weight(cfg.lifecycle, ctx.as_of,
                                                                                        reference))
         usage = _timed(state["usage"], "assemble", started)

@@ -20,17 +20,19 @@ correction of cross-domain similarity local scaling, Conneau et al. 2018).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.cue_bonus import row_speakers
+from langchain_ripplemem.schemas import QueryCues
 
-__all__ = ["asks_for_a_set", "own_matches", "set_category"]
+__all__ = ["asks_for_a_set", "own_matches", "own_views", "set_category"]
 
-#: A memory's density is its mean cosine with its this many nearest memories of the same speakers.
-DENSITY_NEIGHBOURS = 10
+#: A memory's density is its mean cosine with its this many nearest memories of the same speakers
+#: (``assembly.keep_own_neighbours``; this is own_matches' default when called on its own).
+DENSITY_NEIGHBOURS = 5
 #: Only the best this many (by the question's views) are re-scored by density: a bounded cost per question.
 DENSITY_CANDIDATES = 100
 
@@ -81,17 +83,34 @@ def set_category(question: str) -> str | None:
     return None if found is None or found.group(1).lower() == "times" else found.group(1)
 
 
+def own_views(question: str, cues: QueryCues, vector: np.ndarray,
+              embed: Callable[[str], Sequence[float] | np.ndarray]) -> list[np.ndarray]:
+    """The vectors a set question's own matches are scored by; none for any other question.
+
+    The question as asked, names and all (``vector``, the vector of ``cues.query``, when
+    no name was moved out of it): only the named speakers' memories are ranked, so a
+    name cannot pull in what others said about them, the reason the other views move it
+    to cues, and the whole sentence is what the encoder reads best. And what the
+    question asks for, on its own (:func:`set_category`).
+    """
+    if not cues.participants or not asks_for_a_set(cues.query):
+        return []
+    views = [vector if question == cues.query else np.asarray(embed(question), dtype=np.float32)]
+    asked = set_category(cues.query)
+    return views if asked is None else [*views, np.asarray(embed(asked), dtype=np.float32)]
+
+
 def own_matches(index: NamespaceIndex, vectors: Sequence[np.ndarray], speakers: Iterable[str], n: int,
-                hidden: set[str], density: float = 0.0) -> list[tuple[str, float]]:
+                hidden: set[str], density: float = 0.0,
+                neighbours: int = DENSITY_NEIGHBOURS) -> list[tuple[str, float]]:
     """The named speakers' own ``n`` best memories for a set question, best first (ties by row).
 
     What a set question keeps places for (``assembly.keep_own``): the ``d``-th keeps rank
     ``floor(keep_own_spacing x d)`` or better, as first-hop matches keep theirs
     (:func:`~langchain_ripplemem.recall.assembly.first_hop_ranks`). A memory's score is
-    its mean dense cosine with ``vectors`` (the question's, and what it asks for if it
-    names it) less ``density`` times its mean cosine with its
-    :data:`DENSITY_NEIGHBOURS` nearest memories of the same speakers (only the best
-    :data:`DENSITY_CANDIDATES` are re-scored). The questions are recognised in English
+    its mean dense cosine with ``vectors`` (:func:`own_views`) less ``density`` times
+    its mean cosine with its ``neighbours`` nearest memories of the same speakers (only
+    the best :data:`DENSITY_CANDIDATES` are re-scored). The questions are recognised in English
     only; in other languages the rule stays off and recall is unchanged.
     """
     said, named = row_speakers(index), {speaker.lower() for speaker in speakers}
@@ -107,7 +126,7 @@ def own_matches(index: NamespaceIndex, vectors: Sequence[np.ndarray], speakers: 
         own = index.matrix[rows]
         near = own[best] @ own.T
         near[np.arange(len(best)), best] = -np.inf  # not itself
-        neighbours = min(DENSITY_NEIGHBOURS, len(rows) - 1)
+        neighbours = min(neighbours, len(rows) - 1)
         crowd = np.partition(near, -neighbours, axis=1)[:, -neighbours:].mean(axis=1)
         rescored = scores[best] - density * crowd
         scores[best] = rescored

@@ -37,7 +37,8 @@ OLD_RECALL = {
     "llm_max_retries": 2, "superseded_weight": 0.5, "recency_half_life_days": None,
 }
 #: Settings added after the grouping, with their defaults (``PAPER`` turns them off).
-NEW_RECALL = {"assembly.keep_own": 15, "assembly.keep_own_spacing": 2.0, "assembly.keep_own_density": 0.7}
+NEW_RECALL = {"assembly.keep_own": 15, "assembly.keep_own_spacing": 2.0, "assembly.keep_own_density": 0.7,
+              "assembly.keep_own_neighbours": 5}
 NEW_IN_PAPER = {"assembly.keep_own": 0}
 #: ``WriteConfig().model_dump()`` before the grouping.
 OLD_WRITE = {

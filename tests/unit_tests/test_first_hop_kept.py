@@ -9,6 +9,7 @@ whatever dialogue context, speaker and time bonuses and bridges do to the rest.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,7 +17,8 @@ from hypothesis import strategies as st
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall.kept_places import keep_first_hop
-from langchain_ripplemem.recall.set_questions import own_matches, set_category
+from langchain_ripplemem.recall.set_questions import own_matches, own_views, set_category
+from langchain_ripplemem.schemas import QueryCues
 
 from .conftest import BagOfWordsEmbeddings, drawn_conversation
 
@@ -100,16 +102,17 @@ def _own_missing(memory: RippleMemory, question: str, speaker: str, config: Reca
                  n: int = 0, spacing: float = 2.0) -> list[int]:
     """The ranks (0-based) of ``speaker``'s own top ``keep_own`` (else ``n``) matches that ``config`` lost.
 
-    Scored by :func:`own_matches` for the question with its speakers moved to cues (what the
-    semantic view searches) and what it asks for (:func:`set_category`).
+    Scored by :func:`own_matches` for the question as asked and what it asks for (:func:`own_views`).
     """
     k, kept = config.assembly.top_k, config.assembly
     result = memory.recall(question, namespace="t", k=k, config=config)
     got = [x.unit.id for x in result.memories]
-    asked = set_category(result.cues.query)
-    vectors = [memory.embed_query(text) for text in (result.cues.query, *([asked] if asked else []))]
+    cues = result.cues.model_copy(update={"participants": [speaker.lower()]})
+    # Not a set question: its own matches by the question alone, which recall does not keep.
+    vectors = own_views(question, cues, np.asarray(memory.embed_query(cues.query), dtype=np.float32),
+                        memory.embed_query) or [np.asarray(memory.embed_query(question), dtype=np.float32)]
     plain = [uid for uid, _ in own_matches(memory.namespace_index("t"), vectors, [speaker], kept.keep_own or n,
-                                           set(), kept.keep_own_density)]
+                                           set(), kept.keep_own_density, kept.keep_own_neighbours)]
     spacing = kept.keep_own_spacing if kept.keep_own else spacing
     return [d for d, uid in enumerate(plain)
             if (deadline := int(spacing * (d + 1) + 1e-9)) <= k and uid not in got[:deadline]]
@@ -191,3 +194,19 @@ def test_own_matches_prefer_a_lone_remark_and_the_asked_kind() -> None:
     chatter_ids = {uid for uid, t in text.items() if "club gym" in t}
     assert [score for _, score in own_matches(index, question, ["Dave"], 2, chatter_ids, density=0.5)] == \
         [score for _, score in own_matches(alone.namespace_index("t"), question, ["Dave"], 2, set(), density=0.5)]
+
+
+def test_own_views_read_the_question_as_asked() -> None:
+    """A set question's own matches are scored by the question with its names, and by what it asks for."""
+    embeddings = BagOfWordsEmbeddings()
+    embed = embeddings.embed_query
+    asked = "Which sports has Dave tried?"
+    cues = QueryCues(query="Which sports has tried?", participants=["dave"])
+    moved = np.asarray(embed(cues.query), dtype=np.float32)
+    views = own_views(asked, cues, moved, embed)
+    np.testing.assert_allclose(views[0], embed(asked))  # not the query the other views search
+    np.testing.assert_allclose(views[1], embed("sports"))
+    assert own_views(cues.query, cues, moved, embed)[0] is moved  # nothing moved: its vector, not embedded again
+    assert own_views("Where did Dave try a sport?", cues.model_copy(update={"query": "Where did try a sport?"}),
+                     moved, embed) == []
+    assert own_views(asked, cues.model_copy(update={"participants": []}), moved, embed) == []
