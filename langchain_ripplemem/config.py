@@ -344,7 +344,7 @@ class AssemblyConfig(_Stage):
     keep_first_hop: int = Field(
         default=0, ge=0, description="the first hop recollection only adds to: the memory ranked d-th (d <= this, "
         "from 1) by plain dense cosine of the question as asked (no context, bonuses or bridges) is returned at rank "
-        "floor(keep_spacing x d) or better (recall/assembly.py keep_first_hop); 0 = the rho order alone",
+        "floor(keep_spacing x d) or better (recall/kept_places.py keep_first_hop); 0 = the rho order alone",
     )
     keep_spacing: float = Field(default=3.0, ge=1.0, description="see keep_first_hop")
     keep_own: int = Field(
