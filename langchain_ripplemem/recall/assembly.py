@@ -26,13 +26,7 @@ from langchain_ripplemem.config import BridgingConfig, ContextConfig, RecallConf
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
 from langchain_ripplemem.recall.evidence import AnyHit, recalled_memory, supports
-from langchain_ripplemem.recall.kept_places import (
-    FirstHopRank,
-    KeptMatches,
-    first_hop_ranks,
-    keep_first_hop,
-    plain_memory,
-)
+from langchain_ripplemem.recall.kept_places import KeptMatches, first_hop_ranks, keep_first_hop, plain_memory
 from langchain_ripplemem.recall.set_questions import own_matches
 from langchain_ripplemem.recall.smoothing import in_context, per_view
 from langchain_ripplemem.recall.views import ViewQuery
@@ -111,17 +105,12 @@ def assemble_memories(
     budget, scoring, hidden = config.assembly, config.scoring, query.hidden
     query_vector, cues = query.vector, query.cues
     ids = [uid for uid in evidence if uid in index.pos and not (hidden and uid in hidden)]
-    # By the question with its speakers moved to cues: their name would pull in what others said about them.
     own = own_matches(index, own_views, cues.participants, budget.keep_own, hidden, budget.keep_own_density,
                       budget.keep_own_neighbours) if budget.keep_own and own_views else []
     kept: list[KeptMatches] = [(budget.keep_own, budget.keep_own_spacing, own)] if own else []
-
-    def protect() -> dict[str, FirstHopRank]:
-        return first_hop_ranks(index, query_vector if plain is None else plain, query.lexical_text or cues.query,
-                               budget, hidden, kept) if budget.keep_first_hop or budget.keep_lexical or kept else {}
-
+    protected = first_hop_ranks(index, query_vector if plain is None else plain, query.lexical_text or cues.query,
+                                budget, hidden, kept) if budget.keep_first_hop or budget.keep_lexical or kept else {}
     if not ids:
-        protected = protect()
         return [plain_memory(index, uid, protected[uid], query_vector)
                 for uid in keep_first_hop([], protected, budget.top_k)]
     alignments, cosines = aligner(index, query_vector, cues.query, scoring.alignment, config.context)(ids)
@@ -154,7 +143,7 @@ def assemble_memories(
     scored.sort(key=lambda row: row[:2])
     if budget.distinct_sessions_first:
         scored = distinct_sessions_first(scored, budget.distinct_sessions_first, lambda row: row[2].source.session_id)
-    if protected := protect():
+    if protected:
         by_id = {row[1]: row for row in scored}
         order = keep_first_hop([row[1] for row in scored], protected, budget.top_k)
         # Only the kept K become result objects (validated; the rest never leave this function).

@@ -366,7 +366,7 @@ class RecallNodes:
         reference = (ctx.as_of or ctx.reference_time or reference_time(index)) \
             if cfg.lifecycle.recency_half_life_days is not None else None
         vector = np.asarray(state["query_vector"], dtype=np.float32)
-        # The kept first hop (recall/assembly.py): dense of the question as asked, BM25 of the lexical view's text.
+        # The kept first hop (recall/kept_places.py): dense of the question as asked, BM25 of the lexical view's text.
         plain = None if not cfg.assembly.keep_first_hop or state["query"] == state["cues"].query else \
             np.asarray(self.reader.embed_query(state["query"]), dtype=np.float32)
         # A set question's own matches: by the question as asked and by what it asks for ("sports").
