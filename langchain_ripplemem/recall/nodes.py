@@ -370,7 +370,8 @@ class RecallNodes:
         plain = None if not cfg.assembly.keep_first_hop or state["query"] == state["cues"].query else \
             np.asarray(self.reader.embed_query(state["query"]), dtype=np.float32)
         # A set question's own matches: by the question as asked and by what it asks for ("sports").
-        own = own_views(state["query"], state["cues"], vector, self.reader.embed_query) if cfg.assembly.keep_own else []
+        own = own_views(state["query"], state["cues"], vector, self.reader.embed_query, plain) \
+            if cfg.assembly.keep_own else []
         query = ViewQuery(state["cues"], vector, set(state.get("hidden") or ()))
         memories = assemble_memories(state["evidence"], set(state["anchors"]), index, query, cfg, plain=plain,
                                      own_views=own,

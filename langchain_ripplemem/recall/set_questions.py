@@ -84,20 +84,24 @@ def set_category(question: str) -> str | None:
 
 
 def own_views(question: str, cues: QueryCues, vector: np.ndarray,
-              embed: Callable[[str], Sequence[float] | np.ndarray]) -> list[np.ndarray]:
+              embed: Callable[[str], Sequence[float] | np.ndarray],
+              asked: np.ndarray | None = None) -> list[np.ndarray]:
     """The vectors a set question's own matches are scored by; none for any other question.
 
     The question as asked, names and all (``vector``, the vector of ``cues.query``, when
     no name was moved out of it): only the named speakers' memories are ranked, so a
     name cannot pull in what others said about them, the reason the other views move it
     to cues, and the whole sentence is what the encoder reads best. And what the
-    question asks for, on its own (:func:`set_category`).
+    question asks for, on its own (:func:`set_category`). ``asked``: the question's own
+    vector when the caller has it already (the kept first hop's), so it is not embedded twice.
     """
     if not cues.participants or not asks_for_a_set(cues.query):
         return []
-    views = [vector if question == cues.query else np.asarray(embed(question), dtype=np.float32)]
-    asked = set_category(cues.query)
-    return views if asked is None else [*views, np.asarray(embed(asked), dtype=np.float32)]
+    if question == cues.query:
+        asked = vector
+    views = [asked if asked is not None else np.asarray(embed(question), dtype=np.float32)]
+    category = set_category(cues.query)
+    return views if category is None else [*views, np.asarray(embed(category), dtype=np.float32)]
 
 
 def own_matches(index: NamespaceIndex, vectors: Sequence[np.ndarray], speakers: Iterable[str], n: int,
@@ -107,7 +111,7 @@ def own_matches(index: NamespaceIndex, vectors: Sequence[np.ndarray], speakers: 
 
     What a set question keeps places for (``assembly.keep_own``): the ``d``-th keeps rank
     ``floor(keep_own_spacing x d)`` or better, as first-hop matches keep theirs
-    (:func:`~langchain_ripplemem.recall.assembly.first_hop_ranks`). A memory's score is
+    (:func:`~langchain_ripplemem.recall.kept_places.first_hop_ranks`). A memory's score is
     its mean dense cosine with ``vectors`` (:func:`own_views`) less ``density`` times
     its mean cosine with its ``neighbours`` nearest memories of the same speakers (only
     the best :data:`DENSITY_CANDIDATES` are re-scored). The questions are recognised in English

@@ -207,6 +207,8 @@ def test_own_views_read_the_question_as_asked() -> None:
     np.testing.assert_allclose(views[0], embed(asked))  # not the query the other views search
     np.testing.assert_allclose(views[1], embed("sports"))
     assert own_views(cues.query, cues, moved, embed)[0] is moved  # nothing moved: its vector, not embedded again
+    given = np.asarray(embed(asked), dtype=np.float32)
+    assert own_views(asked, cues, moved, embed, given)[0] is given  # the kept first hop's vector, reused
     assert own_views("Where did Dave try a sport?", cues.model_copy(update={"query": "Where did try a sport?"}),
                      moved, embed) == []
     assert own_views(asked, cues.model_copy(update={"participants": []}), moved, embed) == []
