@@ -41,7 +41,7 @@ from langchain_ripplemem.record_formats import (
     error_message,
     time_field,
 )
-from langchain_ripplemem.schemas import Conversation, Session, Turn
+from langchain_ripplemem.schemas import ASSISTANT_SPEAKER, Conversation, Session, Turn
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage, MessageLikeRepresentation
@@ -53,7 +53,7 @@ __all__ = [
     "single_turn_conversation",
 ]
 
-_ROLE_DEFAULTS = {"human": "user", "ai": "assistant"}
+_ROLE_DEFAULTS = {"human": "user", "ai": ASSISTANT_SPEAKER}
 _ROLE_KEYS = {"human": ("human", "user"), "ai": ("ai", "assistant")}
 
 

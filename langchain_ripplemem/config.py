@@ -248,6 +248,12 @@ class ContextConfig(_Stage):
         "neighbours' credit, 'max' takes the larger of the two (a strong stand-alone remark is never ranked below "
         "a stretch of weaker turns that credit each other; recall/smoothing.py)",
     )
+    assistant_chats: bool = Field(
+        default=False, description="whether dialogue context also applies in a user's chats with an assistant "
+        "(a namespace where some turn is spoken by 'assistant', the speaker of AI messages): off, each turn there "
+        "is scored on its own: a request states its own topic and the answers are long, so crediting neighbours "
+        "lifts whole chats on a topic over the one remark that answers (recall/smoothing.py)",
+    )
     terms: int = Field(
         default=60, ge=0,
         description="a unit of more content terms (BM25 terms) than this takes proportionally less of "

@@ -23,6 +23,8 @@ EdgeType = Literal["semantic", "structural"]
 HitSource = Literal["semantic", "lexical", "cue", "expansion"]
 
 DAY_SECONDS = 86_400.0
+#: The speaker of AI messages (``adapters``): a namespace with a turn of theirs is a user's chats with an assistant.
+ASSISTANT_SPEAKER = "assistant"
 
 
 def namespace_key(namespace: Namespace) -> str:

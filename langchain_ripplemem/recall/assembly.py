@@ -28,7 +28,7 @@ from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
 from langchain_ripplemem.recall.evidence import AnyHit, recalled_memory, supports
 from langchain_ripplemem.recall.kept_places import KeptMatches, first_hop_ranks, keep_first_hop, plain_memory
 from langchain_ripplemem.recall.set_questions import own_matches
-from langchain_ripplemem.recall.smoothing import in_context, per_view
+from langchain_ripplemem.recall.smoothing import context_weights, in_context, per_view
 from langchain_ripplemem.recall.views import ViewQuery
 from langchain_ripplemem.schemas import MemoryUnit, RecalledMemory
 
@@ -59,7 +59,7 @@ def aligner(index: NamespaceIndex, query_vector: np.ndarray, query: str, mode: s
     context) are computed once here, so one aligner serves several id sets.
     """
     contextual = in_context(index, index.cosines(query_vector), context) \
-        if context is not None and any(context.weights) else None
+        if context is not None and any(context_weights(index, context)) else None
     lexical = None if mode != "hybrid" else index.lexical_scores(query) if context is None else \
         in_context(index, index.lexical_scores(query), context)
 

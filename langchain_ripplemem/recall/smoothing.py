@@ -22,6 +22,13 @@ Short dialogue turns (LoCoMo's have at most about 40 terms) keep all of it; a
 long assistant answer (LongMemEval's run to hundreds) takes a fraction, so a
 neighbour's strong match does not lift it over memories that match on their own.
 
+In a user's chats with an assistant (a namespace where some turn is spoken by
+:data:`~langchain_ripplemem.schemas.ASSISTANT_SPEAKER`) dialogue context is off
+unless ``context.assistant_chats`` (:func:`context_weights`): a request to an
+assistant names its own topic, and crediting the turns around it lifts every turn of
+a chat on that topic over the one remark that answers (docs/benchmarks.md,
+"Dialogue context in a user's chats with an assistant").
+
 Example:
     >>> import numpy as np
     >>> nb = np.array([[-1, 1], [0, 2], [1, -1]])
@@ -45,7 +52,7 @@ import numpy as np
 
 from langchain_ripplemem.config import ContextConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.schemas import MemoryUnit
+from langchain_ripplemem.schemas import ASSISTANT_SPEAKER, MemoryUnit
 
 _NONE = -1
 _T = TypeVar("_T")
@@ -219,8 +226,20 @@ _Contextual = dict[tuple[int, int, tuple[float, ...], int, str], tuple["weakref.
 _contextual: weakref.WeakKeyDictionary[NamespaceIndex, _Contextual] = weakref.WeakKeyDictionary()
 
 
+def context_weights(index: NamespaceIndex, context: ContextConfig) -> tuple[float, float]:
+    """The dialogue-context weights recall uses on ``index``: ``context.weights``, none in chats with an assistant.
+
+    Unless ``context.assistant_chats``, a namespace where some turn is spoken by
+    :data:`~langchain_ripplemem.schemas.ASSISTANT_SPEAKER` scores each turn on its own
+    (see the module docs).
+    """
+    if not context.assistant_chats and ASSISTANT_SPEAKER in speakers(index):
+        return 0.0, 0.0
+    return context.weights
+
+
 def in_context(index: NamespaceIndex, scores: np.ndarray, context: ContextConfig) -> np.ndarray:
-    """:func:`smooth` with the view's session neighbours and ``context.weights`` (no work when both are 0).
+    """:func:`smooth` with the view's session neighbours and :func:`context_weights` (no work when both are 0).
 
     With ``context.terms`` > 0, a unit of more content terms than that takes ``terms / n`` of
     the credit (see the module docs). Read-only scores (a view's cosines) get a read-only
@@ -229,7 +248,7 @@ def in_context(index: NamespaceIndex, scores: np.ndarray, context: ContextConfig
     turn whose neighbour matches but never ranks a strong stand-alone remark below a
     topical stretch of weaker turns.
     """
-    weights, terms, mode = context.weights, context.terms, context.mode
+    weights, terms, mode = context_weights(index, context), context.terms, context.mode
     if not any(weights):
         return scores
     if scores.flags.writeable:

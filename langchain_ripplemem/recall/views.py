@@ -29,7 +29,7 @@ import numpy as np
 
 from langchain_ripplemem.config import LinkingConfig, RecallConfig, ViewsConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.recall.smoothing import speakers, top_in_context
+from langchain_ripplemem.recall.smoothing import context_weights, speakers, top_in_context
 from langchain_ripplemem.recall.visibility import visible_top
 from langchain_ripplemem.schemas import HitSource, QueryCues
 
@@ -69,14 +69,14 @@ class RecallView:
 
 def _semantic(index: NamespaceIndex, query: ViewQuery, k: int, config: RecallConfig,
               linking: LinkingConfig) -> list[tuple[str, float]]:
-    if any(config.context.weights):
+    if any(context_weights(index, config.context)):
         return top_in_context(index, index.cosines(query.vector), config.context, k, exclude=query.hidden)
     return visible_top(lambda n: index.semantic(query.vector, n), k, query.hidden)
 
 
 def _lexical(index: NamespaceIndex, query: ViewQuery, k: int, config: RecallConfig,
              linking: LinkingConfig) -> list[tuple[str, float]]:
-    if any(config.context.weights):
+    if any(context_weights(index, config.context)):
         return top_in_context(index, index.lexical_scores(query.lexical_text), config.context, k, positive=True,
                               exclude=query.hidden)
     return visible_top(lambda n: index.lexical(query.lexical_text, n), k, query.hidden)

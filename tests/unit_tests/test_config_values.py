@@ -38,7 +38,7 @@ OLD_RECALL = {
 }
 #: Settings added after the grouping, with their defaults (``PAPER`` turns them off).
 NEW_RECALL = {"assembly.keep_own": 15, "assembly.keep_own_spacing": 2.0, "assembly.keep_own_density": 0.7,
-              "assembly.keep_own_neighbours": 5}
+              "assembly.keep_own_neighbours": 5, "context.assistant_chats": False}
 NEW_IN_PAPER = {"assembly.keep_own": 0}
 #: ``WriteConfig().model_dump()`` before the grouping.
 OLD_WRITE = {
@@ -60,7 +60,8 @@ OLD_RECALL_PRESETS = {
     "PAPER_LONG_HISTORY": (PAPER_LONG_HISTORY, {**OLD_PAPER, "semantic_k": 15, "lexical_k": 8, "cue_k": 8},
                            NEW_IN_PAPER),
     "LONG_HISTORY": (LONG_HISTORY, {"semantic_k": 20, "lexical_k": 20, "cue_k": 15, "per_channel": 20,
-                                    "speaker_bonus": 0.75, "distinct_sessions_first": 5}, {}),
+                                    "speaker_bonus": 0.75, "distinct_sessions_first": 5},
+                     {"context.assistant_chats": True}),
 }
 OLD_WRITE_PRESETS = {
     "PAPER_WRITE": (PAPER_WRITE, {"structural_edges": "paper"}),

@@ -11,8 +11,15 @@ from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.presets import PAPER, PAPER_WRITE
 from langchain_ripplemem.recall.cues import move_speakers
-from langchain_ripplemem.recall.smoothing import in_context, neighbour_rows, smooth, speakers, top_in_context
-from langchain_ripplemem.schemas import Conversation, MemoryUnit, QueryCues, TimeInterval
+from langchain_ripplemem.recall.smoothing import (
+    context_weights,
+    in_context,
+    neighbour_rows,
+    smooth,
+    speakers,
+    top_in_context,
+)
+from langchain_ripplemem.schemas import ASSISTANT_SPEAKER, Conversation, MemoryUnit, QueryCues, TimeInterval
 
 from .conftest import BagOfWordsEmbeddings, make_conversation, make_unit
 
@@ -179,8 +186,8 @@ def test_move_speakers_keeps_people_who_are_only_talked_about():
     assert move_speakers(only_names, frozenset({"maya"})).query == "Maya"  # never an empty query
 
 
-def dialogue() -> Conversation:
-    """The answer (S1:2) shares no word with the question it answers (S1:1)."""
+def dialogue(names: dict[str, str] | None = None) -> Conversation:
+    """The answer (S1:2) shares no word with the question it answers (S1:1); ``names`` renames the speakers."""
     sessions = [
         [("Sam", "What do your kids like to do these days?"), ("Maya", "They were stoked about the dinosaur exhibit.")],
         [("Sam", "Maya, kids like it!")],
@@ -189,7 +196,8 @@ def dialogue() -> Conversation:
     ]
     return Conversation.model_validate({"id": "d", "sessions": [
         {"id": f"S{n}", "time": f"2026-03-0{n}T19:00:00+00:00",
-         "turns": [{"id": f"S{n}:{i}", "speaker": who, "text": text} for i, (who, text) in enumerate(turns, 1)]}
+         "turns": [{"id": f"S{n}:{i}", "speaker": (names or {}).get(who, who), "text": text}
+                   for i, (who, text) in enumerate(turns, 1)]}
         for n, turns in enumerate(sessions, 1)]})
 
 
@@ -210,6 +218,20 @@ def test_context_finds_the_answer_to_the_question_turn(talk):
     assert "S1:2" not in recalled(talk, query, base, k=2)
     with_context = base.replace(context={"weight": 0.8})
     assert recalled(talk, query, with_context, k=2) == ["S1:1", "S1:2"]
+
+
+def test_chats_with_an_assistant_score_each_turn_on_its_own_unless_asked():
+    chat = RippleMemory(BagOfWordsEmbeddings())
+    chat.add_conversation(dialogue({"Sam": "user", "Maya": ASSISTANT_SPEAKER}), namespace=NS)
+    base = PAPER.replace(views={"semantic_k": 2, "lexical_k": 2, "cue_k": 0}, controller={"max_rounds": 0},
+                         context={"weight": 0.8})
+    query = "what do the kids like to do these days"
+    index = chat.namespace_index(NS)
+    assert context_weights(index, base.context) == (0.0, 0.0)
+    assert "S1:2" not in recalled(chat, query, base, k=2)  # the assistant's answer is not lifted by the request
+    kept_on = base.replace(context={"assistant_chats": True})
+    assert context_weights(index, kept_on.context) == (0.8, 0.0)
+    assert recalled(chat, query, kept_on, k=2) == ["S1:1", "S1:2"]
 
 
 def test_speaker_bonus_prefers_what_the_named_person_said(talk):
