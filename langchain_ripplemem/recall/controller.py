@@ -5,7 +5,7 @@ and, if not, *what is missing and where to look?* (``plan``: anchors and a
 missing-support target).
 
 The heuristic controller reads coverage off the evidence. A query term or cue
-that no recalled memory mentions is missing support. Anchors are the
+that no recalled memory mentions, and some other memory does, is missing support. Anchors are the
 best-supported memories, preferring those that touch the query's cues and sit
 in the graph; the target combines the query, the missing terms, and the cue
 values the anchors share with the query (their participants, places and time),
@@ -100,7 +100,12 @@ class HeuristicController:
     """
 
     def missing_terms(self, inp: ControllerInput) -> list[str]:
-        """Query content words that no memory in the evidence mentions."""
+        """Query content words that no memory in the evidence mentions and some other memory does.
+
+        A word no memory holds at all ("accept" in "Should Maya accept Sam's pick?")
+        is a word of the question, not support recall could find: naming it would
+        send expansion after nothing and hide what the plan does look for.
+        """
         cue_words = {w for value in inp.cues.participants for w in value.split()}
         index = inp.index
         # A query word's postings against the evidence rows: no memory's text is tokenised again.
@@ -110,7 +115,7 @@ class HeuristicController:
         postings = [index.term_rows(stem(w)) for w in words]
         held = np.zeros(max([len(index), *(int(p.max()) + 1 for p in postings if len(p))]), dtype=bool)
         held[[index.pos[uid] for uid in inp.evidence if uid in index.pos]] = True
-        return [w for w, rows in zip(words, postings, strict=True) if not held[rows].any()]
+        return [w for w, rows in zip(words, postings, strict=True) if len(rows) and not held[rows].any()]
 
     def bridge_anchors(self, inp: ControllerInput, in_graph: list[str]) -> list[str]:
         """After a round, expand from what the last round bridged to (a chain: name, then topic).

@@ -33,6 +33,16 @@ def test_missing_terms_are_the_query_words_no_evidence_memory_says(rows):
     assert HeuristicController().missing_terms(inp) == expected
 
 
+def test_a_query_word_no_memory_holds_is_not_missing_support():
+    # "accept" and "pick" are words of the question: no memory could supply them.
+    inp = _input("Should Maya accept Sam's pick at the pier?", [1], participants=("maya",))
+    controller = HeuristicController()
+    assert controller.missing_terms(inp) == ["pier"]
+    plan = controller.plan(inp, controller.decide(inp))
+    assert plan["target"].keywords == ["pier"] and "accept" not in plan["target"].restatement.split("(")[-1]
+    assert "accept" not in controller.decide(inp)["reason"]
+
+
 def test_a_plan_made_from_its_decision_equals_one_made_from_scratch():
     controller = HeuristicController()
     inp = _input("Should Maya accept Sam's dinner pick at the pier?", [1, 0], controller={"anchor_bridge_weight": 0.3})
