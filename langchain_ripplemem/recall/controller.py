@@ -5,7 +5,9 @@ and, if not, *what is missing and where to look?* (``plan``: anchors and a
 missing-support target).
 
 The heuristic controller reads coverage off the evidence. A query term or cue
-that no recalled memory mentions, and some other memory does, is missing support. Anchors are the
+that no recalled memory mentions is uncovered: *missing support* when some other
+memory holds it, a word of the question when none does (the target aims only at
+the first; either keeps the evidence from counting as sufficient). Anchors are the
 best-supported memories, preferring those that touch the query's cues and sit
 in the graph; the target combines the query, the missing terms, and the cue
 values the anchors share with the query (their participants, places and time),
@@ -100,22 +102,28 @@ class HeuristicController:
     """
 
     def missing_terms(self, inp: ControllerInput) -> list[str]:
-        """Query content words that no memory in the evidence mentions and some other memory does.
+        """Query content words that no memory in the evidence mentions and some other memory does."""
+        return self.uncovered_terms(inp)[0]
 
-        A word no memory holds at all ("accept" in "Should Maya accept Sam's pick?")
-        is a word of the question, not support recall could find: naming it would
-        send expansion after nothing and hide what the plan does look for.
+    def uncovered_terms(self, inp: ControllerInput) -> tuple[list[str], list[str]]:
+        """Query content words no evidence memory mentions: ``(missing, unheld)``.
+
+        *Missing* support is a word some other memory holds: expansion can look for
+        it. An *unheld* word is one no memory holds at all ("accept" in "Should Maya
+        accept Sam's pick?"): a word of the question, which the target does not aim
+        at. Either keeps the evidence from counting as sufficient.
         """
         cue_words = {w for value in inp.cues.participants for w in value.split()}
         index = inp.index
         # A query word's postings against the evidence rows: no memory's text is tokenised again.
         words = [w for w in content_words(inp.query) if w not in cue_words]
         if not words:
-            return []
+            return [], []
         postings = [index.term_rows(stem(w)) for w in words]
         held = np.zeros(max([len(index), *(int(p.max()) + 1 for p in postings if len(p))]), dtype=bool)
         held[[index.pos[uid] for uid in inp.evidence if uid in index.pos]] = True
-        return [w for w, rows in zip(words, postings, strict=True) if len(rows) and not held[rows].any()]
+        uncovered = [(w, bool(len(rows))) for w, rows in zip(words, postings, strict=True) if not held[rows].any()]
+        return [w for w, somewhere in uncovered if somewhere], [w for w, somewhere in uncovered if not somewhere]
 
     def bridge_anchors(self, inp: ControllerInput, in_graph: list[str]) -> list[str]:
         """After a round, expand from what the last round bridged to (a chain: name, then topic).
@@ -252,19 +260,23 @@ class HeuristicController:
             if work.event is not None:
                 return Plan(should_continue=True, heuristic=work, reason="the question's time is relative to an "
                             "event a recalled memory dates: look in that time")
-        missing = work.missing = self.missing_terms(inp)
+        missing, unheld = self.uncovered_terms(inp)
+        work.missing = missing
         top_semantic = max((h.score for hits in inp.evidence.values() for h in hits
                             if h.source == "semantic"), default=0.0)
-        # With missing support, no bridge changes the answer.
-        if inp.config.controller.anchor_bridge_weight and not missing:
+        # With a query word uncovered, the evidence is not sufficient whatever the bridges: none is ranked.
+        if inp.config.controller.anchor_bridge_weight and not missing and not unheld:
             work.candidates = self.candidates(inp)
         bridges = [(p, uid) for uid, _, p in (work.candidates or [])[: inp.config.controller.max_anchors]
                    if p >= _TARGET_MIN_RARITY]
-        if not missing and top_semantic >= inp.config.controller.sufficiency_similarity and not bridges:
+        if not missing and not unheld and top_semantic >= inp.config.controller.sufficiency_similarity \
+                and not bridges:
             return Plan(should_continue=False, reason="evidence covers every query term and cue "
                         f"(best semantic match {top_semantic:.2f})")
         if missing:
             why = f"missing support for: {', '.join(missing)}"
+        elif unheld:
+            why = f"no memory says {', '.join(unheld)}: more support from around the best matches"
         elif bridges:
             why = "a recalled memory names something other memories also hold (what else is known about it?)"
         else:

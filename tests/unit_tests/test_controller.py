@@ -33,14 +33,20 @@ def test_missing_terms_are_the_query_words_no_evidence_memory_says(rows):
     assert HeuristicController().missing_terms(inp) == expected
 
 
-def test_a_query_word_no_memory_holds_is_not_missing_support():
+def test_a_query_word_no_memory_holds_is_not_missing_support_but_keeps_recall_going():
     # "accept" and "pick" are words of the question: no memory could supply them.
-    inp = _input("Should Maya accept Sam's pick at the pier?", [1], participants=("maya",))
     controller = HeuristicController()
-    assert controller.missing_terms(inp) == ["pier"]
+    inp = _input("Should Maya accept Sam's pick at the pier?", [1], participants=("maya",))
+    assert controller.uncovered_terms(inp) == (["pier"], ["accept", "pick"])
     plan = controller.plan(inp, controller.decide(inp))
     assert plan["target"].keywords == ["pier"] and "accept" not in plan["target"].restatement.split("(")[-1]
-    assert "accept" not in controller.decide(inp)["reason"]
+    # Only words of the question left: not sufficient, and the reason says no memory holds them.
+    asked = _input("Should Maya accept Sam's booking?", [1], participants=("maya",),
+                   controller={"sufficiency_similarity": 0.5})
+    decision = controller.decide(asked)
+    assert decision["should_continue"] and decision["heuristic"].missing == []
+    assert decision["reason"].startswith("no memory says accept")
+    assert controller.plan(asked, decision)["target"].keywords == []
 
 
 def test_a_plan_made_from_its_decision_equals_one_made_from_scratch():
