@@ -3,9 +3,11 @@
 Benchmarks rebuild memories over the same texts: the linked suite injects every
 case into its own copy of a haystack, and a LongMemEval rerun ingests the same
 ~500 long turns per haystack. :class:`CachedEmbeddings` keys each document
-vector by the encoder's ``model_id`` and the text, so a rerun re-embeds nothing,
-and vectors of another model (or of a changed ``model_id``: truncation, kernels)
-are never reused.
+vector by the encoder's ``model_id``, its ``runtime`` (the library versions that
+compute it, when the encoder names them) and the text, so a rerun re-embeds
+nothing, and vectors of another model (or of a changed ``model_id``: truncation,
+kernels), or made under another onnxruntime, are never reused: a results file is
+then what anyone with the pinned dependencies gets from a cold cache.
 
 On disk (``directory``, see :func:`default_cache_dir`) each model has its own
 folder; :meth:`CachedEmbeddings.save` writes the vectors embedded since the last
@@ -128,6 +130,12 @@ class CachedEmbeddings(Embeddings):
         return getattr(self.base, "model_id", None)
 
     @property
+    def vectors_id(self) -> str | None:
+        """What the stored vectors are of: ``model_id``, plus the encoder's ``runtime`` when it has one."""
+        runtime = getattr(self.base, "runtime", None)
+        return f"{self.model_id} | {runtime}" if runtime and self.model_id else self.model_id
+
+    @property
     def folder(self) -> Path | None:
         """The folder of this model's vectors under ``directory`` (``None`` without one).
 
@@ -137,11 +145,11 @@ class CachedEmbeddings(Embeddings):
         """
         if self.directory is None:
             return None
-        model_id = self.model_id
-        if not model_id:
+        vectors_id = self.vectors_id
+        if not vectors_id:
             raise ValueError(f"a persistent embedding cache needs an encoder with a model_id; "
                              f"{type(self.base).__name__} has none (pass directory=None)")
-        return model_folder(self.directory, model_id)
+        return model_folder(self.directory, vectors_id)
 
     def __len__(self) -> int:
         """Distinct texts with a vector (on disk or pending)."""
@@ -183,7 +191,7 @@ class CachedEmbeddings(Embeddings):
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=".partial-", suffix=".npz")
         try:
             with os.fdopen(handle, "wb") as out:
-                np.savez(out, keys=np.array(keys, dtype="S32"), model_id=np.array(self.model_id),
+                np.savez(out, keys=np.array(keys, dtype="S32"), model_id=np.array(self.vectors_id),
                          vectors=np.stack([self._pending[key] for key in keys]))
                 out.flush()
                 os.fsync(out.fileno())
@@ -205,7 +213,7 @@ class CachedEmbeddings(Embeddings):
             for path in sorted(folder.glob(_SHARD_GLOB)) if folder is not None and folder.is_dir() else []:
                 try:
                     with np.load(path) as data:
-                        if str(data["model_id"]) != self.model_id:
+                        if str(data["model_id"]) != self.vectors_id:
                             raise ValueError(f"written for model {data['model_id']}")
                         keys = data["keys"]
                 except (OSError, ValueError, KeyError) as exc:

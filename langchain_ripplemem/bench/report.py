@@ -142,6 +142,9 @@ def _meta(results: Mapping[str, Any]) -> str:
         f"commit: `{results.get('git_commit') or 'unknown'}`",
         f"version: {results.get('package_version') or 'unknown'}",
     ]
+    runtime = results.get("runtime_versions")
+    if runtime:
+        items.append("runtime: " + ", ".join(f"{name} {v}" for name, v in runtime.items()))
     if sha:
         items.append(f"dataset sha256: `{sha[:16]}...`")
     suite = results.get("suite")

@@ -8,7 +8,7 @@ Shape (extra fields beyond DESIGN.md are additive)::
         "build_seconds", "query_ms_p50", "query_ms_p95", "query_ms_mean", "n_timed_queries",
         "first_query_ms_p50", "first_query_ms_p95",
         "llm_calls", "tokens", "context_tokens_mean", "units_mean", "n_questions"}},
-     "n_questions", "dataset_file", "date", "git_commit", "package_version",
+     "n_questions", "dataset_file", "date", "git_commit", "package_version", "runtime_versions",
      "config", "unresolved_evidence", "n_unresolved_evidence", "conversations", ...}
 """
 
@@ -214,8 +214,32 @@ def package_version() -> str | None:
         return None
 
 
+#: Distributions whose versions decide the figures beside the package's own code: the encoder's
+#: runtime (its vectors; ``MiniLMOnnxEmbeddings.runtime``) and the array arithmetic of scoring.
+_FIGURE_DISTRIBUTIONS = ("onnxruntime", "onnx", "tokenizers", "numpy", "chromadb")
+
+
+def runtime_versions() -> dict[str, str]:
+    """Installed versions of the distributions that decide a results file's figures besides the code.
+
+    Example:
+        >>> "onnxruntime" in runtime_versions()
+        True
+
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name in _FIGURE_DISTRIBUTIONS:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return found
+
+
 def run_metadata(dataset_path: str | Path | None) -> dict[str, Any]:
-    """Provenance fields of a results file: dataset hash, date, commit, version."""
+    """Provenance fields of a results file: dataset hash, date, commit, version, runtime versions."""
     dataset_file = None
     if dataset_path is not None and Path(dataset_path).is_file():
         dataset_file = {"path": str(dataset_path), "sha256": file_sha256(dataset_path)}
@@ -224,6 +248,7 @@ def run_metadata(dataset_path: str | Path | None) -> dict[str, Any]:
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "git_commit": git_commit(),
         "package_version": package_version(),
+        "runtime_versions": runtime_versions(),
     }
 
 

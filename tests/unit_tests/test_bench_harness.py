@@ -87,6 +87,35 @@ def test_vectors_of_another_model_are_never_reused(tmp_path):
     assert third_base.texts == ["maya likes tea"]
 
 
+def test_vectors_made_under_another_runtime_are_never_reused(tmp_path):
+    # The same model under another onnxruntime gives vectors that reorder near-ties: a cache
+    # filled under one version must not stand in for another's (results would not reproduce).
+    old_base = Encoder()
+    old_base.runtime = "onnxruntime 1.30.0"
+    first = CachedEmbeddings(old_base, tmp_path)
+    first.embed_documents(["maya likes tea"])
+    first.save()
+    new_base = Encoder()
+    new_base.runtime = "onnxruntime 1.32.0"
+    new = CachedEmbeddings(new_base, tmp_path)
+    new.embed_documents(["maya likes tea"])
+    assert new_base.texts == ["maya likes tea"] and new.folder != first.folder
+    same = Encoder()
+    same.runtime = "onnxruntime 1.30.0"
+    CachedEmbeddings(same, tmp_path).embed_documents(["maya likes tea"])
+    assert same.texts == []
+
+
+def test_the_offline_encoder_names_the_runtime_its_vectors_come_from():
+    from importlib.metadata import version
+
+    from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
+
+    runtime = MiniLMOnnxEmbeddings().runtime
+    assert f"onnxruntime {version('onnxruntime')}" in runtime and f"tokenizers {version('tokenizers')}" in runtime
+    assert CachedEmbeddings(MiniLMOnnxEmbeddings(), "/unused").vectors_id.endswith(runtime)
+
+
 def test_each_save_writes_only_the_new_vectors_as_its_own_shard(tmp_path):
     cache = CachedEmbeddings(Encoder(), tmp_path)
     cache.embed_documents(["one", "two"])

@@ -45,6 +45,17 @@ def test_each_split_gets_its_rows_and_session_levels_their_columns():
     assert "| lme | tune | ripplemem | 3 | 100.0 | 100.0 | - |" in markdown and "Nowhere." in markdown
 
 
+def test_files_made_under_different_runtimes_are_named_as_a_mix():
+    def run(onnxruntime: str) -> dict:
+        return {"k": [10], "runtime_versions": {"onnxruntime": onnxruntime, "numpy": "2.4.6"},
+                "systems": {"dense": _system({"overall": _group(2, at10=1.0)}, 1.0)}}
+
+    same = summary_markdown(summarise({"a": run("1.32.0"), "b": run("1.32.0")}))
+    assert "Runtime of every file: onnxruntime 1.32.0, numpy 2.4.6." in same
+    mixed = summary_markdown(summarise({"a": run("1.32.0"), "b": run("1.30.0")}))
+    assert "different runtimes" in mixed and "`b`: onnxruntime 1.30.0, numpy 2.4.6" in mixed
+
+
 @pytest.mark.slow
 def test_the_command_summarises_a_real_run_and_refuses_a_file_that_is_not_results(tmp_path, capsys):
     results, out, md = tmp_path / "multilingual.json", tmp_path / "summary.json", tmp_path / "summary.md"
