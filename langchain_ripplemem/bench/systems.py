@@ -25,6 +25,7 @@ import numpy as np
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.extraction.timeparse import parse_timestamp
 from langchain_ripplemem.presets import LONG_HISTORY
+from langchain_ripplemem.recall.cue_bonus import speaker_of
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
 
 ABLATIONS = ("no_expansion", "no_structural", "no_planning", "no_context", "no_cue_bonus")
@@ -229,10 +230,12 @@ def session_documents(units: Sequence[MemoryUnit]) -> dict[str, str]:
     for unit in units:
         if unit.source is not None and unit.source.session_id:
             by_session.setdefault(unit.source.session_id, []).append(unit)
-    has_asker = any(unit.metadata.get("speaker") == ASKER for unit in units)
+    # Units keep the speaker as written ("User" in LongMemEval's records): compared lower-cased.
+    asked = [speaker_of(unit) == ASKER for unit in units]
+    own_ids = {unit.id for unit, own in zip(units, asked, strict=True) if own}
     documents = {}
     for session, members in by_session.items():
-        own = [u for u in members if u.metadata.get("speaker") == ASKER] if has_asker else members
+        own = [u for u in members if u.id in own_ids] if own_ids else members
         documents[session] = "\n".join(u.restatement for u in (own or members))
     return documents
 
