@@ -36,11 +36,14 @@ DENSITY_NEIGHBOURS = 5
 #: Only the best this many (by the question's views) are re-scored by density: a bounded cost per question.
 DENSITY_CANDIDATES = 100
 
-# "how many", "name the / list the", what/which + a plural noun and a perfect or habitual verb,
-# or who/what/where + a perfect one ("Where has Ana lived?").
+# "how many", "name the / list the", what/which + a plural noun (up to two words before it, hyphens and
+# all: "What transgender-specific events has ...", "What kind of foods or recipes has ...") and an
+# auxiliary, "what/which are|were ..." ("What are Dave's hobbies?", "What are the names of ..."), or
+# who/what/where + a perfect ("Where has Ana lived?").
 _SET = re.compile(
     r"^\s*(?:how\s+many\b|(?:name|list)\b|(?:in\s+)?(?:what|which)\s+(?:kinds?\s+of\s+|types?\s+of\s+|sorts?\s+of\s+)?"
-    r"(?:\w+\s+)?\w+s\s+(?:has|have|did|does|do)\b|(?:who|what|where)\s+(?:has|have)\b)",
+    r"(?:[\w'+-]+\s+){0,2}(?P<plural>[\w-]+s)\s+(?:has|have|had|did|does|do|are|were)\b|(?:what|which)\s+(?:are|were)\b"
+    r"|(?:who|what|where)\s+(?:has|have)\b)",
     re.IGNORECASE)
 
 
@@ -53,13 +56,24 @@ _DURATION = re.compile(
 def asks_for_a_set(question: str) -> bool:
     """Whether ``question`` asks for several things a person did, had or said.
 
+    A capitalised word before the auxiliary is a name, not a plural ("What kind of dream
+    did James have?").
+
     Example:
         >>> [asks_for_a_set(q) for q in ("Which cities has Maya visited?", "How many times has Ana been ill?",
         ...  "What sports has Dave tried?", "What is Evan's favorite food?", "Where does Maya live?",
         ...  "How many weeks ago did Ana start running?", "Where has Ana lived?")]
         [True, True, True, False, False, False, True]
+        >>> [asks_for_a_set(q) for q in ("What are Dave's hobbies?", "What are the names of John's children?",
+        ...  "What transgender-specific events has Caroline attended?", "What kind of dream did James have?",
+        ...  "What kind of foods or recipes has Sam recommended to Evan?", "What is Dave's hobby?")]
+        [True, True, True, False, True, False]
     """
-    return _SET.search(question) is not None and _DURATION.search(question) is None
+    found = _SET.search(question)
+    if found is None or _DURATION.search(question) is not None:
+        return False
+    plural = found.group("plural")
+    return not (plural and plural[0].isupper())
 
 
 # What a set question asks for: the plural noun after what/which (with one word before it), or after
