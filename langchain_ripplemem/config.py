@@ -344,6 +344,12 @@ class AssemblyConfig(_Stage):
         default=0, ge=0, description="the first n memories come from n different sessions where the 2n best hold that "
         "many (the rest follow in rho order; the best 2n stay the best 2n); 0 = rho order throughout",
     )
+    matched_sessions_first: int = Field(
+        default=5, ge=0, description="in a user's chats with an assistant (some memory spoken by 'assistant'), the "
+        "first places go to the best memory of each session that is among the n sessions the question matches best "
+        "(the cosine with the centroid of their memories) and holds one of the best 2n memories, in rho order; only "
+        "the order within the best 2n changes (recall/matched_sessions.py); off in two people's talk; 0 = off",
+    )
     # Off by default (issue 35): every setting measured (/work/runs/firsthop) that closes the set-question gap to
     # dense costs LoCoMo @10 (dense top-10 within 3d: 0.723 / @30 0.836, below the 0.73 / 0.84 floor; within 1.5d:
     # about 7 points, and 10 to 30 on the linked suites). The rule holds wherever keep_first_hop > 0.

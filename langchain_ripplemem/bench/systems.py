@@ -89,6 +89,9 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     # ... with density over the N nearest own memories (keep_own_neighbours) and weight W.
     **{f"rm_own_nb{n}_w{str(w).replace('.', '')}": {"assembly": {"keep_own_neighbours": n, "keep_own_density": w}}
        for n, w in ((5, 0.7), (5, 1.0), (3, 0.7), (10, 1.0))},
+    # Sessions as evidence (recall/matched_sessions.py): the first places for the best memory of each of the N
+    # best-matching sessions that holds one of the best 2N memories; 0: off (the default until it was measured).
+    **{f"rm_msf{n}": {"assembly": {"matched_sessions_first": n}} for n in (0, 3, 4, 6)},
     # Round one: both views kept at the same spacing.
     **{f"rm{'_max' if mode == 'max' else ''}_k{m}s{s}": _variant(
         mode, keep_first_hop=m, keep_spacing=float(s), keep_lexical=m, keep_lexical_spacing=float(s))

@@ -27,8 +27,9 @@ from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
 from langchain_ripplemem.recall.evidence import AnyHit, recalled_memory, supports
 from langchain_ripplemem.recall.kept_places import KeptMatches, first_hop_ranks, keep_first_hop, plain_memory
+from langchain_ripplemem.recall.matched_sessions import matched_sessions
 from langchain_ripplemem.recall.set_questions import own_matches
-from langchain_ripplemem.recall.smoothing import context_weights, in_context, per_view
+from langchain_ripplemem.recall.smoothing import chats_with_an_assistant, context_weights, in_context, per_view
 from langchain_ripplemem.recall.views import ViewQuery
 from langchain_ripplemem.schemas import MemoryUnit, RecalledMemory
 
@@ -143,6 +144,10 @@ def assemble_memories(
     scored.sort(key=lambda row: row[:2])
     if budget.distinct_sessions_first:
         scored = distinct_sessions_first(scored, budget.distinct_sessions_first, lambda row: row[2].source.session_id)
+    if budget.matched_sessions_first and chats_with_an_assistant(index):
+        matched = matched_sessions(index, query_vector, budget.matched_sessions_first, hidden or set())
+        scored = distinct_sessions_first(scored, budget.matched_sessions_first, lambda row: row[2].source.session_id,
+                                         among=matched)
     if protected:
         by_id = {row[1]: row for row in scored}
         order = keep_first_hop([row[1] for row in scored], protected, budget.top_k)
@@ -153,20 +158,25 @@ def assemble_memories(
             for neg_rho, uid, unit, cos, is_anchor in scored[: budget.top_k]]
 
 
-def distinct_sessions_first(ranked: list[T], n: int, session: Callable[[T], str]) -> list[T]:
+def distinct_sessions_first(ranked: list[T], n: int, session: Callable[[T], str],
+                            among: set[str] | None = None) -> list[T]:
     """``ranked`` with its first ``n`` places given to the best of different sessions among the best ``2n``.
 
     A long history spreads what a question needs over several conversations; the
     first few memories an agent reads should not all come from one. Only the order
-    within the best ``2n`` changes: what they are, and everything after, stays.
+    within the best ``2n`` changes: what they are, and everything after, stays. With
+    ``among``, only those sessions take a first place (the question's best-matching
+    sessions: :mod:`~langchain_ripplemem.recall.matched_sessions`).
 
     Example:
         >>> distinct_sessions_first(["a1", "a2", "a3", "b1", "a4", "c1", "d1"], 2, lambda m: m[0])
         ['a1', 'b1', 'a2', 'a3', 'a4', 'c1', 'd1']
+        >>> distinct_sessions_first(["a1", "a2", "b1", "c1", "a3"], 2, lambda m: m[0], among={"c"})
+        ['c1', 'a1', 'a2', 'b1', 'a3']
     """
     window, head, rest, seen = ranked[: 2 * n], list[T](), list[T](), set[str]()
     for item in window:
-        if len(head) < n and session(item) not in seen:
+        if len(head) < n and session(item) not in seen and (among is None or session(item) in among):
             head.append(item)
             seen.add(session(item))
         else:

@@ -226,14 +226,22 @@ _Contextual = dict[tuple[int, int, tuple[float, ...], int, str], tuple["weakref.
 _contextual: weakref.WeakKeyDictionary[NamespaceIndex, _Contextual] = weakref.WeakKeyDictionary()
 
 
+def chats_with_an_assistant(index: NamespaceIndex) -> bool:
+    """Whether ``index`` holds a user's chats with an assistant.
+
+    That is, some turn is spoken by :data:`~langchain_ripplemem.schemas.ASSISTANT_SPEAKER`
+    (the speaker the adapters give AI messages).
+    """
+    return ASSISTANT_SPEAKER in speakers(index)
+
+
 def context_weights(index: NamespaceIndex, context: ContextConfig) -> tuple[float, float]:
     """The dialogue-context weights recall uses on ``index``: ``context.weights``, none in chats with an assistant.
 
-    Unless ``context.assistant_chats``, a namespace where some turn is spoken by
-    :data:`~langchain_ripplemem.schemas.ASSISTANT_SPEAKER` scores each turn on its own
-    (see the module docs).
+    Unless ``context.assistant_chats``, a namespace of :func:`chats_with_an_assistant`
+    scores each turn on its own (see the module docs).
     """
-    if not context.assistant_chats and ASSISTANT_SPEAKER in speakers(index):
+    if not context.assistant_chats and chats_with_an_assistant(index):
         return 0.0, 0.0
     return context.weights
 

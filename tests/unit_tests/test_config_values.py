@@ -38,8 +38,9 @@ OLD_RECALL = {
 }
 #: Settings added after the grouping, with their defaults (``PAPER`` turns them off).
 NEW_RECALL = {"assembly.keep_own": 15, "assembly.keep_own_spacing": 2.0, "assembly.keep_own_density": 0.7,
-              "assembly.keep_own_neighbours": 5, "context.assistant_chats": False}
-NEW_IN_PAPER = {"assembly.keep_own": 0}
+              "assembly.keep_own_neighbours": 5, "context.assistant_chats": False,
+              "assembly.matched_sessions_first": 5}
+NEW_IN_PAPER = {"assembly.keep_own": 0, "assembly.matched_sessions_first": 0}
 #: ``WriteConfig().model_dump()`` before the grouping.
 OLD_WRITE = {
     "window_size": 40, "window_overlap": 2, "semantic_threshold": None, "structural_threshold": 0.6,
@@ -61,7 +62,7 @@ OLD_RECALL_PRESETS = {
                            NEW_IN_PAPER),
     "LONG_HISTORY": (LONG_HISTORY, {"semantic_k": 20, "lexical_k": 20, "cue_k": 15, "per_channel": 20,
                                     "speaker_bonus": 0.75, "distinct_sessions_first": 5},
-                     {"context.assistant_chats": True}),
+                     {"context.assistant_chats": True, "assembly.matched_sessions_first": 0}),
 }
 OLD_WRITE_PRESETS = {
     "PAPER_WRITE": (PAPER_WRITE, {"structural_edges": "paper"}),
