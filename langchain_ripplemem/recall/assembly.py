@@ -16,7 +16,7 @@ multiply rho per unit (superseded memories, optional recency decay: see
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -27,7 +27,7 @@ from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
 from langchain_ripplemem.recall.evidence import AnyHit, recalled_memory, supports
 from langchain_ripplemem.recall.kept_places import KeptMatches, first_hop_ranks, keep_first_hop, plain_memory
-from langchain_ripplemem.recall.matched_sessions import matched_sessions
+from langchain_ripplemem.recall.matched_sessions import matched_sessions, session_of
 from langchain_ripplemem.recall.set_questions import own_matches
 from langchain_ripplemem.recall.smoothing import chats_with_an_assistant, context_weights, in_context, per_view
 from langchain_ripplemem.recall.views import ViewQuery
@@ -143,10 +143,10 @@ def assemble_memories(
               for uid, unit, cos, factor in zip(ids, units, cosines.tolist(), factors, strict=True)]
     scored.sort(key=lambda row: row[:2])
     if budget.distinct_sessions_first:
-        scored = distinct_sessions_first(scored, budget.distinct_sessions_first, lambda row: row[2].source.session_id)
+        scored = distinct_sessions_first(scored, budget.distinct_sessions_first, lambda row: session_of(row[2]))
     if budget.matched_sessions_first and chats_with_an_assistant(index):
         matched = matched_sessions(index, query_vector, budget.matched_sessions_first, hidden or set())
-        scored = distinct_sessions_first(scored, budget.matched_sessions_first, lambda row: row[2].source.session_id,
+        scored = distinct_sessions_first(scored, budget.matched_sessions_first, lambda row: session_of(row[2]),
                                          among=matched)
     if protected:
         by_id = {row[1]: row for row in scored}
@@ -158,8 +158,8 @@ def assemble_memories(
             for neg_rho, uid, unit, cos, is_anchor in scored[: budget.top_k]]
 
 
-def distinct_sessions_first(ranked: list[T], n: int, session: Callable[[T], str],
-                            among: set[str] | None = None) -> list[T]:
+def distinct_sessions_first(ranked: list[T], n: int, session: Callable[[T], Hashable],
+                            among: Collection[Hashable] | None = None) -> list[T]:
     """``ranked`` with its first ``n`` places given to the best of different sessions among the best ``2n``.
 
     A long history spreads what a question needs over several conversations; the
@@ -174,7 +174,7 @@ def distinct_sessions_first(ranked: list[T], n: int, session: Callable[[T], str]
         >>> distinct_sessions_first(["a1", "a2", "b1", "c1", "a3"], 2, lambda m: m[0], among={"c"})
         ['c1', 'a1', 'a2', 'b1', 'a3']
     """
-    window, head, rest, seen = ranked[: 2 * n], list[T](), list[T](), set[str]()
+    window, head, rest, seen = ranked[: 2 * n], list[T](), list[T](), set[Hashable]()
     for item in window:
         if len(head) < n and session(item) not in seen and (among is None or session(item) in among):
             head.append(item)

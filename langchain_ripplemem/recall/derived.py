@@ -17,8 +17,9 @@ Example:
     ...           source=Provenance(conversation_id="c", session_id="s"), metadata={"speaker": "Maya"})],
     ...          np.ones((1, 2), dtype=np.float32))
     >>> derive_all(view)
-    >>> sorted(view.derived)
-    ['cue_values', 'latest_statement', 'neighbours', 'row_places', 'row_speakers', 'speakers', 'times']
+    >>> sorted(view.derived)  # doctest: +NORMALIZE_WHITESPACE
+    ['cue_values', 'latest_statement', 'neighbours', 'row_places', 'row_speakers', 'session_centroids', 'speakers',
+     'times']
     >>> speakers(view)  # kept: read, not built
     frozenset({'maya'})
 """
@@ -31,6 +32,7 @@ from langchain_ripplemem.recall.bridging import row_times
 from langchain_ripplemem.recall.controller import cue_values
 from langchain_ripplemem.recall.cue_bonus import row_speakers
 from langchain_ripplemem.recall.cues import reference_time
+from langchain_ripplemem.recall.matched_sessions import session_centroids
 from langchain_ripplemem.recall.smoothing import neighbour_rows, speakers
 
 __all__ = ["derive_all"]
@@ -39,5 +41,6 @@ __all__ = ["derive_all"]
 def derive_all(index: NamespaceIndex) -> None:
     """Build (or catch up) every per-unit value recall keeps with ``index``, and its BM25 index."""
     index.term_counts()
-    for derive in (neighbour_rows, speakers, cue_values, reference_time, row_times, row_speakers, row_places):
+    for derive in (neighbour_rows, speakers, cue_values, reference_time, row_times, row_speakers, row_places,
+                   session_centroids):
         derive(index)

@@ -25,17 +25,28 @@ import numpy as np
 
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.smoothing import per_view
+from langchain_ripplemem.schemas import MemoryUnit
 
-__all__ = ["SessionCentroids", "matched_sessions", "session_centroids"]
+__all__ = ["Session", "SessionCentroids", "matched_sessions", "session_centroids", "session_of"]
+
+
+#: A session: (conversation id, session id); session ids need not be unique across conversations.
+Session = tuple[str, str]
 
 
 @dataclass(frozen=True)
 class SessionCentroids:
-    """Each session's summed memory vectors: ``sums[i]`` is session ``sessions[i]``'s, ``rows`` each row's ``i``."""
+    """Each session's summed memory vectors: ``sums[i]`` is ``sessions[i]``'s, ``rows[r]`` row ``r``'s ``i``."""
 
-    sessions: tuple[str, ...]
+    sessions: tuple[Session, ...]
     rows: np.ndarray
     sums: np.ndarray
+
+
+def session_of(unit: MemoryUnit) -> Session:
+    """Where ``unit`` was said: its (conversation id, session id), empty strings when unknown."""
+    source = unit.source
+    return (source.conversation_id or "", source.session_id or "") if source is not None else ("", "")
 
 
 def session_centroids(index: NamespaceIndex) -> SessionCentroids:
@@ -49,10 +60,11 @@ def _grown(index: NamespaceIndex, known: SessionCentroids | None, before: int, n
     at = {session: i for i, session in enumerate(sessions)}
     new_rows = np.empty(n - before, dtype=np.int64)
     for offset, unit in enumerate(index.units[before:n]):
-        session = unit.source.session_id if unit.source is not None and unit.source.session_id else ""
-        new_rows[offset] = at.setdefault(session, len(at))
-        if new_rows[offset] == len(sessions):
+        session = session_of(unit)
+        if session not in at:
+            at[session] = len(sessions)
             sessions.append(session)
+        new_rows[offset] = at[session]
     sums = np.zeros((len(sessions), index.matrix.shape[1]), dtype=np.float64)
     if known is not None:
         sums[: len(known.sessions)] = known.sums
@@ -61,7 +73,7 @@ def _grown(index: NamespaceIndex, known: SessionCentroids | None, before: int, n
     return SessionCentroids(tuple(sessions), rows, sums)
 
 
-def matched_sessions(index: NamespaceIndex, query_vector: np.ndarray, n: int, hidden: set[str]) -> set[str]:
+def matched_sessions(index: NamespaceIndex, query_vector: np.ndarray, n: int, hidden: set[str]) -> set[Session]:
     """The ``n`` sessions whose centroids the question matches best (memories in ``hidden`` left out).
 
     None in a memory of fewer than ``2n`` sessions: being among the best ``n`` of so few
@@ -70,14 +82,14 @@ def matched_sessions(index: NamespaceIndex, query_vector: np.ndarray, n: int, hi
 
     Example:
         >>> from types import SimpleNamespace
-        >>> unit = lambda s: SimpleNamespace(source=SimpleNamespace(session_id=s))
+        >>> unit = lambda s: SimpleNamespace(source=SimpleNamespace(conversation_id="c", session_id=s))
         >>> view = SimpleNamespace(units=[unit("a"), unit("a"), unit("b")], ids=["1", "2", "3"],
         ...     pos={"1": 0, "2": 1, "3": 2}, derived={},
         ...     matrix=np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]], dtype=np.float32))
         >>> sorted(matched_sessions(view, np.array([0.0, 1.0], dtype=np.float32), 1, set()))
-        ['b']
+        [('c', 'b')]
         >>> sorted(matched_sessions(view, np.array([0.0, 1.0], dtype=np.float32), 1, {"1"}))  # a's centroid moves
-        ['a']
+        [('c', 'a')]
         >>> matched_sessions(view, np.array([0.0, 1.0], dtype=np.float32), 1, {"3"})  # one session left: too few
         set()
     """

@@ -7,7 +7,7 @@ import pytest
 
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.recall.matched_sessions import matched_sessions
+from langchain_ripplemem.recall.matched_sessions import matched_sessions, session_centroids, session_of
 from langchain_ripplemem.schemas import Conversation
 
 from .conftest import BagOfWordsEmbeddings, filled_memory
@@ -62,10 +62,9 @@ def test_in_chats_with_an_assistant_the_matched_chats_best_memories_come_first(c
     n = RecallConfig().assembly.matched_sessions_first
     head = []  # the first memory of each matched session among the best 2n, in recollection's order
     for m in off.memories[: 2 * n]:
-        if m.unit.source.session_id in matched and m.unit.source.session_id not in {h.unit.source.session_id
-                                                                                    for h in head}:
+        if session_of(m.unit) in matched and session_of(m.unit) not in {session_of(h.unit) for h in head}:
             head.append(m)
-    assert {"pottery", "spin"} <= {h.unit.source.session_id for h in head}
+    assert {("chats", "pottery"), ("chats", "spin")} <= {session_of(h.unit) for h in head}
     assert _ids(on)[: len(head)] == [h.unit.id for h in head]
     # Only the order of the best 2n changes, never what they are.
     assert set(_ids(on)[: 2 * n]) == set(_ids(off)[: 2 * n]) and _ids(on)[2 * n:] == _ids(off)[2 * n:]
@@ -94,6 +93,16 @@ def test_a_hidden_memory_leaves_its_sessions_centroid():
     memory.add_conversation(_chats(), namespace=("h",))
     index = memory.namespace_index(("h",))
     query = np.asarray(memory.embed_query("pottery class Monday evening"))
-    assert "pottery" in matched_sessions(index, query, 1, set())
+    assert matched_sessions(index, query, 1, set()) == {("chats", "pottery")}
     pottery = {u.id for u in memory.list_units(("h",)) if u.source.session_id == "pottery"}
-    assert "pottery" not in matched_sessions(index, query, 3, pottery)  # every memory hidden: no centroid
+    assert ("chats", "pottery") not in matched_sessions(index, query, 3, pottery)  # all hidden: no centroid
+
+
+def test_a_session_is_its_conversations_own():
+    # Chats named alike ("s1" in each) are different sessions: one centroid each.
+    memory = RippleMemory(BagOfWordsEmbeddings())
+    for name, topic in (("first", "pottery class"), ("second", "tax form")):
+        memory.add_conversation(Conversation.model_validate({"id": name, "sessions": [
+            {"id": "s1", "time": "2026-01-01T10:00:00+00:00", "turns": [
+                {"id": f"{name}:0", "speaker": "user", "text": f"Help with my {topic}."}]}]}), namespace=("n",))
+    assert set(session_centroids(memory.namespace_index(("n",))).sessions) == {("first", "s1"), ("second", "s1")}
