@@ -33,6 +33,20 @@ def test_a_loss_of_two_questions_in_one_category_is_listed_and_one_question_is_n
     assert ours["p50_vs_hybrid_rrf"] == 2.0 and ours["n"] == 20 and ours["recall_all@10"] == 0.7
 
 
+def test_a_session_level_loss_to_the_session_documents_is_listed():
+    def system(session_at5: float) -> dict:
+        return _system({"multi": {"n_evaluated": 9, "n_session_evaluated": 10, "recall_all@10": 0.5,
+                                  "session_recall_all@5": session_at5}}, 1.0)
+
+    run = {"k": [5, 10], "levels": ["turn", "session"], "systems": {
+        "ripplemem": system(0.6), "session_dense": system(0.8), "hybrid_rrf": system(0.7)}}
+    losses = summarise({"lme": run})["losses"]
+    # Two questions of ten below the session documents: listed; one below hybrid RRF: within the rule.
+    assert [(loss["metric"], loss["baseline"], loss["questions"]) for loss in losses] == [
+        ("session_recall_all@5", "session_dense", 2.0)]
+    assert "| lme | all | multi | session_recall_all@5 | session_dense |" in summary_markdown(summarise({"lme": run}))
+
+
 def test_each_split_gets_its_rows_and_session_levels_their_columns():
     tune = {"by_category": {"overall": {"n_evaluated": 3, "recall_all@5": 1.0, "session_recall_all@5": 1.0}}}
     run = {"k": [5], "levels": ["turn", "session"], "systems": {
