@@ -234,8 +234,7 @@ def session_documents(units: Sequence[MemoryUnit]) -> dict[str, str]:
         if unit.source is not None and unit.source.session_id:
             by_session.setdefault(unit.source.session_id, []).append(unit)
     # Units keep the speaker as written ("User" in LongMemEval's records): compared lower-cased.
-    asked = [speaker_of(unit) == ASKER for unit in units]
-    own_ids = {unit.id for unit, own in zip(units, asked, strict=True) if own}
+    own_ids = {unit.id for unit in units if speaker_of(unit) == ASKER}
     documents = {}
     for session, members in by_session.items():
         own = [u for u in members if u.id in own_ids] if own_ids else members
