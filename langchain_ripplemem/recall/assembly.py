@@ -176,9 +176,10 @@ def distinct_sessions_first(ranked: list[T], n: int, session: Callable[[T], Hash
     """
     window, head, rest, seen = ranked[: 2 * n], list[T](), list[T](), set[Hashable]()
     for item in window:
-        if len(head) < n and session(item) not in seen and (among is None or session(item) in among):
+        key = session(item)
+        if len(head) < n and key not in seen and (among is None or key in among):
             head.append(item)
-            seen.add(session(item))
+            seen.add(key)
         else:
             rest.append(item)
     return head + rest + ranked[2 * n :]
