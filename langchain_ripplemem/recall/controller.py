@@ -337,8 +337,12 @@ _CONTROLLER_FAILURES = {  # StructuredOutcome.failure -> the start of the stop r
 class LLMController:
     """A chat model decides (continue?, anchors, target, stop reason) with structured output.
 
-    Anchors must be ids in the current evidence: invalid ids are dropped and a plan
-    whose anchors are all invalid stops with a recorded reason.
+    Anchors must be ids in the current evidence: invalid ids are dropped. Where the
+    model's answer cannot be used (output still invalid after the retries, a refused
+    request, or no valid anchor), the heuristic controller decides or plans that round
+    and the result's warnings say so: a chat model is an upgrade, and one that fails
+    must not leave recall with less than the offline controller finds. An unreachable
+    model is handled by the recall graph, which stops asking it.
 
     Args:
         model: a chat model or ``"provider:model"`` string.
@@ -349,6 +353,7 @@ class LLMController:
         self._spec = model
         self._model: Any = None
         self.max_retries = max_retries
+        self.fallback = HeuristicController()
 
     @property
     def model(self) -> Any:
@@ -359,7 +364,11 @@ class LLMController:
 
     def messages(self, inp: ControllerInput) -> Any:
         """The controller prompt for this round (memory text quoted as data)."""
-        lines = [memory_line(uid, unit) for uid in inp.evidence if (unit := inp.index.unit(uid)) is not None]
+        # The best supported first, and only so many: the paper's controller reads a first hop of 20,
+        # and a small model's context must hold the prompt.
+        support = inp.supports()
+        shown = sorted(inp.evidence, key=lambda uid: -support[uid])[: inp.config.controller.llm_evidence]
+        lines = [memory_line(uid, unit) for uid in shown if (unit := inp.index.unit(uid)) is not None]
         return CONTROLLER_PROMPT.invoke({
             "query": inp.query, "evidence": "\n".join(lines), "round": inp.round + 1,
             "max_rounds": inp.config.controller.max_rounds, "max_anchors": inp.config.controller.max_anchors,
@@ -367,34 +376,47 @@ class LLMController:
 
     def decide(self, inp: ControllerInput) -> Plan:
         """One LLM call per round."""
-        return self._to_plan(call_structured(self.model, ControllerPlan, self.messages(inp), retries=self.max_retries))
+        return self._to_plan(call_structured(self.model, ControllerPlan, self.messages(inp), retries=self.max_retries),
+                             inp)
 
     async def adecide(self, inp: ControllerInput) -> Plan:
         """Async :meth:`decide`."""
         return self._to_plan(await acall_structured(self.model, ControllerPlan, self.messages(inp),
-                                                    retries=self.max_retries))
+                                                    retries=self.max_retries), inp)
 
-    def _to_plan(self, outcome: StructuredOutcome) -> Plan:
+    def _to_plan(self, outcome: StructuredOutcome, inp: ControllerInput) -> Plan:
         parsed: ControllerPlan | None = outcome.value
         if parsed is None:
             why = _CONTROLLER_FAILURES.get(outcome.failure or "", "controller failed")
             reason = f"{why} ({counted(len(outcome.errors), 'call')}): {outcome.errors[-1]}"
-            plan = Plan(should_continue=False, usage=outcome.usage, reason=reason,
-                        warning=f"controller: {reason}; recall stopped expanding with the evidence so far")
-            if outcome.unreachable:  # the recall's other LLM steps would fail alike: they fall back now
-                plan["model_down"] = outcome.errors[-1]
-            return plan
+            if outcome.unreachable:  # the recall's other LLM steps would fail alike: the graph stops asking
+                return Plan(should_continue=False, usage=outcome.usage, reason=reason, model_down=outcome.errors[-1])
+            return self._fell_back(self.fallback.decide(inp), reason, "decided", outcome.usage)
+        if not parsed.should_continue and not parsed.stop_reason.strip():
+            # A stop that does not say why the evidence suffices is no decision (a small model's default answer).
+            return self._fell_back(self.fallback.decide(inp), "controller stopped without a stop reason", "decided",
+                                   outcome.usage)
         reason = parsed.stop_reason or ("missing: " + parsed.target_restatement)
         return Plan(should_continue=parsed.should_continue, reason=reason, llm_plan=parsed, usage=outcome.usage)
 
+    @staticmethod
+    def _fell_back(plan: Plan, reason: str, did: str, usage: Any = None) -> Plan:
+        """The heuristic controller's ``plan``, saying in its reason and a warning why it stood in."""
+        plan["reason"] = f"{reason}; the heuristic controller {did}: {plan.get('reason', '')}"
+        plan["warning"] = f"controller: {reason}; the heuristic controller {did} this round"
+        if usage is not None:
+            plan["usage"] = usage
+        return plan
+
     def plan(self, inp: ControllerInput, decision: Plan) -> Plan:
-        """Validate the anchors of the plan made in :meth:`decide`."""
+        """Validate the anchors of the plan made in :meth:`decide` (the heuristic plans a round it decided)."""
+        if "llm_plan" not in decision:
+            return self.fallback.plan(inp, decision)
         parsed: ControllerPlan = decision["llm_plan"]
         anchors = [a for a in dict.fromkeys(parsed.anchors) if a in inp.evidence][: inp.config.controller.max_anchors]
         if not anchors:
-            reason = f"controller named no valid anchor (got {parsed.anchors!r})"
-            return Plan(should_continue=False, anchors=[], target=None, reason=reason,
-                        warning=f"{reason}; recall stopped expanding with the evidence so far")
+            return self._fell_back(self.fallback.plan(inp, decision),
+                                   f"controller named no valid anchor (got {parsed.anchors!r})", "planned")
         target = ExpansionTarget(
             restatement=parsed.target_restatement or inp.query,
             keywords=parsed.target_keywords,

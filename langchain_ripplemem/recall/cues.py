@@ -155,8 +155,23 @@ def with_asker(cues: QueryCues, asker: str, speakers: frozenset[str]) -> QueryCu
     return cues.model_copy(update={"participants": [*cues.participants, name]})
 
 
-def cues_from_llm(query: str, output: QueryCueOutput) -> QueryCues:
-    """Convert the LLM's cue output (times that do not parse are dropped, not guessed)."""
+def cues_from_llm(query: str, output: QueryCueOutput, grounded: QueryCues | None = None) -> QueryCues:
+    """Convert the LLM's cue output (times that do not parse are dropped, not guessed).
+
+    With ``grounded`` (the rule-based cues of the same question), the LLM's cues add to
+    them and take nothing away: its keywords, participants and places come first, the
+    grounded ones follow, and its time stands where it gave one. A chat model is an
+    upgrade: one that misses the question's names ("Maya") must not cost the speaker
+    and place scoring they drive.
+
+    Example:
+        >>> out = QueryCueOutput(semantic_query="Maya's food restrictions", keywords=["allergy"],
+        ...                      participants=[], locations=[], time_start=None, time_end=None)
+        >>> known = QueryCues(query="Should Maya accept?", keywords=["accept"], participants=["maya"])
+        >>> cues = cues_from_llm("Should Maya accept?", out, known)
+        >>> cues.query, cues.keywords, cues.participants
+        ("Maya's food restrictions", ['allergy', 'accept'], ['maya'])
+    """
     time = None
     if output.time_start:
         try:
@@ -165,10 +180,16 @@ def cues_from_llm(query: str, output: QueryCueOutput) -> QueryCues:
             time = TimeInterval(start=start, end=max(start, end))
         except ValueError:
             time = None
+    known = grounded or QueryCues(query=query)
+
+    def merged(llm_values: list[str], known_values: list[str], lower: bool = True) -> list[str]:
+        values = (v.strip().lower() if lower else v.strip() for v in llm_values)
+        return list(dict.fromkeys([*(v for v in values if v), *known_values]))
+
     return QueryCues(
         query=output.semantic_query.strip() or query,
-        keywords=[k for k in output.keywords if k.strip()],
-        participants=[p.strip().lower() for p in output.participants if p.strip()],
-        locations=[p.strip().lower() for p in output.locations if p.strip()],
-        time=time,
+        keywords=merged(output.keywords, known.keywords, lower=False),
+        participants=merged(output.participants, known.participants),
+        locations=merged(output.locations, known.locations),
+        time=time or known.time,
     )

@@ -2,8 +2,8 @@
 
 ``extract_cues -> tri_view_recall -> check_sufficiency -> (plan_expansion -> expand
 -> check_sufficiency)* -> assemble [-> answer]``. The loop ends when the
-controller says the evidence suffices, an expansion adds nothing, the plan has
-no valid anchor, or ``RecallConfig.controller.max_rounds`` is spent. The last two need no
+controller says the evidence suffices or its plan has no anchor to expand from,
+an expansion adds nothing, or ``RecallConfig.controller.max_rounds`` is spent. The last two need no
 controller: the node that produced the evidence (``tri_view_recall`` or ``expand``)
 routes straight to ``assemble`` and records the reason in the round's trace.
 Routing nodes return a ``Command`` naming the next node. ``answer`` runs only

@@ -106,8 +106,9 @@ class RecallNodes:
         query = state["query"]
         index = self.reader.namespace_index(ctx.namespace)
         parsed: QueryCueOutput | None = outcome.value if outcome is not None else None
-        cues = cues_from_llm(query, parsed) if parsed is not None else \
-            rule_based_cues(query, index, ctx.reference_time or ctx.as_of)
+        cues = rule_based_cues(query, index, ctx.reference_time or ctx.as_of)
+        if parsed is not None:  # the LLM's cues add to the grounded ones
+            cues = cues_from_llm(query, parsed, cues)
         warnings, down = [], None
         if outcome is not None and parsed is None:
             why = outcome.errors[-1] if outcome.errors else str(outcome.failure)

@@ -119,8 +119,8 @@ def test_a_failed_llm_controller_is_a_warning_of_the_result():
     memory, model = memory_with([CUES, "not json", "still not", {"anchors": "wrong type"}])
     result = memory.recall("Should Maya accept the dinner pick?", namespace=("maya",))
     assert model.remaining == 0 and result.rounds[0].reason.startswith("controller output invalid after retries")
-    assert result.warnings == [f"controller: {result.rounds[0].reason}; recall stopped expanding with the "
-                               "evidence so far"]
+    reason = result.rounds[0].reason.split("; the heuristic controller decided: ")[0]
+    assert result.warnings == [f"controller: {reason}; the heuristic controller decided this round"]
 
 
 def test_a_controller_that_raises_is_a_warning_of_the_result():
@@ -129,7 +129,8 @@ def test_a_controller_that_raises_is_a_warning_of_the_result():
     memory, _ = memory_with([CUES, *[ValueError("the server answered 500")] * 3])
     result = memory.recall("Should Maya accept the dinner pick?", namespace=("maya",))
     assert len(result.warnings) == 1 and result.warnings[0].startswith("controller: ")
-    assert "the server answered 500" in result.warnings[0] and result.rounds[0].reason in result.warnings[0]
+    assert "the server answered 500" in result.warnings[0]
+    assert result.rounds[0].reason.split("; the heuristic controller decided: ")[0] in result.warnings[0]
 
 
 def test_controller_anchors_it_cannot_use_are_a_warning_of_the_result():
@@ -137,8 +138,9 @@ def test_controller_anchors_it_cannot_use_are_a_warning_of_the_result():
 
     memory, _ = memory_with([CUES, plan(anchors=["nope", "f" * 32])])
     result = memory.recall("Should Maya accept the dinner pick?", namespace=("maya",))
-    assert "no valid anchor" in result.rounds[0].reason
-    assert result.warnings == [f"{result.rounds[0].reason}; recall stopped expanding with the evidence so far"]
+    (warning,) = result.warnings
+    assert warning.startswith("controller: controller named no valid anchor (got ['nope', 'fff")
+    assert warning.endswith("; the heuristic controller planned this round") and result.rounds[1].expanded
 
 
 # -- the recall graph on a checkpointed thread, and its schemas ----------------------------

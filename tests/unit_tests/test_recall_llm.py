@@ -7,7 +7,8 @@ import pytest
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.presets import PAPER
-from langchain_ripplemem.recall import NODE_NAMES, build_recall_graph
+from langchain_ripplemem.recall import NODE_NAMES, LLMController, build_recall_graph
+from langchain_ripplemem.recall.controller import ControllerInput
 
 from .conftest import filled_memory
 from .fakes import ScriptedChatModel
@@ -57,20 +58,57 @@ def test_llm_cues_controller_and_answer():
     assert model.remaining == 0
 
 
-def test_invalid_controller_output_stops_with_reason():
+def test_llm_cues_add_to_the_grounded_cues_of_the_question():
+    nameless = {**CUES, "participants": [], "keywords": ["restrictions"]}
+    memory, _ = memory_with([nameless, plan(should_continue=False, stop_reason="the booking answers it")])
+    result = memory.recall("Should Maya accept the dinner pick?", namespace=NS)
+    # Without the grounded cues, a model that misses the name loses the speaker scoring it drives.
+    assert result.cues.query == CUES["semantic_query"] and result.cues.participants == ["maya"]
+    assert result.cues.keywords[0] == "restrictions" and "dinner" in result.cues.keywords
+
+
+def test_invalid_controller_output_leaves_the_round_to_the_heuristic_controller():
     memory, model = memory_with([CUES, "not json", "still not", {"anchors": "wrong type"}, "I don't know [9]."])
     result = memory.recall("Should Maya accept the dinner pick?", namespace=NS, answer=True)
-    assert len(result.rounds) == 1
-    assert result.rounds[0].reason.startswith("controller output invalid after retries")
+    first, second = result.rounds  # without the fallback: one round, stopped with the evidence so far
+    assert first.reason.startswith("controller output invalid after retries")
+    assert "; the heuristic controller decided: " in first.reason and not first.sufficient
+    assert second.anchors and second.target.restates_query  # the heuristic's plan: its target restates the query
+    assert result.warnings[0].endswith("; the heuristic controller decided this round")
     assert result.answer == "I don't know [9]." and result.cited_ids == []  # [9] is out of range
     assert result.usage.llm_calls == 5
 
 
-def test_all_invalid_anchors_stop_with_recorded_reason():
+def test_all_invalid_anchors_leave_the_plan_to_the_heuristic_controller():
     memory, _ = memory_with([CUES, plan(anchors=["nope", "f" * 32]), "No idea."])
     result = memory.recall("Should Maya accept the dinner pick?", namespace=NS)
-    assert len(result.rounds) == 1 and result.rounds[0].sufficient
-    assert "no valid anchor" in result.rounds[0].reason
+    first, second = result.rounds
+    assert not first.sufficient and second.anchors and set(second.anchors) <= set().union(*first.first_hop.values())
+    assert second.target.restates_query and second.expanded
+    (warning,) = result.warnings
+    assert "controller named no valid anchor (got ['nope'" in warning
+    assert warning.endswith("; the heuristic controller planned this round")
+
+
+def test_a_stop_without_a_reason_leaves_the_decision_to_the_heuristic_controller():
+    memory, _ = memory_with([CUES, plan(should_continue=False, stop_reason=" ")])
+    result = memory.recall("Should Maya accept the dinner pick?", namespace=NS)
+    assert len(result.rounds) == 2 and result.rounds[1].expanded  # the heuristic went on: "accept" is unheld
+    assert result.rounds[0].reason.startswith("controller stopped without a stop reason; the heuristic controller "
+                                              "decided: ")
+
+
+def test_the_controller_prompt_shows_the_best_supported_evidence_only():
+    memory, _ = memory_with([])
+    index = memory.namespace_index(NS)
+    ids = [unit.id for unit in index.units][:4]
+    support = dict(zip(ids, [0.1, 0.4, 0.3, 0.2], strict=True))
+    inp = ControllerInput(query="Should Maya accept the dinner pick?", cues=None, evidence={uid: [] for uid in ids},
+                          index=index, round=0, config=CONFIG.replace(controller={"llm_evidence": 2}),
+                          with_edges=set(), support=support)
+    assert evidence_ids(LLMController(memory.llm).messages(inp).to_messages()) == [ids[1], ids[2]]
+    inp.config = CONFIG
+    assert evidence_ids(LLMController(memory.llm).messages(inp).to_messages()) == [ids[1], ids[2], ids[3], ids[0]]
 
 
 def test_controller_can_stop_early():
