@@ -39,7 +39,7 @@ OLD_RECALL = {
 #: Settings added after the grouping, with their defaults (``PAPER`` turns them off).
 NEW_RECALL = {"assembly.keep_own": 15, "assembly.keep_own_spacing": 2.0, "assembly.keep_own_density": 0.7,
               "assembly.keep_own_neighbours": 5, "context.assistant_chats": False,
-              "assembly.matched_sessions_first": 5}
+              "assembly.matched_sessions_first": 5, "controller.llm_evidence": 30}
 NEW_IN_PAPER = {"assembly.keep_own": 0, "assembly.matched_sessions_first": 0}
 #: ``WriteConfig().model_dump()`` before the grouping.
 OLD_WRITE = {
