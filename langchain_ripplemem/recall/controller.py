@@ -339,7 +339,7 @@ class LLMController:
 
     Anchors must be ids in the current evidence: invalid ids are dropped. Where the
     model's answer cannot be used (output still invalid after the retries, a refused
-    request, or no valid anchor), the heuristic controller decides or plans that round
+    request, a stop that gives no reason, or no valid anchor), the heuristic controller decides or plans that round
     and the result's warnings say so: a chat model is an upgrade, and one that fails
     must not leave recall with less than the offline controller finds. An unreachable
     model is handled by the recall graph, which stops asking it.
