@@ -20,6 +20,7 @@ how many of those rare cues it shares, weighted by rarity.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
@@ -380,9 +381,9 @@ class LLMController:
                              inp)
 
     async def adecide(self, inp: ControllerInput) -> Plan:
-        """Async :meth:`decide`."""
-        return self._to_plan(await acall_structured(self.model, ControllerPlan, self.messages(inp),
-                                                    retries=self.max_retries), inp)
+        """Async :meth:`decide` (a heuristic stand-in decides off the event loop, as the recall's nodes do)."""
+        outcome = await acall_structured(self.model, ControllerPlan, self.messages(inp), retries=self.max_retries)
+        return await asyncio.to_thread(self._to_plan, outcome, inp)
 
     def _to_plan(self, outcome: StructuredOutcome, inp: ControllerInput) -> Plan:
         parsed: ControllerPlan | None = outcome.value

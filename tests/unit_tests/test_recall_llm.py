@@ -133,6 +133,14 @@ async def test_async_llm_path():
     assert model.remaining == 0
 
 
+async def test_async_llm_path_leaves_an_unusable_plan_to_the_heuristic_controller():
+    memory, _ = memory_with([CUES, plan(should_continue=False, stop_reason="")])
+    result = await memory.arecall("Should Maya accept the dinner pick?", namespace=NS)
+    assert len(result.rounds) == 2 and result.rounds[1].expanded
+    assert result.warnings == ["controller: controller stopped without a stop reason; the heuristic controller "
+                               "decided this round"]
+
+
 def test_unparseable_llm_time_is_dropped_not_guessed():
     memory, _ = memory_with([{**CUES, "time_start": "sometime soon"}, plan(should_continue=False), "ok"])
     result = memory.recall("Should Maya accept the dinner pick?", namespace=NS)
