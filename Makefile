@@ -109,6 +109,7 @@ bench-cue-quality:
 # Needs the local-llm extra: SmolLM2 in llama-cpp-python's server, as the recall's cues and controller on the demo.
 bench-local-controller:
 	$(PY) -m langchain_ripplemem.bench.measurements.local_controller --out results/local_controller.json
+	$(PY) -m langchain_ripplemem.bench.measurements.local_controller --suite small --out results/local_controller_small.json
 
 bench-chroma:
 	$(PY) -m langchain_ripplemem.bench.measurements.chroma_upsert --out results/chroma_upsert.json
