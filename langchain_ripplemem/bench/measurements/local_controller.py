@@ -28,6 +28,7 @@ from typing import Any
 from langchain_ripplemem.bench.local_model import smollm2_gguf, smollm2_server
 from langchain_ripplemem.bench.measurements.output import emit
 from langchain_ripplemem.bench.results import run_metadata
+from langchain_ripplemem.bench.small_memory import load_small_memory_cases, small_memory_conversations
 from langchain_ripplemem.cli.demo import load_sample
 from langchain_ripplemem.schemas import Conversation
 
@@ -51,8 +52,6 @@ def demo_memories() -> list[Memory]:
 
 def small_memories() -> list[Memory]:
     """The small-memory suite: each case its own memory, with its question and split."""
-    from langchain_ripplemem.bench.small_memory import load_small_memory_cases, small_memory_conversations
-
     return [(bench.conversation, [(q.question, list(q.evidence), bench.split) for q in bench.questions])
             for bench in small_memory_conversations(load_small_memory_cases())]
 
