@@ -12,9 +12,10 @@ small-memory suite's cases (an option and a constraint said apart), each its own
 
 Needs ``pip install -e ".[local-llm]"``.
 
-    python -m langchain_ripplemem.bench.measurements.local_controller --suite small --out results/local.json
+    python -m langchain_ripplemem.bench.measurements.local_controller --out results/local_controller.json
 
-``make bench-local-controller`` writes both suites' results files.
+With ``--suite small`` (``--out results/local_controller_small.json``) it reads the
+small-memory suite; ``make bench-local-controller`` writes both files.
 """
 
 from __future__ import annotations
@@ -27,17 +28,13 @@ from typing import Any
 
 from langchain_ripplemem.bench.local_model import smollm2_gguf, smollm2_server
 from langchain_ripplemem.bench.measurements.output import emit
+from langchain_ripplemem.bench.metrics import covered_turns
 from langchain_ripplemem.bench.results import run_metadata
 from langchain_ripplemem.bench.small_memory import load_small_memory_cases, small_memory_conversations
 from langchain_ripplemem.cli.demo import load_sample
 from langchain_ripplemem.schemas import Conversation
 
 CONTEXT_TOKENS = 4096  # the server's context window: room for the controller prompt of 30 memories
-
-
-def _found(units: list[Any], evidence: list[str]) -> list[str]:
-    covered = {t for u in units for t in u.source.turn_ids}
-    return [t for t in evidence if t in covered]
 
 
 #: A memory to write and its questions: (conversation, [(question, evidence turn ids, split)]).
@@ -80,9 +77,9 @@ def measure(memories: list[Memory], k: int, work: Path) -> dict[str, Any]:
                     with_model = upgraded.recall(question, namespace=ns, k=k)
                     rows.append({
                         "memory": conversation.id, "split": split, "question": question, "evidence": len(evidence),
-                        "plain": len(_found(plain, evidence)),
-                        "offline": len(_found(heuristic.units, evidence)),
-                        "smollm2": len(_found(with_model.units, evidence)),
+                        "plain": len(set(evidence) & covered_turns(plain)),
+                        "offline": len(set(evidence) & covered_turns(heuristic.units)),
+                        "smollm2": len(set(evidence) & covered_turns(with_model.units)),
                         "smollm2_seconds": round(time.perf_counter() - started, 1),
                         "smollm2_calls": with_model.usage.llm_calls,
                         "smollm2_warnings": with_model.warnings,
