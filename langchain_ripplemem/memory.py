@@ -257,8 +257,8 @@ class RippleMemory:
         ns, conv, windows, report, known = self._prepare(conversation, namespace)
         started = time.perf_counter()
         results = [self.extractor.extract(w, ns) for w in with_progress(windows, progress, conv.id)]
-        report.usage.seconds["extract"] = time.perf_counter() - started
-        return self._write.commit(ns, results, report, unit_metadata, on_embedded, known=known)
+        return self._write.commit(ns, results, report, unit_metadata, on_embedded, known=known,
+                                  extract_seconds=time.perf_counter() - started)
 
     async def aadd_conversation(
         self, conversation: Conversation | dict[str, Any], *, namespace: Namespace | str | None = None,
@@ -268,9 +268,8 @@ class RippleMemory:
         ns, _, windows, report, known = await asyncio.to_thread(self._prepare, conversation, namespace)
         started = time.perf_counter()
         results = list(await asyncio.gather(*(self.extractor.aextract(w, ns) for w in windows)))
-        report.usage.seconds["extract"] = time.perf_counter() - started
         return await asyncio.to_thread(self._write.commit, ns, results, report, unit_metadata, on_embedded,
-                                       known=known)
+                                       known=known, extract_seconds=time.perf_counter() - started)
 
     def add_messages(
         self, messages: Iterable[MessageLikeRepresentation], *, namespace: Namespace | str | None = None,
