@@ -298,10 +298,8 @@ class RippleMemory:
         return list(units) if include_suppressed else [u for u in units if not is_suppressed(u)]
 
     def edges(self, namespace: Namespace | str | None = None) -> list[Edge]:
-        """Every edge of a namespace."""
-        ns = self._ns(namespace)
-        self._write.ensure_linked(ns)
-        return self.graphs.edges(ns)
+        """Every edge of a namespace, as stored (reading links nothing: see :meth:`stats`)."""
+        return self.graphs.edges(self._ns(namespace))
 
     def namespaces(self) -> list[Namespace]:
         """Namespaces that hold units."""
@@ -409,9 +407,12 @@ class RippleMemory:
         return self.delete(ids, namespace=ns) if ids else 0
 
     def stats(self, namespace: Namespace | str | None = None) -> NamespaceStats:
-        """Counts of what a namespace holds: units, suppressed and superseded ones, conversations, edges."""
+        """Counts of what a namespace holds: units, suppressed and superseded ones, conversations, edges.
+
+        A read: it writes nothing, so units an interrupted ingest stored but did not link
+        stay unlinked (the next write or recall of the namespace links them).
+        """
         ns = self._ns(namespace)
-        self._write.ensure_linked(ns)
         return namespace_stats(ns, self.index.namespace_index(ns).units, self.graphs.count(ns))
 
     def suppress(self, ids: Iterable[str], *, namespace: Namespace | str | None = None, reason: str) -> int:

@@ -8,8 +8,9 @@ work (embedding, LLM supersession) runs before the lock, against a
 tells which units another writer stored in between, so only that part is redone.
 
 Units are stored before their edges: a crash in between leaves units without a
-"linked" mark, and :meth:`WritePath.ensure_linked` (run on a namespace's first
-use by each memory object) links them with the edges a clean run would have made.
+"linked" mark, and :meth:`WritePath.ensure_linked` (run by each memory object's
+first write or recall of a namespace; never by reads such as ``stats``) links them with
+the edges a clean run would have made.
 """
 
 from __future__ import annotations
