@@ -102,7 +102,10 @@ class RippleMemory:
         write_config: windows, linking thresholds and caps.
         recall_config: recollection budgets and weights (default ``RecallConfig()``,
             the recommended settings; ``presets.PAPER`` is METHOD.md's).
-        namespace: default namespace for calls that do not pass one.
+        namespace: default namespace for calls that do not pass one: every method whose
+            ``namespace`` is optional takes ``None`` (its default) as this namespace; those
+            that need one (``delete_namespace``, ``prepare``, ``namespace_index``, ``graph``)
+            refuse ``None``.
         cache_bounds: how many namespaces, and how many bytes, of views and graphs stay
             in memory (least recently used out first; default ``CacheBounds()``).
         snapshot_directory: a local cache of views for fast cold opens (:mod:`~langchain_ripplemem.index.snapshot`;
@@ -212,7 +215,7 @@ class RippleMemory:
     # -- the reader recall uses (recall/reader.py) ---------------------------------
     def prepare(self, namespace: Namespace | str) -> None:
         """Make a namespace current: catch up with other writers, link what a crash left unlinked."""
-        ns = self._ns(namespace)
+        ns = self._ns(validate_namespace(namespace))
         self._check_model()
         self._write.ensure_linked(ns)
 
@@ -275,7 +278,10 @@ class RippleMemory:
         self, messages: Iterable[MessageLikeRepresentation], *, namespace: Namespace | str | None = None,
         session_time: datetime | None = None, conversation_id: str | None = None,
     ) -> IngestReport:
-        """Remember chat messages as one session (``adapters.conversation_from_messages``: ids, errors)."""
+        """Remember chat messages as one session (``adapters.conversation_from_messages``: ids, errors).
+
+        ``namespace=None`` is the memory's default namespace, as in :meth:`add_conversation`.
+        """
         conv = conversation_from_messages(messages, conversation_id=conversation_id, session_time=session_time)
         return self.add_conversation(conv, namespace=namespace)
 

@@ -52,7 +52,7 @@ from langchain_ripplemem.recall.state import Plan, RecallContext, RecallState, R
 from langchain_ripplemem.recall.views import RECALL_VIEWS, ViewQuery
 from langchain_ripplemem.recall.visibility import hidden_ids, score_weight
 from langchain_ripplemem.recall.walks import shared_walks
-from langchain_ripplemem.schemas import EdgeType, RecallResult, RoundTrace, Usage
+from langchain_ripplemem.schemas import EdgeType, RecallResult, RoundTrace, Usage, is_blank
 
 
 def _timed(usage: Usage | None, stage: str, started: float, extra: Usage | None = None) -> Usage:
@@ -92,7 +92,7 @@ class RecallNodes:
     def _start(self, state: RecallState) -> tuple[ResolvedContext, Any]:
         """Check the query, prepare the namespace (the one preparation of every recall), build the cue prompt."""
         query = state.get("query")
-        if not isinstance(query, str) or not query.strip():
+        if not isinstance(query, str) or is_blank(query):  # zero-width characters alone are as empty as spaces
             raise ValueError(f"query must be a non-empty string, got {query!r}")
         ctx = self._ctx()
         self.reader.prepare(ctx.namespace)

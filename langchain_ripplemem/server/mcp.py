@@ -52,6 +52,7 @@ from langchain_ripplemem.schemas import (
     RecallResult,
     counted,
     format_namespace,
+    is_blank,
     validate_namespace,
 )
 from langchain_ripplemem.server.arguments import strict_tool
@@ -313,9 +314,9 @@ def create_mcp_server(
         if conversation is not None and text is None:
             conv = conversation_from_json(conversation)
         elif text is not None and conversation is None:
-            if not text.strip():
+            if is_blank(text):
                 raise ValueError("text must be a non-empty statement")
-            if not speaker.strip():
+            if is_blank(speaker):
                 raise ValueError("speaker must be a non-empty name")
             conv = single_turn_conversation(text.strip(), speaker=speaker.strip())
         else:
