@@ -41,6 +41,7 @@ from langchain_ripplemem.cli.support import (
     add_llm_option,
     add_store_options,
     chat_model_option,
+    check_persist,
     default_memory,
     emit,
     emit_json,
@@ -404,6 +405,7 @@ def main(argv: Sequence[str] | None = None, *, memory_factory: MemoryFactory | N
         args.memory_factory = memory_factory or default_memory
         if getattr(args, "persist", None):
             args.persist = str(Path(args.persist))
+            check_persist(args.persist)
         status = int(args.func(args))
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers, not at interpreter exit
         return status

@@ -79,6 +79,32 @@ def test_every_expected_error_is_one_line_with_exit_2(tmp_path, capsys):
         assert err.startswith("error: ") and reason in err and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.parametrize(("name", "content", "size"), [("empty.json", "", "0 bytes"), ("empty.jsonl", "", "0 bytes"),
+                                                  ("blank.json", " \n\n", "only whitespace")])
+def test_an_empty_file_is_named_empty_not_malformed(tmp_path, capsys, name, content, size):
+    file = tmp_path / name
+    file.write_text(content, encoding="utf-8")
+    code, out, err = cli(capsys, "ingest", file, "--persist", tmp_path / "store")
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {file} is empty ({size}): a .json file holds one conversation object") and \
+        "Expecting value" not in err
+    assert not (tmp_path / "store").exists()
+
+
+@pytest.mark.parametrize("command", [["ingest", "chat.json"], ["mcp"], *READ_COMMANDS], ids=lambda c: " ".join(c[:2]))
+def test_persist_naming_a_file_says_so(tmp_path, capsys, command):
+    chat = tmp_path / "chat.json"
+    chat.write_text(make_conversation().model_dump_json(), encoding="utf-8")
+    file = tmp_path / "notes.txt"
+    file.write_text("mine", encoding="utf-8")
+    argv = [str(chat) if arg == "chat.json" else arg for arg in command]
+    code, out, err = cli(capsys, *argv, "--persist", file)
+    assert code == 2 and out == ""
+    assert err == f"error: --persist {file}: it is a file, not a directory (a store is a directory; " \
+        f"`ripplemem ingest FILE --persist DIR` creates one)\n"
+    assert file.read_text(encoding="utf-8") == "mine"
+
+
 def test_namespace_errors_give_the_library_reason(tmp_path, capsys):
     for namespace, reason in (("bad.label", "labels cannot contain '.'"), ("users//maya", "has an empty label"),
                               ("langgraph/x", "langgraph")):
