@@ -55,4 +55,8 @@ class FailedWindowsWarning(UserWarning):
 
 
 class DuplicateSessionWarning(UserWarning):
-    """A source lists one session twice with the same turns; it is kept once (the message names it)."""
+    """A conversation uses one session id twice; the message names both places.
+
+    A LongMemEval record listing a session twice with the same turns keeps it once; two
+    sessions of one conversation with the same id and other turns are both kept.
+    """

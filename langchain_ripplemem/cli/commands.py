@@ -51,7 +51,7 @@ from langchain_ripplemem.cli.support import (
     require_namespace,
     warn,
 )
-from langchain_ripplemem.errors import FailedWindowsWarning
+from langchain_ripplemem.errors import DuplicateSessionWarning, FailedWindowsWarning
 from langchain_ripplemem.presets import PRESETS, preset
 from langchain_ripplemem.schemas import format_namespace
 
@@ -91,7 +91,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     units = new = replaced = semantic = structural = failed = 0
     with open_store(args, create=True, llm=llm) as memory, warnings.catch_warnings():
-        warnings.simplefilter("ignore", FailedWindowsWarning)  # each failed attempt is a warning line below
+        for reported in (FailedWindowsWarning, DuplicateSessionWarning):  # report.warnings says them, line by line
+            warnings.simplefilter("ignore", reported)
         for conv in tqdm(conversations, desc="ingest", unit="conversation", disable=args.quiet):
             report = memory.add_conversation(conv, namespace=args.namespace, progress=not args.quiet)
             units, new, replaced = units + report.units, new + report.new_units, replaced + len(report.replaced)

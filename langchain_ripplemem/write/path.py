@@ -40,6 +40,7 @@ from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.recall.smoothing import conversation_units
+from langchain_ripplemem.record_formats import checked_conversation, repeated_sessions
 from langchain_ripplemem.schemas import Conversation, Edge, IngestReport, MemoryUnit, Namespace
 from langchain_ripplemem.storage.base import EdgeBackend
 from langchain_ripplemem.supersession.llm import LLMSupersession
@@ -180,13 +181,16 @@ class WritePath:
         n_turns = sum(len(s.turns) for s in conv.sessions)
         if n_turns == 0:
             raise InvalidConversationError(f"conversation {conv.id!r} has no turns")
+        if conv is conversation:  # a JSON object was checked as it was read
+            checked_conversation(conv, f"conversation {conv.id!r}")
+        repeats = repeated_sessions(conv, f"conversation {conv.id!r}")
         self.ensure_linked(ns)
         extraction = self.config.extraction
         windows = make_windows(conv, extraction.window_size, extraction.window_overlap)
         known_units = conversation_units(self.index.namespace_index(ns), conv.id,
                                          [session.id for session in conv.sessions])
         windows, known = known_turns.new_work(extractor, known_units, conv, windows)
-        return conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns), known
+        return conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns, warnings=repeats), known
 
     def commit(self, ns: Namespace, results: list[ExtractionResult], report: IngestReport,
                unit_metadata: dict[str, Any] | None = None, on_embedded: EmbedProgress | None = None, *,
