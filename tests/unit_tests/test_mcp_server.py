@@ -225,7 +225,8 @@ async def test_correct_hides_a_memory_from_recall_until_restored(memory):
     ({"query": "x", "k": 101}, "k must be between 1 and 100, got 101"),
     ({"query": " "}, "query must be a non-empty string"),
     ({"query": "\u200b\ufeff"}, "query must be a non-empty string"),
-    ({"query": "x", "k": "many"}, "k\n  Input should be a valid integer"),
+    ({"query": "x", "k": "many"}, "k: Input should be a valid integer, unable to parse string as an integer "
+                                  "(got 'many')"),
     ({"query": "x", "namespace": "users//maya"}, "has an empty label"),
 ])
 async def test_bad_recall_arguments_are_tool_errors_that_say_what_was_wrong(memory, arguments, message):
