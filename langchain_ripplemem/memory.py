@@ -349,8 +349,8 @@ class RippleMemory:
             as_of: answer as of that time: later memories are hidden and only
                 supersessions before it down-weight a memory (``docs/lifecycle.md``).
             answer: also answer from the memories with the memory's chat model
-                (``RecallResult.answer``); a failed answer keeps the memories and
-                records the error in ``RecallResult.warnings``.
+                (``RecallResult.answer``); a failed or empty answer keeps the memories,
+                leaves ``answer`` ``None`` and says why in ``RecallResult.warnings``.
             asker: the speaker asking (e.g. ``"user"``): the query's "I" and "my"
                 mean that speaker, whose own memories then get ``scoring.speaker_bonus``.
 

@@ -35,7 +35,7 @@ from langchain_ripplemem.llm.calls import (
     resolve_chat_model,
     usage_of,
 )
-from langchain_ripplemem.llm.errors import describe_error
+from langchain_ripplemem.llm.errors import describe_error, empty_answer
 from langchain_ripplemem.memory_graph.adjacency import with_edges
 from langchain_ripplemem.memory_graph.expansion import Unreachable, expand_channel
 from langchain_ripplemem.memory_graph.scoring import structural_score
@@ -388,8 +388,12 @@ class RecallNodes:
 
     def _answer_update(self, state: RecallState, message: Any, started: float) -> dict[str, Any]:
         result = state["result"]
-        text = message.content if isinstance(message.content, str) else str(message.content)
         usage = _timed(result.usage, "answer", started, usage_of(message))
+        if empty := empty_answer(message):  # no answer, said in one line
+            warning = f"answer: {empty}; the memories are returned without an answer"
+            result = result.model_copy(update={"usage": usage, "warnings": [*result.warnings, warning]})
+            return {"result": result, "answer": None, "usage": usage}
+        text = message.content if isinstance(message.content, str) else str(message.content)
         result = result.model_copy(update={"answer": text, "usage": usage,
                                            "cited_ids": parse_citations(text, result.memories)})
         return {"result": result, "answer": text, "usage": usage}
