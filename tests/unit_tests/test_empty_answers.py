@@ -10,7 +10,7 @@ from langchain_ripplemem.memory import RippleMemory
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
 from .fakes import ScriptedChatModel
-from .openai_server import ScriptedOpenAIServer, content
+from .openai_server import content
 
 NS = ("users", "maya")
 DUMPED = ("Received message", "additional_kwargs", "response_metadata", "Invalid json output", "Traceback")
@@ -24,7 +24,8 @@ def test_an_empty_answer_to_a_structured_step_is_one_line_naming_the_model(opena
         report = memory.add_conversation(make_conversation(), namespace=NS)
     assert report.warnings == [f"conversation 'c1', window 0: attempt {n}: the model 'gpt-4.1-mini' returned an "
                                "empty answer: no ExtractionOutput object" for n in (1, 2, 3)]
-    assert report.failed_windows[0].error == "the model 'gpt-4.1-mini' returned an empty answer: no ExtractionOutput object"
+    assert report.failed_windows[0].error == \
+        "the model 'gpt-4.1-mini' returned an empty answer: no ExtractionOutput object"
 
 
 def test_an_empty_answer_of_the_recall_says_so_and_keeps_the_memories(openai_server):
@@ -49,4 +50,5 @@ def test_a_model_that_names_no_model_is_the_model():
     result = memory.recall("Where did Maya go hiking?", namespace=NS, answer=True,
                            config=memory.recall_config.replace(controller={"max_rounds": 0}))
     assert result.answer is None
-    assert result.warnings == ["answer: the model returned an empty answer; the memories are returned without an answer"]
+    assert result.warnings == \
+        ["answer: the model returned an empty answer; the memories are returned without an answer"]
