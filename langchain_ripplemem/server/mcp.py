@@ -56,6 +56,7 @@ from langchain_ripplemem.schemas import (
     validate_namespace,
 )
 from langchain_ripplemem.server.arguments import strict_tool
+from langchain_ripplemem.server.disconnects import quiet_client_disconnects
 
 if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMemory
@@ -435,6 +436,7 @@ def serve(memory: RippleMemory, *, namespace: Namespace | str, http: bool = Fals
         print(f"ripplemem mcp: serving {format_namespace(validate_namespace(namespace))} at "
               f"http://127.0.0.1:{port}{server.settings.streamable_http_path}", file=sys.stderr, flush=True)
     if http:
+        quiet_client_disconnects()  # a client ending its session is no ERROR with a traceback
         server.run("streamable-http")
         return
     with _own_stdio():
