@@ -112,7 +112,7 @@ class RippleMemory:
             default ``ripplemem_views`` in ``persist_directory``, none without it; ``False``: none).
 
     Raises:
-        ValueError: naming the arguments that cannot go together.
+        ValueError: naming the arguments that cannot go together, or a ``persist_directory`` that is a file.
 
     A store of another embedding model fails the first add, recall or search, before anything is
     read or written (``EmbeddingModelMismatchError``, :mod:`~langchain_ripplemem.storage.embedding_record`).
@@ -142,6 +142,8 @@ class RippleMemory:
             raise ValueError("pass either unit_backend or client, not both")
         if graph_store is not None and graph_path is not None:
             raise ValueError("pass either graph_store or graph_path, not both")
+        if persist_directory is not None and Path(persist_directory).exists() and not Path(persist_directory).is_dir():
+            raise ValueError(f"persist_directory {str(persist_directory)!r} is a file, not a directory")
         if embeddings is None:
             from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
 

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from langchain_ripplemem.cli import main
+from langchain_ripplemem.memory import RippleMemory
 
-from .conftest import make_conversation
+from .conftest import BagOfWordsEmbeddings, make_conversation
 from .test_cli_store_commands import ROOT, cli, ingest
 
 READ_COMMANDS = [["recall", "Where did Maya go hiking?"], ["check"], ["list"], ["stats"],
@@ -105,6 +106,14 @@ def test_persist_naming_a_file_says_so(tmp_path, capsys, command):
     assert file.read_text(encoding="utf-8") == "mine"
 
 
+def test_a_memory_whose_persist_directory_is_a_file_says_so(tmp_path):
+    file = tmp_path / "notes.txt"
+    file.write_text("mine", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"persist_directory {str(file)!r} is a file, not a directory"):
+        RippleMemory(BagOfWordsEmbeddings(), persist_directory=file)
+    assert file.read_text(encoding="utf-8") == "mine"
+
+
 def test_namespace_errors_give_the_library_reason(tmp_path, capsys):
     for namespace, reason in (("bad.label", "labels cannot contain '.'"), ("users//maya", "has an empty label"),
                               ("langgraph/x", "langgraph")):
@@ -130,6 +139,7 @@ def test_an_interrupt_ends_with_130_and_no_traceback(tmp_path, capsys):
 RUN_WITH_BOW = """
 import sys
 from langchain_ripplemem.cli import main
+from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory import RippleMemory
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 sys.exit(main(memory_factory=lambda persist: RippleMemory(BagOfWordsEmbeddings(), persist_directory=persist)))
