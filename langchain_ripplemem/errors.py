@@ -46,5 +46,17 @@ class ModelConfigurationError(RippleMemError):
     """
 
 
+class FailedWindowsWarning(UserWarning):
+    """Some extraction windows of an ingest failed: nothing of them was stored.
+
+    ``IngestReport.failed_windows`` names each (turns, error); ingesting the conversation
+    again extracts them again.
+    """
+
+
 class DuplicateSessionWarning(UserWarning):
-    """A source lists one session twice with the same turns; it is kept once (the message names it)."""
+    """A conversation uses one session id twice; the message names both places.
+
+    A LongMemEval record listing a session twice with the same turns keeps it once; two
+    sessions of one conversation with the same id and other turns are both kept.
+    """

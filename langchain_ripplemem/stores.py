@@ -53,7 +53,7 @@ from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.errors import ExtractionError, InvalidNamespaceError
 from langchain_ripplemem.extraction.timeparse import parse_timestamp
 from langchain_ripplemem.index.marks import is_suppressed
-from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, validate_namespace
+from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, is_blank, validate_namespace
 
 if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMemory
@@ -290,6 +290,7 @@ class RippleMemStore(BaseStore):
     def _search(self, op: SearchOp, known: list[Namespace],
                 cache: dict[Namespace, dict[str, _Entry]]) -> Generator[_Call, Any, list[SearchItem]]:
         prefix, query = tuple(op.namespace_prefix), (op.query or "").strip()
+        query = "" if is_blank(query) else query  # a query showing nothing lists, as no query does
         spaces = [ns for ns in known if ns[: len(prefix)] == prefix]
         wanted = op.offset + op.limit
         scored: list[tuple[float, Item]] = []

@@ -17,6 +17,7 @@ import argparse
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ from langchain_ripplemem.cli.support import (
     add_llm_option,
     add_store_options,
     chat_model_option,
+    check_persist,
     default_memory,
     emit,
     emit_json,
@@ -49,6 +51,7 @@ from langchain_ripplemem.cli.support import (
     require_namespace,
     warn,
 )
+from langchain_ripplemem.errors import DuplicateSessionWarning, FailedWindowsWarning
 from langchain_ripplemem.presets import PRESETS, preset
 from langchain_ripplemem.schemas import format_namespace
 
@@ -56,11 +59,13 @@ if TYPE_CHECKING:
     pass
 
 EXIT_ERROR, EXIT_DECLINED, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 1, 130, 141  # 141 = 128 + SIGPIPE, as a shell shows
+EXIT_NOTHING_STORED = 1  # `ingest`: every extraction window that ran failed (like `check`'s 1: it ran, and says no)
 
 DESCRIPTION = "RippleMem long-term memory from the command line: store conversations, recollect, inspect, forget."
 EPILOG = """\
 namespaces: labels separated by '/': --namespace users/maya is ("users", "maya"), as in Python.
-exit status: 0 done; 1 `check` found problems or `forget` was declined; 2 error (bad input, no store,
+exit status: 0 done; 1 `check` found problems, `forget` was declined, or `ingest` stored nothing because
+its extraction windows failed (e.g. --llm answered with invalid output); 2 error (bad input, no store,
 store in use by another process); 130 interrupted; 141 output closed early (e.g. `| head`).
 `ripplemem COMMAND --help` describes a command."""
 
@@ -85,7 +90,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         return 0
     started = time.perf_counter()
     units = new = replaced = semantic = structural = failed = 0
-    with open_store(args, create=True, llm=llm) as memory:
+    with open_store(args, create=True, llm=llm) as memory, warnings.catch_warnings():
+        for reported in (FailedWindowsWarning, DuplicateSessionWarning):  # report.warnings says them, line by line
+            warnings.simplefilter("ignore", reported)
         for conv in tqdm(conversations, desc="ingest", unit="conversation", disable=args.quiet):
             report = memory.add_conversation(conv, namespace=args.namespace, progress=not args.quiet)
             units, new, replaced = units + report.units, new + report.new_units, replaced + len(report.replaced)
@@ -99,6 +106,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
          f"edges: {semantic} semantic + {structural} structural, {counted(failed, 'failed window')}, "
          f"{time.perf_counter() - started:.1f}s "
          f"[{args.persist}, namespace {format_namespace(args.namespace)}]")
+    if failed and not units:
+        warn(f"error: nothing was stored: {counted(failed, 'extraction window')} failed (the warnings above say why); "
+             "ingesting the file again retries them")
+        return EXIT_NOTHING_STORED
     return 0
 
 
@@ -259,7 +270,11 @@ def add_demo(sub: Subparsers) -> None:
 
 def add_ingest(sub: Subparsers) -> None:
     """The ``ingest`` subcommand."""
-    ingest = sub.add_parser("ingest", help="ingest a JSON/JSONL conversation file (creates the store if needed)")
+    ingest = sub.add_parser("ingest", help="ingest a JSON/JSONL conversation file (creates the store if needed)",
+                            description="Ingest a JSON/JSONL conversation file (creates the store if needed). "
+                            "Exit status 1 when nothing was stored because extraction windows failed (with "
+                            "--llm: the model's output stayed invalid after the retries); windows that failed "
+                            "beside stored ones are warnings, and ingesting the file again retries them.")
     ingest.add_argument("file", help="conversations: a .json file (one or a list) or .jsonl (one per line)")
     add_store_options(ingest)
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -391,6 +406,7 @@ def main(argv: Sequence[str] | None = None, *, memory_factory: MemoryFactory | N
         args.memory_factory = memory_factory or default_memory
         if getattr(args, "persist", None):
             args.persist = str(Path(args.persist))
+            check_persist(args.persist)
         status = int(args.func(args))
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers, not at interpreter exit
         return status

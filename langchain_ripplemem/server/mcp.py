@@ -52,9 +52,11 @@ from langchain_ripplemem.schemas import (
     RecallResult,
     counted,
     format_namespace,
+    is_blank,
     validate_namespace,
 )
 from langchain_ripplemem.server.arguments import strict_tool
+from langchain_ripplemem.server.disconnects import quiet_client_disconnects
 
 if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMemory
@@ -313,9 +315,9 @@ def create_mcp_server(
         if conversation is not None and text is None:
             conv = conversation_from_json(conversation)
         elif text is not None and conversation is None:
-            if not text.strip():
+            if is_blank(text):
                 raise ValueError("text must be a non-empty statement")
-            if not speaker.strip():
+            if is_blank(speaker):
                 raise ValueError("speaker must be a non-empty name")
             conv = single_turn_conversation(text.strip(), speaker=speaker.strip())
         else:
@@ -434,6 +436,7 @@ def serve(memory: RippleMemory, *, namespace: Namespace | str, http: bool = Fals
         print(f"ripplemem mcp: serving {format_namespace(validate_namespace(namespace))} at "
               f"http://127.0.0.1:{port}{server.settings.streamable_http_path}", file=sys.stderr, flush=True)
     if http:
+        quiet_client_disconnects()  # a client ending its session is no ERROR with a traceback
         server.run("streamable-http")
         return
     with _own_stdio():

@@ -8,13 +8,15 @@ work (embedding, LLM supersession) runs before the lock, against a
 tells which units another writer stored in between, so only that part is redone.
 
 Units are stored before their edges: a crash in between leaves units without a
-"linked" mark, and :meth:`WritePath.ensure_linked` (run on a namespace's first
-use by each memory object) links them with the edges a clean run would have made.
+"linked" mark, and :meth:`WritePath.ensure_linked` (run by each memory object's
+first write or recall of a namespace; never by reads such as ``stats``) links them with
+the edges a clean run would have made.
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,7 +28,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_ripplemem.adapters import conversation_from_json
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.embeddings import embed_texts
-from langchain_ripplemem.errors import InvalidConversationError, InvalidNamespaceError
+from langchain_ripplemem.errors import FailedWindowsWarning, InvalidConversationError, InvalidNamespaceError
 from langchain_ripplemem.extraction import known_turns
 from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
 from langchain_ripplemem.extraction.known_turns import KnownTurns
@@ -38,6 +40,7 @@ from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.recall.smoothing import conversation_units
+from langchain_ripplemem.record_formats import checked_conversation, repeated_sessions
 from langchain_ripplemem.schemas import Conversation, Edge, IngestReport, MemoryUnit, Namespace
 from langchain_ripplemem.storage.base import EdgeBackend
 from langchain_ripplemem.supersession.llm import LLMSupersession
@@ -78,25 +81,41 @@ def embed_reporting(embeddings: Embeddings, texts: list[str], batch_size: int,
     return np.vstack(parts)
 
 
-def collect_units(ns: Namespace, results: list[ExtractionResult], report: IngestReport) -> dict[str, MemoryUnit]:
+def collect_units(ns: Namespace, results: list[ExtractionResult], report: IngestReport,
+                  extract_seconds: float | None = None) -> dict[str, MemoryUnit]:
     """Units of every window that did not fail, first occurrence per id; failures and usage go to ``report``.
+
+    ``extract_seconds``, the extraction's wall time when the caller measured it, is the
+    report's ``"extract"`` time; else the windows' own times are summed. (Windows may
+    run concurrently, and adding their times to the wall time counted the wait twice.)
+    Failed windows are also a :class:`~langchain_ripplemem.errors.FailedWindowsWarning`.
 
     Raises:
         InvalidNamespaceError: an extractor returned a unit of another namespace.
     """
     units: dict[str, MemoryUnit] = {}
+    failed = []
     for result in results:
         report.usage = report.usage.add(result.usage)
         report.warnings.extend(result.warnings)
         if result.failed is not None:
-            report.failed_windows.append(result.failed)
+            failed.append(result.failed)
             continue
         for unit in result.units:
             if unit.namespace != ns:
                 raise InvalidNamespaceError(f"extractor returned unit {unit.id} for {unit.namespace}, expected {ns}")
             units.setdefault(unit.id, unit)
+    if extract_seconds is not None:
+        report.usage.seconds["extract"] = extract_seconds
+    report.failed_windows.extend(failed)
     report.units = len(units)
     report.unit_ids = list(units)
+    if failed:
+        warnings.warn(FailedWindowsWarning(
+            f"{len(failed)} of {len(results)} extraction windows of conversation {failed[0].conversation_id!r} "
+            f"failed, and nothing of them was stored (IngestReport.failed_windows names them; ingesting the "
+            f"conversation again retries them); the first: turns {', '.join(failed[0].turn_ids)}: "
+            f"{failed[0].error}"), stacklevel=4)
     return units
 
 
@@ -162,17 +181,20 @@ class WritePath:
         n_turns = sum(len(s.turns) for s in conv.sessions)
         if n_turns == 0:
             raise InvalidConversationError(f"conversation {conv.id!r} has no turns")
+        if conv is conversation:  # a JSON object was checked as it was read
+            checked_conversation(conv, f"conversation {conv.id!r}")
+        repeats = repeated_sessions(conv, f"conversation {conv.id!r}")
         self.ensure_linked(ns)
         extraction = self.config.extraction
         windows = make_windows(conv, extraction.window_size, extraction.window_overlap)
         known_units = conversation_units(self.index.namespace_index(ns), conv.id,
                                          [session.id for session in conv.sessions])
         windows, known = known_turns.new_work(extractor, known_units, conv, windows)
-        return conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns), known
+        return conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns, warnings=repeats), known
 
     def commit(self, ns: Namespace, results: list[ExtractionResult], report: IngestReport,
                unit_metadata: dict[str, Any] | None = None, on_embedded: EmbedProgress | None = None, *,
-               known: KnownTurns | None = None) -> IngestReport:
+               known: KnownTurns | None = None, extract_seconds: float | None = None) -> IngestReport:
         """Write every valid window's units, then link them. Failed windows write nothing.
 
         Embedding and LLM supersession, the slow steps, run before the namespace's
@@ -180,8 +202,9 @@ class WritePath:
         writer stored meanwhile leave the batch, or are asked about as candidates.
         ``on_embedded(done, total)`` hears of the embedding's progress (see :func:`embed_reporting`).
         With ``known``, units citing only turns memories already cite are dropped (``extraction/known_turns.py``).
+        ``extract_seconds``: the extraction's wall time (see :func:`collect_units`).
         """
-        units = collect_units(ns, results if known is None else known.kept(results), report)
+        units = collect_units(ns, results if known is None else known.kept(results), report, extract_seconds)
         self.sync.catch_up(ns)
         snapshot = Snapshot(self.index.namespace_index(ns))
         new = numbered(snapshot.namespace_index,
