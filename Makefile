@@ -14,13 +14,13 @@ test:
 # The code is laid out by hand within ruff's rules (120 columns); `ruff format`
 # is not used: its layout would grow the modules by a quarter.
 lint:
-	$(PY) -m ruff check langchain_ripplemem tests graphs cookbook scripts
+	$(PY) -m ruff check langchain_ripplemem benchmarks tests graphs cookbook scripts
 
 format:
-	$(PY) -m ruff check --fix langchain_ripplemem tests graphs cookbook scripts
+	$(PY) -m ruff check --fix langchain_ripplemem benchmarks tests graphs cookbook scripts
 
 typecheck:
-	$(PY) -m mypy langchain_ripplemem
+	$(PY) -m mypy langchain_ripplemem benchmarks
 
 demo:
 	ripplemem demo
@@ -28,49 +28,49 @@ demo:
 # Retrieval quality and latency against baselines in one run (offline, ~10 min). Tables before the
 # plot: the plot needs matplotlib (the [bench] extra), the results and tables do not.
 bench:
-	ripplemem bench locomo $(LOCOMO) --out results/locomo.json
-	ripplemem bench report results/locomo.json --md docs/benchmarks_tables.md --plot docs/locomo_recall.png
+	$(PY) -m benchmarks locomo $(LOCOMO) --out results/locomo.json
+	$(PY) -m benchmarks report results/locomo.json --md docs/benchmarks_tables.md --plot docs/locomo_recall.png
 
 # The linked-evidence suite injected into LoCoMo conversations (offline, ~1 min with the vector cache).
 bench-linked:
-	ripplemem bench linked --haystack $(LOCOMO) --out results/linked.json --md docs/linked_tables.md
+	$(PY) -m benchmarks linked --haystack $(LOCOMO) --out results/linked.json --md docs/linked_tables.md
 
 # Its development set: 56 cases written after the tune and held-out splits, looked at (no held-out part).
 bench-linked-dev:
-	ripplemem bench linked --haystack $(LOCOMO) --suite langchain_ripplemem/bench/data/linked_dev_cases.json \
+	$(PY) -m benchmarks linked --haystack $(LOCOMO) --suite benchmarks/data/linked_dev_cases.json \
 		--out results/linked_dev.json --md docs/linked_dev_tables.md
 
 # Issue 35's suites, injected into LoCoMo conversations like the linked one, every system (offline, a few minutes
 # each with the vector cache): set questions answered by all their members, and stand-alone facts said once.
 bench-sets:
-	ripplemem bench sets --haystack $(LOCOMO) --out results/sets.json --md docs/sets_tables.md
+	$(PY) -m benchmarks sets --haystack $(LOCOMO) --out results/sets.json --md docs/sets_tables.md
 
 bench-facts:
-	ripplemem bench facts --haystack $(LOCOMO) --out results/facts.json --md docs/facts_tables.md
+	$(PY) -m benchmarks facts --haystack $(LOCOMO) --out results/facts.json --md docs/facts_tables.md
 
 # Issue 36.2's multilingual suite: six languages, each case its own short conversation (offline, ~1 min).
 bench-multilingual:
-	ripplemem bench multilingual --out results/multilingual.json --md docs/multilingual_tables.md
+	$(PY) -m benchmarks multilingual --out results/multilingual.json --md docs/multilingual_tables.md
 
 # Issue 36's small memories: each case a memory of its own (14-22 turns, no haystack), four systems.
 bench-small:
-	ripplemem bench small --out results/small_memory.json --md docs/small_memory_tables.md
+	$(PY) -m benchmarks small --out results/small_memory.json --md docs/small_memory_tables.md
 
 # LoCoMo with its recorded LLM observations as memory units.
 bench-observations:
-	ripplemem bench locomo $(LOCOMO) --units observations --out results/locomo_observations.json
-	ripplemem bench report results/locomo_observations.json --md docs/locomo_observations_tables.md
+	$(PY) -m benchmarks locomo $(LOCOMO) --units observations --out results/locomo_observations.json
+	$(PY) -m benchmarks report results/locomo_observations.json --md docs/locomo_observations_tables.md
 
 # LongMemEval-S, the 143-question development split (offline; ~50 min the first time, less once the
 # vector cache in ~/.cache/langchain-ripplemem is filled). Interrupted? Run it again: it resumes from
 # results/longmemeval.checkpoint.jsonl.
 bench-longmemeval:
-	ripplemem bench longmemeval $(LONGMEMEVAL) --out results/longmemeval.json --md docs/longmemeval_tables.md
+	$(PY) -m benchmarks longmemeval $(LONGMEMEVAL) --out results/longmemeval.json --md docs/longmemeval_tables.md
 
 # A sample of every question type of the same split: its first 4 answerable questions of each (24 questions;
 # ~15 min the first time, 3 with the vector cache).
 bench-longmemeval-sample:
-	ripplemem bench longmemeval $(LONGMEMEVAL) --per-type 4 --out results/longmemeval_sample.json \
+	$(PY) -m benchmarks longmemeval $(LONGMEMEVAL) --per-type 4 --out results/longmemeval_sample.json \
 		--md docs/longmemeval_sample_tables.md
 
 # Every suite, then one table of them all (results/summary.json, docs/summary_tables.md; about 1.5 h cold, 30 min
@@ -82,41 +82,41 @@ bench-all: bench bench-longmemeval bench-longmemeval-sample bench-linked bench-l
 	$(MAKE) bench-summary
 
 bench-summary:
-	ripplemem bench summary $(SUITE_RESULTS) --out results/summary.json --md docs/summary_tables.md
+	$(PY) -m benchmarks summary $(SUITE_RESULTS) --out results/summary.json --md docs/summary_tables.md
 
 # Write-path throughput vs the embedding model alone.
 bench-ingest:
-	$(PY) -m langchain_ripplemem.bench.measurements.ingest_throughput $(LOCOMO) --out results/ingest.json
+	$(PY) -m benchmarks.measurements.ingest_throughput $(LOCOMO) --out results/ingest.json
 
 # The semantic edge threshold of the default encoder on the LoCoMo tuning conversations (copy a changed value into
 # memory_graph/calibration.py).
 bench-calibration:
-	$(PY) -m langchain_ripplemem.bench.measurements.edge_threshold $(LOCOMO) --out results/calibration.json
+	$(PY) -m benchmarks.measurements.edge_threshold $(LOCOMO) --out results/calibration.json
 
-# The measurements behind figures docs/benchmarks.md and docs/scale.md quote (bench/measurements/, one results file each).
+# The measurements behind figures docs/benchmarks.md and docs/scale.md quote (benchmarks/measurements/, one results file each).
 bench-batch-shapes:
-	$(PY) -m langchain_ripplemem.bench.measurements.batch_shapes $(LOCOMO) --out results/batch_shapes.json
+	$(PY) -m benchmarks.measurements.batch_shapes $(LOCOMO) --out results/batch_shapes.json
 
 bench-edges:
-	$(PY) -m langchain_ripplemem.bench.measurements.edge_report $(LOCOMO) --out results/edges.json
+	$(PY) -m benchmarks.measurements.edge_report $(LOCOMO) --out results/edges.json
 
 bench-multihop-reach:
-	$(PY) -m langchain_ripplemem.bench.measurements.multihop_reach $(LOCOMO) --out results/multihop_reach.json
+	$(PY) -m benchmarks.measurements.multihop_reach $(LOCOMO) --out results/multihop_reach.json
 
 bench-cue-quality:
-	$(PY) -m langchain_ripplemem.bench.measurements.cue_quality --out results/cue_quality.json
+	$(PY) -m benchmarks.measurements.cue_quality --out results/cue_quality.json
 
 # Needs the local-llm extra: SmolLM2 in llama-cpp-python's server, as the recall's cues and controller on the demo.
 bench-local-controller:
-	$(PY) -m langchain_ripplemem.bench.measurements.local_controller --out results/local_controller.json
-	$(PY) -m langchain_ripplemem.bench.measurements.local_controller --suite small --out results/local_controller_small.json
+	$(PY) -m benchmarks.measurements.local_controller --out results/local_controller.json
+	$(PY) -m benchmarks.measurements.local_controller --suite small --out results/local_controller_small.json
 
 bench-chroma:
-	$(PY) -m langchain_ripplemem.bench.measurements.chroma_upsert --out results/chroma_upsert.json
-	$(PY) -m langchain_ripplemem.bench.measurements.chroma_upsert --documents --out results/chroma_documents.json
-	$(PY) -m langchain_ripplemem.bench.measurements.chroma_reads --records 100000 --out results/chroma_reads.json
+	$(PY) -m benchmarks.measurements.chroma_upsert --out results/chroma_upsert.json
+	$(PY) -m benchmarks.measurements.chroma_upsert --documents --out results/chroma_documents.json
+	$(PY) -m benchmarks.measurements.chroma_reads --records 100000 --out results/chroma_reads.json
 
-# The small-memory suite's cases file, written from the cases in bench/small_memory_source.py.
+# The small-memory suite's cases file, written from the cases in benchmarks/small_memory_source.py.
 small-memory-cases:
-	$(PY) -m langchain_ripplemem.bench.small_memory_source
+	$(PY) -m benchmarks.small_memory_source
 

@@ -2,10 +2,8 @@
 
 * LangChain message lists: :func:`conversation_from_messages`.
 * Files: :func:`load_conversations` reads JSON (one object or a list) or JSONL
-  (``.jsonl``/``.ndjson``, one object per line). Each object may be in the
-  package's own form (``{"id", "sessions": [{"id", "time", "turns": [...]}]}``),
-  a LoCoMo record or a LongMemEval record; the format is detected per record
-  (the benchmark records are read by :mod:`langchain_ripplemem.record_formats`).
+  (``.jsonl``/``.ndjson``, one object per line), each object in the package's
+  own form (``{"id", "sessions": [{"id", "time", "turns": [...]}]}``).
 
 Every problem raises :class:`~langchain_ripplemem.errors.InvalidConversationError`
 naming the file, the line or record, and the field path
@@ -32,15 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from langchain_ripplemem.conversations.checks import checked_conversation, error_location, error_message, time_field
 from langchain_ripplemem.errors import InvalidConversationError
-from langchain_ripplemem.record_formats import (
-    checked_conversation,
-    conversation_from_locomo,
-    conversation_from_longmemeval,
-    error_location,
-    error_message,
-    time_field,
-)
 from langchain_ripplemem.schemas import ASSISTANT_SPEAKER, Conversation, Session, Turn
 
 if TYPE_CHECKING:
@@ -230,8 +221,6 @@ def load_conversations(path: str | Path) -> list[Conversation]:
 def conversation_from_json(data: str | Mapping[str, Any], *, where: str = "conversation") -> Conversation:
     """One conversation from a JSON text or an already parsed object, checked as :func:`load_conversations` checks.
 
-    The package's own form, a LoCoMo record and a LongMemEval record are all accepted.
-
     Raises:
         InvalidConversationError: naming ``where`` and the field for malformed JSON, missing fields,
             bad timestamps, no turns or duplicate turn ids.
@@ -259,22 +248,15 @@ def _loads(text: str, where: str) -> Any:
 
 
 def _from_record(record: Any, where: str) -> Conversation:
-    """Dispatch on the record's shape, prefixing every error with ``where``."""
+    """A conversation of the package's form, every error prefixed with ``where``."""
     if not isinstance(record, Mapping):
         raise InvalidConversationError(
             f"{where}: expected a conversation object, got {type(record).__name__}")
-    try:
-        if "haystack_sessions" in record:
-            return conversation_from_longmemeval(record)
-        if "conversation" in record and isinstance(record["conversation"], Mapping):
-            return conversation_from_locomo(record)
-    except InvalidConversationError as exc:
-        raise InvalidConversationError(f"{where}: {exc}") from exc
     return _from_native(record, where)
 
 
 def _from_native(record: Mapping[str, Any], where: str) -> Conversation:
-    # The schema reads the times (timestamps.parse_timestamp: LoCoMo and LongMemEval forms too).
+    # The schema reads the times (timestamps.parse_timestamp: LoCoMo's and LongMemEval's forms too).
     try:
         conv = Conversation.model_validate(record)
     except ValidationError as exc:

@@ -191,7 +191,7 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
         the last digits (the integer graph is rebuilt by that version's quantizer),
         enough to reorder near-ties (dense recall_all@10 on LoCoMo: 41.9 % under
         onnxruntime 1.30, 42.0 % under 1.31 and 1.32). Vectors kept between
-        processes (``bench/cached_embeddings.py``) are keyed by this as well.
+        processes (``benchmarks/cached_embeddings.py``) are keyed by this as well.
 
         Example:
             >>> MiniLMOnnxEmbeddings().runtime.startswith("onnxruntime ")

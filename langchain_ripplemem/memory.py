@@ -247,8 +247,8 @@ class RippleMemory:
         """Extract, embed, index and link one conversation. Idempotent on re-ingest.
 
         Args:
-            conversation: a :class:`Conversation` or a JSON object: its form, a LoCoMo or a LongMemEval
-                record (read as :func:`~langchain_ripplemem.adapters.conversation_from_json` reads it).
+            conversation: a :class:`Conversation` or a JSON object of its form (read as
+                :func:`~langchain_ripplemem.adapters.conversation_from_json` reads it).
             namespace: whose memory this is (default: the memory's default namespace).
             progress: show a progress bar over windows.
             unit_metadata: JSON-serialisable fields merged into every new unit's metadata.

@@ -1,4 +1,4 @@
-"""Compare the recall figures of two ``ripplemem bench`` results files: ``python scripts/compare_results.py OLD NEW``.
+"""Compare the recall figures of two benchmark results files: ``python scripts/compare_results.py OLD NEW``.
 
 Walks ``systems`` and prints every numeric figure that differs, leaving out timings and memory
 (keys with seconds, _ms, ms_, rss, heap or latency): those change from run to run.

@@ -11,8 +11,8 @@ Three more rules, each a failure:
   is heavy (a third-party library a command may never need), named there with the reason;
 - no module imports another module's private name (``from x import _y``, or ``x._y`` on an
   imported module): a cache or state another module needs is registered or passed, not reached;
-- the benchmark harness sits on top: ``bench`` imports the package, the package reaches ``bench``
-  only through a ``LAZY`` entry (``ripplemem bench`` calls ``bench.cli``).
+- the benchmark harness (``benchmarks/``, beside the package, not in its wheel) imports the package,
+  never the other way: no module of the package imports ``benchmarks``, not even inside a function.
 
     python scripts/import_layers.py              # layers, then circles and rule breaks (exit 1 if any)
     python scripts/import_layers.py --circles    # circles and rule breaks only
@@ -28,19 +28,15 @@ from pathlib import Path
 import networkx as nx
 
 PACKAGE = "langchain_ripplemem"
-HARNESS = f"{PACKAGE}.bench"
+HARNESS = "benchmarks"
 
 # Modules imported inside functions on purpose: importing them is heavy, and a caller may never need them.
 LAZY = {
-    "langchain_ripplemem.memory": "chromadb and onnxruntime: `ripplemem --help` and a bench report need neither",
+    "langchain_ripplemem.memory": "chromadb and onnxruntime: `ripplemem --help` needs neither",
     "langchain_ripplemem.embeddings": "onnxruntime and the tokenizer, loaded only when an encoder is built",
     "langchain_ripplemem.storage.sqlite": "opened only by commands that reach a store",
     "langchain_ripplemem.server.mcp": "the optional mcp SDK ([mcp] extra)",
     "langchain_ripplemem.picture.html": "only `--html` draws a picture",
-    "langchain_ripplemem.bench.cli": "the benchmark harness, only under `ripplemem bench`",
-    "langchain_ripplemem.bench.report": "matplotlib ([bench] extra) for plots",
-    "langchain_ripplemem.bench.runner": "the memory and its encoder, only for a run",
-    "langchain_ripplemem.bench.cached_embeddings": "onnxruntime, only for a run",
     "langchain_ripplemem.llm.calls": "langchain's chat-model classes (~650 modules), only under `--llm`",
     "langchain_ripplemem.cli.integrity": "the index and numpy, only under `ripplemem check`",
 }
@@ -146,14 +142,20 @@ def rule_breaks(root: Path) -> list[str]:
             if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound
                     and node.attr.startswith("_") and not node.attr.startswith("__")):
                 out.append(f"private import: {name} reads {node.value.id}.{node.attr}")
-    graph = import_graph(root, call_time=False)
-    out.extend(f"import of the harness: {name} -> {target}" for name, target in graph.edges
-               if target.startswith(HARNESS) and not _in_harness(name))
+        out.extend(f"import of the harness: {name} -> {target}" for target in _harness_imports(tree, package))
     return sorted(set(out))
 
 
-def _in_harness(name: str) -> bool:
-    return name == HARNESS or name.startswith(HARNESS + ".")
+def _harness_imports(tree: ast.AST, package: str) -> list[str]:
+    """Modules of the benchmark harness a module imports, anywhere in it."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name == HARNESS or a.name.startswith(HARNESS + ".")]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module == HARNESS or node.module.startswith(HARNESS + "."):
+                found.append(node.module)
+    return found
 
 
 def main() -> int:

@@ -3,7 +3,7 @@
 Runs selected systems on the LoCoMo *tuning* conversations (conv-26 .. conv-47 by
 default; never the held-out three) with an on-disk embedding cache, so that a
 change to linking, the controller or assembly costs seconds, not a re-embedding.
-The reported numbers always come from `ripplemem bench locomo` without a cache.
+The reported numbers always come from `python -m benchmarks locomo` without a cache.
 
     python scripts/tune_locomo.py ../shared/data/locomo/locomo10.json --systems ripplemem,hybrid_rrf
 """
@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_ripplemem.bench.loaders import LOCOMO_TUNE, load_locomo
-from langchain_ripplemem.bench.runner import run_benchmark
+from benchmarks.loaders import LOCOMO_TUNE, load_locomo
+from benchmarks.runner import run_benchmark
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
 from langchain_ripplemem.memory import RippleMemory

@@ -57,7 +57,7 @@ def user_cache_root() -> Path:
 def cache_dir() -> Path:
     """The package's cache folder: ``$RIPPLEMEM_CACHE_DIR`` itself, else :func:`user_cache_root`.
 
-    Built model files go here, and ``ripplemem bench`` keeps document vectors in its
+    Built model files go here, and ``python -m benchmarks`` keeps document vectors in its
     ``embeddings`` folder: one variable moves both.
 
     Example:

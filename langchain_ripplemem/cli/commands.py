@@ -1,4 +1,4 @@
-"""The ``ripplemem`` command: demo, ingest, recall, list, stats, forget, check, mcp, bench.
+"""The ``ripplemem`` command: demo, ingest, recall, list, stats, forget, check, mcp.
 
 Namespaces on the command line are written with ``/`` between labels
 (``--namespace users/maya`` is ``("users", "maya")``), the rule of
@@ -376,7 +376,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in SUBCOMMANDS:
         add(sub)
-    sub.add_parser("bench", help="benchmarks: ripplemem bench {locomo,longmemeval,linked,report} ...", add_help=False)
     return parser
 
 
@@ -398,10 +397,6 @@ def main(argv: Sequence[str] | None = None, *, memory_factory: MemoryFactory | N
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if argv and argv[0] == "bench":
-            from langchain_ripplemem.bench.cli import bench_main
-
-            return bench_main(argv[1:])
         args = build_parser().parse_args(argv)
         args.memory_factory = memory_factory or default_memory
         if getattr(args, "persist", None):

@@ -23,7 +23,7 @@ rare and weighs almost 1.
 
 No model: ``docs/architecture.md`` says why (the PyPI re-uploads of spaCy's
 pipelines could not be traced to their authors), and
-``bench/measurements/cue_quality.py`` measures precision and recall on a labelled sample.
+``benchmarks/measurements/cue_quality.py`` measures precision and recall on a labelled sample.
 
 Example:
     >>> identifying_cues("My cousin Dani got made head chef at Harbor Grill!", speakers=["Sam"])

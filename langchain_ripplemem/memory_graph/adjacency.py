@@ -9,7 +9,7 @@ graph``, ``graph.adj[uid]``, ``graph.degree(uid)`` and
 has indexes on both ends of an edge) and keep them. Walks
 read many nodes in one query (:meth:`LazyAdjacency.read`): a walk one query a hop,
 not one a node (at 50k memories 5.7 instead of 44.6 queries a recall; on
-PostgreSQL each is a round trip, ``bench/scale/edge_reads.py``). Which memories have
+PostgreSQL each is a round trip, ``benchmarks/scale/edge_reads.py``). Which memories have
 an edge at all (:func:`with_edges`, asked of all the evidence each round) is asked
 of the store's indexes, without reading the edges.
 

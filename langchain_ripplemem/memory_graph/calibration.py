@@ -5,7 +5,7 @@ run lower: on LoCoMo units the median cosine of a unit to its nearest
 neighbour is about 0.75, and only 29 of 87,571 pairs of one conversation reach
 0.85, so the semantic channel would be almost empty. We therefore take the
 threshold to be the pairwise-cosine quantile that keeps the top 1 % of pairs.
-:func:`quantile_threshold` computes it, and ``bench/measurements/edge_threshold.py`` (``make bench-calibration``)
+:func:`quantile_threshold` computes it, and ``benchmarks/measurements/edge_threshold.py`` (``make bench-calibration``)
 reproduces it on the LoCoMo tuning conversations and writes
 ``results/calibration.json``. The measured value is recorded here per encoder.
 An unknown encoder falls back to the paper's 0.85: calibrate it with
@@ -22,7 +22,7 @@ PAPER_SEMANTIC_THRESHOLD = 0.85
 EDGE_QUANTILE = 0.99
 
 # model_id -> threshold at EDGE_QUANTILE of pairwise cosine on LoCoMo tuning units
-# (results/calibration.json, written by bench/measurements/edge_threshold.py).
+# (results/calibration.json, written by benchmarks/measurements/edge_threshold.py).
 CALIBRATED_SEMANTIC_THRESHOLDS: dict[str, float] = {
     "sentence-transformers/all-MiniLM-L6-v2:onnx-int8": 0.72,  # float kernels, the default until issue 17
     "sentence-transformers/all-MiniLM-L6-v2:onnx-int8-dynamic": 0.72,

@@ -67,7 +67,7 @@ def _cue_set(values: tuple[str, ...]) -> frozenset[str]:
 
 
 def cue_set_cache_size() -> int:
-    """How many cue sets :func:`cue_set` holds now (``bench/scale/haystack_rss.py`` records it)."""
+    """How many cue sets :func:`cue_set` holds now (``benchmarks/scale/haystack_rss.py`` records it)."""
     return _cue_set.cache_info().currsize
 
 

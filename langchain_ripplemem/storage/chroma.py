@@ -158,7 +158,7 @@ def stored_json(unit: MemoryUnit) -> str:
 # Chroma persists that index every ``sync_threshold`` records, and until it does, every write
 # reads back the records written since the last persist. 200 instead of Chroma's 1,000 makes
 # an upsert about a third cheaper at every size, for about the same bytes written
-# (bench/measurements/chroma_upsert.py, 20-record upserts of this package's record shapes: 1.06 -> 0.65
+# (benchmarks/measurements/chroma_upsert.py, 20-record upserts of this package's record shapes: 1.06 -> 0.65
 # ms CPU a record over the first 2k records, 1.25 -> 0.81 over the last 3k of 30k; 100 and
 # 400 cost more). A collection created with another value gets this one when opened
 # (Chroma lets it change; the build stays).
@@ -272,7 +272,7 @@ class ChromaUnitBackend:
 
         Never both: given ids and a filter, Chroma evaluates the filter over the whole
         collection for each id (at 100k records 10 ids took 0.77 s and 200 took 10.8 s,
-        against 2 and 25 ms by id alone; ``bench/measurements/chroma_reads.py``). Readers by id check
+        against 2 and 25 ms by id alone; ``benchmarks/measurements/chroma_reads.py``). Readers by id check
         each record's namespace themselves (:meth:`_own`).
         """
         if ids is not None:
@@ -302,7 +302,7 @@ class ChromaUnitBackend:
 
         A whole namespace is read as its ids, then its records by id: pages of records
         filtered by namespace made a pass over the collection each (100k records: 11.7 s
-        against 8.4, ``bench/measurements/chroma_reads.py``). A record of another namespace is skipped.
+        against 8.4, ``benchmarks/measurements/chroma_reads.py``). A record of another namespace is skipped.
         """
         key, what = namespace_key(namespace), f"namespace {list(namespace)}"
         for got in self._pages(what, ["embeddings", "metadatas"], ids=self._namespace_ids(key, what)
@@ -415,7 +415,7 @@ class ChromaUnitBackend:
         full-text index of every document, which the package never searches (BM25 is its
         own). Writing it cost 0.24 ms CPU a record over a collection's first 2k records and
         0.33 over the last 3k of 30k, about a quarter of the upsert
-        (``bench/measurements/chroma_upsert.py --documents``, ``results/chroma_documents.json``).
+        (``benchmarks/measurements/chroma_upsert.py --documents``, ``results/chroma_documents.json``).
         """
         key = self._check(namespace, units)
         if units:

@@ -27,6 +27,7 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem.adapters import conversation_from_json
 from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.conversations.checks import checked_conversation, repeated_sessions
 from langchain_ripplemem.embeddings import embed_texts
 from langchain_ripplemem.errors import FailedWindowsWarning, InvalidConversationError, InvalidNamespaceError
 from langchain_ripplemem.extraction import known_turns
@@ -40,7 +41,6 @@ from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.recall.smoothing import conversation_units
-from langchain_ripplemem.record_formats import checked_conversation, repeated_sessions
 from langchain_ripplemem.schemas import Conversation, Edge, IngestReport, MemoryUnit, Namespace
 from langchain_ripplemem.storage.base import EdgeBackend
 from langchain_ripplemem.supersession.llm import LLMSupersession
@@ -170,7 +170,7 @@ class WritePath:
               ) -> tuple[Conversation, list[Window], IngestReport, KnownTurns]:
         """What a conversation's write starts from: the conversation, its windows to extract, a report, known turns.
 
-        A JSON object is read as the CLI and MCP read one (LoCoMo and LongMemEval records too).
+        A JSON object is read as the CLI and MCP read one.
         The windows are those :func:`~langchain_ripplemem.extraction.known_turns.new_work` leaves:
         what the memories of this conversation's sessions (and only them) already hold is not extracted again.
 

@@ -3,7 +3,7 @@
 The Chroma server is started once per session on a free port with telemetry off,
 and is waited for (bounded) until its heartbeat answers; tests are skipped with the
 reason, and the server log's tail, if it cannot start. It is terminated at the end.
-PostgreSQL is a throwaway cluster of its own (``bench/scale/throwaway_postgres.py``), skipped likewise.
+PostgreSQL is a throwaway cluster of its own (``benchmarks/scale/throwaway_postgres.py``), skipped likewise.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from langchain_ripplemem.bench.processes import free_port, stop_process_group
-from langchain_ripplemem.bench.scale.throwaway_postgres import PostgresServer, start_postgres, stop_postgres
+from benchmarks.processes import free_port, stop_process_group
+from benchmarks.scale.throwaway_postgres import PostgresServer, start_postgres, stop_postgres
 
 STARTUP_TIMEOUT = 60.0  # hang guard for a slow machine, not a performance threshold
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from langchain_ripplemem.bench.local_model import MISSING, smollm2_server
+from benchmarks.local_model import MISSING, smollm2_server
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -69,7 +69,7 @@ class WriteMeanwhile(BagOfWordsEmbeddings):
 
 @pytest.fixture(autouse=True)
 def _private_vector_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``ripplemem bench`` caches vectors in the user's cache by default: never from a test."""
+    """``python -m benchmarks`` caches vectors in the user's cache by default: never from a test."""
     monkeypatch.setenv("RIPPLEMEM_CACHE_DIR", str(tmp_path_factory.mktemp("vector-cache")))
 
 

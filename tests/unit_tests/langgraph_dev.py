@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from langchain_ripplemem.bench.processes import stop_process_group
+from benchmarks.processes import stop_process_group
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,9 +14,9 @@ from langchain_tests.integration_tests import EmbeddingsIntegrationTests
 from langchain_tests.unit_tests import EmbeddingsUnitTests
 from pydantic import ValidationError
 
+from benchmarks.cached_embeddings import default_cache_dir
 from langchain_ripplemem import embeddings as embeddings_module
 from langchain_ripplemem._runtime import minilm_models
-from langchain_ripplemem.bench.cached_embeddings import default_cache_dir
 from langchain_ripplemem.embeddings import DIMENSION, FLOAT_MODEL_ID, MODEL_ID, MiniLMOnnxEmbeddings
 
 

@@ -1,8 +1,9 @@
-"""The built wheel: every file of the package, its type marker and its licences ship.
+"""The built wheel: every file of the package, its type marker and its licences ship, and nothing else.
 
 A user installs a wheel, not this checkout: a data file left out of
-``package-data`` (the tokenizer, the linked suite, the sample conversation)
-works in every test here and fails only after ``pip install``.
+``package-data`` (the tokenizer, the picture's assets, the sample conversation)
+works in every test here and fails only after ``pip install``. The benchmark
+harness, its suites' data and the tests stay in the repository.
 """
 
 from __future__ import annotations
@@ -21,20 +22,21 @@ from .test_cli_store_commands import ROOT
 PACKAGE = "langchain_ripplemem"
 
 
-def _tracked_package_files() -> set[str]:
+def _tracked_files(*paths: str) -> set[str]:
+    """The checkout's files git tracks (under ``paths`` when given), as they are on disk."""
     if shutil.which("git") is None or not (ROOT / ".git").exists():
-        pytest.skip("the package's file list comes from git, and this is not a git checkout")
-    run = subprocess.run(["git", "ls-files", PACKAGE], cwd=ROOT, capture_output=True, text=True, check=True)
-    return {line for line in run.stdout.splitlines() if line}
+        pytest.skip("the file list comes from git, and this is not a git checkout")
+    run = subprocess.run(["git", "ls-files", *paths], cwd=ROOT, capture_output=True, text=True, check=True)
+    return {line for line in run.stdout.splitlines() if line and (ROOT / line).is_file()}
 
 
 @pytest.fixture(scope="module")
 def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
-    """The file names inside a wheel built from a copy of the checkout (the checkout gets no build/)."""
+    """The file names inside a wheel built from a copy of the checkout's tracked files (the checkout gets no build/)."""
     source = tmp_path_factory.mktemp("source")
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
+    for name in _tracked_files():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, source / name)
-    shutil.copytree(ROOT / PACKAGE, source / PACKAGE, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     out = tmp_path_factory.mktemp("wheel")
     # pip fetches the build backend pyproject.toml asks for, as `pip install` does.
     run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
@@ -46,8 +48,21 @@ def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
 
 
 def test_every_tracked_package_file_is_in_the_wheel(wheel_names: set[str]) -> None:
-    missing = sorted(_tracked_package_files() - wheel_names)
+    missing = sorted(_tracked_files(PACKAGE) - wheel_names)
     assert not missing, f"in git but not in the wheel (add them to package-data): {missing}"
+
+
+def test_the_wheel_holds_the_library_only(wheel_names: set[str]) -> None:
+    # The benchmark harness (benchmarks/: its code, its suites' data, the scale and soak
+    # measurements, the LoCoMo and LongMemEval readers) and the tests stay in the repository.
+    tops = {n: n.split("/")[0] for n in wheel_names}
+    outside = sorted(n for n, top in tops.items() if top != PACKAGE and not top.endswith(".dist-info"))
+    assert not outside, f"the wheel holds files outside the library: {outside}"
+    inside = {n.split("/")[0] for n in _tracked_files("benchmarks", "tests")}
+    assert inside == {"benchmarks", "tests"}  # the checkout has both: the check above had something to leave out
+    harness = sorted(n for n in wheel_names if {"bench", "benchmarks", "tests"} & set(n.split("/")[:-1])
+                     or n.endswith("_cases.json") or "record_formats" in n)
+    assert not harness, f"benchmark or test files in the wheel: {harness}"
 
 
 def test_the_wheel_is_marked_typed(wheel_names: set[str]) -> None:

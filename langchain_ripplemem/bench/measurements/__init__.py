@@ -1,7 +1,0 @@
-"""Measurements behind figures the docs quote, each a module run by a Makefile target.
-
-Each writes one committed results file (``results/*.json``) from the command line, as
-``python -m langchain_ripplemem.bench.measurements.<name> ... --out results/<file>.json``;
-``docs/benchmarks.md`` and ``docs/scale.md`` say what each found. Unlike the suites
-under ``ripplemem bench`` they score no recall: they time, count or check one part.
-"""
