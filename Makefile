@@ -89,7 +89,7 @@ bench-ingest:
 	$(PY) -m benchmarks.measurements.ingest_throughput $(LOCOMO) --out results/ingest.json
 
 # The semantic edge threshold of the default encoder on the LoCoMo tuning conversations (copy a changed value into
-# memory_graph/calibration.py).
+# edges/calibration.py).
 bench-calibration:
 	$(PY) -m benchmarks.measurements.edge_threshold $(LOCOMO) --out results/calibration.json
 

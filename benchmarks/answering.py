@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.metrics import answer_f1, bleu1
-from langchain_ripplemem.cli.rendering import memory_line
 from langchain_ripplemem.llm.calls import bounded
+from langchain_ripplemem.render.plain_text import memory_line
 from langchain_ripplemem.schemas import MemoryUnit
 
 ANSWER_SYSTEM_PROMPT = (

@@ -3,7 +3,7 @@
 Each case has a question and 2-3 evidence turns. An *anchor* turn shares words
 with the question, so a first hop can find it. Every other evidence turn is
 *bridged*: it shares no lexical token with the question (the BM25 vocabulary of
-:func:`~langchain_ripplemem.index.lexical.lexical_tokens`), only a bridge cue (a person,
+:func:`~langchain_ripplemem.text.lexical.lexical_tokens`), only a bridge cue (a person,
 place, organisation, named thing or topic phrase) with another evidence turn,
 possibly two hops from the anchor. Distractor turns (the same cue in an
 irrelevant turn, a similar story about someone else) go into the haystack too.

@@ -7,7 +7,7 @@ LoCoMo ships, per session and speaker, short LLM-written restatements
 participants and places found by the rule-based extractor's cue rules on the
 text) and every turn that no observation covers into the rule-based
 extractor's raw-turn unit. It is an ordinary
-:class:`~langchain_ripplemem.extraction.base.Extractor`, so embedding,
+:class:`~langchain_ripplemem.write.extraction.extractor.Extractor`, so embedding,
 linking and supersession run exactly as for any other units. Turn-level recall
 maps a unit back to every turn of its provenance, so an observation drawn from
 two turns covers both.
@@ -25,7 +25,7 @@ Example:
     >>> _ = path.write_text(json.dumps([record]))
     >>> observations = load_locomo_observations(path)
     >>> from benchmarks.record_formats import conversation_from_locomo
-    >>> from langchain_ripplemem.extraction.windows import make_windows
+    >>> from langchain_ripplemem.write.extraction.windows import make_windows
     >>> window = make_windows(conversation_from_locomo(record), size=40)[0]
     >>> units = ObservationExtractor(observations).extract(window, ("demo",)).units
     >>> [(u.restatement, u.source.turn_ids) for u in units]
@@ -48,10 +48,10 @@ from benchmarks.metrics import normalise_evidence
 from benchmarks.record_formats import conversation_from_locomo
 from benchmarks.runner import PAPER_PRESETS, FreshMemories
 from langchain_ripplemem.config import ExtractionConfig
-from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.presets import preset
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, Provenance, Session, Turn, Usage
+from langchain_ripplemem.write.extraction.extractor import ExtractionResult, Extractor, Window
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 
 __all__ = ["Observation", "ObservationExtractor", "load_locomo_observations", "observation_memories"]
 
@@ -122,7 +122,7 @@ class ObservationExtractor:
 
     """
 
-    # Recorded: the same units every time (extraction/known_turns.py).
+    # Recorded: the same units every time (write/extraction/known_turns.py).
     deterministic = True
 
     def __init__(self, observations: Observations | Mapping[str, Sequence[Observation]], *,

@@ -46,8 +46,8 @@ from benchmarks.systems import (
     make_system,
     retrieve_question,
 )
+from langchain_ripplemem.cache_bounds import clear_text_caches
 from langchain_ripplemem.config import RecallConfig, WriteConfig
-from langchain_ripplemem.index.cache_bounds import clear_text_caches
 from langchain_ripplemem.presets import preset
 
 T = TypeVar("T")

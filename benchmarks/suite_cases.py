@@ -30,8 +30,8 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from langchain_ripplemem.index.lexical import lexical_tokens
 from langchain_ripplemem.schemas import Conversation
+from langchain_ripplemem.text.lexical import lexical_tokens
 
 __all__ = [
     "SPEAKERS",

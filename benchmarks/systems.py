@@ -23,10 +23,10 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.extraction.timeparse import parse_timestamp
 from langchain_ripplemem.presets import LONG_HISTORY
 from langchain_ripplemem.recall.cue_bonus import speaker_of
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
+from langchain_ripplemem.text.time.timeparse import parse_timestamp
 
 ABLATIONS = ("no_expansion", "no_structural", "no_planning", "no_context", "no_cue_bonus")
 RECALL_SYSTEMS = ("ripplemem", "ripplemem_paper", "ripplemem_long_history", *ABLATIONS)

@@ -29,7 +29,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem import RippleMemory
-from langchain_ripplemem.index.lexical import lexical_tokens
+from langchain_ripplemem.text.lexical import lexical_tokens
 
 NAMESPACE = ("users", "zoe")
 CHAT = {"id": "zoë-und-lukas", "sessions": [

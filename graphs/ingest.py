@@ -61,15 +61,15 @@ class IngestState(IngestInput, IngestOutput, total=False):
 
 
 def _prepare(state: IngestState) -> tuple[Any, Conversation, Namespace]:
-    from langchain_ripplemem import adapters
+    from langchain_ripplemem import conversations
 
     ctx = get_runtime().context
     namespace = ctx.namespace if isinstance(ctx, IngestContext) else IngestContext(**dict(ctx or {})).namespace
     if state.get("conversation"):
         # One reader for every path: the CLI's and MCP's (formats, timestamps, errors naming the field).
-        conv = adapters.conversation_from_json(state["conversation"], where="input 'conversation'")
+        conv = conversations.conversation_from_json(state["conversation"], where="input 'conversation'")
     elif state.get("messages"):
-        conv = adapters.conversation_from_messages(state["messages"])  # JSON dicts are converted there
+        conv = conversations.conversation_from_messages(state["messages"])  # JSON dicts are converted there
     else:
         raise InvalidConversationError("ingest input needs 'conversation' (JSON object) or 'messages' (list)")
     return get_memory(), conv, namespace

@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from langchain_ripplemem.cache_bounds import CacheBounds
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.errors import (
     DuplicateSessionWarning,
@@ -31,7 +32,6 @@ from langchain_ripplemem.errors import (
     ModelConfigurationError,
     RippleMemError,
 )
-from langchain_ripplemem.index.cache_bounds import CacheBounds
 from langchain_ripplemem.presets import (
     LONG_HISTORY,
     PAPER,
@@ -54,7 +54,7 @@ from langchain_ripplemem.schemas import (
     TimeInterval,
     Turn,
 )
-from langchain_ripplemem.storage.base import GraphStore, UnitBackend
+from langchain_ripplemem.storage.protocols import EdgeLogBackend, UnitBackend
 
 __version__ = "0.1.0"
 
@@ -62,27 +62,27 @@ __version__ = "0.1.0"
 # (and the optional mcp SDK is imported only by create_mcp_server's module).
 _LAZY = {
     "ChromaUnitBackend": "langchain_ripplemem.storage.chroma",
-    "LLMExtractor": "langchain_ripplemem.extraction.llm",
+    "LLMExtractor": "langchain_ripplemem.write.extraction.llm_extractor",
     "MiniLMOnnxEmbeddings": "langchain_ripplemem.embeddings",
-    "PostgresGraph": "langchain_ripplemem.storage.postgres",
+    "PostgresEdgeBackend": "langchain_ripplemem.storage.postgres",
     "RecallContext": "langchain_ripplemem.recall.state",
     "RippleMemRetriever": "langchain_ripplemem.retrievers",
     "RippleMemStore": "langchain_ripplemem.stores",
     "RippleMemory": "langchain_ripplemem.memory",
-    "RuleBasedExtractor": "langchain_ripplemem.extraction.rules",
+    "RuleBasedExtractor": "langchain_ripplemem.write.extraction.rule_extractor",
     "SQLiteEdgeBackend": "langchain_ripplemem.storage.sqlite",
     "SQLiteNamespaceLog": "langchain_ripplemem.storage.sqlite",
     "StoreLockedError": "langchain_ripplemem.storage.locks",
     "WriterLockTimeoutError": "langchain_ripplemem.storage.locks",
     "build_recall_graph": "langchain_ripplemem.recall.graph",
     "checkpoint_serde": "langchain_ripplemem.recall.checkpointing",
-    "conversation_from_messages": "langchain_ripplemem.adapters",
+    "conversation_from_messages": "langchain_ripplemem.conversations.messages",
     "create_correct_tool": "langchain_ripplemem.tools",
     "create_mcp_server": "langchain_ripplemem.server.mcp",
     "create_recall_tool": "langchain_ripplemem.tools",
     "create_remember_tool": "langchain_ripplemem.tools",
-    "load_conversations": "langchain_ripplemem.adapters",
-    "render_recall_html": "langchain_ripplemem.picture.html",
+    "load_conversations": "langchain_ripplemem.conversations.files",
+    "render_recall_html": "langchain_ripplemem.render.html_page",
 }
 
 
@@ -102,10 +102,10 @@ __all__ = [
     "Conversation",
     "DuplicateSessionWarning",
     "Edge",
+    "EdgeLogBackend",
     "EmbeddingModelMismatchError",
     "ExtractionError",
     "FailedWindowsWarning",
-    "GraphStore",
     "IngestReport",
     "InvalidConversationError",
     "InvalidNamespaceError",
@@ -121,7 +121,7 @@ __all__ = [
     "PAPER_LONG_HISTORY_WRITE",
     "PAPER_WRITE",
     "PRESETS",
-    "PostgresGraph",
+    "PostgresEdgeBackend",
     "Provenance",
     "RecallConfig",
     "RecallContext",

@@ -88,13 +88,13 @@ class ExtractionConfig(_Stage):
     # 256-token window, so all of it is embedded (4000 were ~900 tokens, three quarters unseen).
     max_turn_chars: int = Field(
         default=900, ge=100, description="longer turns are split at sentences into chunks of at most this many "
-        "characters, sized to fit the default encoder's 256-token window (extraction/rules.py)",
+        "characters, sized to fit the default encoder's 256-token window (write/extraction/rule_extractor.py)",
     )
     llm_max_retries: int = Field(default=2, ge=0, description="extra attempts after invalid LLM output (LLM "
                                  "extraction and LLM supersession)")
     rules_for_uncovered_turns: bool = Field(
         default=True, description="LLM extraction: a turn with text that no extracted event cites becomes a rule-based "
-        "unit (extraction/rules.py), so no turn vanishes; a warning names such turns either way",
+        "unit (write/extraction/rule_extractor.py), so no turn vanishes; a warning names such turns either way",
     )
     embed_batch_size: int = Field(default=64, ge=1, description="restatements embedded per encoder call")
 
@@ -114,7 +114,7 @@ class LinkingConfig(_Stage):
     semantic_threshold: float | None = Field(
         default=None, ge=-1.0, le=1.0,
         description="min cosine for a semantic edge; None = calibrated for the encoder "
-        "(memory_graph/calibration.py), the paper's 0.85 for an unknown one",
+        "(edges/calibration.py), the paper's 0.85 for an unknown one",
     )
     structural_threshold: float = Field(default=0.60, ge=0.0, le=1.0, description="min s_str for a structural edge")
     max_semantic_edges: int = Field(default=6, ge=0, description="semantic edges kept per new unit")
@@ -128,8 +128,8 @@ class LinkingConfig(_Stage):
     structural_edges: Literal["cues", "paper"] = Field(
         default="cues",
         description="what a structural edge measures: 'cues' = the rarity-weighted overlap of identifying "
-        "cues (names, topic words; memory_graph/linking.py), so a shared rare name outweighs shared speakers and "
-        "day; 'paper' = METHOD.md's s_str over participants, locations and time",
+        "cues (names, topic words; write/linking/local_linking.py), so a shared rare name outweighs shared "
+        "speakers and day; 'paper' = METHOD.md's s_str over participants, locations and time",
     )
     cue_threshold: float = Field(default=0.6, ge=0.0, le=1.0,
                                  description="min cue overlap for a 'cues' structural edge")
@@ -148,11 +148,11 @@ class SupersessionConfig(_Stage):
 
     enabled: bool = Field(
         default=True, description="mark older statements of a person's residence, job, relationship or favourite "
-        "as superseded by later ones with another value (supersession/rules.py, docs/lifecycle.md)",
+        "as superseded by later ones with another value (write/supersession/statement_rules.py, docs/lifecycle.md)",
     )
     llm: bool = Field(
         default=False, description="also ask the memory's chat model (llm=) which older memories of the same people "
-        "each ingest's new ones supersede (supersession/llm.py); needs enabled=True",
+        "each ingest's new ones supersede (write/supersession/llm_supersession.py); needs enabled=True",
     )
     candidates: int = Field(default=5, ge=1, description="older memories shown to the model per new one")
     batch: int = Field(default=8, ge=1, description="new memories per supersession call")
@@ -229,7 +229,7 @@ class ControllerConfig(_Stage):
 
 
 class ExpansionConfig(_Stage):
-    """The graph walk of each expansion round (``memory_graph/expansion.py``)."""
+    """The graph walk of each expansion round (``recall/expansion.py``)."""
 
     hops: int = Field(default=2, ge=1)
     per_channel: int = Field(default=15, ge=1, description="expanded units kept per channel per round")
@@ -333,7 +333,7 @@ class ScoringConfig(_Stage):
     )
     speaker_bonus: float = Field(
         default=0.5, ge=0.0, description="added to rho when the memory's speaker is a person the query names; "
-        "those names then leave the query text (recall/cues.py move_speakers)",
+        "those names then leave the query text (recall/query_cues.py move_speakers)",
     )
     time_bonus: float = Field(
         default=0.5, ge=0.0, description="with a time in the query, rho += time_bonus * time similarity of the memory",

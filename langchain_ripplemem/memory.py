@@ -28,26 +28,21 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem._runtime.collector import collector_paused
-from langchain_ripplemem.adapters import conversation_from_messages
+from langchain_ripplemem.cache_bounds import CacheBounds
 from langchain_ripplemem.config import RecallConfig, WriteConfig
+from langchain_ripplemem.conversations.messages import conversation_from_messages
+from langchain_ripplemem.edges.calibration import semantic_threshold_for
+from langchain_ripplemem.edges.edge_cache import EdgeCache
 from langchain_ripplemem.embeddings import embed_query, embedding_dimension, embedding_model_name
-from langchain_ripplemem.extraction.base import Extractor, Window
-from langchain_ripplemem.extraction.known_turns import KnownTurns
-from langchain_ripplemem.extraction.llm import LLMExtractor
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
-from langchain_ripplemem.extraction.windows import with_progress
-from langchain_ripplemem.index.cache_bounds import CacheBounds
 from langchain_ripplemem.index.marks import is_suppressed, with_suppression
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.index.snapshot import ViewSnapshots
+from langchain_ripplemem.index.sessions import conversation_units
+from langchain_ripplemem.index.snapshot import IndexSnapshots
 from langchain_ripplemem.index.stats import namespace_stats
 from langchain_ripplemem.index.sync import NamespaceSync
 from langchain_ripplemem.index.unit_index import UnitIndex
-from langchain_ripplemem.memory_graph.cache import GraphCache
-from langchain_ripplemem.memory_graph.calibration import semantic_threshold_for
 from langchain_ripplemem.recall import build_recall_graph
 from langchain_ripplemem.recall.derived import derive_all
-from langchain_ripplemem.recall.smoothing import conversation_units
 from langchain_ripplemem.recall.state import ResolvedContext
 from langchain_ripplemem.recall.visibility import coerce_as_of
 from langchain_ripplemem.retrievers import RippleMemRetriever
@@ -61,12 +56,17 @@ from langchain_ripplemem.schemas import (
     RecallResult,
     validate_namespace,
 )
-from langchain_ripplemem.storage.base import EdgeBackend, GraphStore, NamespaceLog, UnitBackend
 from langchain_ripplemem.storage.chroma import DEFAULT_COLLECTION, ChromaUnitBackend
 from langchain_ripplemem.storage.embedding_record import EmbeddingModelCheck
-from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME, open_sqlite_graph
-from langchain_ripplemem.supersession.llm import llm_supersession
-from langchain_ripplemem.write.path import EmbedProgress, WritePath
+from langchain_ripplemem.storage.protocols import EdgeBackend, EdgeLogBackend, NamespaceLog, UnitBackend
+from langchain_ripplemem.storage.sqlite import EDGES_FILENAME, open_sqlite_edges
+from langchain_ripplemem.write.extraction.extractor import Extractor, Window
+from langchain_ripplemem.write.extraction.known_turns import KnownTurns
+from langchain_ripplemem.write.extraction.llm_extractor import LLMExtractor
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
+from langchain_ripplemem.write.extraction.windows import with_progress
+from langchain_ripplemem.write.supersession.llm_supersession import llm_supersession
+from langchain_ripplemem.write.transaction import EmbedProgress, WritePath
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -88,14 +88,14 @@ class RippleMemory:
         persist_directory: keep units (Chroma) and edges (SQLite) on disk here;
             ``None`` keeps everything in memory for this process.
         client: a ``chromadb`` client (e.g. ``chromadb.HttpClient(...)``) to hold units
-            instead; edges then go to ``graph_path`` (in memory when ``None``).
+            instead; edges then go to ``edges_path`` (in memory when ``None``).
         collection_name: Chroma collection for units.
-        graph_path: SQLite file for edges and the namespace log; default in ``persist_directory``.
-        unit_backend: any :class:`~langchain_ripplemem.storage.base.UnitBackend`
+        edges_path: SQLite file for edges and the namespace log; default in ``persist_directory``.
+        unit_backend: any :class:`~langchain_ripplemem.storage.protocols.UnitBackend`
             instead of Chroma (then neither ``client`` nor ``collection_name`` is used).
-        graph_store: any :class:`~langchain_ripplemem.storage.base.GraphStore` (edges and the
-            namespace log in one backend, e.g. ``PostgresGraph``) instead of SQLite.
-        extractor: an :class:`~langchain_ripplemem.extraction.base.Extractor`; default
+        edge_backend: any :class:`~langchain_ripplemem.storage.protocols.EdgeLogBackend` (edges and the
+            namespace log in one backend, e.g. ``PostgresEdgeBackend``) instead of SQLite.
+        extractor: an :class:`~langchain_ripplemem.write.extraction.extractor.Extractor`; default
             rule-based, or LLM-based when ``llm`` is given.
         llm: a chat model or ``"provider:model"`` string; opt-in upgrade for extraction,
             the recall controller and answers.
@@ -109,7 +109,7 @@ class RippleMemory:
         cache_bounds: how many namespaces, and how many bytes, of views and graphs stay
             in memory (least recently used out first; default ``CacheBounds()``).
         snapshot_directory: a local cache of views for fast cold opens (:mod:`~langchain_ripplemem.index.snapshot`;
-            default ``ripplemem_views`` in ``persist_directory``, none without it; ``False``: none).
+            default ``ripplemem_index`` in ``persist_directory``, none without it; ``False``: none).
 
     Raises:
         ValueError: naming the arguments that cannot go together, or a ``persist_directory`` that is a file.
@@ -125,9 +125,9 @@ class RippleMemory:
         persist_directory: str | Path | None = None,
         client: Any = None,
         collection_name: str = DEFAULT_COLLECTION,
-        graph_path: str | Path | None = None,
+        edges_path: str | Path | None = None,
         unit_backend: UnitBackend | None = None,
-        graph_store: GraphStore | None = None,
+        edge_backend: EdgeLogBackend | None = None,
         extractor: Extractor | None = None,
         llm: BaseChatModel | str | None = None,
         write_config: WriteConfig | None = None,
@@ -140,8 +140,8 @@ class RippleMemory:
             raise ValueError("pass either client or persist_directory, not both")
         if unit_backend is not None and client is not None:
             raise ValueError("pass either unit_backend or client, not both")
-        if graph_store is not None and graph_path is not None:
-            raise ValueError("pass either graph_store or graph_path, not both")
+        if edge_backend is not None and edges_path is not None:
+            raise ValueError("pass either edge_backend or edges_path, not both")
         if persist_directory is not None and Path(persist_directory).exists() and not Path(persist_directory).is_dir():
             raise ValueError(f"persist_directory {str(persist_directory)!r} is a file, not a directory")
         if embeddings is None:
@@ -157,27 +157,27 @@ class RippleMemory:
         self.persist_directory = Path(persist_directory) if persist_directory is not None else None
         self.unit_backend = unit_backend or ChromaUnitBackend(
             client, persist_directory=persist_directory if client is None else None, collection_name=collection_name)
-        edge_backend: EdgeBackend
+        edges: EdgeBackend
         namespace_log: NamespaceLog
         try:
-            if graph_store is not None:
-                edge_backend = namespace_log = graph_store
+            if edge_backend is not None:
+                edges = namespace_log = edge_backend
             else:
-                if graph_path is None and self.persist_directory is not None:
-                    graph_path = self.persist_directory / GRAPH_FILENAME
-                edge_backend, namespace_log = open_sqlite_graph(graph_path)
+                if edges_path is None and self.persist_directory is not None:
+                    edges_path = self.persist_directory / EDGES_FILENAME
+                edges, namespace_log = open_sqlite_edges(edges_path)
         except BaseException:
             self.unit_backend.close()
             raise
-        self.edge_backend, self.namespace_log = edge_backend, namespace_log
+        self.edge_backend, self.namespace_log = edges, namespace_log
         # Before the first embedding, write or search: the store's vectors must be this model's.
         self._check_model = EmbeddingModelCheck(
             self.unit_backend, embedding_model_name(embeddings), lambda: embedding_dimension(embeddings),
             "the store" + (f" in {self.persist_directory}" if self.persist_directory else ""))
-        snapshots = ViewSnapshots.of_memory(snapshot_directory, self.persist_directory, namespace_log, embeddings,
+        snapshots = IndexSnapshots.of_memory(snapshot_directory, self.persist_directory, namespace_log, embeddings,
                                             lambda ns: self._sync.versions.get(ns))
         self.index = UnitIndex(self.unit_backend, cache_bounds, snapshots, derive=derive_all)
-        self.graphs = GraphCache(self.edge_backend, cache_bounds)
+        self.graphs = EdgeCache(self.edge_backend, cache_bounds)
         self.extractor = extractor or self._default_extractor()
         self._sync = NamespaceSync(self.namespace_log, self.index, self.graphs)
         self._write = WritePath(self.embeddings, self.write_config, self.index, self.graphs, self.edge_backend,
@@ -248,7 +248,7 @@ class RippleMemory:
 
         Args:
             conversation: a :class:`Conversation` or a JSON object of its form (read as
-                :func:`~langchain_ripplemem.adapters.conversation_from_json` reads it).
+                :func:`~langchain_ripplemem.conversations.files.conversation_from_json` reads it).
             namespace: whose memory this is (default: the memory's default namespace).
             progress: show a progress bar over windows.
             unit_metadata: JSON-serialisable fields merged into every new unit's metadata.

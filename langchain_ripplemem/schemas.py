@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from langchain_ripplemem.errors import InvalidNamespaceError
-from langchain_ripplemem.extraction.timestamps import aware, parse_timestamp
+from langchain_ripplemem.timestamps import aware, parse_timestamp
 
 Namespace = tuple[str, ...]
 EdgeType = Literal["semantic", "structural"]
@@ -176,7 +176,7 @@ class MemoryUnit(BaseModel):
     time: TimeInterval | None = None
     cues: list[str] | None = Field(
         default=None,
-        description="identifying names (extraction/identifying.py): keys of people other than the speakers, "
+        description="identifying names (text/identifying.py): keys of people other than the speakers, "
         "places, organisations and named things; None on units stored before cues existed (derived from the text)",
     )
     topics: list[str] | None = Field(

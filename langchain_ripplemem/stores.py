@@ -11,7 +11,7 @@ The text rule: an item's memory text is ``value["text"]``, else
 lines (``"speaker"`` and ``"time"`` excluded), else the value as JSON. The text is
 one turn spoken by ``value.get("speaker", "user")`` in a one-session conversation
 whose id is the item key and whose time is ``value.get("time")`` (anything
-:func:`~langchain_ripplemem.extraction.timeparse.parse_timestamp` reads) or now.
+:func:`~langchain_ripplemem.text.time.timeparse.parse_timestamp` reads) or now.
 
 Example:
     >>> from langchain_ripplemem import RippleMemory
@@ -48,12 +48,12 @@ from langgraph.store.base import (
 )
 
 from langchain_ripplemem._runtime.drivers import adrive, drive
-from langchain_ripplemem.adapters import single_turn_conversation
 from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.conversations.messages import single_turn_conversation
 from langchain_ripplemem.errors import ExtractionError, InvalidNamespaceError
-from langchain_ripplemem.extraction.timeparse import parse_timestamp
 from langchain_ripplemem.index.marks import is_suppressed
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, is_blank, validate_namespace
+from langchain_ripplemem.text.time.timeparse import parse_timestamp
 
 if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMemory

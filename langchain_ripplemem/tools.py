@@ -32,9 +32,9 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from langchain_ripplemem.adapters import single_turn_conversation
-from langchain_ripplemem.cli.rendering import memory_line
 from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.conversations.messages import single_turn_conversation
+from langchain_ripplemem.render.plain_text import memory_line
 from langchain_ripplemem.schemas import (
     Conversation,
     IngestReport,

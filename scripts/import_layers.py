@@ -1,21 +1,30 @@
-"""Print the package's internal import graph as layers, and fail on an import circle or a private import.
+"""Print the package's internal import graph as layers, and fail on an import circle or a rule break.
 
 Every import counts: at module level, under ``TYPE_CHECKING`` (a type-only import is
 still a dependency of the code that uses the type) and inside functions (a call-time
 dependency is a dependency). Strongly connected components of more than one module are
 circles. Layer 0 imports nothing of the package; layer n imports only layers below n.
 
-Three more rules, each a failure:
+The same holds between folders. :data:`FOLDER_ORDER` lists the package's folders and root
+modules (each root module a node of its own) bottom to top; a module imports only modules
+of its own node or of a node below it. Nodes on one line sit side by side and never import
+each other (``write`` and ``recall``: what both need lives below them). Inside a folder, its
+sub-folders and modules import each other without a circle.
+
+More rules, each a failure:
 
 - an import inside a function is allowed only of a module in ``LAZY``: one whose import
   is heavy (a third-party library a command may never need), named there with the reason;
 - no module imports another module's private name (``from x import _y``, or ``x._y`` on an
   imported module): a cache or state another module needs is registered or passed, not reached;
 - the benchmark harness (``benchmarks/``, beside the package, not in its wheel) imports the package,
-  never the other way: no module of the package imports ``benchmarks``, not even inside a function.
+  never the other way: no module of the package imports ``benchmarks``, not even inside a function;
+- no module name is used twice: ``cues.py`` in two folders, or ``linking/linking.py``, would be
+  two things under one name (a folder's name counts as a module name).
 
-    python scripts/import_layers.py              # layers, then circles and rule breaks (exit 1 if any)
+    python scripts/import_layers.py              # layers, folders, then circles and rule breaks (exit 1 if any)
     python scripts/import_layers.py --circles    # circles and rule breaks only
+    python scripts/import_layers.py --markdown   # the folder table of docs/architecture.md
 """
 
 from __future__ import annotations
@@ -30,13 +39,34 @@ import networkx as nx
 PACKAGE = "langchain_ripplemem"
 HARNESS = "benchmarks"
 
+# The package's folders and root modules, bottom to top (one line a layer; a line of two sits side by side).
+# A module imports only its own node and nodes below it. "__init__" is the package's public face.
+FOLDER_ORDER: list[tuple[str, ...]] = [
+    ("_runtime",),
+    ("errors",), ("timestamps",), ("config",), ("schemas",), ("presets",), ("cache_bounds",), ("embeddings",),
+    ("text",),
+    ("conversations",),
+    ("llm",),
+    ("storage",),
+    ("edges",),
+    ("index",),
+    ("render",),
+    ("write", "recall"),
+    ("retrievers",),
+    ("memory",),
+    ("stores", "tools"),
+    ("server",),
+    ("cli",),
+    ("__init__",),
+]
+
 # Modules imported inside functions on purpose: importing them is heavy, and a caller may never need them.
 LAZY = {
     "langchain_ripplemem.memory": "chromadb and onnxruntime: `ripplemem --help` needs neither",
     "langchain_ripplemem.embeddings": "onnxruntime and the tokenizer, loaded only when an encoder is built",
     "langchain_ripplemem.storage.sqlite": "opened only by commands that reach a store",
     "langchain_ripplemem.server.mcp": "the optional mcp SDK ([mcp] extra)",
-    "langchain_ripplemem.picture.html": "only `--html` draws a picture",
+    "langchain_ripplemem.render.html_page": "only `--html` draws a picture",
     "langchain_ripplemem.llm.calls": "langchain's chat-model classes (~650 modules), only under `--llm`",
     "langchain_ripplemem.cli.integrity": "the index and numpy, only under `ripplemem check`",
 }
@@ -158,12 +188,80 @@ def _harness_imports(tree: ast.AST, package: str) -> list[str]:
     return found
 
 
+def folder_of(name: str, depth: int = 1) -> str:
+    """The node of module ``name`` at ``depth``: its folder or root module (``__init__`` for the package itself)."""
+    parts = name.split(".")[1:]
+    return ".".join(parts[:depth]) if parts else "__init__"
+
+
+def folder_breaks(graph: nx.DiGraph) -> list[str]:
+    """Imports that run up or sideways between folders, folders not in the order, circles of sub-folders."""
+    rank = {node: n for n, line in enumerate(FOLDER_ORDER) for node in line}
+    out = [f"not in FOLDER_ORDER: {node}" for node in sorted({folder_of(m) for m in graph} - set(rank))]
+    inner: dict[str, nx.DiGraph] = {}
+    for name, target in graph.edges:
+        low, high = folder_of(name), folder_of(target)
+        if low == high:
+            sub, other = folder_of(name, 2), folder_of(target, 2)
+            if sub != other:
+                inner.setdefault(low, nx.DiGraph()).add_edge(sub, other)
+            continue
+        if low not in rank or high not in rank or rank[low] > rank[high]:
+            continue
+        where = "side by side with" if rank[low] == rank[high] else "above"
+        out.append(f"{'sideways' if rank[low] == rank[high] else 'upward'} import: {name} -> {target} "
+                   f"({high} sits {where} {low})")
+    for folder, sub in sorted(inner.items()):
+        out.extend(f"circle of folders in {folder}: {' <-> '.join(sorted(c))}"
+                   for c in nx.strongly_connected_components(sub) if len(c) > 1)
+    return out
+
+
+def reused_names(root: Path) -> list[str]:
+    """Module names (a file's or a folder's) used for two different modules of the package."""
+    seen: dict[str, list[str]] = {}
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        name = module_name(path, root)
+        if name != PACKAGE and path.stem != "__main__":
+            seen.setdefault(name.rpartition(".")[2], []).append(name.removeprefix(PACKAGE + "."))
+    return [f"name used twice: {base} ({', '.join(names)})" for base, names in sorted(seen.items()) if len(names) > 1]
+
+
+def _grouped(names: list[str]) -> list[str]:
+    """``["a", "b.c", "b.d", "b"]`` -> ``["a", "b/ (c, d)"]``: a sub-folder's modules in brackets."""
+    subs = {n.partition(".")[0] for n in names if "." in n}
+    out = [n for n in names if "." not in n and n not in subs]
+    for sub in sorted(subs):
+        out.append(f"{sub}/ ({', '.join(n.partition('.')[2] for n in names if n.startswith(sub + '.'))})")
+    return sorted(out)
+
+
+def folder_table(graph: nx.DiGraph) -> list[str]:
+    """:data:`FOLDER_ORDER` as a Markdown table: each folder or root module, its modules, what it imports."""
+    rank = {node: n for n, line in enumerate(FOLDER_ORDER) for node in line}
+    lines = ["| layer | folder or module | its modules | imports from |", "|---|---|---|---|"]
+    for n, line in enumerate(FOLDER_ORDER):
+        for node in line:
+            members = sorted(m for m in graph if folder_of(m) == node)
+            inside = _grouped(sorted(m.removeprefix(f"{PACKAGE}.{node}.") for m in members
+                                     if m.startswith(f"{PACKAGE}.{node}.")))
+            shown = "__init__.py" if node == "__init__" else f"{node}/" if inside else f"{node}.py"
+            below = sorted({folder_of(t) for m in members for t in graph.successors(m)} - {node},
+                           key=lambda f: (rank.get(f, -1), f))
+            lines.append(f"| {n} | `{shown}` | {', '.join(inside)} | {', '.join(below)} |")
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=str(Path(__file__).resolve().parents[1]))
     parser.add_argument("--circles", action="store_true", help="only report circles and rule breaks")
+    parser.add_argument("--markdown", action="store_true", help="print the folder table (docs/architecture.md)")
     args = parser.parse_args()
     graph = import_graph(Path(args.root))
+    if args.markdown:
+        print("\n".join(folder_table(graph)))
+        return 0
     circles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
     if not args.circles:
         condensed = nx.condensation(graph)
@@ -175,9 +273,10 @@ def main() -> int:
             by_layer.setdefault(layer[node], []).extend(m.removeprefix(PACKAGE + ".") for m in members)
         for n in sorted(by_layer):
             print(f"layer {n}: {', '.join(sorted(by_layer[n]))}")
+        print("folders, bottom to top: " + " < ".join(" = ".join(line) for line in FOLDER_ORDER))
     for circle in circles:
         print(f"circle of {len(circle)}: {' <-> '.join(m.removeprefix(PACKAGE + '.') for m in circle)}")
-    breaks = rule_breaks(Path(args.root))
+    breaks = rule_breaks(Path(args.root)) + folder_breaks(graph) + reused_names(Path(args.root))
     for line in breaks:
         print(line.replace(PACKAGE + ".", ""))
     if not circles:

@@ -9,7 +9,7 @@ over the same turns through the rule-based extractor:
 * ``identifying``: ``MemoryUnit.cues`` (names) and ``MemoryUnit.topics``; a
   topic word that another unit holds as a name counts as a name, as in recall.
 
-Cues are compared as keys (:func:`~langchain_ripplemem.extraction.identifying.cue_key`:
+Cues are compared as keys (:func:`~langchain_ripplemem.text.identifying.cue_key`:
 lower case, stemmed word by word), micro-averaged over turns, for names alone and
 for names and topic words together.
 
@@ -28,10 +28,10 @@ from typing import Any
 from benchmarks.measurements.output import emit
 from benchmarks.results import run_metadata
 from langchain_ripplemem.cli.demo import load_sample
-from langchain_ripplemem.extraction.identifying import cue_key
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
-from langchain_ripplemem.extraction.windows import make_windows
 from langchain_ripplemem.schemas import Conversation, MemoryUnit
+from langchain_ripplemem.text.identifying import cue_key
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
+from langchain_ripplemem.write.extraction.windows import make_windows
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "cue_sample.json"
 

@@ -24,12 +24,12 @@ from benchmarks.loaders import load_locomo
 from benchmarks.measurements.output import emit, locomo_parser
 from benchmarks.results import run_metadata
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
-from langchain_ripplemem.extraction.windows import make_windows
+from langchain_ripplemem.edges.calibration import semantic_threshold_for
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.memory_graph.calibration import semantic_threshold_for
-from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.schemas import Conversation, MemoryUnit
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
+from langchain_ripplemem.write.extraction.windows import make_windows
+from langchain_ripplemem.write.linking.local_linking import link_rows
 
 NS = ("edges",)
 

@@ -2,7 +2,7 @@
 
 For each LoCoMo *tuning* conversation (never the held-out three) it embeds the
 rule-based units with the default encoder and takes the pairwise-cosine quantile
-that keeps the top 1 % of pairs (memory_graph/calibration.py). The median over
+that keeps the top 1 % of pairs (edges/calibration.py). The median over
 conversations is the encoder's threshold; copy it into
 CALIBRATED_SEMANTIC_THRESHOLDS when it changes.
 
@@ -21,14 +21,10 @@ from pathlib import Path
 
 from benchmarks.loaders import LOCOMO_TUNE, load_locomo
 from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.edges.calibration import CALIBRATED_SEMANTIC_THRESHOLDS, EDGE_QUANTILE, quantile_threshold
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings, embed_texts
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
-from langchain_ripplemem.extraction.windows import make_windows
-from langchain_ripplemem.memory_graph.calibration import (
-    CALIBRATED_SEMANTIC_THRESHOLDS,
-    EDGE_QUANTILE,
-    quantile_threshold,
-)
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
+from langchain_ripplemem.write.extraction.windows import make_windows
 
 
 def main() -> None:

@@ -25,9 +25,9 @@ from pathlib import Path
 from benchmarks.record_formats import conversation_from_locomo
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings, embed_texts
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
-from langchain_ripplemem.extraction.windows import make_windows
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
+from langchain_ripplemem.write.extraction.windows import make_windows
 
 EXTRACTION = WriteConfig().extraction
 

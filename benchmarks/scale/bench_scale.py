@@ -46,8 +46,8 @@ import numpy as np
 import langchain_ripplemem
 from benchmarks.scale.scale_dialogue import Dialogue, FastFakeEmbeddings
 from benchmarks.scale.scale_report import write_report
+from langchain_ripplemem.cache_bounds import CacheBounds
 from langchain_ripplemem.config import RecallConfig, WriteConfig
-from langchain_ripplemem.index.cache_bounds import CacheBounds
 
 MODULE = "benchmarks.scale.bench_scale"  # what ``_child`` runs a step as
 NS = ("scale", "one")
@@ -67,7 +67,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
               "scoring": {"alignment": "hybrid", "speaker_bonus": 0.5, "time_bonus": 0.5},
               "context": {"weight": 0.5, "weight_2": 0.3}},
 }
-# The fake encoder is not calibrated (memory_graph/calibration.py): 0.8 gives ~1.7
+# The fake encoder is not calibrated (edges/calibration.py): 0.8 gives ~1.7
 # semantic edges per memory on this dialogue, near what MiniLM gives on LoCoMo.
 SEMANTIC_THRESHOLD = 0.8
 

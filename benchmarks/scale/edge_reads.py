@@ -28,7 +28,7 @@ from benchmarks.scale import bench_scale
 from benchmarks.scale.throwaway_postgres import start_postgres, stop_postgres
 from langchain_ripplemem.schemas import Edge
 from langchain_ripplemem.storage import sqlite as sqlite_storage
-from langchain_ripplemem.storage.postgres import PostgresGraph
+from langchain_ripplemem.storage.postgres import PostgresEdgeBackend
 
 
 def recorded_reads(memory: Any, queries: int) -> dict[str, list[list[str]]]:
@@ -84,7 +84,7 @@ def main() -> None:
     memory = bench_scale.filled(directory, args.size)
     reads = recorded_reads(memory, args.queries)
     memory.close()
-    sqlite_edges, _ = sqlite_storage.open_sqlite_graph(directory / sqlite_storage.GRAPH_FILENAME)
+    sqlite_edges, _ = sqlite_storage.open_sqlite_edges(directory / sqlite_storage.EDGES_FILENAME)
     rows = sqlite_edges.edge_rows(bench_scale.NS)
     result: dict[str, Any] = {**run_metadata(None), "size": args.size, "queries": args.queries, "edges": len(rows),
                               "sqlite": {name: replay(sqlite_edges, r, args.queries) for name, r in reads.items()}}
@@ -94,7 +94,7 @@ def main() -> None:
         result["postgres"] = {"skipped": f"{type(err).__name__}: {err}"}
     else:
         try:
-            graph = PostgresGraph(server.dsn)
+            graph = PostgresEdgeBackend(server.dsn)
             for start in range(0, len(rows), 20_000):
                 graph.add(bench_scale.NS, [Edge(src=s, dst=d, type=t, weight=w)
                                            for s, d, t, w in rows[start : start + 20_000]])

@@ -41,9 +41,9 @@ from benchmarks.loaders import load_locomo, load_longmemeval
 from benchmarks.measurements.output import emit
 from langchain_ripplemem._runtime.minilm_models import integer_model_path, shipped_model_path
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings, load_tokenizer
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
-from langchain_ripplemem.extraction.windows import make_windows
 from langchain_ripplemem.presets import preset
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
+from langchain_ripplemem.write.extraction.windows import make_windows
 
 DATASETS = ("locomo", "longmemeval")
 RULE_POINTS = 0.5

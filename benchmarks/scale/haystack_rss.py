@@ -33,8 +33,8 @@ from benchmarks.results import run_metadata
 from benchmarks.runner import FreshMemories
 from benchmarks.systems import question_context
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.index.lexical import stem
-from langchain_ripplemem.memory_graph.scoring import cue_set_cache_size
+from langchain_ripplemem.text.cue_scores import cue_set_cache_size
+from langchain_ripplemem.text.lexical import stem
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import langchain_ripplemem.write.path as ingest
+import langchain_ripplemem.write.transaction as ingest
 from benchmarks.scale import bench_scale
 from benchmarks.scale.scale_dialogue import Dialogue
 

@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embeddings", choices=["hash", "minilm"], default="hash")
     parser.add_argument("--host", default=None)
     parser.add_argument("--port", type=int, default=None)
-    parser.add_argument("--graph-path", default=None, help="edge SQLite file (default: a temp file)")
+    parser.add_argument("--edges-path", default=None, help="edge SQLite file (default: a temp file)")
     parser.add_argument("--embedded", default=None, metavar="DIR",
                         help="UNSUPPORTED, for reproducing: all processes open this embedded persist_directory "
                              "instead of a server (expect StoreLockedError once the lock is wired)")
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         host, port = args.host, args.port or 8000
     cfg = {"host": host, "port": port, "collection": f"soak-{uuid.uuid4().hex[:8]}",
-           "graph_path": args.graph_path or str(work / "graph.sqlite3"), "ops": args.ops,
+           "edges_path": args.edges_path or str(work / "graph.sqlite3"), "ops": args.ops,
            "turns": args.turns, "delete_every": args.delete_every, "k": args.k, "shared": args.shared,
            "embeddings": args.embeddings, "writers": args.writers, "traceback": args.traceback,
            "embedded": args.embedded, "postgres": args.postgres, "profile": args.profile,
@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         lag = [x for r in readers for x in r["lag"]]
         n_write, n_read = sum(w["ops"] for w in writers), sum(r["ops"] for r in readers)
         summary = {
-            "config": {k: v for k, v in cfg.items() if k not in ("graph_path", "postgres", "profile")}
+            "config": {k: v for k, v in cfg.items() if k not in ("edges_path", "postgres", "profile")}
             | {"readers": args.readers, "edges": "postgres" if cfg["postgres"] else "sqlite"},
             "commit": _commit(), "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
             "wall_seconds": round(wall, 2),

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_ripplemem.storage.postgres import PostgresGraph
+from langchain_ripplemem.storage.postgres import PostgresEdgeBackend
 
 NAMES = ["Maya", "Sam", "Priya", "Jonas", "Ana"]
 TOPICS = ["hiking", "oysters", "birthday", "allergy", "concert", "garden", "chess", "sailing",
@@ -71,11 +71,11 @@ def make_memory(cfg: dict[str, Any]) -> Any:
     client = chromadb.HttpClient(host=cfg["host"], port=cfg["port"],
                                  settings=Settings(anonymized_telemetry=False))
     if cfg.get("postgres"):  # the shared deployment: edges, log and writer locks in PostgreSQL
-        graph = PostgresGraph(cfg["postgres"])
+        graph = PostgresEdgeBackend(cfg["postgres"])
         return RippleMemory(embeddings, client=client, collection_name=cfg["collection"],
-                            graph_store=graph)
+                            edge_backend=graph)
     return RippleMemory(embeddings, client=client, collection_name=cfg["collection"],
-                        graph_path=cfg["graph_path"])
+                        edges_path=cfg["edges_path"])
 
 
 def writer_namespace(cfg: dict[str, Any], i: int) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ oldest generation; every so many such moves the collector walks every object of
 the process (a full collection). Held off during the recall, the short-lived
 objects are freed by reference counting before the collector looks. On the scale
 benchmark's 50k-memory namespace, with the flat caches of
-``memory_graph/adjacency.py`` too, the collector took 0.68 and 1.27 ms a recall
+``edges/adjacency.py`` too, the collector took 0.68 and 1.27 ms a recall
 (paper, tuned settings) against 2.07 and 4.92 before, and its young collections
 fell from 188-206 to 17-33 per 100 recalls (``benchmarks/scale/gc_pauses.py``;
 docs/scale.md, "Garbage collection"). Ingest is not paused: a long write would

@@ -22,16 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from langchain_ripplemem.adapters import load_conversations
 from langchain_ripplemem.cli.demo import run_demo
-from langchain_ripplemem.cli.rendering import (
-    counted,
-    format_namespace_counts,
-    format_recall,
-    format_stats,
-    format_units,
-    trace_ids,
-)
 from langchain_ripplemem.cli.support import (
     EXPECTED_ERRORS,
     CommandError,
@@ -51,8 +42,17 @@ from langchain_ripplemem.cli.support import (
     require_namespace,
     warn,
 )
+from langchain_ripplemem.conversations.files import load_conversations
 from langchain_ripplemem.errors import DuplicateSessionWarning, FailedWindowsWarning
 from langchain_ripplemem.presets import PRESETS, preset
+from langchain_ripplemem.render.plain_text import (
+    counted,
+    format_namespace_counts,
+    format_recall,
+    format_stats,
+    format_units,
+    trace_ids,
+)
 from langchain_ripplemem.schemas import format_namespace
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
                                asker=args.asker, as_of=args.as_of)
         units = {} if args.json else {u.id: u for u in memory.get(trace_ids(result), namespace=args.namespace)}
         if args.html:
-            from langchain_ripplemem.picture.html import write_recall_html
+            from langchain_ripplemem.render.html_page import write_recall_html
 
             warn(f"wrote {write_recall_html(result, args.html, memory)}")
     if args.json:
@@ -247,7 +247,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise CommandError(str(err)) from None
     recall_config = preset(args.preset)[1]
     memory = open_memory(persist=args.persist, chroma_host=args.chroma_host, chroma_port=args.chroma_port,
-                         graph_path=args.graph_path, llm=args.llm, recall_config=recall_config)
+                         edges_path=args.edges_path, llm=args.llm, recall_config=recall_config)
     try:
         serve(memory, namespace=args.namespace, http=args.http, port=args.port, recall_config=recall_config)
     finally:
@@ -357,8 +357,8 @@ def add_mcp(sub: Subparsers) -> None:
     mcp.add_argument("--chroma-host", default=None,
                      help="keep units in this Chroma server instead of embedded Chroma in --persist")
     mcp.add_argument("--chroma-port", type=int, default=8000, help="port of --chroma-host (default: %(default)s)")
-    mcp.add_argument("--graph-path", default=None,
-                     help="edge file with --chroma-host (default: ripplemem_graph.sqlite3 inside --persist)")
+    mcp.add_argument("--edges-path", default=None,
+                     help="edge file with --chroma-host (default: ripplemem_edges.sqlite3 inside --persist)")
     add_llm_option(mcp, "extraction and the recall controller")
     mcp.add_argument("--preset", default="recommended", choices=sorted(PRESETS),
                      help="recall settings (default: %(default)s)")

@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from langchain_ripplemem.cli.rendering import describe_round
+from langchain_ripplemem.render.plain_text import describe_round
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, counted
 
 NAMESPACE = ("demo", "maya")
@@ -57,7 +57,7 @@ def run_demo(k: int = 10, out: Callable[[str], Any] = print, html_dir: str | Pat
         plain_ids = [unit.id for unit in plain]
         result = memory.recall(question, namespace=NAMESPACE, k=k)
         if html_dir is not None:
-            from langchain_ripplemem.picture.html import write_recall_html
+            from langchain_ripplemem.render.html_page import write_recall_html
 
             page = write_recall_html(result, Path(html_dir) / f"q{len(summary['questions']) + 1}.html", memory)
             out(f"   picture: {page}")

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from langchain_ripplemem.cli.rendering import json_text, terminal_text
 from langchain_ripplemem.errors import RippleMemError
 from langchain_ripplemem.index import marks
+from langchain_ripplemem.render.plain_text import json_text, terminal_text
 from langchain_ripplemem.schemas import format_namespace, validate_namespace
 
 if TYPE_CHECKING:
@@ -122,9 +122,9 @@ def default_memory(persist: str, llm: Any = None) -> RippleMemory:
 
 def has_store(directory: str | Path) -> bool:
     """Whether ``directory`` holds a RippleMem store (Chroma's file or the edge file), so opening it creates nothing."""
-    from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME
+    from langchain_ripplemem.storage.sqlite import EDGES_FILENAME
 
-    return any((Path(directory) / name).is_file() for name in (CHROMA_FILENAME, GRAPH_FILENAME))
+    return any((Path(directory) / name).is_file() for name in (CHROMA_FILENAME, EDGES_FILENAME))
 
 
 def check_persist(persist: str) -> None:

@@ -21,8 +21,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from langchain_ripplemem.errors import DuplicateSessionWarning, InvalidConversationError
-from langchain_ripplemem.extraction.timestamps import parse_timestamp
 from langchain_ripplemem.schemas import Conversation, Turn
+from langchain_ripplemem.timestamps import parse_timestamp
 
 __all__ = [
     "checked_conversation",

@@ -1,1 +1,1 @@
-"""The per-namespace index: search structures, their snapshot, sync and cache bounds."""
+"""One namespace in memory: its index (rows, marks, lifecycle state, sessions), snapshots, sync, stats."""

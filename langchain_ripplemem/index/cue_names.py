@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from langchain_ripplemem.extraction.identifying import lowercase_keys, sentence_initial_keys
+from langchain_ripplemem.text.identifying import lowercase_keys, sentence_initial_keys
 
 __all__ = ["NameCounts"]
 

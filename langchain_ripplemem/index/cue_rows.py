@@ -33,11 +33,11 @@ from typing import Any
 import numpy as np
 
 from langchain_ripplemem.config import LinkingConfig
-from langchain_ripplemem.extraction.identifying import Cues, identifying_cues, rarity
 from langchain_ripplemem.index.cue_names import NameCounts
 from langchain_ripplemem.index.row_arrays import distinct_rows, extended
-from langchain_ripplemem.memory_graph.scoring import HasCues, normalised_cues
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit
+from langchain_ripplemem.text.cue_scores import HasCues, normalised_cues
+from langchain_ripplemem.text.identifying import Cues, identifying_cues, rarity
 
 __all__ = ["CueRows", "cue_keys", "day_buckets", "unit_cues"]
 

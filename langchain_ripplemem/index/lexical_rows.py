@@ -21,8 +21,8 @@ import threading
 from collections.abc import Sequence, Sized
 
 from langchain_ripplemem.index.bm25 import BM25Index, BM25State
-from langchain_ripplemem.index.lexical import lexical_tokens
 from langchain_ripplemem.schemas import MemoryUnit
+from langchain_ripplemem.text.lexical import lexical_tokens
 
 __all__ = ["LexicalRows"]
 

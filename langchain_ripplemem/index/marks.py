@@ -7,7 +7,7 @@ process sees them:
   audit but recall never returns it until the mark is lifted.
 * ``"superseded_by"``, ``"valid_until"``, ``"superseded_attribute"`` (and
   ``"superseded_via": "llm"``): a knowledge update, derived by
-  :mod:`langchain_ripplemem.supersession`.
+  :mod:`langchain_ripplemem.write.supersession`.
 * ``"supersedes": {older id: attribute}``: on a newer unit, a chat model's
   claims (``WriteConfig(supersession={"llm": True})``).
 

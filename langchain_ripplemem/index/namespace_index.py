@@ -1,6 +1,6 @@
 """The search structures of one namespace (:class:`NamespaceIndex`), which serve the recall views.
 
-The durable store is a :class:`~langchain_ripplemem.storage.base.UnitBackend`
+The durable store is a :class:`~langchain_ripplemem.storage.protocols.UnitBackend`
 (Chroma by default: :mod:`langchain_ripplemem.storage.chroma`); every read and
 write names its namespace, so one namespace never sees another's memories.
 
@@ -25,18 +25,18 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from langchain_ripplemem._runtime.blas import product
+from langchain_ripplemem.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_CHAR, VIEW_BYTES_PER_UNIT
 from langchain_ripplemem.config import LinkingConfig
 from langchain_ripplemem.index.bm25 import top_k
-from langchain_ripplemem.index.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_CHAR, VIEW_BYTES_PER_UNIT
 from langchain_ripplemem.index.cue_rows import CueRows
 from langchain_ripplemem.index.dense_rows import DenseRows
-from langchain_ripplemem.index.lexical import lexical_tokens
 from langchain_ripplemem.index.lexical_rows import LexicalRows
 from langchain_ripplemem.index.lifecycle_state import LifecycleState
 from langchain_ripplemem.index.row_arrays import top_indices
 from langchain_ripplemem.index.unit_list import UnitList
-from langchain_ripplemem.memory_graph.scoring import HasCues
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
+from langchain_ripplemem.text.cue_scores import HasCues
+from langchain_ripplemem.text.lexical import lexical_tokens
 
 __all__ = ["NamespaceState", "NamespaceIndex"]
 
@@ -203,7 +203,7 @@ class NamespaceIndex:
     def rarity(self, key: str, upto: int | None = None, topic_weight: float = 1.0) -> float:
         """What sharing ``key`` says among the first ``upto`` rows: its rarity, times ``topic_weight`` for a topic word.
 
-        Rarity is :func:`~langchain_ripplemem.extraction.identifying.rarity`; a key
+        Rarity is :func:`~langchain_ripplemem.text.identifying.rarity`; a key
         counts as a name as :meth:`is_name` says.
         """
         return self.cue_rows.rarity(key, len(self.ids), upto, topic_weight)

@@ -12,7 +12,7 @@ A snapshot is one file per namespace holding a
   lifecycle state) and what readers derived from the units (``index.derived``),
   pickled (:meth:`~langchain_ripplemem.index.namespace_index.NamespaceIndex.state`).
 
-A snapshot is a rebuildable cache, never a source of truth. :meth:`ViewSnapshots.restore`
+A snapshot is a rebuildable cache, never a source of truth. :meth:`IndexSnapshots.restore`
 uses it only when it is whole (a CRC-32 over everything after the header), of
 this format and build of the package (:func:`code_id`), of the namespace asked,
 made with the same embedding model, and
@@ -61,11 +61,11 @@ import numpy as np
 from langchain_ripplemem.index.namespace_index import NamespaceIndex, NamespaceState
 from langchain_ripplemem.index.unit_list import UnitList
 from langchain_ripplemem.schemas import Namespace, namespace_key
-from langchain_ripplemem.storage.base import Changes, NamespaceLog
+from langchain_ripplemem.storage.protocols import Changes, NamespaceLog
 
-__all__ = ["SNAPSHOT_DIRNAME", "ViewSnapshots", "embeddings_id", "read_snapshot", "write_snapshot"]
+__all__ = ["SNAPSHOT_DIRNAME", "IndexSnapshots", "embeddings_id", "read_snapshot", "write_snapshot"]
 
-SNAPSHOT_DIRNAME = "ripplemem_views"
+SNAPSHOT_DIRNAME = "ripplemem_index"
 # Bump when the file layout or the pickled view state changes: older snapshots are then ignored.
 FORMAT = 3
 _MAGIC = b"RIPPLEMEM-VIEW\x00\x01"
@@ -172,7 +172,7 @@ def _parsed(mapped: mmap.mmap, namespace: Namespace, model: str, path: Path) -> 
     return NamespaceIndex.from_state(namespace, NamespaceState(matrix, units, parts)), int(header["version"])
 
 
-class ViewSnapshots:
+class IndexSnapshots:
     """The snapshot files of one memory's namespaces, in ``directory``.
 
     Args:
@@ -188,7 +188,7 @@ class ViewSnapshots:
 
     @classmethod
     def of_memory(cls, directory: str | Path | Literal[False] | None, persist_directory: Path | None,
-                  log: NamespaceLog, embeddings: Any, seen: Callable[[Namespace], int | None]) -> ViewSnapshots | None:
+                  log: NamespaceLog, embeddings: Any, seen: Callable[[Namespace], int | None]) -> IndexSnapshots | None:
         """A memory's snapshots: in ``directory``, else beside an embedded store; ``None`` when it keeps none."""
         if directory is None and persist_directory is not None:
             directory = persist_directory / SNAPSHOT_DIRNAME

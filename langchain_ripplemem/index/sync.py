@@ -2,9 +2,9 @@
 
 Each memory object caches, per namespace, a view of the units
 (:class:`~langchain_ripplemem.index.unit_index.UnitIndex`) and the typed graph
-(:class:`~langchain_ripplemem.memory_graph.cache.GraphCache`). Other memory
+(:class:`~langchain_ripplemem.edges.edge_cache.EdgeCache`). Other memory
 objects and other processes write too, so every call compares the namespace's
-version in the :class:`~langchain_ripplemem.storage.base.NamespaceLog` with the
+version in the :class:`~langchain_ripplemem.storage.protocols.NamespaceLog` with the
 version this object last saw, and applies what the versions in between
 changed: deleted units leave, new or rewritten ones are fetched by id, new
 edges are read. A drop, or a gap longer than the log keeps, reloads the
@@ -21,11 +21,11 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
+from langchain_ripplemem.edges.edge_cache import EdgeCache
 from langchain_ripplemem.errors import MemoryClosedError
 from langchain_ripplemem.index.unit_index import UnitIndex
-from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.schemas import Namespace
-from langchain_ripplemem.storage.base import NamespaceLog
+from langchain_ripplemem.storage.protocols import NamespaceLog
 
 __all__ = ["NamespaceSync"]
 
@@ -39,7 +39,7 @@ class NamespaceSync:
         graphs: this object's graph cache.
     """
 
-    def __init__(self, log: NamespaceLog, index: UnitIndex, graphs: GraphCache) -> None:
+    def __init__(self, log: NamespaceLog, index: UnitIndex, graphs: EdgeCache) -> None:
         self.log, self.index, self.graphs = log, index, graphs
         self.lock = threading.RLock()  # serialises this object's writers and catch-ups
         self.versions: dict[Namespace, int] = {}  # last namespace version this object has seen

@@ -1,10 +1,10 @@
 """The unit index: per-namespace views over a unit backend, kept in step with every write.
 
-Writes go to the :class:`~langchain_ripplemem.storage.base.UnitBackend` first
+Writes go to the :class:`~langchain_ripplemem.storage.protocols.UnitBackend` first
 (Chroma by default), then to the namespace's cached
 :class:`~langchain_ripplemem.index.namespace_index.NamespaceIndex`; reads are served by the
 views, loaded from the backend (page by page) on first use and kept in a
-bounded LRU cache (:mod:`langchain_ripplemem.index.cache_bounds`). The index also
+bounded LRU cache (:mod:`langchain_ripplemem.cache_bounds`). The index also
 records what each write changed (:meth:`UnitIndex.take_written`), for the
 namespace log that keeps other processes' caches in step.
 
@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from langchain_ripplemem._runtime import heap
-from langchain_ripplemem.index.cache_bounds import CacheBounds, LRUCache
+from langchain_ripplemem.cache_bounds import CacheBounds, LRUCache
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_key
-from langchain_ripplemem.storage.base import UnitBackend
+from langchain_ripplemem.storage.protocols import UnitBackend
 
 if TYPE_CHECKING:
-    from langchain_ripplemem.index.snapshot import ViewSnapshots
+    from langchain_ripplemem.index.snapshot import IndexSnapshots
 
 __all__ = ["UnitIndex"]
 
@@ -48,7 +48,7 @@ _REPLY_BYTES_PER_UNIT = 10_000
 
 
 class UnitIndex:
-    """Per-namespace views of the units a :class:`~langchain_ripplemem.storage.base.UnitBackend` holds.
+    """Per-namespace views of the units a :class:`~langchain_ripplemem.storage.protocols.UnitBackend` holds.
 
     Writes go to the backend first, then to the cached view; reads are served by
     the views, loaded from the backend (page by page) on first use.
@@ -64,7 +64,7 @@ class UnitIndex:
     """
 
     def __init__(self, backend: UnitBackend, bounds: CacheBounds | None = None,
-                 snapshots: ViewSnapshots | None = None,
+                 snapshots: IndexSnapshots | None = None,
                  derive: Callable[[NamespaceIndex], object] | None = None) -> None:
         self.backend = backend
         self.snapshots = snapshots

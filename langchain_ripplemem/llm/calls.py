@@ -12,7 +12,7 @@ part of the OpenAI API (llama.cpp, vLLM, LM Studio, Ollama):
 
 * **Method.** The first call uses the model's default method (``json_schema``
   for ``ChatOpenAI``). When the server refuses the method itself (an HTTP error
-  naming ``response_format``, tools, ...: :func:`~langchain_ripplemem.llm.errors.rejects_structured_output`;
+  naming ``response_format``, tools, ...: :func:`~langchain_ripplemem.llm.failures.rejects_structured_output`;
   llama-cpp-python answers ``json_schema`` with a 500), the same request is sent
   once with the next method of :data:`METHODS` (``json_schema``, then
   ``function_calling``, then ``json_mode``), and the method that worked is
@@ -30,7 +30,7 @@ Only *invalid output* is retried, with a note telling the model what was wrong:
 a parse or validation error raised inside the model call (ChatOpenAI's
 ``json_schema`` path parses there), a ``parsing_error``, a missing or malformed
 tool call, or a rule of the caller (:class:`InvalidOutput`). Any other error of
-the call ends the loop at once, sorted by :func:`~langchain_ripplemem.llm.errors.failure_kind`
+the call ends the loop at once, sorted by :func:`~langchain_ripplemem.llm.failures.failure_kind`
 (the chat model's own ``max_retries`` already covered transient errors), and the
 outcome says so (:attr:`StructuredOutcome.unreachable`), so a caller can skip its
 remaining LLM calls instead of waiting for each to time out.
@@ -67,7 +67,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel
 
 from langchain_ripplemem._runtime.drivers import adrive, drive
-from langchain_ripplemem.llm.errors import (
+from langchain_ripplemem.llm.failures import (
     FailureKind,
     describe_error,
     empty_answer,
@@ -111,7 +111,7 @@ class StructuredOutcome:
             ``check`` made of it); ``None`` when every attempt failed.
         usage: calls and tokens of every attempt.
         errors: what was wrong with each failed attempt, in order (one line each).
-        failure: why there is no value (see :mod:`~langchain_ripplemem.llm.errors`).
+        failure: why there is no value (see :mod:`~langchain_ripplemem.llm.failures`).
         exception: the model call's own error that ended the loop, if one did.
     """
 

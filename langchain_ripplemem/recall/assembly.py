@@ -21,16 +21,17 @@ from typing import TypeVar
 
 import numpy as np
 
-from langchain_ripplemem.cli.rendering import memory_line
 from langchain_ripplemem.config import BridgingConfig, ContextConfig, RecallConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
+from langchain_ripplemem.index.sessions import per_index
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
 from langchain_ripplemem.recall.evidence import AnyHit, recalled_memory, supports
 from langchain_ripplemem.recall.kept_places import KeptMatches, first_hop_ranks, keep_first_hop, plain_memory
 from langchain_ripplemem.recall.matched_sessions import matched_sessions, session_of
 from langchain_ripplemem.recall.set_questions import own_matches
-from langchain_ripplemem.recall.smoothing import chats_with_an_assistant, context_weights, in_context, per_view
+from langchain_ripplemem.recall.smoothing import chats_with_an_assistant, context_weights, in_context
 from langchain_ripplemem.recall.views import ViewQuery
+from langchain_ripplemem.render.plain_text import memory_line
 from langchain_ripplemem.schemas import MemoryUnit, RecalledMemory
 
 T = TypeVar("T")
@@ -231,7 +232,7 @@ def row_places(index: NamespaceIndex) -> list[Place]:
     A unit's session, speaker and turn never change in place (the neighbours of
     :mod:`~langchain_ripplemem.recall.smoothing` are kept on the same terms).
     """
-    return per_view(index, "row_places", lambda v, n: [_place(u) for u in v.units[:n]],
+    return per_index(index, "row_places", lambda v, n: [_place(u) for u in v.units[:n]],
                     lambda v, known, before, n: known + [_place(u) for u in v.units[before:n]])
 
 

@@ -1,7 +1,7 @@
 """What bridges one memory to another: the rarest cue they share, and where a memory's names lead.
 
 A cue edge joins two memories that share rare identifying cues
-(:mod:`~langchain_ripplemem.extraction.identifying`). When recollection walks
+(:mod:`~langchain_ripplemem.text.identifying`). When recollection walks
 one, what it is worth is the rarest cue the two memories share today
 (:func:`bridge_strength`), not the noisy-or of every shared cue that linking
 uses: a name and the words inside it ("harry potter", "harry", "potter") are one
@@ -47,11 +47,11 @@ import numpy as np
 
 from langchain_ripplemem._runtime.collector import flat_pairs, pairs
 from langchain_ripplemem.config import BridgingConfig
-from langchain_ripplemem.extraction.identifying import MONTH_KEYS, common_keys, rarity
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.memory_graph.expansion import ExpansionHit
-from langchain_ripplemem.recall.smoothing import per_view
+from langchain_ripplemem.index.sessions import per_index
+from langchain_ripplemem.recall.expansion import ExpansionHit
 from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
+from langchain_ripplemem.text.identifying import MONTH_KEYS, common_keys, rarity
 
 __all__ = ["BridgePotentials", "BridgeStrength", "EventTime", "MentionedBridges", "RowTimes", "TimeBridge",
            "bridge_potential", "bridge_potentials", "bridge_strength", "epoch_micros", "mentioned_bridges",
@@ -177,14 +177,14 @@ _Made = TypeVar("_Made")
 def _shared(index: NamespaceIndex, key: tuple[Any, ...], make: Callable[[NamespaceIndex], _Made]) -> _Made:
     """The ``key`` instance of ``index`` at its current size (``make(proxy of view)`` at first); older sizes' go."""
     with _SHARED_LOCK:
-        per_view = _SHARED.setdefault(index, {})
+        per_index = _SHARED.setdefault(index, {})
         sized = (len(index), *key)
-        found = per_view.get(sized)
+        found = per_index.get(sized)
         if found is None:
-            for stale in [k for k in per_view if k[0] != sized[0]]:
-                del per_view[stale]
+            for stale in [k for k in per_index if k[0] != sized[0]]:
+                del per_index[stale]
             # A proxy, not the view: a value holding its own key strongly would keep every view alive.
-            found = per_view[sized] = make(weakref.proxy(index))
+            found = per_index[sized] = make(weakref.proxy(index))
         return found  # type: ignore[no-any-return]
 
 
@@ -349,7 +349,7 @@ def epoch_micros(when: datetime) -> int:
 def row_times(index: NamespaceIndex) -> RowTimes:
     """Per row of ``index``, its time and the time its own words name, in exact microseconds (kept per view)."""
     # Rows only grow, and a unit's time and time phrase never change in place (NamespaceIndex.replace).
-    return per_view(index, "times", RowTimes.of, lambda v, known, before, n: known.grown(v, before, n))
+    return per_index(index, "times", RowTimes.of, lambda v, known, before, n: known.grown(v, before, n))
 
 
 @dataclass(frozen=True)

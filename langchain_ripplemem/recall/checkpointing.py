@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from langchain_ripplemem.prompts.recall import ControllerPlan
 from langchain_ripplemem.recall.bridging import EventTime
 from langchain_ripplemem.recall.evidence import FoundHit
+from langchain_ripplemem.recall.recall_prompts import ControllerPlan
 from langchain_ripplemem.recall.state import HeuristicWork
 from langchain_ripplemem.schemas import (
     ExpansionTarget,

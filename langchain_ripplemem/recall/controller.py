@@ -28,18 +28,18 @@ from typing import Any
 
 import numpy as np
 
-from langchain_ripplemem.cli.rendering import memory_line
 from langchain_ripplemem.config import ControllerConfig, RecallConfig
-from langchain_ripplemem.extraction.relative_time import concurrent_times, relative_times, shift
-from langchain_ripplemem.index.lexical import content_words, lexical_token_set, stem
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
+from langchain_ripplemem.index.sessions import per_index, speakers
 from langchain_ripplemem.llm.calls import StructuredOutcome, acall_structured, call_structured, resolve_chat_model
-from langchain_ripplemem.prompts.recall import CONTROLLER_PROMPT, ControllerPlan
 from langchain_ripplemem.recall.bridging import EventTime, bridge_potentials, mentioned_time
 from langchain_ripplemem.recall.evidence import AnyHit, supports
-from langchain_ripplemem.recall.smoothing import per_view, speakers
+from langchain_ripplemem.recall.recall_prompts import CONTROLLER_PROMPT, ControllerPlan
 from langchain_ripplemem.recall.state import HeuristicWork, Plan
+from langchain_ripplemem.render.plain_text import memory_line
 from langchain_ripplemem.schemas import ExpansionTarget, MemoryUnit, QueryCues, TimeInterval, counted
+from langchain_ripplemem.text.lexical import content_words, lexical_token_set, stem
+from langchain_ripplemem.text.time.relative_time import concurrent_times, relative_times, shift
 
 # A name at least this rare says what the missing support is about (a speaker's name says nothing).
 _TARGET_MIN_RARITY = 0.5
@@ -48,11 +48,11 @@ _TARGET_MIN_RARITY = 0.5
 def cue_values(index: NamespaceIndex) -> list[frozenset[str]]:
     """Per row, its unit's participants and places, lower-cased (what a query's cues are compared with).
 
-    Kept with the view (:func:`~langchain_ripplemem.recall.smoothing.per_view`): each
+    Kept with the view (:func:`~langchain_ripplemem.index.sessions.per_index`): each
     round's anchor candidates ask it of every memory in the evidence. Rows with the
     same values share one set.
     """
-    return per_view(index, "cue_values", lambda v, n: _rows_cue_values(v, 0, n),
+    return per_index(index, "cue_values", lambda v, n: _rows_cue_values(v, 0, n),
                     lambda v, known, before, n: known + _rows_cue_values(v, before, n))
 
 

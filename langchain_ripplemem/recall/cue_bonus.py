@@ -33,10 +33,10 @@ import numpy as np
 
 from langchain_ripplemem.config import ScoringConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.memory_graph.scoring import time_similarity
+from langchain_ripplemem.index.sessions import per_index
 from langchain_ripplemem.recall.bridging import epoch_micros, row_times
-from langchain_ripplemem.recall.smoothing import per_view
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit, QueryCues
+from langchain_ripplemem.text.cue_scores import time_similarity
 
 __all__ = ["cue_bonus", "cue_bonuses", "row_speakers", "speaker_of"]
 
@@ -78,7 +78,7 @@ def cue_bonuses(index: NamespaceIndex, rows: np.ndarray, cues: QueryCues, config
 
 def row_speakers(index: NamespaceIndex) -> list[str | None]:
     """Per row, its unit's lower-cased speaker (``None``: none recorded), kept with the view."""
-    return per_view(index, "row_speakers", lambda v, n: _row_speakers(v, 0, n),
+    return per_index(index, "row_speakers", lambda v, n: _row_speakers(v, 0, n),
                     lambda v, known, before, n: known + _row_speakers(v, before, n))
 
 

@@ -1,6 +1,6 @@
 """What recall derives from every unit of a namespace, built in one go when a view is loaded whole.
 
-Each value is kept with its view (:func:`~langchain_ripplemem.recall.smoothing.per_view`)
+Each value is kept with its view (:func:`~langchain_ripplemem.index.sessions.per_index`)
 and otherwise built on its first use, in whichever recall needs it. Each reads
 every unit, and a view keeps only ``unit_list.PARSED_KEPT`` units parsed: built
 one by one, after a whole load, every value parsed the other units again (six
@@ -27,13 +27,13 @@ Example:
 from __future__ import annotations
 
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
+from langchain_ripplemem.index.sessions import neighbour_rows, speakers
 from langchain_ripplemem.recall.assembly import row_places
 from langchain_ripplemem.recall.bridging import row_times
 from langchain_ripplemem.recall.controller import cue_values
 from langchain_ripplemem.recall.cue_bonus import row_speakers
-from langchain_ripplemem.recall.cues import reference_time
 from langchain_ripplemem.recall.matched_sessions import session_centroids
-from langchain_ripplemem.recall.smoothing import neighbour_rows, speakers
+from langchain_ripplemem.recall.query_cues import reference_time
 
 __all__ = ["derive_all"]
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.recall.smoothing import per_view
+from langchain_ripplemem.index.sessions import per_index
 from langchain_ripplemem.schemas import MemoryUnit
 
 __all__ = ["Session", "SessionCentroids", "matched_sessions", "session_centroids", "session_of"]
@@ -51,7 +51,7 @@ def session_of(unit: MemoryUnit) -> Session:
 
 def session_centroids(index: NamespaceIndex) -> SessionCentroids:
     """The sessions of ``index`` and their summed memory vectors, kept with the view as it grows."""
-    return per_view(index, "session_centroids", lambda v, n: _grown(v, None, 0, n), _grown)
+    return per_index(index, "session_centroids", lambda v, n: _grown(v, None, 0, n), _grown)
 
 
 def _grown(index: NamespaceIndex, known: SessionCentroids | None, before: int, n: int) -> SessionCentroids:

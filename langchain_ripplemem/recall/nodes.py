@@ -27,6 +27,8 @@ from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
 from langchain_ripplemem._runtime.tracing import round_run
+from langchain_ripplemem.edges.adjacency import with_edges
+from langchain_ripplemem.index.sessions import speakers
 from langchain_ripplemem.llm.calls import (
     StructuredOutcome,
     acall_structured,
@@ -35,24 +37,29 @@ from langchain_ripplemem.llm.calls import (
     resolve_chat_model,
     usage_of,
 )
-from langchain_ripplemem.llm.errors import describe_error, empty_answer
-from langchain_ripplemem.memory_graph.adjacency import with_edges
-from langchain_ripplemem.memory_graph.expansion import Unreachable, expand_channel
-from langchain_ripplemem.memory_graph.scoring import structural_score
-from langchain_ripplemem.prompts.recall import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
+from langchain_ripplemem.llm.failures import describe_error, empty_answer
 from langchain_ripplemem.recall.assembly import aligner, assemble_memories, format_evidence, parse_citations
 from langchain_ripplemem.recall.bridging import round_strength, time_hits
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController, budget_stop
-from langchain_ripplemem.recall.cues import cues_from_llm, move_speakers, reference_time, rule_based_cues, with_asker
 from langchain_ripplemem.recall.evidence import Evidence, FoundHit, supports
+from langchain_ripplemem.recall.expansion import Unreachable, expand_channel
+from langchain_ripplemem.recall.query_cues import (
+    cues_from_llm,
+    move_speakers,
+    reference_time,
+    rule_based_cues,
+    with_asker,
+)
 from langchain_ripplemem.recall.reader import MemoryReader
+from langchain_ripplemem.recall.recall_prompts import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
 from langchain_ripplemem.recall.set_questions import own_views
-from langchain_ripplemem.recall.smoothing import speakers, unknown_asker
+from langchain_ripplemem.recall.smoothing import unknown_asker
 from langchain_ripplemem.recall.state import Plan, RecallContext, RecallState, ResolvedContext
 from langchain_ripplemem.recall.views import RECALL_VIEWS, ViewQuery
 from langchain_ripplemem.recall.visibility import hidden_ids, score_weight
 from langchain_ripplemem.recall.walks import shared_walks
 from langchain_ripplemem.schemas import EdgeType, RecallResult, RoundTrace, Usage, is_blank
+from langchain_ripplemem.text.cue_scores import structural_score
 
 
 def _timed(usage: Usage | None, stage: str, started: float, extra: Usage | None = None) -> Usage:

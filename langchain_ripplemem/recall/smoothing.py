@@ -43,68 +43,16 @@ from __future__ import annotations
 
 import threading
 import weakref
-from bisect import bisect_left
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import TypeVar
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from langchain_ripplemem.config import ContextConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.schemas import ASSISTANT_SPEAKER, MemoryUnit
+from langchain_ripplemem.index.sessions import NO_ROW, per_index, session_rows, speakers
+from langchain_ripplemem.schemas import ASSISTANT_SPEAKER
 
-_NONE = -1
-_T = TypeVar("_T")
 _lock = threading.Lock()
-
-
-def per_view(index: NamespaceIndex, name: str, build: Callable[[NamespaceIndex, int], _T],
-             grow: Callable[[NamespaceIndex, _T, int, int], _T] | None = None) -> _T:
-    """``build(view, n)`` over the first ``n`` units, cached; when the view grows, ``grow`` catches it up.
-
-    Views only grow (deletes and rewrites replace the whole view), so the unit
-    count is a sufficient cache key. Values live in ``index.derived`` (a view's
-    snapshot keeps them, so a cold open does not read every unit again).
-    ``grow(view, value, before, n)`` turns the value for the first ``before``
-    units into the one for ``n`` looking only at the new rows (under a lock: it
-    may reuse ``value``'s parts; readers of the old value must not see it
-    change). Without ``grow``, a grown view is built again. Two threads may both
-    build; either result is right.
-    """
-    n = len(index.ids)
-    with _lock:
-        hit = index.derived.get(name)
-        if hit is not None and hit[0] == n:
-            return hit[1]  # type: ignore[no-any-return]
-        if hit is not None and grow is not None and hit[0] < n:
-            value = grow(index, hit[1], hit[0], n)
-            index.derived[name] = (n, value)
-            return value
-    value = build(index, n)
-    with _lock:
-        cached = index.derived
-        if name not in cached or cached[name][0] < n:  # a reader behind a writer never rolls the cache back
-            cached[name] = (n, value)
-    return value
-
-
-def _order_key(unit: MemoryUnit, row: int) -> tuple[int, int, int]:
-    turn = unit.metadata.get("turn_index")
-    turn = int(turn) if isinstance(turn, int) and turn >= 0 else row
-    chunk = unit.metadata.get("chunk")
-    return turn, int(chunk) if isinstance(chunk, int) else 0, row
-
-
-def neighbour_rows(index: NamespaceIndex) -> np.ndarray:
-    """``(n, 2)`` rows of each unit's previous and next unit in its session (``-1``: none)."""
-    return per_view(index, "neighbours", _sessions, _more_sessions).neighbours
-
-
-def speakers(index: NamespaceIndex) -> frozenset[str]:
-    """Lower-cased speakers the namespace's units record (rule-based units do)."""
-    return per_view(index, "speakers", lambda v, n: _speakers(v, 0, n),
-                    lambda v, known, before, n: known | _speakers(v, before, n))
 
 
 def unknown_asker(asker: str, speakers: frozenset[str]) -> list[str]:
@@ -121,68 +69,6 @@ def unknown_asker(asker: str, speakers: frozenset[str]) -> list[str]:
         return []
     known = ", ".join(sorted(speakers)[:8]) + (", ..." if len(speakers) > 8 else "")
     return [f"asker {asker!r} is not a speaker of these memories ({known}): the question's I and my name no one"]
-
-
-def _speakers(index: NamespaceIndex, start: int, stop: int) -> frozenset[str]:
-    return frozenset(s.lower() for u in index.units[start:stop]
-                     if isinstance(s := u.metadata.get("speaker"), str) and s)
-
-
-@dataclass(frozen=True)
-class _Sessions:
-    """Each session's rows in turn order (with their order keys), and the neighbour array they give."""
-
-    keys: dict[tuple[str, str], list[tuple[int, int, int]]]
-    rows: dict[tuple[str, str], list[int]]
-    neighbours: np.ndarray
-    # distance -> (rows that many turns before, after): a recall reads them, it does not walk the hops again.
-    _away: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, compare=False, repr=False)
-
-    def away(self, distance: int) -> tuple[np.ndarray, np.ndarray]:
-        """Each row's row ``distance`` turns before and after it in its session (``-1``: none)."""
-        found = self._away.get(distance)
-        if found is None:  # two threads may both compute it: the same arrays
-            hops = np.append(self.neighbours, [[_NONE, _NONE]], axis=0)
-            before, after = self.neighbours[:, 0], self.neighbours[:, 1]
-            for _ in range(distance - 1):
-                before, after = hops[before, 0], hops[after, 1]
-            found = self._away[distance] = (np.ascontiguousarray(before), np.ascontiguousarray(after))
-        return found
-
-
-def _sessions(index: NamespaceIndex, n: int) -> _Sessions:
-    return _more_sessions(index, _Sessions({}, {}, np.full((0, 2), _NONE, dtype=np.int64)), 0, n)
-
-
-def _more_sessions(index: NamespaceIndex, known: _Sessions, before: int, n: int) -> _Sessions:
-    """Insert rows ``before..n-1`` into their sessions; a new neighbour array (readers keep the old one)."""
-    neighbours = np.full((n, 2), _NONE, dtype=np.int64)
-    neighbours[:before] = known.neighbours[:before]
-    for row in range(before, n):
-        unit = index.units[row]
-        session = (unit.source.conversation_id, unit.source.session_id)
-        keys, rows = known.keys.setdefault(session, []), known.rows.setdefault(session, [])
-        key = _order_key(unit, row)
-        at = bisect_left(keys, key)  # keys are distinct: the row is part of the key
-        keys.insert(at, key)
-        rows.insert(at, row)
-        if at > 0:
-            neighbours[row, 0], neighbours[rows[at - 1], 1] = rows[at - 1], row
-        if at + 1 < len(rows):
-            neighbours[row, 1], neighbours[rows[at + 1], 0] = rows[at + 1], row
-    return _Sessions(known.keys, known.rows, neighbours)
-
-
-def conversation_units(index: NamespaceIndex, conversation_id: str,
-                       session_ids: Iterable[str] | None = None) -> list[MemoryUnit]:
-    """The units of one conversation (only of ``session_ids`` if given), from the per-session rows recall keeps.
-
-    No pass over every unit: the rows are kept per view (and in its snapshot).
-    """
-    sessions = per_view(index, "neighbours", _sessions, _more_sessions).rows
-    keys = [key for key in list(sessions) if key[0] == conversation_id] if session_ids is None else \
-        [(conversation_id, session) for session in session_ids]
-    return [index.units[row] for key in keys for row in sessions.get(key, ())]
 
 
 def best_away(scores: np.ndarray, neighbours: np.ndarray, distance: int) -> np.ndarray:
@@ -279,7 +165,7 @@ def in_context(index: NamespaceIndex, scores: np.ndarray, context: ContextConfig
 def _contextual_of(index: NamespaceIndex, scores: np.ndarray, weights: Sequence[float], terms: int,
                    mode: str = "sum") -> np.ndarray:
     if terms:
-        share = per_view(index, f"context_share:{terms}", lambda v, n: _share(v, terms, 0, n),
+        share = per_index(index, f"context_share:{terms}", lambda v, n: _share(v, terms, 0, n),
                          lambda v, known, before, n: np.append(known, _share(v, terms, before, n)))
         return scores + share[: len(scores)] * (_in_context(index, scores, weights, mode) - scores)
     return _in_context(index, scores, weights, mode)
@@ -291,9 +177,9 @@ def _share(index: NamespaceIndex, terms: int, start: int, stop: int) -> np.ndarr
 
 
 def _in_context(index: NamespaceIndex, scores: np.ndarray, weights: Sequence[float], mode: str = "sum") -> np.ndarray:
-    m, sessions = len(scores), per_view(index, "neighbours", _sessions, _more_sessions)
+    m, sessions = len(scores), session_rows(index)
     if len(sessions.neighbours) > m:  # the view grew after the scores were taken: rows past them are no neighbours
-        return smooth(scores, np.where(sessions.neighbours[:m] < m, sessions.neighbours[:m], _NONE), weights, mode)
+        return smooth(scores, np.where(sessions.neighbours[:m] < m, sessions.neighbours[:m], NO_ROW), weights, mode)
     if m == 0:
         return scores
     padded, out = np.append(scores, 0.0), scores  # row -1 reads this zero

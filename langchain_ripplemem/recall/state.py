@@ -19,9 +19,9 @@ from langgraph.channels import EphemeralValue
 from typing_extensions import NotRequired, TypedDict
 
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.prompts.recall import ControllerPlan
 from langchain_ripplemem.recall.bridging import EventTime
 from langchain_ripplemem.recall.evidence import Evidence, Supports
+from langchain_ripplemem.recall.recall_prompts import ControllerPlan
 from langchain_ripplemem.recall.visibility import coerce_as_of
 from langchain_ripplemem.schemas import (
     ExpansionTarget,

@@ -29,7 +29,8 @@ import numpy as np
 
 from langchain_ripplemem.config import LinkingConfig, RecallConfig, ViewsConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.recall.smoothing import context_weights, speakers, top_in_context
+from langchain_ripplemem.index.sessions import speakers
+from langchain_ripplemem.recall.smoothing import context_weights, top_in_context
 from langchain_ripplemem.recall.visibility import visible_top
 from langchain_ripplemem.schemas import HitSource, QueryCues
 

@@ -5,24 +5,24 @@ edges around it, the channel, how edges are weighed
 (:class:`~langchain_ripplemem.recall.bridging.BridgeStrength`, itself one per view
 state) and which units the view holds; not on the query: what a recall may not
 return (its evidence so far) is dropped after the walk
-(:func:`~langchain_ripplemem.memory_graph.expansion.reachable`). Recalls of one
+(:func:`~langchain_ripplemem.recall.expansion.reachable`). Recalls of one
 namespace expand from the same well-connected memories again and again, so
 :func:`shared_walks` hands them one map of walks per view, channel and edge
 weighing, valid while the view has the same units and the walk graph the same
-edges (:attr:`~langchain_ripplemem.memory_graph.adjacency.LazyAdjacency.version`).
+edges (:attr:`~langchain_ripplemem.edges.adjacency.LazyAdjacency.version`).
 
 Example:
     >>> import numpy as np
     >>> from langchain_ripplemem.index.namespace_index import NamespaceIndex
-    >>> from langchain_ripplemem.memory_graph.expansion import reachable
-    >>> from langchain_ripplemem.memory_graph.adjacency import walk_graph
+    >>> from langchain_ripplemem.recall.expansion import reachable
+    >>> from langchain_ripplemem.edges.adjacency import walk_graph
     >>> from langchain_ripplemem.schemas import Edge, MemoryUnit, Provenance
-    >>> from langchain_ripplemem.storage.sqlite import open_sqlite_graph
+    >>> from langchain_ripplemem.storage.sqlite import open_sqlite_edges
     >>> units = [MemoryUnit.create(namespace=("demo",), restatement=t, source=Provenance(
     ...     conversation_id="c", session_id="s", turn_ids=[t])) for t in ("a", "b", "c")]
     >>> view = NamespaceIndex(("demo",))
     >>> view.add(units, np.eye(3, dtype=np.float32))
-    >>> backend, _ = open_sqlite_graph(None)
+    >>> backend, _ = open_sqlite_edges(None)
     >>> a, b, c = (u.id for u in units)
     >>> backend.add(("demo",), [Edge(src=a, dst=b, type="semantic", weight=0.9),
     ...                         Edge(src=b, dst=c, type="semantic", weight=0.5)])
@@ -43,9 +43,9 @@ from typing import Any
 
 import networkx as nx
 
+from langchain_ripplemem.edges.adjacency import LazyAdjacency
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.memory_graph.adjacency import LazyAdjacency
-from langchain_ripplemem.memory_graph.expansion import Layers, Walks
+from langchain_ripplemem.recall.expansion import Layers, Walks
 from langchain_ripplemem.schemas import EdgeType
 
 __all__ = ["KeptWalks", "shared_walks"]
@@ -83,7 +83,7 @@ def shared_walks(index: NamespaceIndex, graph: nx.Graph, channel: EdgeType, stre
     ``strength`` must be one per view state
     (:func:`~langchain_ripplemem.recall.bridging.shared_bridge_strength`; ``None``:
     the stored weights). ``None`` for a graph that does not say when its edges
-    change (not a :func:`~langchain_ripplemem.memory_graph.adjacency.walk_graph`,
+    change (not a :func:`~langchain_ripplemem.edges.adjacency.walk_graph`,
     e.g. one restricted to hide memories): such walks are not kept.
     """
     adjacency = getattr(graph, "_adj", None)

@@ -43,8 +43,9 @@ try:
 except ImportError as _missing:  # pragma: no cover - the extra is part of [test]
     raise ImportError('the MCP server needs the mcp package: pip install "langchain-ripplemem[mcp]"') from _missing
 
-from langchain_ripplemem.adapters import conversation_from_json, single_turn_conversation
 from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.conversations.files import conversation_from_json
+from langchain_ripplemem.conversations.messages import single_turn_conversation
 from langchain_ripplemem.schemas import (
     Conversation,
     Namespace,
@@ -394,14 +395,14 @@ def open_memory(
     persist: str | Path,
     chroma_host: str | None = None,
     chroma_port: int = 8000,
-    graph_path: str | Path | None = None,
+    edges_path: str | Path | None = None,
     llm: str | None = None,
     recall_config: RecallConfig | None = None,
 ) -> RippleMemory:
     """The memory a server serves: embedded Chroma in ``persist``, or a Chroma server with edges on disk.
 
-    With ``chroma_host``, units live in that Chroma server and edges in ``graph_path``
-    (default ``ripplemem_graph.sqlite3`` inside ``persist``), so several processes can share them.
+    With ``chroma_host``, units live in that Chroma server and edges in ``edges_path``
+    (default ``ripplemem_edges.sqlite3`` inside ``persist``), so several processes can share them.
 
     Raises:
         ValueError: naming ``chroma_port`` when it is not a port number.
@@ -416,9 +417,9 @@ def open_memory(
     from chromadb.config import Settings
 
     client = chromadb.HttpClient(host=chroma_host, port=chroma_port, settings=Settings(anonymized_telemetry=False))
-    graph = Path(graph_path) if graph_path is not None else Path(persist) / "ripplemem_graph.sqlite3"
+    graph = Path(edges_path) if edges_path is not None else Path(persist) / "ripplemem_edges.sqlite3"
     graph.parent.mkdir(parents=True, exist_ok=True)
-    return RippleMemory(client=client, graph_path=graph, llm=llm, recall_config=recall_config)
+    return RippleMemory(client=client, edges_path=graph, llm=llm, recall_config=recall_config)
 
 
 def serve(memory: RippleMemory, *, namespace: Namespace | str, http: bool = False, port: int = 8000,

@@ -1,4 +1,4 @@
-"""Chroma behind the :class:`~langchain_ripplemem.storage.base.UnitBackend` seam.
+"""Chroma behind the :class:`~langchain_ripplemem.storage.protocols.UnitBackend` seam.
 
 Everything the package knows about Chroma lives here: the embedded client (no
 telemetry), the collection, the record format, the one-process lock of an
@@ -62,9 +62,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_from_key, namespace_key
-from langchain_ripplemem.storage.base import StoredRecord
 from langchain_ripplemem.storage.embedding_record import EmbeddingModel, mismatch
 from langchain_ripplemem.storage.locks import StoreLock, embedded_store_directory
+from langchain_ripplemem.storage.protocols import StoredRecord
 
 __all__ = ["DEFAULT_COLLECTION", "HNSW_SYNC_THRESHOLD", "ID_PAGE_SIZE", "PAGE_SIZE", "ChromaUnitBackend",
            "chroma_client", "read_retrying", "stored_json"]

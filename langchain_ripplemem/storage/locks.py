@@ -105,7 +105,7 @@ class StoreLockedError(RippleMemError, RuntimeError):
             f"the RippleMem store at {self.directory!r} is in use by {who}. An embedded "
             "(persist_directory) store can be opened by one process at a time. For several "
             "processes, run a Chroma server (`chroma run --path DIR`) and pass "
-            "client=chromadb.HttpClient(host, port) and a shared graph_path; or stop the other "
+            "client=chromadb.HttpClient(host, port) and a shared edges_path; or stop the other "
             "process first."
         )
 

@@ -1,12 +1,12 @@
 """PostgreSQL behind the edge and namespace-log seams: the shared deployment's graph store.
 
 With units in a Chroma server, every process on every host that opens
-``PostgresGraph(dsn)`` shares one memory:
+``PostgresEdgeBackend(dsn)`` shares one memory:
 
-* edges and linked marks (:class:`~langchain_ripplemem.storage.base.EdgeBackend`):
+* edges and linked marks (:class:`~langchain_ripplemem.storage.protocols.EdgeBackend`):
   tables ``ripplemem_edges`` and ``ripplemem_linked``; an edge batch and its
   linked marks commit in one transaction;
-* the namespace log (:class:`~langchain_ripplemem.storage.base.NamespaceLog`):
+* the namespace log (:class:`~langchain_ripplemem.storage.protocols.NamespaceLog`):
   ``ripplemem_ns_version`` and ``ripplemem_ns_changes``, bumped in one
   transaction that also sends ``NOTIFY ripplemem_ns`` with the namespace and
   its new version;
@@ -20,8 +20,8 @@ With units in a Chroma server, every process on every host that opens
 
 Use it as the graph store of a memory (psycopg 3 and psycopg_pool: the ``[postgres]`` extra)::
 
-    graph = PostgresGraph("postgresql://app@db:5432/memories")
-    memory = RippleMemory(client=chromadb.HttpClient(host="chroma"), graph_store=graph)
+    graph = PostgresEdgeBackend("postgresql://app@db:5432/memories")
+    memory = RippleMemory(client=chromadb.HttpClient(host="chroma"), edge_backend=graph)
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_from_key, namespace_key
-from langchain_ripplemem.storage.base import Changes, EdgeRow
+from langchain_ripplemem.storage.protocols import Changes, EdgeRow
 
-__all__ = ["CHANNEL", "CHANGES_KEPT", "PostgresGraph"]
+__all__ = ["CHANNEL", "CHANGES_KEPT", "PostgresEdgeBackend"]
 
 CHANNEL = "ripplemem_ns"
 # Versions whose changes are kept: a cache further behind than this reloads.
@@ -93,7 +93,7 @@ def _ordered(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a < b else (b, a)
 
 
-class PostgresGraph:
+class PostgresEdgeBackend:
     """Edges, linked marks, the namespace log and writer locks in PostgreSQL (see the module docs).
 
     Args:
@@ -111,7 +111,7 @@ class PostgresGraph:
             import psycopg  # noqa: F401
             from psycopg_pool import ConnectionPool
         except ImportError as err:
-            raise ImportError('PostgresGraph needs psycopg and psycopg_pool: pip install '
+            raise ImportError('PostgresEdgeBackend needs psycopg and psycopg_pool: pip install '
                               '"langchain-ripplemem[postgres]"') from err
         if pool_size < 2:
             raise ValueError(f"pool_size must be at least 2 (a write holds one), got {pool_size}")
@@ -299,7 +299,7 @@ class PostgresGraph:
             finally:
                 self._listening.clear()
 
-    def __enter__(self) -> PostgresGraph:
+    def __enter__(self) -> PostgresEdgeBackend:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -1,6 +1,6 @@
 """SQLite behind the edge and namespace-log seams: the embedded default.
 
-One SQLite file (``ripplemem_graph.sqlite3`` next to the Chroma files, WAL
+One SQLite file (``ripplemem_edges.sqlite3`` next to the Chroma files, WAL
 mode) holds both:
 
 * :class:`SQLiteEdgeBackend`: the ``edges`` table (one row per typed edge,
@@ -21,7 +21,7 @@ writer lock needed).
 
 Example:
     >>> from langchain_ripplemem.schemas import Edge
-    >>> edges, log = open_sqlite_graph(None)
+    >>> edges, log = open_sqlite_edges(None)
     >>> edges.add(("u1",), [Edge(src="a", dst="b", type="semantic", weight=0.9)], linked=["b"])
     >>> [e.dst for e in edges.edges(("u1",), ["b"])], edges.linked_ids(("u1",))
     (['b'], {'b'})
@@ -41,13 +41,13 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_from_key, namespace_key
-from langchain_ripplemem.storage.base import Changes, EdgeRow
 from langchain_ripplemem.storage.locks import namespace_writer
+from langchain_ripplemem.storage.protocols import Changes, EdgeRow
 
-__all__ = ["CHANGES_KEPT", "GRAPH_FILENAME", "WAL_CHECKPOINT_PAGES", "SQLiteEdgeBackend", "SQLiteNamespaceLog",
-           "open_sqlite_graph"]
+__all__ = ["CHANGES_KEPT", "EDGES_FILENAME", "WAL_CHECKPOINT_PAGES", "SQLiteEdgeBackend", "SQLiteNamespaceLog",
+           "open_sqlite_edges"]
 
-GRAPH_FILENAME = "ripplemem_graph.sqlite3"
+EDGES_FILENAME = "ripplemem_edges.sqlite3"
 # Versions whose changes are kept: a cache further behind than this reloads.
 CHANGES_KEPT = 256
 # SQLite binds at most 32,766 variables per statement (999 in old builds): chunk id lists.
@@ -130,7 +130,7 @@ class _Connection:
             self.conn.close()
 
 
-def open_sqlite_graph(path: str | Path | None) -> tuple[SQLiteEdgeBackend, SQLiteNamespaceLog]:
+def open_sqlite_edges(path: str | Path | None) -> tuple[SQLiteEdgeBackend, SQLiteNamespaceLog]:
     """The edge backend and namespace log of one SQLite file (``None``: in memory), sharing a connection."""
     connection = _Connection(path)
     return SQLiteEdgeBackend(connection), SQLiteNamespaceLog(connection)

@@ -358,8 +358,8 @@ def test_closing_an_in_memory_memory_frees_its_chroma_collections():
 
 
 def test_no_text_memo_outlives_a_conversation(locomo):
-    from langchain_ripplemem.index.lexical import stem
-    from langchain_ripplemem.memory_graph.scoring import _cue_set
+    from langchain_ripplemem.text.cue_scores import _cue_set
+    from langchain_ripplemem.text.lexical import stem
 
     factory = FreshMemories("locomo", embeddings=CachedEmbeddings(BagOfWordsEmbeddings()))
     run_benchmark("locomo", locomo, ["ripplemem"], [1], memory_factory=factory, progress=False, limit=1)

@@ -101,7 +101,7 @@ def test_observation_units_go_through_the_write_path(locomo_file):
 def test_overlapping_windows_write_each_observation_once(locomo_file):
     conversation = load_locomo(locomo_file)[0].conversation
     extractor = ObservationExtractor(load_locomo_observations(locomo_file))
-    from langchain_ripplemem.extraction.windows import make_windows
+    from langchain_ripplemem.write.extraction.windows import make_windows
 
     ids = [u.id for w in make_windows(conversation, 3, 2) for u in extractor.extract(w, ("n",)).units]
     assert len(set(ids)) == 5 and len(ids) > 5  # windows repeat units with the same ids

@@ -29,8 +29,8 @@ from benchmarks.linked_cases import (
 from benchmarks.report import results_markdown
 from benchmarks.runner import FreshMemories
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.index.lexical import lexical_tokens
 from langchain_ripplemem.schemas import Conversation
+from langchain_ripplemem.text.lexical import lexical_tokens
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 
 CASES = load_linked_cases()

@@ -14,7 +14,7 @@ from benchmarks.multilingual import (
     load_multilingual_cases,
     multilingual_conversations,
 )
-from langchain_ripplemem.index.lexical import lexical_tokens
+from langchain_ripplemem.text.lexical import lexical_tokens
 
 
 def test_six_languages_five_cases_each_and_a_fixed_split():

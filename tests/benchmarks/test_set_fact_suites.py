@@ -28,7 +28,7 @@ from benchmarks.set_fact_cases import (
 )
 from benchmarks.suite_runner import run_suite
 from benchmarks.systems import SYSTEM_NAMES
-from langchain_ripplemem.index.lexical import lexical_tokens
+from langchain_ripplemem.text.lexical import lexical_tokens
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 
 SETS = load_set_cases()

@@ -16,9 +16,9 @@ from benchmarks.small_memory import (
     small_memory_problems,
 )
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
-from langchain_ripplemem.extraction.entity_types import entity_type
-from langchain_ripplemem.extraction.identifying import cue_key, entity_phrases, rarity
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.text.entity_types import entity_type
+from langchain_ripplemem.text.identifying import cue_key, entity_phrases, rarity
 
 NS = ("small",)
 # Four sessions, 11 turns, two people; Lyon, Pixel, Renault and peanuts each come up in two sessions.

@@ -1,7 +1,7 @@
 """RippleMemory against a real Chroma server: the supported multi-process setup.
 
 Units live in the server (``client=chromadb.HttpClient(...)``), edges in a
-SQLite file every process opens (``graph_path``; SQLite WAL handles several
+SQLite file every process opens (``edges_path``; SQLite WAL handles several
 processes), and writers of one namespace take its writer lock beside that file
 (``locking.namespace_writer``). Part of the default ``python -m pytest`` run;
 ``-m integration`` selects just these. They skip, with the reason, only when
@@ -26,8 +26,8 @@ import pytest
 
 from langchain_ripplemem.cli.integrity import check_store
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.storage.locks import embedded_store_directory
+from langchain_ripplemem.write.linking.local_linking import link_rows
 
 from ..unit_tests.conftest import BagOfWordsEmbeddings, make_conversation
 from ..unit_tests.test_crash_safety import many_turns
@@ -41,9 +41,9 @@ MAYA, SAM = ("users", "maya"), ("users", "sam")
 @pytest.fixture
 def memory_factory(chroma_server, collection_name, tmp_path):
     """New memories on the test's collection and edge file (each one: a separate 'process' view)."""
-    def make(graph_path: Path | None = None) -> RippleMemory:
+    def make(edges_path: Path | None = None) -> RippleMemory:
         return RippleMemory(BagOfWordsEmbeddings(), client=chroma_server.client(),
-                            collection_name=collection_name, graph_path=graph_path or tmp_path / "graph.sqlite3")
+                            collection_name=collection_name, edges_path=edges_path or tmp_path / "graph.sqlite3")
     return make
 
 
@@ -99,7 +99,7 @@ from tests.unit_tests.test_crash_safety import many_turns
 
 host, port, collection, graph, ns = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 memory = RippleMemory(BagOfWordsEmbeddings(), client=chromadb.HttpClient(host=host, port=port),
-                      collection_name=collection, graph_path=graph)
+                      collection_name=collection, edges_path=graph)
 ids = []
 for i in range(4):
     ids += memory.add_conversation(many_turns(f"{ns}-{i}", 10), namespace=(ns,)).unit_ids
@@ -165,7 +165,7 @@ from tests.unit_tests.test_crash_safety import many_turns
 
 host, port, collection, graph, me = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 memory = RippleMemory(BagOfWordsEmbeddings(), client=chromadb.HttpClient(host=host, port=port),
-                      collection_name=collection, graph_path=graph)
+                      collection_name=collection, edges_path=graph)
 out = {"shared": [], "churn": [], "deleted": []}
 previous = []
 for i in range(6):

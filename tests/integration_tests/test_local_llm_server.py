@@ -84,8 +84,8 @@ def test_llm_extraction_through_a_llama_cpp_server(llm):
 
 def test_recall_with_the_llm_controller_through_a_llama_cpp_server(llm):
     from langchain_ripplemem.config import RecallConfig
-    from langchain_ripplemem.extraction.rules import RuleBasedExtractor
     from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 
     memory = RippleMemory(llm=llm, extractor=RuleBasedExtractor(),
                           recall_config=RecallConfig(controller={"max_rounds": 1}))

@@ -169,4 +169,4 @@ async def test_units_in_a_chroma_server_edges_on_disk(chroma_server: ChromaServe
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         out = await remember_recall_forget(session)
     check_transcript(out)
-    assert (tmp_path / "edges" / "ripplemem_graph.sqlite3").exists()
+    assert (tmp_path / "edges" / "ripplemem_edges.sqlite3").exists()

@@ -25,7 +25,7 @@ from ..unit_tests.conftest import BagOfWordsEmbeddings
 
 pytestmark = pytest.mark.integration
 psycopg = pytest.importorskip("psycopg")
-from langchain_ripplemem.storage.postgres import PostgresGraph  # noqa: E402
+from langchain_ripplemem.storage.postgres import PostgresEdgeBackend  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 120  # hang guard for subprocesses on a slow machine, not a performance threshold
@@ -41,7 +41,7 @@ def dsn(postgres_server) -> str:
 
 
 def test_edges_log_and_locks_keep_namespaces_apart(dsn):
-    with PostgresGraph(dsn) as graph:
+    with PostgresEdgeBackend(dsn) as graph:
         a, b = ("users", "a"), ("users", "b")
         graph.add(a, [Edge(src="y", dst="x", type="semantic", weight=0.9),
                       Edge(src="x", dst="z", type="structural", weight=0.7)], linked=["x", "y"])
@@ -74,7 +74,7 @@ def test_edges_log_and_locks_keep_namespaces_apart(dsn):
 
 
 def test_another_processs_write_reaches_a_cache_through_notify(dsn):
-    with PostgresGraph(dsn) as reader, PostgresGraph(dsn) as writer:
+    with PostgresEdgeBackend(dsn) as reader, PostgresEdgeBackend(dsn) as writer:
         ns = ("users", "n")
         assert reader.version(ns) == 0  # known from now on: later reads wait for NOTIFY
         writer.record(ns, ["u1"])
@@ -90,14 +90,14 @@ sys.path.insert(0, {root!r})
 import chromadb
 from chromadb.config import Settings
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.storage.postgres import PostgresGraph
+from langchain_ripplemem.storage.postgres import PostgresEdgeBackend
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 from tests.unit_tests.test_crash_safety import many_turns
 
-graph = PostgresGraph({dsn!r})
+graph = PostgresEdgeBackend({dsn!r})
 client = chromadb.HttpClient(host={host!r}, port={port}, settings=Settings(anonymized_telemetry=False))
 memory = RippleMemory(BagOfWordsEmbeddings(), client=client, collection_name={collection!r},
-                      graph_store=graph)
+                      edge_backend=graph)
 for i in range({batches}):
     for ns in ({own!r}, ("shared",)):
         report = memory.add_conversation(many_turns({name!r} + f"-{{i}}", {turns}), namespace=ns)
@@ -116,9 +116,9 @@ def _writer(tmp_path, name, dsn, server, collection, batches, turns=6):
 
 
 def _memory(dsn, server, collection):
-    graph = PostgresGraph(dsn)
+    graph = PostgresEdgeBackend(dsn)
     return RippleMemory(BagOfWordsEmbeddings(), client=server.client(), collection_name=collection,
-                        graph_store=graph)
+                        edge_backend=graph)
 
 
 def _committed(stdout: str) -> dict[tuple[str, ...], set[str]]:

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from langchain_ripplemem.cli.demo import NAMESPACE
-from langchain_ripplemem.picture.html import write_recall_html
-from langchain_ripplemem.picture.layout import layout_recall
+from langchain_ripplemem.render.html_page import write_recall_html
+from langchain_ripplemem.render.layout import layout_recall
 
 from ..unit_tests.test_recall_html import rich_recall
 

@@ -16,10 +16,10 @@ import pytest
 from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.index.lexical import lexical_tokens
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, Provenance
+from langchain_ripplemem.text.lexical import lexical_tokens
 
 from .openai_server import ScriptedOpenAIServer
 

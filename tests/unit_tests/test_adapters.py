@@ -9,7 +9,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import ValidationError
 
-from langchain_ripplemem.adapters import conversation_from_messages, load_conversations
+from langchain_ripplemem.conversations.files import load_conversations
+from langchain_ripplemem.conversations.messages import conversation_from_messages
 from langchain_ripplemem.errors import InvalidConversationError
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import Conversation

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from langchain_ripplemem.index import lexical_rows
 from langchain_ripplemem.index import namespace_index as index_module
 from langchain_ripplemem.index.bm25 import BM25Index, top_k
-from langchain_ripplemem.index.lexical import lexical_tokens
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.schemas import MemoryUnit
+from langchain_ripplemem.text.lexical import lexical_tokens
 
 from .conftest import make_unit
 

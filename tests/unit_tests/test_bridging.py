@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.extraction.identifying import rarity
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.memory_graph.scoring import cue_overlap
 from langchain_ripplemem.presets import PAPER
 from langchain_ripplemem.recall.assembly import bridged
 from langchain_ripplemem.recall.bridging import (
@@ -25,6 +23,8 @@ from langchain_ripplemem.recall.bridging import (
     time_hits,
 )
 from langchain_ripplemem.schemas import Conversation, Hit, MemoryUnit, TimeInterval
+from langchain_ripplemem.text.cue_scores import cue_overlap
+from langchain_ripplemem.text.identifying import rarity
 
 from .conftest import make_unit
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from langchain_ripplemem.index.cache_bounds import CacheBounds, LRUCache
+from langchain_ripplemem.cache_bounds import CacheBounds, LRUCache
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import namespace_key
 
@@ -103,7 +103,7 @@ def _freed(drop) -> int:  # noqa: ANN001 - a callable that lets go of the cached
 def test_the_estimates_match_what_a_namespace_frees_when_it_leaves():
     import tracemalloc
 
-    from langchain_ripplemem.memory_graph.cache import _graph_bytes
+    from langchain_ripplemem.edges.edge_cache import _graph_bytes
 
     memory = RippleMemory(BagOfWordsEmbeddings())
     ns = ("users", "maya")
@@ -134,8 +134,8 @@ def test_the_walk_graph_estimate_matches_what_it_frees(sessions):
     """The graph recall walks holds flat tuples, far smaller per edge than NetworkX's dicts: its own estimate."""
     import tracemalloc
 
-    from langchain_ripplemem.memory_graph.adjacency import adjacency_of
-    from langchain_ripplemem.memory_graph.cache import _walk_bytes
+    from langchain_ripplemem.edges.adjacency import adjacency_of
+    from langchain_ripplemem.edges.edge_cache import _walk_bytes
 
     memory = RippleMemory(BagOfWordsEmbeddings())
     ns = ("users", "maya")
@@ -189,7 +189,7 @@ def test_indexing_units_leaves_the_recall_cue_set_cache_alone():
     import numpy as np
 
     from langchain_ripplemem.index.namespace_index import NamespaceIndex
-    from langchain_ripplemem.memory_graph.scoring import _cue_set
+    from langchain_ripplemem.text.cue_scores import _cue_set
 
     units = [make_unit(f"Person{i} met Friend{i} in Town{i}.", namespace=("t",), turns=[str(i)],
                        participants=[f"Person{i}", f"Friend{i}"], locations=[f"Town{i}"]) for i in range(300)]
@@ -204,9 +204,9 @@ def test_the_process_wide_text_caches_stay_within_a_few_megabytes():
     """They belong to no namespace, so no CacheBounds covers them: filled past their bounds, about 20 MB together."""
     import tracemalloc
 
-    from langchain_ripplemem.index.cache_bounds import clear_text_caches
-    from langchain_ripplemem.index.lexical import stem
-    from langchain_ripplemem.memory_graph.scoring import _cue_set, cue_set
+    from langchain_ripplemem.cache_bounds import clear_text_caches
+    from langchain_ripplemem.text.cue_scores import _cue_set, cue_set
+    from langchain_ripplemem.text.lexical import stem
 
     clear_text_caches()
     tracemalloc.start()

@@ -11,7 +11,7 @@ from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.presets import PAPER, PAPER_WRITE
 from langchain_ripplemem.schemas import Conversation, Edge, namespace_key
 from langchain_ripplemem.storage import sqlite as edge_store
-from langchain_ripplemem.storage.sqlite import SQLiteNamespaceLog, open_sqlite_graph
+from langchain_ripplemem.storage.sqlite import SQLiteNamespaceLog, open_sqlite_edges
 
 from .conftest import BagOfWordsEmbeddings
 
@@ -148,7 +148,7 @@ def test_a_gap_in_the_change_log_reloads(pair, monkeypatch):
 
 
 def test_change_log_rows_and_gaps():
-    edges, log = open_sqlite_graph(None)
+    edges, log = open_sqlite_edges(None)
     ns = ("x",)
     v1 = log.record(ns, ["u1"])
     edges.add(ns, [Edge(src="u2", dst="u1", type="semantic", weight=0.9)], linked=["u2"])

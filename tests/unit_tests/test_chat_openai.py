@@ -18,14 +18,14 @@ import pytest
 
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.errors import ModelConfigurationError
-from langchain_ripplemem.extraction.llm import LLMExtractor
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
-from langchain_ripplemem.extraction.windows import make_windows
 from langchain_ripplemem.llm import calls
-from langchain_ripplemem.llm import errors as model_errors
+from langchain_ripplemem.llm import failures as model_errors
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.presets import PAPER, PAPER_WRITE
 from langchain_ripplemem.recall import assembly
+from langchain_ripplemem.write.extraction.llm_extractor import LLMExtractor
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
+from langchain_ripplemem.write.extraction.windows import make_windows
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
 from .openai_server import ScriptedOpenAIServer, content, delay, error, tool_call
@@ -316,7 +316,7 @@ def test_llm_supersession_with_a_bad_key_writes_nothing(openai_server, bow):
 
 
 async def test_call_structured_outcome_of_a_timeout(openai_server):
-    from langchain_ripplemem.prompts.recall import QueryCueOutput
+    from langchain_ripplemem.recall.recall_prompts import QueryCueOutput
 
     openai_server.script(delay(10.0), delay(10.0))
     model = openai_server.chat_model(timeout=0.3)

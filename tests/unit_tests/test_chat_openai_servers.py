@@ -15,12 +15,12 @@ from collections.abc import Iterator
 import pytest
 
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.extraction.llm import output_tokens
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.llm import calls as chat_models
 from langchain_ripplemem.llm.calls import DEFAULT_MAX_TOKENS, call_structured, working_method
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.prompts.recall import QueryCueOutput
+from langchain_ripplemem.recall.recall_prompts import QueryCueOutput
+from langchain_ripplemem.write.extraction.llm_extractor import output_tokens
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 
 from .conftest import make_conversation
 from .openai_server import RUNAWAY_TOKENS, ScriptedOpenAIServer, content, error, runaway, tool_call

@@ -20,10 +20,10 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 from langchain_ripplemem import RecallResult, RippleMemory, checkpoint_serde
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
 from langchain_ripplemem.recall.checkpointing import checkpoint_types
 from langchain_ripplemem.recall.state import RecallState
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 
 from .conftest import filled_memory
 from .fakes import ScriptedChatModel
@@ -112,7 +112,7 @@ def test_under_langgraph_strict_msgpack_a_checkpointed_recall_graph_resumes():
     script = textwrap.dedent(f"""
         from langgraph.checkpoint.memory import InMemorySaver
         from langchain_ripplemem import RecallResult, RippleMemory
-        from langchain_ripplemem.extraction.rules import RuleBasedExtractor
+        from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
         from langchain_ripplemem.recall import RecallContext, build_recall_graph
         from tests.unit_tests.conftest import BagOfWordsEmbeddings, make_conversation
         memory = RippleMemory(BagOfWordsEmbeddings(), extractor=RuleBasedExtractor())

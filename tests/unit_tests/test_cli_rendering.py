@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from langchain_ripplemem.cli.rendering import CUT_NOTE, DISPLAY_CHARS, json_text, recall_labels, terminal_text
+from langchain_ripplemem.render.plain_text import CUT_NOTE, DISPLAY_CHARS, json_text, recall_labels, terminal_text
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, RecalledMemory, RecallResult, RoundTrace
 
 from .conftest import make_conversation, make_unit

@@ -265,7 +265,7 @@ def test_read_commands_link_nothing_an_interrupted_ingest_left_unlinked(tmp_path
     (`stats` used to link them: 2,000 units of a crashed ingest, written by a command that reads.)
     The next write links them, as the crash-safety promise says.
     """
-    from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME
+    from langchain_ripplemem.storage.sqlite import EDGES_FILENAME
 
     store = tmp_path / "store"
     crashing = bow_memory(str(store))
@@ -274,12 +274,12 @@ def test_read_commands_link_nothing_an_interrupted_ingest_left_unlinked(tmp_path
         crashing.add_conversation(make_conversation("c1"), namespace=MAYA)
     crashing.close()
     monkeypatch.undo()
-    edge_file = (store / GRAPH_FILENAME).read_bytes()
+    edge_file = (store / EDGES_FILENAME).read_bytes()
     for argv in (["stats"], ["stats", "--namespace", "users/maya", "--json"], ["list"],
                  ["list", "--namespace", "users/maya"], ["check"]):
         code, _, err = cli(capsys, *argv, "--persist", store)
         assert code in (0, 1), (argv, err)  # check reports the unlinked units: status 1
-        assert (store / GRAPH_FILENAME).read_bytes() == edge_file, argv
+        assert (store / EDGES_FILENAME).read_bytes() == edge_file, argv
     code, out, _ = cli(capsys, "stats", "--persist", store, "--namespace", "users/maya", "--json")
     assert sum(json.loads(out)["edges"].values()) == 0
     with bow_memory(str(store)) as memory:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.index.lexical import lexical_token_set, stem
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController
 from langchain_ripplemem.schemas import Hit, QueryCues
+from langchain_ripplemem.text.lexical import lexical_token_set, stem
 
 from .test_bridging import index_of, unit
 

@@ -11,18 +11,13 @@ from pydantic import ValidationError
 
 from langchain_ripplemem.config import ExtractionConfig
 from langchain_ripplemem.errors import ModelConfigurationError
-from langchain_ripplemem.extraction.base import Extractor, Window
-from langchain_ripplemem.extraction.cues import (
-    Aliases,
-    canonical_location,
-    canonical_name,
-    normalise_cues,
-)
-from langchain_ripplemem.extraction.llm import LLMExtractor
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
-from langchain_ripplemem.extraction.windows import make_windows
-from langchain_ripplemem.prompts.extraction import ExtractionOutput
 from langchain_ripplemem.schemas import Conversation, Session, Turn
+from langchain_ripplemem.text.names import Aliases, canonical_location, canonical_name, normalise_cues
+from langchain_ripplemem.write.extraction.extraction_prompt import ExtractionOutput
+from langchain_ripplemem.write.extraction.extractor import Extractor, Window
+from langchain_ripplemem.write.extraction.llm_extractor import LLMExtractor
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
+from langchain_ripplemem.write.extraction.windows import make_windows
 from tests.unit_tests.fakes import ScriptedChatModel
 
 NS = ("tests", "extraction")

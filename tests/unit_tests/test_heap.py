@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from langchain_ripplemem._runtime import heap
-from langchain_ripplemem.index.cache_bounds import LRUCache
+from langchain_ripplemem.cache_bounds import LRUCache
 from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.storage.chroma import ChromaUnitBackend
 

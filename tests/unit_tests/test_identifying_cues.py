@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 
 from langchain_ripplemem.config import LinkingConfig, WriteConfig
-from langchain_ripplemem.extraction.identifying import cue_key, identifying_cues, rarity
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
-from langchain_ripplemem.extraction.windows import make_windows
 from langchain_ripplemem.index.cue_rows import unit_cues
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.memory_graph.linking import link_rows
-from langchain_ripplemem.memory_graph.scoring import cue_overlap, structural_score
 from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, QueryCues, TimeInterval
+from langchain_ripplemem.text.cue_scores import cue_overlap, structural_score
+from langchain_ripplemem.text.identifying import cue_key, identifying_cues, rarity
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
+from langchain_ripplemem.write.extraction.windows import make_windows
+from langchain_ripplemem.write.linking.local_linking import link_rows
 
 from .conftest import make_unit
 
@@ -345,7 +345,7 @@ def test_a_word_starts_a_sentence_exactly_where_the_regular_expression_said():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from langchain_ripplemem.extraction import identifying
+    from langchain_ripplemem.text import identifying
 
     spec = re.compile(r"(?:[.!?:;\"\u201c\u201d(\n*#>|\u2022]|(?:^|\n)\s*[-\u2013\u2014])\s*$")
     pieces = [" ", "  ", "\n", "\t", "\u00a0", "\u2003", "-", "\u2013", "\u2014", ".", "!", ":", ";", "\"", "(",

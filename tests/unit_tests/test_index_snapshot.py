@@ -11,7 +11,7 @@ from langchain_ripplemem.cli.integrity import check_store
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.errors import EmbeddingModelMismatchError
 from langchain_ripplemem.index import snapshot as view_snapshot
-from langchain_ripplemem.index.snapshot import SNAPSHOT_DIRNAME, ViewSnapshots, read_snapshot
+from langchain_ripplemem.index.snapshot import SNAPSHOT_DIRNAME, IndexSnapshots, read_snapshot
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.schemas import Conversation
@@ -59,7 +59,7 @@ def recalls(mem: RippleMemory, ns=NS) -> list[list[str]]:
 
 
 def snapshot_file(path: Path, ns=NS) -> Path:
-    return ViewSnapshots(path / SNAPSHOT_DIRNAME, None, "", dict().get).path(ns)  # type: ignore[arg-type]
+    return IndexSnapshots(path / SNAPSHOT_DIRNAME, None, "", dict().get).path(ns)  # type: ignore[arg-type]
 
 
 def restored(mem: RippleMemory, ns=NS) -> bool:
@@ -231,7 +231,7 @@ def test_recall_over_the_walked_graph_is_recall_over_the_mirrored_graph(tmp_path
 
 
 def test_an_index_leaving_the_cache_is_saved_and_comes_back_from_its_snapshot(tmp_path):
-    from langchain_ripplemem.index.cache_bounds import CacheBounds
+    from langchain_ripplemem.cache_bounds import CacheBounds
 
     with memory(tmp_path, cache_bounds=CacheBounds(max_namespaces=1)) as mem:
         mem.add_conversation(make_conversation(), namespace=NS)

@@ -13,10 +13,10 @@ import langchain_ripplemem.memory as memory_module
 from langchain_ripplemem.cli import main
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.errors import FailedWindowsWarning
-from langchain_ripplemem.extraction.base import ExtractionResult, Window
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import Namespace, Usage
+from langchain_ripplemem.write.extraction.extractor import ExtractionResult, Window
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
 from .fakes import ScriptedChatModel

@@ -11,7 +11,7 @@ from langchain_ripplemem.cli import main
 from langchain_ripplemem.cli.integrity import check_store
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import namespace_key
-from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME
+from langchain_ripplemem.storage.sqlite import EDGES_FILENAME
 
 from .conftest import BagOfWordsEmbeddings, filled_memory, make_conversation
 
@@ -27,7 +27,7 @@ def store(tmp_path):
 
 
 def _sql(directory, *statements):
-    conn = sqlite3.connect(directory / GRAPH_FILENAME)
+    conn = sqlite3.connect(directory / EDGES_FILENAME)
     with conn:
         for sql, params in statements:
             conn.execute(sql, params)

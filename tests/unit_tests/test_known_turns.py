@@ -6,10 +6,10 @@ import re
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from langchain_ripplemem.adapters import conversation_from_messages
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.extraction.known_turns import marks_of
+from langchain_ripplemem.conversations.messages import conversation_from_messages
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.write.extraction.known_turns import marks_of
 
 from .conftest import BagOfWordsEmbeddings
 from .fakes import ScriptedChatModel

@@ -11,12 +11,12 @@ from langgraph.store.base import PutOp
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.index.marks import stated_at
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.prompts.recall import ANSWER_PROMPT
 from langchain_ripplemem.recall.assembly import format_evidence
+from langchain_ripplemem.recall.recall_prompts import ANSWER_PROMPT
 from langchain_ripplemem.schemas import Conversation, RecallResult
 from langchain_ripplemem.stores import RippleMemStore
-from langchain_ripplemem.supersession.rules import facts
 from langchain_ripplemem.tools import create_correct_tool, create_recall_tool, create_remember_tool
+from langchain_ripplemem.write.supersession.statement_rules import facts
 
 from .conftest import filled_memory, make_conversation
 

@@ -5,9 +5,9 @@ import pytest
 
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.memory_graph import candidates, linking
-from langchain_ripplemem.memory_graph.candidates import Projection, above, leading, projection, similarities
-from langchain_ripplemem.memory_graph.linking import link_rows
+from langchain_ripplemem.write.linking import candidates, local_linking
+from langchain_ripplemem.write.linking.candidates import Projection, above, leading, projection, similarities
+from langchain_ripplemem.write.linking.local_linking import link_rows
 
 from .conftest import make_unit
 
@@ -88,7 +88,7 @@ def test_the_projected_bound_links_the_edges_of_the_full_product(monkeypatch, di
     index = _tied_index(400)
     rows = list(range(150, 400))
     full = _edges(index, rows)
-    monkeypatch.setattr(linking, "PROJECTED_FROM", 100)
+    monkeypatch.setattr(local_linking, "PROJECTED_FROM", 100)
     monkeypatch.setattr(candidates, "DIMENSIONS", dimensions)
     candidates._projections.clear()
     assert _edges(index, rows) == full

@@ -11,11 +11,11 @@ from langchain_core.messages import BaseMessage
 from pydantic import ValidationError
 
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.prompts.supersession import SupersessionOutput
 from langchain_ripplemem.schemas import namespace_key
 from langchain_ripplemem.storage.locks import WriterLockTimeoutError, namespace_writer
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
+from langchain_ripplemem.write.supersession.supersession_prompt import SupersessionOutput
 
 from .conftest import WriteMeanwhile
 from .fakes import ScriptedChatModel

@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("mcp", reason="the MCP server needs the [mcp] extra (part of [test])")
 
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor  # noqa: E402
 from langchain_ripplemem.memory import RippleMemory  # noqa: E402
 from langchain_ripplemem.schemas import RecallResult  # noqa: E402
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor  # noqa: E402
 
 from .conftest import BagOfWordsEmbeddings, make_conversation  # noqa: E402
 from .fakes import ScriptedChatModel  # noqa: E402

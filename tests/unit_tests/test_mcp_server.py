@@ -15,11 +15,11 @@ pytest.importorskip("mcp", reason="the MCP server needs the [mcp] extra (part of
 
 from mcp.shared.memory import create_connected_server_and_client_session  # noqa: E402
 
-from langchain_ripplemem.extraction.base import ExtractionResult, Window  # noqa: E402
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor  # noqa: E402
 from langchain_ripplemem.memory import RippleMemory  # noqa: E402
 from langchain_ripplemem.schemas import FailedWindow, Namespace, RecallResult  # noqa: E402
 from langchain_ripplemem.server.mcp import NamespaceScope, create_mcp_server  # noqa: E402
+from langchain_ripplemem.write.extraction.extractor import ExtractionResult, Window  # noqa: E402
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor  # noqa: E402
 
 from .conftest import BagOfWordsEmbeddings, make_conversation  # noqa: E402
 

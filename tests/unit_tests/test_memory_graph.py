@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 
 from langchain_ripplemem.config import ExpansionConfig, WriteConfig
+from langchain_ripplemem.edges.edge_cache import EdgeCache
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.memory_graph.cache import GraphCache
-from langchain_ripplemem.memory_graph.expansion import expand_channel, reachable
-from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.presets import PAPER_WRITE
+from langchain_ripplemem.recall.expansion import expand_channel, reachable
 from langchain_ripplemem.schemas import Edge, MemoryUnit, TimeInterval
-from langchain_ripplemem.storage.sqlite import WAL_CHECKPOINT_PAGES, SQLiteEdgeBackend, open_sqlite_graph
+from langchain_ripplemem.storage.sqlite import WAL_CHECKPOINT_PAGES, SQLiteEdgeBackend, open_sqlite_edges
+from langchain_ripplemem.write.linking.local_linking import link_rows
 
 from .conftest import make_unit
 
@@ -30,7 +30,7 @@ def unit_vec(*weights: float, dim: int = 8) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
-def neighbours(cache: GraphCache, ns: tuple[str, ...], uid: str) -> dict[str, dict[str, float]]:
+def neighbours(cache: EdgeCache, ns: tuple[str, ...], uid: str) -> dict[str, dict[str, float]]:
     graph = cache.graph(ns)
     return {n: dict(d["types"]) for n, d in graph.adj[uid].items()} if uid in graph else {}
 
@@ -41,19 +41,19 @@ def test_edge_backend_roundtrip_and_namespace_separation(tmp_path):
     store.add(("a",), [Edge(src="x", dst="y", type="semantic", weight=0.9),
                        Edge(src="y", dst="x", type="structural", weight=0.7)], linked=["x", "y"])
     store.add(("b",), [Edge(src="x", dst="z", type="semantic", weight=0.95)])
-    assert neighbours(GraphCache(store), ("a",), "x") == {"y": {"semantic": 0.9, "structural": 0.7}}
-    assert neighbours(GraphCache(store), ("b",), "x") == {"z": {"semantic": 0.95}}
+    assert neighbours(EdgeCache(store), ("a",), "x") == {"y": {"semantic": 0.9, "structural": 0.7}}
+    assert neighbours(EdgeCache(store), ("b",), "x") == {"z": {"semantic": 0.95}}
     store.close()
     reopened = SQLiteEdgeBackend(path)
-    assert GraphCache(reopened).count(("a",)) == {"semantic": 1, "structural": 1}
+    assert EdgeCache(reopened).count(("a",)) == {"semantic": 1, "structural": 1}
     assert reopened.linked_ids(("a",)) == {"x", "y"}
     assert reopened.with_edges(("a",), ["x", "y", "z", "x"]) == {"x", "y"}  # either end; not b's "z"
     assert reopened.with_edges(("b",), ["z", "y"]) == {"z"} and reopened.with_edges(("b",), []) == set()
     many = [f"id{i}" for i in range(1000)] + ["x"]  # past one statement's chunk of ids
     assert reopened.with_edges(("b",), many) == {"x"}
     assert reopened.remove_units(("a",), ["y"]) == 2
-    assert neighbours(GraphCache(reopened), ("a",), "x") == {}
-    assert GraphCache(reopened).count(("b",)) == {"semantic": 1, "structural": 0}  # untouched
+    assert neighbours(EdgeCache(reopened), ("a",), "x") == {}
+    assert EdgeCache(reopened).count(("b",)) == {"semantic": 1, "structural": 0}  # untouched
     assert reopened.namespaces() == [("a",), ("b",)]  # ("a",) keeps x's linked mark
     reopened.drop(("b",))
     assert reopened.namespaces() == [("a",)]
@@ -85,7 +85,7 @@ def test_an_edge_file_opens_while_another_process_is_writing_it(tmp_path):
 
 def test_the_edge_file_checkpoints_its_wal_at_the_bound_it_names(tmp_path):
     """Every connection to the file sets it (a per-connection setting, not stored in the file)."""
-    for opened in (SQLiteEdgeBackend(tmp_path / "g.sqlite3"), open_sqlite_graph(tmp_path / "g.sqlite3")[0]):
+    for opened in (SQLiteEdgeBackend(tmp_path / "g.sqlite3"), open_sqlite_edges(tmp_path / "g.sqlite3")[0]):
         assert opened._db.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == WAL_CHECKPOINT_PAGES
         assert opened._db.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         opened.close()
@@ -217,18 +217,18 @@ def test_a_graph_loaded_whole_equals_the_one_mirrored_edge_by_edge(tmp_path):
         rng.choice(names, 200), rng.choice(names, 200), rng.choice(["semantic", "structural"], 200),
         rng.random(200), strict=True) if a != b]
     store = SQLiteEdgeBackend(tmp_path / "g.sqlite3")
-    mirrored = GraphCache(store)
+    mirrored = EdgeCache(store)
     mirrored.graph(NS)  # loaded while empty, then kept in step edge by edge
     for edge in edges:
         store.add(NS, [edge])
         mirrored.add(NS, [edge])
     reopened = SQLiteEdgeBackend(tmp_path / "g.sqlite3")
-    loaded = GraphCache(reopened).graph(NS)  # a cold open: one pass over rows
+    loaded = EdgeCache(reopened).graph(NS)  # a cold open: one pass over rows
     reopened.close()
     expected = mirrored.graph(NS)
     as_dict = lambda g: {frozenset((a, b)): d["types"] for a, b, d in g.edges(data=True)}  # noqa: E731
     assert as_dict(loaded) == as_dict(expected) and len(as_dict(loaded)) > 50
     assert any(len(types) == 2 for types in as_dict(loaded).values())  # pairs with both types merge
-    assert GraphCache(store).count(NS) == mirrored.count(NS)
+    assert EdgeCache(store).count(NS) == mirrored.count(NS)
     assert sorted(store.edge_rows(NS)) == sorted((e.src, e.dst, e.type, e.weight) for e in store.edges(NS))
     store.close()

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from langchain_ripplemem.cli.rendering import format_recall
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.picture.html import render_recall_html
+from langchain_ripplemem.render.html_page import render_recall_html
+from langchain_ripplemem.render.plain_text import format_recall
 from langchain_ripplemem.schemas import Conversation, IngestReport
 
 from .conftest import BagOfWordsEmbeddings

@@ -8,7 +8,7 @@ import pytest
 from langgraph.store.base import PutOp
 
 import langchain_ripplemem
-from langchain_ripplemem import GraphStore, InvalidNamespaceError, RippleMemory, RippleMemStore
+from langchain_ripplemem import EdgeLogBackend, InvalidNamespaceError, RippleMemory, RippleMemStore
 from langchain_ripplemem.schemas import validate_namespace
 from langchain_ripplemem.storage.sqlite import SQLiteEdgeBackend, SQLiteNamespaceLog
 
@@ -54,18 +54,18 @@ def test_one_invalid_namespace_error_a_langgraph_one(bow):
 
 
 class _OneFileGraph(SQLiteEdgeBackend, SQLiteNamespaceLog):
-    """Edges and the namespace log in one object, as PostgresGraph holds them."""
+    """Edges and the namespace log in one object, as PostgresEdgeBackend holds them."""
 
 
 def test_graph_store_is_passed_once(bow, conversation):
     graph = _OneFileGraph(None)
-    assert isinstance(graph, GraphStore)
-    memory = RippleMemory(bow, graph_store=graph)
+    assert isinstance(graph, EdgeLogBackend)
+    memory = RippleMemory(bow, edge_backend=graph)
     try:
         memory.add_conversation(conversation, namespace=("u",))
         assert memory.edge_backend is graph and memory.namespace_log is graph
         assert graph.version(("u",)) > 0 and graph.edge_rows(("u",))
     finally:
         memory.close()
-    with pytest.raises(ValueError, match="graph_store or graph_path"):
-        RippleMemory(bow, graph_store=_OneFileGraph(None), graph_path="edges.sqlite3")
+    with pytest.raises(ValueError, match="edge_backend or edges_path"):
+        RippleMemory(bow, edge_backend=_OneFileGraph(None), edges_path="edges.sqlite3")

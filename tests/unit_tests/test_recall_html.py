@@ -16,8 +16,8 @@ from langchain_ripplemem.cli import main
 from langchain_ripplemem.cli.demo import NAMESPACE, load_sample, run_demo
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.picture.html import CHARS_PER_COLUMN, render_recall_html, write_recall_html
-from langchain_ripplemem.picture.layout import NODE_RADIUS, layout_recall
+from langchain_ripplemem.render.html_page import CHARS_PER_COLUMN, render_recall_html, write_recall_html
+from langchain_ripplemem.render.layout import NODE_RADIUS, layout_recall
 from langchain_ripplemem.schemas import (
     Hit,
     MemoryUnit,
@@ -137,7 +137,7 @@ def test_an_empty_recollection_still_renders():
 
 
 def test_the_data_model_does_not_import_the_renderer():
-    code = ("import sys, langchain_ripplemem.schemas as s; assert 'langchain_ripplemem.picture.html' not in "
+    code = ("import sys, langchain_ripplemem.schemas as s; assert 'langchain_ripplemem.render.html_page' not in "
             "sys.modules; assert not hasattr(s.RecallResult, 'to_html')")
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -4,11 +4,11 @@ import re
 
 import pytest
 
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.presets import PAPER
 from langchain_ripplemem.recall import NODE_NAMES, LLMController, build_recall_graph
 from langchain_ripplemem.recall.controller import ControllerInput
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 
 from .conftest import filled_memory
 from .fakes import ScriptedChatModel

@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 
 from langchain_ripplemem.config import ContextConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
+from langchain_ripplemem.index.sessions import neighbour_rows, speakers
 from langchain_ripplemem.recall import smoothing
-from langchain_ripplemem.recall.cues import reference_time
-from langchain_ripplemem.recall.smoothing import best_first, in_context, neighbour_rows, smooth, speakers
+from langchain_ripplemem.recall.query_cues import reference_time
+from langchain_ripplemem.recall.smoothing import best_first, in_context, smooth
 from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
 
 from .conftest import make_unit
@@ -131,9 +132,9 @@ def test_another_writers_logged_units_are_not_rechecked_against_every_linked_id(
     from .conftest import BagOfWordsEmbeddings
     from .test_crash_safety import many_turns
 
-    reader = RippleMemory(BagOfWordsEmbeddings(), client=None, graph_path=tmp_path / "g.sqlite3")
+    reader = RippleMemory(BagOfWordsEmbeddings(), client=None, edges_path=tmp_path / "g.sqlite3")
     writer = RippleMemory(BagOfWordsEmbeddings(), unit_backend=reader.unit_backend,
-                          graph_path=tmp_path / "g.sqlite3")
+                          edges_path=tmp_path / "g.sqlite3")
     writer.add_conversation(many_turns("first", 6), namespace=NS)
     reader.recall("what about turn 1?", namespace=NS)  # loads and checks the view once
     calls = []

@@ -7,19 +7,13 @@ import pytest
 
 from langchain_ripplemem.config import ContextConfig, LinkingConfig, RecallConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
+from langchain_ripplemem.index.sessions import neighbour_rows, speakers
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.memory_graph.scoring import structural_score
 from langchain_ripplemem.presets import PAPER, PAPER_WRITE
-from langchain_ripplemem.recall.cues import move_speakers
-from langchain_ripplemem.recall.smoothing import (
-    context_weights,
-    in_context,
-    neighbour_rows,
-    smooth,
-    speakers,
-    top_in_context,
-)
+from langchain_ripplemem.recall.query_cues import move_speakers
+from langchain_ripplemem.recall.smoothing import context_weights, in_context, smooth, top_in_context
 from langchain_ripplemem.schemas import ASSISTANT_SPEAKER, Conversation, MemoryUnit, QueryCues, TimeInterval
+from langchain_ripplemem.text.cue_scores import structural_score
 
 from .conftest import BagOfWordsEmbeddings, make_conversation, make_unit
 

@@ -10,16 +10,16 @@ import pytest
 
 from langchain_ripplemem.cli.demo import load_sample
 from langchain_ripplemem.config import ExpansionConfig
+from langchain_ripplemem.edges.adjacency import walk_graph, with_edges
+from langchain_ripplemem.edges.edge_cache import EdgeCache
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.memory_graph.adjacency import walk_graph, with_edges
-from langchain_ripplemem.memory_graph.cache import GraphCache
-from langchain_ripplemem.memory_graph.expansion import Unreachable, expand_channel, reachable
 from langchain_ripplemem.recall import walks as recall_walks
 from langchain_ripplemem.recall.controller import cue_values
+from langchain_ripplemem.recall.expansion import Unreachable, expand_channel, reachable
 from langchain_ripplemem.recall.walks import KeptWalks, shared_walks
 from langchain_ripplemem.schemas import Edge, MemoryUnit
-from langchain_ripplemem.storage.sqlite import open_sqlite_graph
+from langchain_ripplemem.storage.sqlite import open_sqlite_edges
 
 from .conftest import make_unit
 
@@ -42,8 +42,8 @@ def chain():
     """Six memories: a-b-c-d semantic chain, a-e structural, b-f semantic; a walk graph over them."""
     units = make_units(6)
     a, b, c, d, e, f = (u.id for u in units)
-    backend, _ = open_sqlite_graph(None)
-    cache = GraphCache(backend)
+    backend, _ = open_sqlite_edges(None)
+    cache = EdgeCache(backend)
     edges = [Edge(src=a, dst=b, type="semantic", weight=0.9), Edge(src=b, dst=c, type="semantic", weight=0.8),
              Edge(src=c, dst=d, type="semantic", weight=0.7), Edge(src=a, dst=e, type="structural", weight=0.6),
              Edge(src=b, dst=f, type="semantic", weight=0.5)]
@@ -103,7 +103,7 @@ def test_walks_are_kept_only_for_a_graph_that_says_when_it_changes(chain):
 
 
 def test_kept_steps_stop_growing_at_their_limit():
-    from langchain_ripplemem.memory_graph.expansion import Steps
+    from langchain_ripplemem.recall.expansion import Steps
 
     steps = Steps(limit=5)
     steps.keep("a", [("b", 0.9), ("c", 0.5)])
@@ -150,7 +150,7 @@ def test_which_memories_have_edges_is_asked_without_reading_edges_and_kept_until
     units, backend, _ = chain
     a, b, *_ = (u.id for u in units)
     counting = CountingBackend(backend)
-    cache = GraphCache(counting)
+    cache = EdgeCache(counting)
     graph = cache.walkable(NS)
     _ = graph.adj[a]  # read: known without asking
     assert with_edges(graph, [a, b, "loner"]) == {a, b}
@@ -195,7 +195,7 @@ def test_an_answer_asked_while_a_write_landed_is_not_kept(chain):
 def test_a_batched_read_gives_each_node_what_reading_it_alone_gives():
     rng = np.random.default_rng(7)
     ids = [f"u{i:02d}" for i in range(30)]
-    backend, _ = open_sqlite_graph(None)
+    backend, _ = open_sqlite_edges(None)
     pairs = {tuple(sorted(rng.choice(30, 2, replace=False))) for _ in range(120)}
     backend.add(NS, [Edge(src=ids[i], dst=ids[j], type=("semantic", "structural")[int(rng.integers(2))],
                           weight=round(float(rng.random()), 3)) for i, j in pairs])

@@ -6,9 +6,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from langchain_ripplemem.extraction.relative_time import concurrent_times, relative_times, shift
-from langchain_ripplemem.extraction.timeparse import ground_time
 from langchain_ripplemem.schemas import TimeInterval
+from langchain_ripplemem.text.time.relative_time import concurrent_times, relative_times, shift
+from langchain_ripplemem.text.time.timeparse import ground_time
 
 THURSDAY = TimeInterval.point(datetime(2026, 4, 2, 10, tzinfo=timezone.utc))
 

@@ -4,8 +4,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from langchain_ripplemem.config import LinkingConfig, WriteConfig
-from langchain_ripplemem.memory_graph.scoring import jaccard, structural_score, time_similarity
 from langchain_ripplemem.schemas import ExpansionTarget, TimeInterval
+from langchain_ripplemem.text.cue_scores import jaccard, structural_score, time_similarity
 
 T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
 

@@ -21,9 +21,9 @@ import pytest
 from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.extraction.base import ExtractionResult, Window
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, Provenance
+from langchain_ripplemem.write.extraction.extractor import ExtractionResult, Window
 
 pytestmark = pytest.mark.slow
 

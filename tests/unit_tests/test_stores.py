@@ -13,10 +13,10 @@ from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp,
 
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.errors import ExtractionError
-from langchain_ripplemem.extraction.base import ExtractionResult
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.stores import RippleMemStore, item_text
+from langchain_ripplemem.write.extraction.extractor import ExtractionResult
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
 

@@ -12,8 +12,8 @@ from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
 from langchain_ripplemem.retrievers import RippleMemRetriever
 from langchain_ripplemem.schemas import Conversation
-from langchain_ripplemem.supersession.rules import Fact, facts
 from langchain_ripplemem.tools import create_recall_tool
+from langchain_ripplemem.write.supersession.statement_rules import Fact, facts
 
 from .conftest import make_conversation, make_unit, reopened_in_new_process
 from .test_lifecycle import MAYA, seen_ids, snapshot, unit_id

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langchain_ripplemem.extraction.timeparse import day_interval, ground_time, parse_timestamp
+from langchain_ripplemem.text.time.timeparse import day_interval, ground_time, parse_timestamp
 
 # Monday 8 May 2023, 13:56 UTC (the first LoCoMo session's timestamp).
 REF = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
@@ -319,9 +319,9 @@ def test_the_clause_of_a_present_plan_points_ahead_and_a_past_one_back(past, pla
 
 
 def test_rule_units_date_plans_in_the_coming_month() -> None:
-    from langchain_ripplemem.extraction.base import Window
-    from langchain_ripplemem.extraction.rules import RuleBasedExtractor
     from langchain_ripplemem.schemas import Session, Turn
+    from langchain_ripplemem.write.extraction.extractor import Window
+    from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 
     texts = ["I am moving to Berlin in April.", "My wedding is in March.",
              "I will fly to Rome in April.", "I moved to Lisbon in April."]

@@ -66,7 +66,7 @@ async def test_the_same_statement_remembered_again_the_same_day_is_one_memory(me
 def test_a_statement_said_again_on_a_later_day_is_new_evidence():
     from datetime import datetime, timezone
 
-    from langchain_ripplemem.adapters import single_turn_conversation
+    from langchain_ripplemem.conversations.messages import single_turn_conversation
 
     def note(day: int, hour: int, text: str = "I live in Paris.") -> str:
         return single_turn_conversation(text, speaker="user", time=datetime(2024, 5, day, hour, tzinfo=timezone.utc)).id

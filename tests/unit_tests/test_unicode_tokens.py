@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from langchain_ripplemem.index.cache_bounds import clear_text_caches
-from langchain_ripplemem.index.language import detect_language, stem_as
-from langchain_ripplemem.index.lexical import content_words, lexical_tokens, words
+from langchain_ripplemem.cache_bounds import clear_text_caches
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.recall.cues import move_speakers
+from langchain_ripplemem.recall.query_cues import move_speakers
 from langchain_ripplemem.schemas import Conversation, QueryCues
+from langchain_ripplemem.text.language import detect_language, stem_as
+from langchain_ripplemem.text.lexical import content_words, lexical_tokens, words
 
 HERE = Path(__file__).parent
 ENGLISH = HERE / "fixtures" / "english_tokens.json"
@@ -43,9 +43,7 @@ def test_nfkc_folds_full_width_letters_and_ligatures():
 
 
 def test_german_text_is_stemmed_as_german():
-    from langchain_ripplemem.index.language import (
-        detect_language,  # new in issue 36.2: the other tests fail on their own
-    )
+    from langchain_ripplemem.text.language import detect_language
 
     text = "Jürgen hat drei Kühe auf der Alm, und die Kühe geben viel Milch."
     assert detect_language(text) == "german"

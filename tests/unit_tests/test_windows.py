@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langchain_ripplemem.extraction.windows import make_windows, split_text
 from langchain_ripplemem.schemas import Conversation
+from langchain_ripplemem.write.extraction.windows import make_windows, split_text
 
 from .test_extraction import S1_TIME, conv_of
 

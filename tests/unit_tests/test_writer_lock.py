@@ -12,10 +12,10 @@ import threading
 
 import pytest
 
-from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.schemas import namespace_key
 from langchain_ripplemem.storage.locks import WRITERS_SUFFIX, WriterLockTimeoutError, namespace_writer, writer_lock_path
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 
 from .conftest import BagOfWordsEmbeddings, WriteMeanwhile, make_conversation
 from .test_concurrency import _expect, _finish, _spawn

@@ -1,0 +1,1 @@
+"""The typed edges between memories: the edge cache of each namespace, its adjacency read hop by hop, calibration."""

@@ -1,1 +1,0 @@
-"""A picture of one recollection: its layout and the self-contained HTML page."""

@@ -1,0 +1,1 @@
+"""Time in text: grounding time phrases to intervals, their tense, calendar intervals, relative times."""
