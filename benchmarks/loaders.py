@@ -76,7 +76,7 @@ class BenchQuestion:
         answerable: False for LoCoMo adversarial and LongMemEval abstention.
         question_date: when the question is asked, if the dataset says.
         asker: the speaker who asks, if the dataset says (LongMemEval: ``"user"``):
-            the question's "I" and "my" are that speaker (``RippleMemory.recall(asker=...)``).
+            the question's "I" and "my" are that speaker (``RippleMem.recall(asker=...)``).
         extra: dataset fields kept for reference (e.g. ``adversarial_answer``).
 
     """

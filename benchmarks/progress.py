@@ -3,7 +3,7 @@
 On LongMemEval one haystack is ~500 long turns and takes minutes to embed, so a
 bar over conversations stands still for minutes. :class:`RunProgress` counts
 the turns of the conversations left to run; while a memory is built it moves
-with the embedding (``on_embedded``, the hook of ``RippleMemory.add_conversation``),
+with the embedding (``on_embedded``, the hook of ``RippleMem.add_conversation``),
 so tqdm's rate is in turns per second and its ETA covers the whole run.
 
 Example:

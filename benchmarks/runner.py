@@ -66,7 +66,7 @@ WARMUP_QUERY = "What have we talked about lately?"
 
 @dataclass
 class FreshMemories:
-    """A factory of fresh in-memory ``RippleMemory`` objects with the paper's preset for the dataset.
+    """A factory of fresh in-memory ``RippleMem`` objects with the paper's preset for the dataset.
 
     The runner owns what it makes: it deletes each conversation's namespace once
     scored. ``extractor`` (e.g. LoCoMo's observations) and ``embeddings`` (e.g. a
@@ -79,8 +79,8 @@ class FreshMemories:
     embeddings: Any = None
 
     def __call__(self) -> Any:
-        """A new, empty in-memory ``RippleMemory``."""
-        from langchain_ripplemem.memory import RippleMemory
+        """A new, empty in-memory ``RippleMem``."""
+        from langchain_ripplemem.memory import RippleMem
 
         if self.embeddings is None:
             from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
@@ -91,12 +91,12 @@ class FreshMemories:
         # every system reads (cue edges: docs/architecture.md).
         write_config, recall_config = preset(PAPER_PRESETS[self.dataset])
         write_config = write_config.replace(linking={"structural_edges": WriteConfig().linking.structural_edges})
-        return RippleMemory(self.embeddings, write_config=write_config, recall_config=recall_config,
-                            extractor=self.extractor)
+        return RippleMem(self.embeddings, write_config=write_config, recall_config=recall_config,
+                         extractor=self.extractor)
 
 
 def default_memory_factory(dataset: str) -> MemoryFactory:
-    """A factory of fresh in-memory ``RippleMemory`` objects with the paper's preset for the dataset.
+    """A factory of fresh in-memory ``RippleMem`` objects with the paper's preset for the dataset.
 
     The memory's own ``recall_config`` is the paper's (the ``ripplemem_paper`` row);
     the ``ripplemem`` row and its ablations run the recommended ``RecallConfig()``.
@@ -133,7 +133,7 @@ def run_benchmark(
         systems: system names (see :data:`SYSTEM_NAMES`).
         ks: cut-offs to score; retrieval runs once at ``max(ks)``.
         memory_factory: no-argument callable returning a fresh memory; called
-            once per conversation. Default: ``RippleMemory`` with the preset
+            once per conversation. Default: ``RippleMem`` with the preset
             (:class:`FreshMemories`, whose namespaces the runner deletes when done).
         progress: show a tqdm bar over the turns (it moves while a memory is built).
         limit: score at most this many questions per conversation (quick runs).
@@ -257,7 +257,7 @@ def _score_conversation(bench_conv: BenchConversation, memory: Any, built: dict[
     namespace, kmax = (bench_conv.id,), max(scoring.ks)
     bar.start(bench_conv.id, "ingest")
     start = time.perf_counter()
-    # RippleMemory takes the progress hook; a caller's stand-in memory may not.
+    # RippleMem takes the progress hook; a caller's stand-in memory may not.
     takes_hook = "on_embedded" in inspect.signature(memory.add_conversation).parameters
     hook = {"on_embedded": bar.on_embedded} if takes_hook else {}
     report = memory.add_conversation(bench_conv.conversation, namespace=namespace, **hook)

@@ -264,7 +264,7 @@ class SessionDocumentSystem:
         if not units:
             return Retrieved(units=[])
         sessions, matrix = self._session_vectors(namespace, units)
-        query = np.asarray(self.memory.embed_query(question), dtype=np.float32)
+        query = np.asarray(self.memory.reader.embed_query(question), dtype=np.float32)
         ranked = [sessions[i] for i in np.argsort(-(matrix @ query), kind="stable")[:k]]
         best: dict[str, MemoryUnit] = {}
         for unit, _ in self.memory.search(question, namespace=namespace, k=len(units)):
@@ -345,7 +345,7 @@ def make_system(name: str, memory: Any, recall_config: RecallConfig | None = Non
 
     Args:
         name: one of :data:`SYSTEM_NAMES`.
-        memory: a ``RippleMemory`` (or anything with the same methods).
+        memory: a ``RippleMem`` (or anything with the same methods).
         recall_config: base config for the recall systems; defaults to the
             memory's ``recall_config`` attribute, else ``RecallConfig()``.
 
@@ -431,7 +431,7 @@ def _recall(name: str, memory: Any, recall_config: RecallConfig | None) -> Recal
 
 
 def _search(memory: Any, view: str, namespace: Namespace, query: str, k: int) -> list[Any]:
-    """``(unit id, score)`` of the memory's plain top-k in one view (``RippleMemory.search``)."""
+    """``(unit id, score)`` of the memory's plain top-k in one view (``RippleMem.search``)."""
     return [(unit.id, score) for unit, score in memory.search(query, namespace=namespace, k=k, view=view)]
 
 

@@ -3,7 +3,7 @@
 Run: python cookbook/01_retriever_rag_chain.py   (offline, a few seconds)
 
 What it shows:
-* writing a short multi-session chat into RippleMemory (real MiniLM embeddings, offline);
+* writing a short multi-session chat into RippleMem (real MiniLM embeddings, offline);
 * ``memory.as_retriever(...)`` as an ordinary LangChain retriever that recollects: the
   allergy (S1:1) does not look like a dinner question, so plain top-4 search misses it;
   the retriever reaches it through the memory graph, from the dinner plan (S4:1) to the
@@ -28,7 +28,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-from langchain_ripplemem import RecallConfig, RippleMemory
+from langchain_ripplemem import RecallConfig, RippleMem
 
 NAMESPACE = ("users", "maya")
 CHAT = {"id": "maya-and-sam", "sessions": [
@@ -54,20 +54,20 @@ K = 4
 TIGHT = RecallConfig(views={"semantic_k": 2, "lexical_k": 1, "cue_k": 1})
 
 
-def build_memory() -> RippleMemory:
-    """The chat above in a fresh in-memory RippleMemory."""
-    memory = RippleMemory()  # offline defaults: MiniLM ONNX, embedded Chroma, rule-based extraction
+def build_memory() -> RippleMem:
+    """The chat above in a fresh in-memory RippleMem."""
+    memory = RippleMem()  # offline defaults: MiniLM ONNX, embedded Chroma, rule-based extraction
     report = memory.add_conversation(CHAT, namespace=NAMESPACE)
     print("ingest:", report.summary())
     return memory
 
 
-def turn_of(memory: RippleMemory) -> dict[str, str]:
+def turn_of(memory: RippleMem) -> dict[str, str]:
     """Unit id -> the turn it came from ("S1:1"), to print paths through the graph readably."""
     return {unit.id: ",".join(unit.source.turn_ids) for unit in memory.list_units(NAMESPACE)}
 
 
-def plain_top_k(memory: RippleMemory, k: int = K) -> list[str]:
+def plain_top_k(memory: RippleMem, k: int = K) -> list[str]:
     """The turns of the ``k`` memories closest to the question: dense search, no recollection."""
     return [",".join(unit.source.turn_ids) for unit, _ in memory.search(QUESTION, namespace=NAMESPACE, k=k)]
 

@@ -14,7 +14,7 @@ the compiled recall graph is added as a node as is)::
 
 Its internal keys (cues, evidence, plan, ...) stay inside the subgraph. If your
 parent state cannot use these names, call the recall graph from a node instead:
-``build_recall_graph(memory).invoke({"query": q}, context=RecallContext(...))``
+``build_recall_graph(memory.reader).invoke({"query": q}, context=RecallContext(...))``
 and copy ``["result"]`` where you want it.
 
 Flow: to_query -> recall (subgraph) -> agent <-> tools (remember) -> end.
@@ -32,7 +32,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from langchain_ripplemem import RecallContext, RecallResult, RippleMemory, build_recall_graph
+from langchain_ripplemem import RecallResult, RippleMem, build_recall_graph
+from langchain_ripplemem.recall import RecallContext
 from langchain_ripplemem.tools import create_remember_tool
 
 NAMESPACE = ("memories", "maya")
@@ -57,7 +58,7 @@ class StandInChatModel(GenericFakeChatModel):
         return self
 
 
-def build_agent(memory: RippleMemory, llm: Any) -> Any:
+def build_agent(memory: RippleMem, llm: Any) -> Any:
     remember = create_remember_tool(memory, namespace=("memories", "{user_id}"))
     model = llm.bind_tools([remember])
 
@@ -72,7 +73,7 @@ def build_agent(memory: RippleMemory, llm: Any) -> Any:
 
     builder = StateGraph(AgentState, context_schema=RecallContext)
     builder.add_node("to_query", to_query)
-    builder.add_node("recall", build_recall_graph(memory))  # the compiled recall graph, as a node
+    builder.add_node("recall", build_recall_graph(memory.reader))  # the compiled recall graph, as a node
     builder.add_node("agent", agent)
     builder.add_node("tools", ToolNode([remember]))
     builder.add_edge(START, "to_query")
@@ -84,7 +85,7 @@ def build_agent(memory: RippleMemory, llm: Any) -> Any:
 
 
 def main() -> None:
-    memory = RippleMemory()
+    memory = RippleMem()
     memory.add_conversation(HISTORY, namespace=NAMESPACE)
     llm = StandInChatModel(messages=iter([
         AIMessage("", tool_calls=[{"name": "remember", "id": "call-1",

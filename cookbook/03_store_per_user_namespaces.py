@@ -21,7 +21,7 @@ from typing import Any
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.runtime import Runtime
 
-from langchain_ripplemem import RippleMemory
+from langchain_ripplemem import RippleMem
 from langchain_ripplemem.stores import RippleMemStore
 
 
@@ -48,7 +48,7 @@ def build_graph(store: RippleMemStore) -> Any:
 
 
 def main() -> None:
-    store = RippleMemStore(RippleMemory())
+    store = RippleMemStore(RippleMem())
     maya, sam = ("users", "maya"), ("users", "sam")
     store.put(maya, "allergy", {"text": "I'm allergic to shellfish.", "speaker": "Maya", "kind": "health"})
     store.put(maya, "pet", {"text": "My cat Biscuit hates going to the vet.", "speaker": "Maya", "kind": "pets"})

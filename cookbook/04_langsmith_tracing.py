@@ -30,7 +30,8 @@ from typing import Any
 
 from langchain_core.tracers.context import collect_runs
 
-from langchain_ripplemem import PAPER_WRITE, RecallConfig, RippleMemory
+from langchain_ripplemem import RecallConfig, RippleMem
+from langchain_ripplemem.presets import PAPER_WRITE
 
 NAMESPACE = ("users", "maya")
 CHAT = {"id": "maya-and-sam", "sessions": [
@@ -73,7 +74,7 @@ def main() -> None:
     tracing = os.environ.get("LANGSMITH_TRACING", "").lower() == "true" and os.environ.get("LANGSMITH_API_KEY")
     print("LangSmith tracing:", "on (runs also go to LangSmith)" if tracing else "off (local collector only)")
     # A four-turn chat is too small for rare-cue edges: the paper's structural edges here.
-    memory = RippleMemory(write_config=PAPER_WRITE)
+    memory = RippleMem(write_config=PAPER_WRITE)
     memory.add_conversation(CHAT, namespace=NAMESPACE)
     # A small first hop, so one expansion round runs.
     tight = RecallConfig(views={"semantic_k": 2, "lexical_k": 1, "cue_k": 1})

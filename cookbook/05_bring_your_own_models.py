@@ -5,12 +5,12 @@ Run: python cookbook/05_bring_your_own_models.py   (offline, a few seconds)
 Real setups (not run here; each needs its provider package and, for hosted ones, a key)::
 
     # LLM steps (extraction, query cues, recall controller, grounded answer):
-    memory = RippleMemory(llm="openai:gpt-4.1-mini")            # resolved with init_chat_model
-    memory = RippleMemory(llm="anthropic:claude-sonnet-4-5")    # pip install langchain langchain-anthropic
+    memory = RippleMem(llm="openai:gpt-4.1-mini")            # resolved with init_chat_model
+    memory = RippleMem(llm="anthropic:claude-sonnet-4-5")    # pip install langchain langchain-anthropic
     from langchain_ollama import ChatOllama                     # local: pip install langchain-ollama
-    memory = RippleMemory(llm=ChatOllama(model="llama3.1", temperature=0))
+    memory = RippleMem(llm=ChatOllama(model="llama3.1", temperature=0))
     from langchain_openai import ChatOpenAI                     # any OpenAI-compatible server: llama.cpp, vLLM
-    memory = RippleMemory(llm=ChatOpenAI(base_url="http://127.0.0.1:8080/v1", api_key="x", model="local",
+    memory = RippleMem(llm=ChatOpenAI(base_url="http://127.0.0.1:8080/v1", api_key="x", model="local",
                                          temperature=0))
     # A server that refuses json_schema (llama-cpp-python answers it with HTTP 500) is asked once by
     # function_calling, then json_mode, and the method that worked is remembered for that model; at such a
@@ -18,9 +18,9 @@ Real setups (not run here; each needs its provider package and, for hosted ones,
 
     # Embeddings (default: the bundled MiniLM ONNX model, offline):
     from langchain_openai import OpenAIEmbeddings
-    memory = RippleMemory(embeddings=OpenAIEmbeddings(model="text-embedding-3-small"))
+    memory = RippleMem(embeddings=OpenAIEmbeddings(model="text-embedding-3-small"))
     from langchain_ollama import OllamaEmbeddings
-    memory = RippleMemory(embeddings=OllamaEmbeddings(model="nomic-embed-text"))
+    memory = RippleMem(embeddings=OllamaEmbeddings(model="nomic-embed-text"))
 
 Offline, this script uses two small stand-ins so it runs anywhere: a chat model that
 answers RippleMem's structured-output requests by reading its own prompts (a real
@@ -43,7 +43,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from langchain_ripplemem import RippleMemory, WriteConfig
+from langchain_ripplemem import RippleMem, WriteConfig
 
 NAMESPACE = ("users", "maya")
 CHAT = {"id": "maya-and-sam", "sessions": [
@@ -125,7 +125,7 @@ class StandInChatModel(BaseChatModel):
 
 
 def main() -> None:
-    memory = RippleMemory(
+    memory = RippleMem(
         embeddings=TrigramEmbeddings(),
         llm=StandInChatModel(),  # or "openai:gpt-4.1-mini", or ChatOllama(model="llama3.1", temperature=0)
         write_config=WriteConfig(linking={"semantic_threshold": 0.6}),  # calibrated for this encoder

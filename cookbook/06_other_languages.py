@@ -8,7 +8,7 @@ multilingual LangChain ``Embeddings``; for example (not run here: it downloads t
 
     # pip install langchain-huggingface sentence-transformers
     from langchain_huggingface import HuggingFaceEmbeddings
-    memory = RippleMemory(embeddings=HuggingFaceEmbeddings(
+    memory = RippleMem(embeddings=HuggingFaceEmbeddings(
         model_name="sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"))
 
 A store keeps the model it was built with: open it again with the same one.
@@ -28,7 +28,7 @@ import hashlib
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_ripplemem import RippleMemory
+from langchain_ripplemem import RippleMem
 from langchain_ripplemem.text.lexical import lexical_tokens
 
 NAMESPACE = ("users", "zoe")
@@ -64,7 +64,7 @@ class MultilingualStandIn(Embeddings):
 
 
 def main() -> None:
-    memory = RippleMemory(embeddings=MultilingualStandIn())
+    memory = RippleMem(embeddings=MultilingualStandIn())
     memory.add_conversation(CHAT, namespace=NAMESPACE)
     print("tokens of 'Wie viele Kühen hat Jürgen?':", lexical_tokens("Wie viele Kühen hat Jürgen?"))
     print("tokens of '张伟搬到哪里去了？':", lexical_tokens("张伟搬到哪里去了？"))

@@ -9,7 +9,7 @@ The memory lives in ``$RIPPLEMEM_PERSIST`` (default ``./.ripplemem``) and is
 created on the first run, not at import: loading this module needs no model and
 no API key. Recollection here is the offline default (rule-based cues, heuristic
 controller); for an LLM controller build your own graph with
-``build_recall_graph(memory, llm="provider:model")``.
+``build_recall_graph(memory.reader, llm="provider:model")``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,14 @@
 """langchain-ripplemem: long-term memory for LangChain and LangGraph agents that recollects.
 
+The public face is :data:`__all__`: the LangChain-shaped pieces first (the memory, its retriever,
+its LangGraph store, the encoder, the agent tools, the recall graph), then settings, the data
+model, reading conversations, the recall picture and the errors to catch. Storage backends and
+protocols come from :mod:`langchain_ripplemem.storage`, presets from
+:mod:`langchain_ripplemem.presets`, every other name from its module.
+
 Example:
-    >>> from langchain_ripplemem import RippleMemory
-    >>> memory = RippleMemory()  # embedded, in memory, offline
+    >>> from langchain_ripplemem import RippleMem
+    >>> memory = RippleMem()  # embedded, in memory, offline
     >>> report = memory.add_conversation({"id": "c1", "sessions": [
     ...     {"id": "S1", "time": "2026-03-02T19:00:00+00:00", "turns": [
     ...         {"id": "S1:1", "speaker": "Maya", "text": "I'm allergic to shellfish."},
@@ -19,66 +25,29 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from langchain_ripplemem.cache_bounds import CacheBounds
 from langchain_ripplemem.config import RecallConfig, WriteConfig
-from langchain_ripplemem.errors import (
-    DuplicateSessionWarning,
-    EmbeddingModelMismatchError,
-    ExtractionError,
-    FailedWindowsWarning,
-    InvalidConversationError,
-    InvalidNamespaceError,
-    MemoryClosedError,
-    ModelConfigurationError,
-    RippleMemError,
-)
-from langchain_ripplemem.presets import (
-    LONG_HISTORY,
-    PAPER,
-    PAPER_LONG_HISTORY,
-    PAPER_LONG_HISTORY_WRITE,
-    PAPER_WRITE,
-    PRESETS,
-    preset,
-)
+from langchain_ripplemem.errors import InvalidConversationError, RippleMemError
+from langchain_ripplemem.presets import preset
 from langchain_ripplemem.schemas import (
     Conversation,
-    Edge,
     IngestReport,
     MemoryUnit,
-    NamespaceStats,
-    Provenance,
     RecalledMemory,
     RecallResult,
     Session,
-    TimeInterval,
     Turn,
 )
-from langchain_ripplemem.storage.protocols import EdgeLogBackend, UnitBackend
 
 __version__ = "0.1.0"
 
-# Heavier components load on first access, so `import langchain_ripplemem` stays cheap
-# (and the optional mcp SDK is imported only by create_mcp_server's module).
+# Heavier components load on first access, so `import langchain_ripplemem` stays cheap.
 _LAZY = {
-    "ChromaUnitBackend": "langchain_ripplemem.storage.chroma",
-    "LLMExtractor": "langchain_ripplemem.write.extraction.llm_extractor",
     "MiniLMOnnxEmbeddings": "langchain_ripplemem.embeddings",
-    "PostgresEdgeBackend": "langchain_ripplemem.storage.postgres",
-    "RecallContext": "langchain_ripplemem.recall.state",
     "RippleMemRetriever": "langchain_ripplemem.retrievers",
     "RippleMemStore": "langchain_ripplemem.stores",
-    "RippleMemory": "langchain_ripplemem.memory",
-    "RuleBasedExtractor": "langchain_ripplemem.write.extraction.rule_extractor",
-    "SQLiteEdgeBackend": "langchain_ripplemem.storage.sqlite",
-    "SQLiteNamespaceLog": "langchain_ripplemem.storage.sqlite",
-    "StoreLockedError": "langchain_ripplemem.storage.locks",
-    "WriterLockTimeoutError": "langchain_ripplemem.storage.locks",
+    "RippleMem": "langchain_ripplemem.memory",
     "build_recall_graph": "langchain_ripplemem.recall.graph",
-    "checkpoint_serde": "langchain_ripplemem.recall.checkpointing",
-    "conversation_from_messages": "langchain_ripplemem.conversations.messages",
     "create_correct_tool": "langchain_ripplemem.tools",
-    "create_mcp_server": "langchain_ripplemem.server.mcp",
     "create_recall_tool": "langchain_ripplemem.tools",
     "create_remember_tool": "langchain_ripplemem.tools",
     "load_conversations": "langchain_ripplemem.conversations.files",
@@ -95,61 +64,35 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-# Sorted (tests/unit_tests/test_public_api.py): what a user passes to, or gets from, the package.
+# At most 25 names (tests/unit_tests/test_public_api.py), the LangChain-shaped ones first; room is left
+# for the chat-export readers to come.
 __all__ = [
-    "CacheBounds",
-    "ChromaUnitBackend",
-    "Conversation",
-    "DuplicateSessionWarning",
-    "Edge",
-    "EdgeLogBackend",
-    "EmbeddingModelMismatchError",
-    "ExtractionError",
-    "FailedWindowsWarning",
-    "IngestReport",
-    "InvalidConversationError",
-    "InvalidNamespaceError",
-    "LLMExtractor",
-    "LONG_HISTORY",
-    "MemoryClosedError",
-    "MemoryUnit",
-    "MiniLMOnnxEmbeddings",
-    "ModelConfigurationError",
-    "NamespaceStats",
-    "PAPER",
-    "PAPER_LONG_HISTORY",
-    "PAPER_LONG_HISTORY_WRITE",
-    "PAPER_WRITE",
-    "PRESETS",
-    "PostgresEdgeBackend",
-    "Provenance",
-    "RecallConfig",
-    "RecallContext",
-    "RecallResult",
-    "RecalledMemory",
-    "RippleMemError",
+    # LangChain and LangGraph shaped
+    "RippleMem",
     "RippleMemRetriever",
     "RippleMemStore",
-    "RippleMemory",
-    "RuleBasedExtractor",
-    "SQLiteEdgeBackend",
-    "SQLiteNamespaceLog",
-    "Session",
-    "StoreLockedError",
-    "TimeInterval",
-    "Turn",
-    "UnitBackend",
-    "WriteConfig",
-    "WriterLockTimeoutError",
-    "__version__",
-    "build_recall_graph",
-    "checkpoint_serde",
-    "conversation_from_messages",
-    "create_correct_tool",
-    "create_mcp_server",
+    "MiniLMOnnxEmbeddings",
     "create_recall_tool",
     "create_remember_tool",
-    "load_conversations",
+    "create_correct_tool",
+    "build_recall_graph",
+    # settings
+    "RecallConfig",
+    "WriteConfig",
     "preset",
+    # the data model
+    "Conversation",
+    "Session",
+    "Turn",
+    "MemoryUnit",
+    "RecalledMemory",
+    "RecallResult",
+    "IngestReport",
+    # conversations in, pictures out
+    "load_conversations",
     "render_recall_html",
+    # errors
+    "RippleMemError",
+    "InvalidConversationError",
+    "__version__",
 ]

@@ -1,10 +1,10 @@
 """Bounds on the per-namespace state one memory object keeps in memory, least recently used out first.
 
-A memory object caches, per namespace it has served, a unit view (matrix, BM25
+A memory object caches, per namespace it has served, a namespace index (matrix, BM25
 and cue indexes, the units) and a NetworkX graph. With many users that grows
 without end, so both caches hold at most :attr:`CacheBounds.max_namespaces`
 namespaces and :attr:`CacheBounds.max_bytes` of resident memory, estimated
-from what each holds (half for views, half for graphs: a view and a graph of
+from what each holds (half for indexes, half for edges: an index and the edges of
 the same namespace weigh about the same, ~5 KB per memory each with 384-d
 vectors and ~7 edges per memory). Past a bound the least recently used
 namespace leaves; its next use loads it again from storage. The namespace in
@@ -32,26 +32,26 @@ from typing import Generic, TypeVar
 from langchain_ripplemem._runtime import heap, text_caches
 
 __all__ = [
-    "GRAPH_BYTES_FIXED", "GRAPH_BYTES_PER_EDGE", "GRAPH_BYTES_PER_NODE", "RESIDENT_PER_BYTE", "VIEW_BYTES_FIXED",
-    "VIEW_BYTES_PER_CHAR", "VIEW_BYTES_PER_UNIT", "WALK_BYTES_PER_EDGE", "WALK_BYTES_PER_NODE", "CacheBounds",
+    "EDGES_BYTES_FIXED", "EDGES_BYTES_PER_EDGE", "EDGES_BYTES_PER_NODE", "RESIDENT_PER_BYTE", "INDEX_BYTES_FIXED",
+    "INDEX_BYTES_PER_CHAR", "INDEX_BYTES_PER_UNIT", "WALK_BYTES_PER_EDGE", "WALK_BYTES_PER_NODE", "CacheBounds",
     "LRUCache", "clear_text_caches",
 ]
 
 V = TypeVar("V")
 _GIB = 1024**3
 # What a cached namespace holds, measured with tracemalloc as the bytes freed when it leaves
-# (tests/unit_tests/test_cache_bounds.py checks the estimates against that on real views and
-# graphs). A view: the vector matrix exactly, plus per memory its unit object, id, cue and
+# (tests/unit_tests/test_cache_bounds.py checks the estimates against that on real indexes and
+# edges). An index: the vector matrix exactly, plus per memory its unit object, id, cue and
 # BM25 postings and context caches (a base amount and an amount per character of its text),
-# plus what an empty view holds. A graph: per node and per edge (NetworkX's adjacency dicts
+# plus what an empty index holds. The edges: per node and per edge (NetworkX's adjacency dicts
 # and the edge's types mapping), the edges counted as they are added.
-VIEW_BYTES_FIXED = 30_000
-VIEW_BYTES_PER_UNIT = 3_800
-VIEW_BYTES_PER_CHAR = 2
-GRAPH_BYTES_FIXED = 2_000
-GRAPH_BYTES_PER_NODE = 220
-GRAPH_BYTES_PER_EDGE = 610
-# The graph recall walks (edges/adjacency.py) holds each node's edges as one flat tuple:
+INDEX_BYTES_FIXED = 30_000
+INDEX_BYTES_PER_UNIT = 3_800
+INDEX_BYTES_PER_CHAR = 2
+EDGES_BYTES_FIXED = 2_000
+EDGES_BYTES_PER_NODE = 220
+EDGES_BYTES_PER_EDGE = 610
+# The edges recall walks (edges/adjacency.py) hold each node's edges as one flat tuple:
 # per node read, its slot; per edge entry (an edge is held by each end read), the neighbour's id,
 # the weight and three tuple slots.
 WALK_BYTES_PER_NODE = 40
@@ -68,8 +68,8 @@ class CacheBounds:
     """How many namespaces, and how many bytes (estimated), a memory object keeps cached.
 
     Args:
-        max_namespaces: namespaces whose view (and graph) stay loaded.
-        max_bytes: estimated bytes of the loaded views and graphs together.
+        max_namespaces: namespaces whose index (and edges) stay loaded.
+        max_bytes: estimated bytes of the loaded indexes and edges together.
 
     Raises:
         ValueError: naming ``max_namespaces`` or ``max_bytes`` when below 1.
@@ -86,18 +86,18 @@ class CacheBounds:
 
     @property
     def estimated_bytes(self) -> int:
-        """The estimated bytes of views and graphs that take :attr:`max_bytes` of resident memory."""
+        """The estimated bytes of indexes and edges that take :attr:`max_bytes` of resident memory."""
         return int(self.max_bytes / RESIDENT_PER_BYTE)
 
     @property
-    def view_bytes(self) -> int:
-        """The share of :attr:`estimated_bytes` for unit views."""
+    def index_bytes(self) -> int:
+        """The share of :attr:`estimated_bytes` for namespace indexes."""
         return self.estimated_bytes // 2
 
     @property
-    def graph_bytes(self) -> int:
-        """The share of :attr:`estimated_bytes` for graphs."""
-        return self.estimated_bytes - self.view_bytes
+    def edge_bytes(self) -> int:
+        """The share of :attr:`estimated_bytes` for edges."""
+        return self.estimated_bytes - self.index_bytes
 
 
 class LRUCache(Generic[V]):

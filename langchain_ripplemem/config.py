@@ -109,7 +109,7 @@ class ExtractionConfig(_Stage):
 
 
 class LinkingConfig(_Stage):
-    """Which edges join a new unit to older ones (``memory_graph/``)."""
+    """Which edges join a new unit to older ones (``write/linking/``)."""
 
     semantic_threshold: float | None = Field(
         default=None, ge=-1.0, le=1.0,
@@ -229,7 +229,7 @@ class ControllerConfig(_Stage):
 
 
 class ExpansionConfig(_Stage):
-    """The graph walk of each expansion round (``recall/expansion.py``)."""
+    """The walk over the edges in each expansion round (``recall/expansion.py``)."""
 
     hops: int = Field(default=2, ge=1)
     per_channel: int = Field(default=15, ge=1, description="expanded units kept per channel per round")

@@ -119,7 +119,7 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
     the default until issue 17. Integer kernels quantize activations with one
     scale per forward pass, so each text runs alone: its vector never depends on
     the texts embedded beside it. The two give different vectors (cosine about
-    0.98 to each other; ``RippleMemory``'s recall_all@10 moved by 0.33 points on
+    0.98 to each other; ``RippleMem``'s recall_all@10 moved by 0.33 points on
     LoCoMo and not at all on LongMemEval's dev split), so :attr:`model_id` tells
     them apart, as it does a non-default ``max_length``.
 

@@ -36,7 +36,7 @@ class EmbeddingModelMismatchError(RippleMemError, ValueError):
 
 
 class MemoryClosedError(RippleMemError, RuntimeError):
-    """The memory was closed (``RippleMemory.close()`` or the end of its ``with`` block): open a new one."""
+    """The memory was closed (``RippleMem.close()`` or the end of its ``with`` block): open a new one."""
 
 
 class ModelConfigurationError(RippleMemError):

@@ -1,9 +1,9 @@
-"""RippleMemory: the facade that owns the storage backends, the caches and both paths.
+"""RippleMem: the facade that owns the storage backends, the caches and both paths.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
-    >>> from langchain_ripplemem import RippleMemory
-    >>> memory = RippleMemory()  # embedded, ephemeral, offline
+    >>> from langchain_ripplemem import RippleMem
+    >>> memory = RippleMem()  # embedded, ephemeral, offline
     >>> report = memory.add_messages([HumanMessage("I'm allergic to shellfish, so no shrimp for me."),
     ...                               AIMessage("Noted.")], namespace="users/maya")
     >>> report.new_units
@@ -23,11 +23,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import networkx as nx
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem._runtime.collector import collector_paused
+from langchain_ripplemem._runtime.drivers import async_twin
 from langchain_ripplemem.cache_bounds import CacheBounds
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.conversations.messages import conversation_from_messages
@@ -35,7 +35,6 @@ from langchain_ripplemem.edges.calibration import semantic_threshold_for
 from langchain_ripplemem.edges.edge_cache import EdgeCache
 from langchain_ripplemem.embeddings import embed_query, embedding_dimension, embedding_model_name
 from langchain_ripplemem.index.marks import is_suppressed, with_suppression
-from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.index.sessions import conversation_units
 from langchain_ripplemem.index.snapshot import IndexSnapshots
 from langchain_ripplemem.index.stats import namespace_stats
@@ -43,6 +42,7 @@ from langchain_ripplemem.index.sync import NamespaceSync
 from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.recall import build_recall_graph
 from langchain_ripplemem.recall.derived import derive_all
+from langchain_ripplemem.recall.reader import FunctionReader, MemoryReader
 from langchain_ripplemem.recall.state import ResolvedContext
 from langchain_ripplemem.recall.visibility import coerce_as_of
 from langchain_ripplemem.retrievers import RippleMemRetriever
@@ -56,10 +56,10 @@ from langchain_ripplemem.schemas import (
     RecallResult,
     validate_namespace,
 )
-from langchain_ripplemem.storage.chroma import DEFAULT_COLLECTION, ChromaUnitBackend
+from langchain_ripplemem.storage.chroma import DEFAULT_COLLECTION
 from langchain_ripplemem.storage.embedding_record import EmbeddingModelCheck
-from langchain_ripplemem.storage.protocols import EdgeBackend, EdgeLogBackend, NamespaceLog, UnitBackend
-from langchain_ripplemem.storage.sqlite import EDGES_FILENAME, open_sqlite_edges
+from langchain_ripplemem.storage.opening import check_storage_arguments, open_storage
+from langchain_ripplemem.storage.protocols import EdgeLogBackend, UnitBackend
 from langchain_ripplemem.write.extraction.extractor import Extractor, Window
 from langchain_ripplemem.write.extraction.known_turns import KnownTurns
 from langchain_ripplemem.write.extraction.llm_extractor import LLMExtractor
@@ -74,14 +74,14 @@ if TYPE_CHECKING:
 
     from langchain_ripplemem.retrievers import RippleMemRetriever
 
-__all__ = ["RippleMemory"]
+__all__ = ["RippleMem"]
 
 
-class RippleMemory:
+class RippleMem:
     """Long-term memory that recollects: write conversations, recall evidence sets.
 
-    It implements :class:`~langchain_ripplemem.recall.reader.MemoryReader`, the
-    narrow protocol the recall graph reads through.
+    Every method that reads or writes has an async twin (``aadd_conversation``, ``arecall``,
+    ``aget``, ``asearch``, ``adelete``, ...). Recall reads the memory through :attr:`reader`.
 
     Args:
         embeddings: any LangChain ``Embeddings``; default the offline MiniLM ONNX model.
@@ -104,11 +104,10 @@ class RippleMemory:
             the recommended settings; ``presets.PAPER`` is METHOD.md's).
         namespace: default namespace for calls that do not pass one: every method whose
             ``namespace`` is optional takes ``None`` (its default) as this namespace; those
-            that need one (``delete_namespace``, ``prepare``, ``namespace_index``, ``graph``)
-            refuse ``None``.
-        cache_bounds: how many namespaces, and how many bytes, of views and graphs stay
+            that need one (``delete_namespace``) refuse ``None``.
+        cache_bounds: how many namespaces, and how many bytes, of indexes and edges stay
             in memory (least recently used out first; default ``CacheBounds()``).
-        snapshot_directory: a local cache of views for fast cold opens (:mod:`~langchain_ripplemem.index.snapshot`;
+        snapshot_directory: a local cache of indexes for fast cold opens (:mod:`~langchain_ripplemem.index.snapshot`;
             default ``ripplemem_index`` in ``persist_directory``, none without it; ``False``: none).
 
     Raises:
@@ -136,14 +135,9 @@ class RippleMemory:
         cache_bounds: CacheBounds | None = None,
         snapshot_directory: str | Path | Literal[False] | None = None,
     ) -> None:
-        if client is not None and persist_directory is not None:
-            raise ValueError("pass either client or persist_directory, not both")
-        if unit_backend is not None and client is not None:
-            raise ValueError("pass either unit_backend or client, not both")
-        if edge_backend is not None and edges_path is not None:
-            raise ValueError("pass either edge_backend or edges_path, not both")
-        if persist_directory is not None and Path(persist_directory).exists() and not Path(persist_directory).is_dir():
-            raise ValueError(f"persist_directory {str(persist_directory)!r} is a file, not a directory")
+        storage = {"persist_directory": persist_directory, "client": client, "edges_path": edges_path,
+                   "unit_backend": unit_backend, "edge_backend": edge_backend}
+        check_storage_arguments(**storage)  # before a model is loaded
         if embeddings is None:
             from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
 
@@ -155,38 +149,29 @@ class RippleMemory:
         self.recall_config, self.llm = recall_config or RecallConfig(), llm
         self.default_namespace = validate_namespace(namespace)
         self.persist_directory = Path(persist_directory) if persist_directory is not None else None
-        self.unit_backend = unit_backend or ChromaUnitBackend(
-            client, persist_directory=persist_directory if client is None else None, collection_name=collection_name)
-        edges: EdgeBackend
-        namespace_log: NamespaceLog
-        try:
-            if edge_backend is not None:
-                edges = namespace_log = edge_backend
-            else:
-                if edges_path is None and self.persist_directory is not None:
-                    edges_path = self.persist_directory / EDGES_FILENAME
-                edges, namespace_log = open_sqlite_edges(edges_path)
-        except BaseException:
-            self.unit_backend.close()
-            raise
-        self.edge_backend, self.namespace_log = edges, namespace_log
+        self.unit_backend, self.edge_backend, self.namespace_log = open_storage(
+            collection_name=collection_name, **storage)
         # Before the first embedding, write or search: the store's vectors must be this model's.
         self._check_model = EmbeddingModelCheck(
             self.unit_backend, embedding_model_name(embeddings), lambda: embedding_dimension(embeddings),
             "the store" + (f" in {self.persist_directory}" if self.persist_directory else ""))
-        snapshots = IndexSnapshots.of_memory(snapshot_directory, self.persist_directory, namespace_log, embeddings,
+        snapshots = IndexSnapshots.of_memory(snapshot_directory, self.persist_directory, self.namespace_log, embeddings,
                                             lambda ns: self._sync.versions.get(ns))
         self.index = UnitIndex(self.unit_backend, cache_bounds, snapshots, derive=derive_all)
-        self.graphs = EdgeCache(self.edge_backend, cache_bounds)
+        self.edge_cache = EdgeCache(self.edge_backend, cache_bounds)
         self.extractor = extractor or self._default_extractor()
-        self._sync = NamespaceSync(self.namespace_log, self.index, self.graphs)
-        self._write = WritePath(self.embeddings, self.write_config, self.index, self.graphs, self.edge_backend,
+        self._sync = NamespaceSync(self.namespace_log, self.index, self.edge_cache)
+        self._write = WritePath(self.embeddings, self.write_config, self.index, self.edge_cache, self.edge_backend,
                                 self._sync, llm_supersession(llm, self.write_config.supersession,
                                                              self.write_config.extraction.llm_max_retries))
+        self._reader = FunctionReader(
+            self, prepare=self._prepare_recall, embed_query=self._embed_query,
+            namespace_index=lambda ns: self.index.namespace_index(validate_namespace(ns)),
+            walkable_edges=lambda ns: self.edge_cache.walkable(validate_namespace(ns)))
         self._recall_graph: Any = None
 
     def close(self) -> None:
-        """Save the views that changed since their snapshots, close the storage backends (and store lock)."""
+        """Save the indexes that changed since their snapshots, close the storage backends (and store lock)."""
         with self._sync.lock:
             if not self._sync.mark_closed():  # closed already: nothing to do
                 return
@@ -197,7 +182,7 @@ class RippleMemory:
                 self.edge_backend.close()
                 self.unit_backend.close()
 
-    def __enter__(self) -> RippleMemory:
+    def __enter__(self) -> RippleMem:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -214,29 +199,24 @@ class RippleMemory:
         self._sync.catch_up(ns)
         return ns
 
-    # -- the reader recall uses (recall/reader.py) ---------------------------------
-    def prepare(self, namespace: Namespace | str) -> None:
+    def _prepare_recall(self, namespace: Namespace | str) -> None:
         """Make a namespace current: catch up with other writers, link what a crash left unlinked."""
         ns = self._ns(validate_namespace(namespace))
         self._check_model()
         self._write.ensure_linked(ns)
 
-    def namespace_index(self, namespace: Namespace | str) -> NamespaceIndex:
-        """The namespace's in-memory search structures (as of the last :meth:`prepare` or write)."""
-        return self.index.namespace_index(validate_namespace(namespace))
-
-    def graph(self, namespace: Namespace | str) -> nx.Graph:
-        """The namespace's typed memory graph (NetworkX; ``data["types"]`` per edge)."""
-        return self.graphs.graph(validate_namespace(namespace))
-
-    def walk_graph(self, namespace: Namespace | str) -> nx.Graph:
-        """The graph recall walks: :meth:`graph`'s edges, read from the edge store only where a walk goes."""
-        return self.graphs.walkable(validate_namespace(namespace))
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """The query's unit vector under this memory's embeddings."""
+    def _embed_query(self, text: str) -> np.ndarray:
         self._check_model()
         return embed_query(self.embeddings, text)
+
+    @property
+    def reader(self) -> MemoryReader:
+        """What recall reads of this memory: pass it to :func:`~langchain_ripplemem.recall.graph.build_recall_graph`.
+
+        A :class:`~langchain_ripplemem.recall.reader.MemoryReader`: each recall first catches its namespace
+        up with other writers and links what a crash left unlinked, then reads its index and edges.
+        """
+        return self._reader
 
     # -- write path ---------------------------------------------------------------
     def add_conversation(
@@ -287,6 +267,14 @@ class RippleMemory:
         conv = conversation_from_messages(messages, conversation_id=conversation_id, session_time=session_time)
         return self.add_conversation(conv, namespace=namespace)
 
+    async def aadd_messages(
+        self, messages: Iterable[MessageLikeRepresentation], *, namespace: Namespace | str | None = None,
+        session_time: datetime | None = None, conversation_id: str | None = None,
+    ) -> IngestReport:
+        """Async :meth:`add_messages`, through :meth:`aadd_conversation`."""
+        conv = conversation_from_messages(messages, conversation_id=conversation_id, session_time=session_time)
+        return await self.aadd_conversation(conv, namespace=namespace)
+
     def _prepare(
         self, conversation: Conversation | dict[str, Any], namespace: Namespace | str | None
     ) -> tuple[Namespace, Conversation, list[Window], IngestReport, KnownTurns]:
@@ -307,7 +295,7 @@ class RippleMemory:
 
     def edges(self, namespace: Namespace | str | None = None) -> list[Edge]:
         """Every edge of a namespace, as stored (reading links nothing: see :meth:`stats`)."""
-        return self.graphs.edges(self._ns(namespace))
+        return self.edge_cache.edges(self._ns(namespace))
 
     def namespaces(self) -> list[Namespace]:
         """Namespaces that hold units."""
@@ -332,7 +320,7 @@ class RippleMemory:
         found = self.index.namespace_index(ns)
         hidden = found.suppressed
         fetch = k + len(hidden)
-        hits = found.semantic(self.embed_query(query), fetch) if view == "semantic" else found.lexical(query, fetch)
+        hits = found.semantic(self._embed_query(query), fetch) if view == "semantic" else found.lexical(query, fetch)
         return [(found.units[found.pos[uid]], score) for uid, score in hits if uid not in hidden][:k]
 
     def recall(
@@ -386,7 +374,7 @@ class RippleMemory:
         if answer and self.llm is None:
             raise ValueError("answer=True needs a chat model: create the memory with llm=...")
         if self._recall_graph is None:
-            self._recall_graph = build_recall_graph(self, llm=self.llm)
+            self._recall_graph = build_recall_graph(self._reader, llm=self.llm)
         run_config: dict[str, Any] = {"run_name": "ripplemem_recall", "callbacks": callbacks}  # None keeps the caller's
         ns = self.default_namespace if namespace is None else validate_namespace(namespace)
         context = ResolvedContext(namespace=ns, config=cfg, as_of=coerce_as_of(as_of), asker=asker)
@@ -421,7 +409,7 @@ class RippleMemory:
         stay unlinked (the next write or recall of the namespace links them).
         """
         ns = self._ns(namespace)
-        return namespace_stats(ns, self.index.namespace_index(ns).units, self.graphs.count(ns))
+        return namespace_stats(ns, self.index.namespace_index(ns).units, self.edge_cache.count(ns))
 
     def suppress(self, ids: Iterable[str], *, namespace: Namespace | str | None = None, reason: str) -> int:
         """Hide units from recall (a user correction) but keep them for audit; returns units changed.
@@ -451,7 +439,7 @@ class RippleMemory:
         with self._sync.writing(ns):
             n = self.index.drop_namespace(ns)
             self.edge_backend.drop(ns)
-            self.graphs.invalidate(ns)
+            self.edge_cache.invalidate(ns)
             self._sync.resumed.discard(ns)
             self._sync.written(ns)
         return n
@@ -459,3 +447,18 @@ class RippleMemory:
     def as_retriever(self, **kwargs: Any) -> RippleMemRetriever:
         """A LangChain retriever over this memory (see ``RippleMemRetriever``)."""
         return RippleMemRetriever(memory=self, **kwargs)
+
+    # Async twins: the sync method itself, run in a worker thread (storage and CPU work, nothing to await).
+    aclose = async_twin(close)
+    aget = async_twin(get)
+    alist_units = async_twin(list_units)
+    aedges = async_twin(edges)
+    anamespaces = async_twin(namespaces)
+    asearch = async_twin(search)
+    adelete = async_twin(delete)
+    adelete_conversation = async_twin(delete_conversation)
+    astats = async_twin(stats)
+    asuppress = async_twin(suppress)
+    aunsuppress = async_twin(unsuppress)
+    adelete_namespace = async_twin(delete_namespace)
+

@@ -7,7 +7,7 @@ structural edges join units by their rarity-weighted identifying cues
 (``linking.structural_edges="cues"``); :data:`PAPER_WRITE` is METHOD.md's write phase
 exactly. Named presets (:data:`PRESETS`, :func:`preset`):
 
-* ``"recommended"``: ``(WriteConfig(), RecallConfig())``, what ``RippleMemory()`` uses;
+* ``"recommended"``: ``(WriteConfig(), RecallConfig())``, what ``RippleMem()`` uses;
 * ``"paper"``: METHOD.md exactly (:data:`PAPER_WRITE`, :data:`PAPER`: tri-view
   sizes 10/5/5, no dialogue context, no cue bonuses, no bridging), for
   reproducing the paper;

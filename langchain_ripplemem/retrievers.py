@@ -7,8 +7,8 @@ LangSmith trace shows ``retriever -> ripplemem_recall -> extract_cues, ...``.
 
 Example:
     >>> from langchain_core.messages import HumanMessage
-    >>> from langchain_ripplemem import RippleMemory
-    >>> memory = RippleMemory()
+    >>> from langchain_ripplemem import RippleMem
+    >>> memory = RippleMem()
     >>> _ = memory.add_messages([HumanMessage("I'm allergic to shellfish.")], namespace="users/maya")
     >>> retriever = memory.as_retriever(namespace=("users", "maya"), k=5)
     >>> docs = retriever.invoke("What can't Maya eat?", k=3)  # per-call k
@@ -79,21 +79,21 @@ def memory_to_document(recalled: RecalledMemory) -> Document:
 
 
 class RippleMemRetriever(BaseRetriever):
-    """Retriever that recollects an evidence set from a :class:`RippleMemory`.
+    """Retriever that recollects an evidence set from a :class:`RippleMem`.
 
     Args:
-        memory: the ``RippleMemory`` to recall from.
+        memory: the ``RippleMem`` to recall from.
         k: memories returned per call (at most; fewer when the namespace holds fewer).
             Overridable per call: ``retriever.invoke(query, k=3)``.
         namespace: whose memories to search; ``None`` uses the memory's default.
         config: recollection budgets; ``None`` uses the memory's ``recall_config``.
-        as_of: answer as of this time (see ``RippleMemory.recall``); ``None`` = now.
+        as_of: answer as of this time (see ``RippleMem.recall``); ``None`` = now.
         asker: the speaker whose questions these are (e.g. ``"user"``): their "I" and "my"
-            are that speaker (see ``RippleMemory.recall``).
+            are that speaker (see ``RippleMem.recall``).
 
     Example:
-        >>> from langchain_ripplemem import RippleMemory
-        >>> retriever = RippleMemRetriever(memory=RippleMemory(), namespace=("maya",), k=5)
+        >>> from langchain_ripplemem import RippleMem
+        >>> retriever = RippleMemRetriever(memory=RippleMem(), namespace=("maya",), k=5)
         >>> chain = retriever | (lambda docs: [d.page_content for d in docs])  # then | prompt | llm
         >>> chain.invoke("anything")  # an empty memory
         []
@@ -102,7 +102,7 @@ class RippleMemRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    memory: Any = Field(description="the RippleMemory to recall from")
+    memory: Any = Field(description="the RippleMem to recall from")
     k: int = Field(default=10, description="memories returned per call")
     namespace: tuple[str, ...] | None = None
     config: RecallConfig | None = None

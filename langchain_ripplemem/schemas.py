@@ -207,7 +207,7 @@ class MemoryUnit(BaseModel):
 
 
 class Edge(BaseModel):
-    """A typed, undirected edge of the memory graph (stored with ``src < dst``)."""
+    """A typed, undirected edge between two memories (stored with ``src < dst``)."""
 
     src: str
     dst: str
@@ -316,7 +316,7 @@ class IngestReport(BaseModel):
 
 
 class NamespaceStats(BaseModel):
-    """What one namespace of a memory holds (``RippleMemory.stats``)."""
+    """What one namespace of a memory holds (``RippleMem.stats``)."""
 
     namespace: Namespace
     units: int = 0

@@ -14,8 +14,8 @@ whose id is the item key and whose time is ``value.get("time")`` (anything
 :func:`~langchain_ripplemem.text.time.timeparse.parse_timestamp` reads) or now.
 
 Example:
-    >>> from langchain_ripplemem import RippleMemory
-    >>> store = RippleMemStore(RippleMemory())
+    >>> from langchain_ripplemem import RippleMem
+    >>> store = RippleMemStore(RippleMem())
     >>> store.put(("users", "maya"), "allergy", {"text": "I'm allergic to shellfish."})
     >>> store.get(("users", "maya"), "allergy").value
     {'text': "I'm allergic to shellfish."}
@@ -56,7 +56,7 @@ from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, is_
 from langchain_ripplemem.text.time.timeparse import parse_timestamp
 
 if TYPE_CHECKING:
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
 __all__ = ["RippleMemStore", "item_text"]
 
@@ -83,7 +83,7 @@ class _Entry:
 
 @dataclass(frozen=True)
 class _Call:
-    """A RippleMemory call the plan needs; the driver runs it sync or async."""
+    """A RippleMem call the plan needs; the driver runs it sync or async."""
 
     method: str
     args: tuple[Any, ...] = ()
@@ -155,10 +155,10 @@ def _storable(namespace: Namespace) -> bool:
 
 
 class RippleMemStore(BaseStore):
-    """LangGraph store over a :class:`RippleMemory`: items are memories, search recollects.
+    """LangGraph store over a :class:`RippleMem`: items are memories, search recollects.
 
     Args:
-        memory: the ``RippleMemory`` that holds the units.
+        memory: the ``RippleMem`` that holds the units.
         recall_config: recollection budgets for ``search(query=...)``; default the
             memory's. ``assembly.top_k`` and ``views.semantic_k`` grow to ``offset + limit`` so deep
             pages still fill.
@@ -183,7 +183,7 @@ class RippleMemStore(BaseStore):
         ValueError: naming ``key``, ``value`` or ``filter`` when they are unusable.
     """
 
-    def __init__(self, memory: RippleMemory, *, recall_config: RecallConfig | None = None) -> None:
+    def __init__(self, memory: RippleMem, *, recall_config: RecallConfig | None = None) -> None:
         self.memory = memory
         self.recall_config = recall_config
 
@@ -192,7 +192,7 @@ class RippleMemStore(BaseStore):
         """Hide an item from ``get``/``search`` but keep its memories for audit; returns units hidden.
 
         A user correction ("that's wrong, forget it"): the item's units stay in the
-        memory, marked suppressed with ``reason`` (``RippleMemory.suppress``), until
+        memory, marked suppressed with ``reason`` (``RippleMem.suppress``), until
         :meth:`unsuppress`. A later ``put`` of the key replaces them as usual.
 
         Raises:
@@ -346,7 +346,7 @@ class RippleMemStore(BaseStore):
         for ns, ops in by_ns.items():
             entries = yield from self._namespace(ns, cache)
             stale = [uid for op in ops if op.key in entries for uid in entries[op.key].unit_ids]
-            if stale:  # one delete per namespace: each delete makes the memory reload its view
+            if stale:  # one delete per namespace: each delete makes the memory reload its index
                 yield _Call("delete", (stale,), {"namespace": ns})
             for op in ops:
                 if op.value is None:

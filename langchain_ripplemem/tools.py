@@ -1,4 +1,4 @@
-"""Agent tools: recall from, write to and correct a RippleMemory, sync and async.
+"""Agent tools: recall from, write to and correct a RippleMem, sync and async.
 
 All tools take a *namespace template*: labels may hold ``{placeholders}``
 filled at call time from the run config's ``configurable`` (as LangMem does)
@@ -8,8 +8,8 @@ back to it as the tool's answer; a missing placeholder value is a setup error an
 raises.
 
 Example:
-    >>> from langchain_ripplemem import RippleMemory
-    >>> memory = RippleMemory()
+    >>> from langchain_ripplemem import RippleMem
+    >>> memory = RippleMem()
     >>> recall = create_recall_tool(memory, namespace=("memories", "{user_id}"))
     >>> remember = create_remember_tool(memory, namespace=("memories", "{user_id}"))
     >>> config = {"configurable": {"user_id": "maya"}}
@@ -45,12 +45,12 @@ from langchain_ripplemem.schemas import (
 )
 
 if TYPE_CHECKING:
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
 __all__ = ["create_correct_tool", "create_recall_tool", "create_remember_tool", "format_memories",
            "resolve_namespace"]
 
-MemorySource = Union["RippleMemory", Callable[[], "RippleMemory"]]
+MemorySource = Union["RippleMem", Callable[[], "RippleMem"]]
 DEFAULT_NAMESPACE = ("memories", "{user_id}")
 
 RECALL_DESCRIPTION = (
@@ -163,13 +163,13 @@ def _check_template(namespace: Any) -> tuple[str, ...]:
     return tuple(namespace)
 
 
-def _getter(memory: MemorySource) -> Callable[[], RippleMemory]:
+def _getter(memory: MemorySource) -> Callable[[], RippleMem]:
     """Accept a memory or a zero-argument factory (servers that build the memory on first use)."""
     if hasattr(memory, "recall") and hasattr(memory, "add_conversation"):
         return lambda: memory  # type: ignore[return-value]
     if callable(memory):
         return memory
-    raise ValueError(f"memory must be a RippleMemory or a function returning one, got {type(memory).__name__}")
+    raise ValueError(f"memory must be a RippleMem or a function returning one, got {type(memory).__name__}")
 
 
 def create_recall_tool(
@@ -184,7 +184,7 @@ def create_recall_tool(
     """A tool that recollects memories for a query and returns a compact listing.
 
     Args:
-        memory: the ``RippleMemory``, or a function returning it (called on first use).
+        memory: the ``RippleMem``, or a function returning it (called on first use).
         namespace: namespace template, e.g. ``("memories", "{user_id}")``.
         k: memories returned per call.
         name: the tool name the model sees.
@@ -198,7 +198,7 @@ def create_recall_tool(
         raise ValueError(f"k must be a positive integer, got {k!r}")
     template, get_memory, recall_config = _check_template(namespace), _getter(memory), config
 
-    def prepare(query: str, run_config: RunnableConfig) -> tuple[RippleMemory, dict[str, Any]]:
+    def prepare(query: str, run_config: RunnableConfig) -> tuple[RippleMem, dict[str, Any]]:
         if is_blank(query):
             raise ToolException("query must be a non-empty question or topic")
         # The tool run's callbacks make the recall graph's node runs nest under the tool run.
@@ -234,7 +234,7 @@ def create_remember_tool(
     the memory already stored (the reply says so); on a later day it is a new memory.
 
     Args:
-        memory: the ``RippleMemory``, or a function returning it (called on first use).
+        memory: the ``RippleMem``, or a function returning it (called on first use).
         namespace: namespace template, e.g. ``("memories", "{user_id}")``.
         name: the tool name the model sees.
         description: the tool description the model sees.
@@ -247,13 +247,13 @@ def create_remember_tool(
         raise ValueError(f"speaker must be a non-empty string, got {speaker!r}")
     template, get_memory = _check_template(namespace), _getter(memory)
 
-    def prepare(content: str, run_config: RunnableConfig) -> tuple[RippleMemory, Namespace, Conversation]:
+    def prepare(content: str, run_config: RunnableConfig) -> tuple[RippleMem, Namespace, Conversation]:
         if is_blank(content):
             raise ToolException("content must be a non-empty statement")
         conv = single_turn_conversation(content.strip(), speaker=speaker)
         return get_memory(), resolve_namespace(template, run_config), conv
 
-    def confirm(target: RippleMemory, ns: Namespace, conv: Conversation, report: IngestReport) -> str:
+    def confirm(target: RippleMem, ns: Namespace, conv: Conversation, report: IngestReport) -> str:
         ids = report.unit_ids
         if not ids:
             return f"Nothing was stored: {'; '.join(w.error for w in report.failed_windows) or 'no memory found'}."
@@ -281,14 +281,14 @@ def create_correct_tool(
     name: str = "correct_memory",
     description: str = CORRECT_DESCRIPTION,
 ) -> StructuredTool:
-    """A tool that suppresses wrong memories (``RippleMemory.suppress``) on the user's word.
+    """A tool that suppresses wrong memories (``RippleMem.suppress``) on the user's word.
 
     Suppressed memories stay in the store for audit (``list_units(...,
     include_suppressed=True)``) but recall never returns them. Ids are looked up only
     in the caller's namespace, so a model cannot touch another user's memories.
 
     Args:
-        memory: the ``RippleMemory``, or a function returning it (called on first use).
+        memory: the ``RippleMem``, or a function returning it (called on first use).
         namespace: namespace template, e.g. ``("memories", "{user_id}")``.
         name: the tool name the model sees.
         description: the tool description the model sees.
@@ -299,7 +299,7 @@ def create_correct_tool(
     template, get_memory = _check_template(namespace), _getter(memory)
 
     def prepare(ids: list[str], reason: str, run_config: RunnableConfig) -> tuple[
-            RippleMemory, Namespace, list[str], list[str]]:
+            RippleMem, Namespace, list[str], list[str]]:
         ids = list(dict.fromkeys(i.strip() for i in ids if i.strip()))
         if not ids:
             raise ToolException("ids must name at least one memory id from the recall tool")

@@ -214,7 +214,7 @@ def folder_breaks(graph: nx.DiGraph) -> list[str]:
     for folder, sub in sorted(inner.items()):
         out.extend(f"circle of folders in {folder}: {' <-> '.join(sorted(c))}"
                    for c in nx.strongly_connected_components(sub) if len(c) > 1)
-    return out
+    return sorted(out)
 
 
 def reused_names(root: Path) -> list[str]:

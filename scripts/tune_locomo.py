@@ -23,7 +23,7 @@ from benchmarks.loaders import LOCOMO_TUNE, load_locomo
 from benchmarks.runner import run_benchmark
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER
 
 
@@ -82,8 +82,8 @@ def main() -> None:
                                 ks=[int(k) for k in args.k.split(",")],
                                 recall_config=recall_config,
                                 # The memory keeps the paper's settings: ripplemem_paper reads them.
-                                memory_factory=lambda: RippleMemory(embeddings, write_config=write_config,
-                                                                    recall_config=PAPER))
+                                memory_factory=lambda: RippleMem(embeddings, write_config=write_config,
+                                                                 recall_config=PAPER))
     finally:
         embeddings.save()
     cats = ["multi-hop", "temporal", "open-domain", "single-hop", "overall_1_4", "adversarial"]

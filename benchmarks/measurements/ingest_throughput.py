@@ -25,7 +25,7 @@ from pathlib import Path
 from benchmarks.record_formats import conversation_from_locomo
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings, embed_texts
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 from langchain_ripplemem.write.extraction.windows import make_windows
 
@@ -50,7 +50,7 @@ def main() -> None:
     # alternating, so that a change in machine load hits both sides alike.
     extractor = RuleBasedExtractor(EXTRACTION)
     tmp = tempfile.mkdtemp() if args.persist else None
-    memory = RippleMemory(embeddings, persist_directory=tmp, write_config=WriteConfig())
+    memory = RippleMem(embeddings, persist_directory=tmp, write_config=WriteConfig())
     stages: Counter[str] = Counter()
     edges: Counter[str] = Counter()
     units = embedded = 0
@@ -73,7 +73,7 @@ def main() -> None:
 
     degrees = []
     for conv in conversations:
-        graph = memory.graph((conv.id,))
+        graph = memory.edge_cache.networkx((conv.id,))
         degrees += [graph.degree(u.id) if u.id in graph else 0 for u in memory.list_units((conv.id,))]
     result = {
         "dataset": Path(args.path).name, "conversations": len(conversations), "turns": n_turns,

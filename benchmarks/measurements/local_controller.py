@@ -57,16 +57,16 @@ def measure(memories: list[Memory], k: int, work: Path) -> dict[str, Any]:
     """Per question, the evidence turns each way finds, and the chat model's warnings."""
     from langchain_openai import ChatOpenAI
 
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
     store = work / "store"
-    with RippleMemory(persist_directory=store) as memory:
+    with RippleMem(persist_directory=store) as memory:
         for conversation, _ in memories:
             memory.add_conversation(conversation, namespace=(conversation.id,))
     rows: list[dict[str, Any]] = []
     with smollm2_server(work / "server.log", CONTEXT_TOKENS) as base_url:
         model = ChatOpenAI(base_url=base_url, api_key="local", model="smollm2", temperature=0, max_tokens=256)
-        with RippleMemory(persist_directory=store) as offline, RippleMemory(persist_directory=store,
+        with RippleMem(persist_directory=store) as offline, RippleMem(persist_directory=store,
                                                                              llm=model) as upgraded:
             for conversation, questions in memories:
                 ns = (conversation.id,)

@@ -25,15 +25,15 @@ from benchmarks.loaders import LOCOMO_TUNE, BenchConversation, load_locomo
 from benchmarks.measurements.output import emit, locomo_parser
 from benchmarks.results import run_metadata
 from langchain_ripplemem.config import RecallConfig, WriteConfig
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 
 ANCHORS, K = 3, 30
 
 
-def _reach(memory: RippleMemory, bench: BenchConversation, questions: list[Any]) -> dict[str, int]:
+def _reach(memory: RippleMem, bench: BenchConversation, questions: list[Any]) -> dict[str, int]:
     ns = (bench.id.replace("@", "-"),)
     memory.add_conversation(bench.conversation, namespace=ns)
-    index, graph = memory.index.namespace_index(ns), memory.graph(ns)
+    index, graph = memory.index.namespace_index(ns), memory.edge_cache.networkx(ns)
     by_turn = {t: u.id for u in index.units for t in u.source.turn_ids}
     counts = {"questions": 0, "missed": 0, "shares_name": 0, "shares_rare_topic": 0, "one_edge": 0,
               "two_edges": 0}
@@ -72,7 +72,7 @@ def main() -> None:
     """Read the command line, measure, print the results and write them to ``--out``."""
     args = locomo_parser(__doc__).parse_args()
     embeddings = CachedEmbeddings(directory=args.cache)
-    memory = RippleMemory(embeddings, write_config=WriteConfig())
+    memory = RippleMem(embeddings, write_config=WriteConfig())
     locomo = [b for b in load_locomo(args.locomo) if b.id in LOCOMO_TUNE]
     multi_hop = [_reach(memory, b, [q for q in b.questions if q.category == 1 and q.evidence]) for b in locomo]
     suite = [_reach(memory, b, b.questions)

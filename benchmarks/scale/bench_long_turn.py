@@ -1,7 +1,7 @@
 r"""Long-input benchmark (not a test): peak memory and time of ingesting one long turn.
 
 Each case runs in a fresh Python process, so its peak RSS (``ru_maxrss``) is its own:
-``RippleMemory()`` with its defaults (offline MiniLM, rule-based extractor) ingests a
+``RippleMem()`` with its defaults (offline MiniLM, rule-based extractor) ingests a
 conversation of three turns, the middle one SIZE characters of natural dialogue (the
 shipped sample conversation, repeated). The model is loaded before the clock starts.
 With ``--locomo``, a last case ingests LoCoMo's first conversation the same way and
@@ -60,11 +60,11 @@ def _conversation(case: str) -> Any:
 
 
 def _child(case: str) -> None:
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
     conversation = _conversation(case)
-    memory = RippleMemory()
-    memory.embed_query("warm up")  # the model load is not the ingest
+    memory = RippleMem()
+    memory.reader.embed_query("warm up")  # the model load is not the ingest
     rss_loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     cpu, wall = time.process_time(), time.perf_counter()
     report = memory.add_conversation(conversation)

@@ -89,14 +89,14 @@ def _peak_rss_mb() -> float:
 
 
 def scale_memory(path: Path, kwargs: dict[str, Any]) -> Any:
-    """A memory at ``path`` with the fake encoder and the benchmark's write settings; ``kwargs`` to RippleMemory."""
-    from langchain_ripplemem.memory import RippleMemory
+    """A memory at ``path`` with the fake encoder and the benchmark's write settings; ``kwargs`` to RippleMem."""
+    from langchain_ripplemem.memory import RippleMem
 
     if "cache_bounds" in kwargs:  # JSON can only say it as a dict
         kwargs = {**kwargs, "cache_bounds": CacheBounds(**kwargs["cache_bounds"])}
-    return RippleMemory(FastFakeEmbeddings(), persist_directory=path,
-                        write_config=_settings(WriteConfig, {"linking": {"semantic_threshold": SEMANTIC_THRESHOLD}}),
-                        **kwargs)
+    return RippleMem(FastFakeEmbeddings(), persist_directory=path,
+                     write_config=_settings(WriteConfig, {"linking": {"semantic_threshold": SEMANTIC_THRESHOLD}}),
+                     **kwargs)
 
 
 def recall_config(name: str) -> Any:
@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--per-namespace", type=int, default=50)
     p.add_argument("--probe", type=int, default=200)
     p.add_argument("--memory-kwargs", default="{}",
-                   help='JSON keyword arguments for RippleMemory, e.g. {"cache_bounds": {"max_namespaces": 100}}')
+                   help='JSON keyword arguments for RippleMem, e.g. {"cache_bounds": {"max_namespaces": 100}}')
     p.add_argument("--commit", help="the code's commit (default: git HEAD of the imported package)")
     p.add_argument("--workdir", help="keep the stores here (default: a temporary directory)")
     p.add_argument("--timeout", type=float, default=4 * 3600, help="seconds per step (a hang guard)")

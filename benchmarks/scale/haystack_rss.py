@@ -1,6 +1,6 @@
 r"""Resident memory of one process that builds LongMemEval haystacks one after another, as a user's process would.
 
-Each haystack is built in a fresh in-memory ``RippleMemory``, asked its question with the
+Each haystack is built in a fresh in-memory ``RippleMem``, asked its question with the
 recommended settings, deleted and closed; the process-wide memo caches of text work are
 not cleared between haystacks (the benchmark harness clears them, a user's process does
 not). Every ``--every`` haystacks it records RSS, the C heap's live part

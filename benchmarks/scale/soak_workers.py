@@ -63,19 +63,19 @@ def make_memory(cfg: dict[str, Any]) -> Any:
     import chromadb
     from chromadb.config import Settings
 
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
     embeddings = HashEmbeddings() if cfg["embeddings"] == "hash" else None
     if cfg["embedded"]:  # the unsupported setup, to reproduce what goes wrong
-        return RippleMemory(embeddings, persist_directory=cfg["embedded"], collection_name=cfg["collection"])
+        return RippleMem(embeddings, persist_directory=cfg["embedded"], collection_name=cfg["collection"])
     client = chromadb.HttpClient(host=cfg["host"], port=cfg["port"],
                                  settings=Settings(anonymized_telemetry=False))
     if cfg.get("postgres"):  # the shared deployment: edges, log and writer locks in PostgreSQL
         graph = PostgresEdgeBackend(cfg["postgres"])
-        return RippleMemory(embeddings, client=client, collection_name=cfg["collection"],
-                            edge_backend=graph)
-    return RippleMemory(embeddings, client=client, collection_name=cfg["collection"],
-                        edges_path=cfg["edges_path"])
+        return RippleMem(embeddings, client=client, collection_name=cfg["collection"],
+                         edge_backend=graph)
+    return RippleMem(embeddings, client=client, collection_name=cfg["collection"],
+                     edges_path=cfg["edges_path"])
 
 
 def writer_namespace(cfg: dict[str, Any], i: int) -> tuple[str, ...]:

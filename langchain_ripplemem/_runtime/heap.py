@@ -1,10 +1,10 @@
 """Give freed heap memory back to the operating system, so resident memory follows the cache bounds.
 
 CPython hands freed objects back to the C allocator, which keeps their pages for
-reuse: after a namespace's view is loaded (Chroma's reply is several times the
-view it becomes) or evicted from a cache, the process stays as large as it
+reuse: after a namespace's index is loaded (Chroma's reply is several times the
+index it becomes) or evicted from a cache, the process stays as large as it
 was at its peak. On glibc (Linux), ``malloc_trim`` returns the free pages; a
-10k-memory view's load left 96 MB that a trim gave back. Elsewhere (macOS,
+10k-memory index's load left 96 MB that a trim gave back. Elsewhere (macOS,
 Windows, musl) nothing happens.
 
 Example:

@@ -11,8 +11,8 @@ callbacks, and costs nothing otherwise.
 Example:
     >>> from langchain_core.messages import HumanMessage
     >>> from langchain_core.tracers.context import collect_runs
-    >>> from langchain_ripplemem import RippleMemory
-    >>> memory = RippleMemory()
+    >>> from langchain_ripplemem import RippleMem
+    >>> memory = RippleMem()
     >>> _ = memory.add_messages([HumanMessage("Biscuit is our beagle.")], namespace="maya")
     >>> with collect_runs() as runs:
     ...     _ = memory.recall("Who is Biscuit?", namespace="maya", callbacks=[runs])

@@ -221,7 +221,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Check that units (Chroma), views and edges (SQLite) of a persistent store agree."""
+    """Check that units (Chroma), indexes and edges (SQLite) of a persistent store agree."""
     from langchain_ripplemem.cli.integrity import check_store
 
     with open_store(args) as memory:

@@ -39,15 +39,15 @@ def run_demo(k: int = 10, out: Callable[[str], Any] = print, html_dir: str | Pat
 
     With ``html_dir``, each recollection is also drawn as an HTML page there (``q1.html``, ...).
     """
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
     started = time.perf_counter()
     conversation, questions = load_sample()
-    memory = RippleMemory()  # the recommended settings (RecallConfig()), offline
+    memory = RippleMem()  # the recommended settings (RecallConfig()), offline
     report = memory.add_conversation(conversation, namespace=NAMESPACE)
     out(f"RippleMem offline demo: {counted(len(conversation.sessions), 'session')}, {report.summary()}")
     out("Plain top-k = dense MiniLM top-k over the same memory units; recollection = tri-view recall")
-    out("+ controller + graph expansion + assembly (recommended settings). "
+    out("+ controller + expansion over edges + assembly (recommended settings). "
         f"Both return {counted(k, 'memory', 'memories')}.\n")
     text = {u.id: u for u in memory.list_units(NAMESPACE)}
     summary: dict[str, Any] = {"questions": []}

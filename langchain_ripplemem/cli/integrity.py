@@ -1,14 +1,14 @@
-"""Integrity check of a store: stored units, the in-memory views and the stored edges must agree.
+"""Integrity check of a store: stored units, the in-memory indexes and the stored edges must agree.
 
 :func:`check_store` reads everything fresh through the storage seams (the unit
-backend's records, a newly built view per namespace, the edge backend's rows)
+backend's records, a newly built index per namespace, the edge backend's rows)
 and reports, per namespace:
 
 - ``chroma_units``: records the unit backend holds for the namespace;
-- ``view_units``: units in a view rebuilt from the unit backend (what a new process sees);
-- ``live_view_units``, ``stale_view``: units in this memory's cached view, when
+- ``index_units``: units in an index rebuilt from the unit backend (what a new process sees);
+- ``live_index_units``, ``stale_index``: units in this memory's cached index, when
   loaded, and the ids where it differs from Chroma (missing, extra, or other
-  metadata): this process holds a stale view;
+  metadata): this process holds a stale index;
 - ``edges``: edge rows the edge backend holds;
 - ``dangling_edges``: an end is no unit of any namespace;
 - ``cross_namespace_edges``: an end is a unit of *another* namespace;
@@ -17,7 +17,7 @@ and reports, per namespace:
   the memory links them on the namespace's next write or recall, or run
   :func:`check_store` with ``relink=True``);
 - ``orphan_linked_marks``: ``linked`` marks for units that do not exist;
-- ``duplicate_ids``: an id listed twice by Chroma or by a view;
+- ``duplicate_ids``: an id listed twice by Chroma or by an index;
 - ``duplicate_units``: one (provenance, restatement) stored under several ids
   (a non-idempotent re-ingest);
 - ``namespace_mismatches``: a record whose ``ns`` key differs from its unit's
@@ -29,8 +29,8 @@ validate).
 Example:
     >>> import tempfile
     >>> from langchain_core.messages import HumanMessage
-    >>> from langchain_ripplemem import RippleMemory
-    >>> memory = RippleMemory(persist_directory=tempfile.mkdtemp())
+    >>> from langchain_ripplemem import RippleMem
+    >>> memory = RippleMem(persist_directory=tempfile.mkdtemp())
     >>> _ = memory.add_messages([HumanMessage("Biscuit is our beagle.")], namespace="maya")
     >>> report = check_store(memory)
     >>> report.ok, report.summary().splitlines()[-1]
@@ -49,7 +49,7 @@ from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, counted, namespace_from_key, namespace_key
 
 if TYPE_CHECKING:
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
 _EXAMPLES = 5  # ids kept per problem in a report
 
@@ -73,12 +73,12 @@ class NamespaceIntegrity(BaseModel):
 
     namespace: Namespace
     chroma_units: int = 0
-    view_units: int = 0
-    live_view_units: int | None = Field(
-        default=None, description="units in the memory's cached view; None when not loaded")
-    stale_view: list[str] = Field(
+    index_units: int = 0
+    live_index_units: int | None = Field(
+        default=None, description="units in the memory's cached index; None when not loaded")
+    stale_index: list[str] = Field(
         default_factory=list,
-        description="ids in Chroma xor the cached view, or whose cached unit differs from Chroma's")
+        description="ids in Chroma xor the cached index, or whose cached unit differs from Chroma's")
     edges: int = 0
     dangling_edges: list[EdgeRef] = Field(default_factory=list)
     cross_namespace_edges: list[EdgeRef] = Field(default_factory=list)
@@ -92,8 +92,8 @@ class NamespaceIntegrity(BaseModel):
     def problems(self) -> dict[str, int]:
         """Problem name -> count, only the non-zero ones."""
         counts = {
-            "view units differ from Chroma": abs(self.view_units - self.chroma_units),
-            "stale cached view": len(self.stale_view),
+            "index units differ from Chroma": abs(self.index_units - self.chroma_units),
+            "stale cached index": len(self.stale_index),
             "dangling edges": len(self.dangling_edges),
             "cross-namespace edges": len(self.cross_namespace_edges),
             "unlinked units": len(self.unlinked_units),
@@ -123,7 +123,7 @@ class NamespaceIntegrity(BaseModel):
                           ("linked marks for missing units", self.orphan_linked_marks),
                           ("duplicate ids", self.duplicate_ids),
                           ("namespace mismatches", self.namespace_mismatches),
-                          ("stale cached view", self.stale_view)):
+                          ("stale cached index", self.stale_index)):
             if ids:
                 details.append(f"  {name}: {', '.join(ids[:_EXAMPLES])}"
                                + (" ..." if len(ids) > _EXAMPLES else ""))
@@ -173,11 +173,11 @@ class IntegrityReport(BaseModel):
         return "\n".join(lines)
 
 
-def check_store(memory: RippleMemory, *, relink: bool = False) -> IntegrityReport:
-    """Check that stored units, per-namespace views and stored edges of ``memory`` agree.
+def check_store(memory: RippleMem, *, relink: bool = False) -> IntegrityReport:
+    """Check that stored units, per-namespace indexes and stored edges of ``memory`` agree.
 
     Everything is read through the memory's storage seams (its unit backend, edge
-    backend and a fresh view per namespace), whatever the backends are.
+    backend and a fresh index per namespace), whatever the backends are.
 
     Read-only unless ``relink`` is true: then, first, every namespace gets the
     memory's own crash recovery (units an interrupted ingest stored but did not
@@ -204,11 +204,11 @@ def check_store(memory: RippleMemory, *, relink: bool = False) -> IntegrityRepor
     if relink:
         before = {key: memory.edge_backend.linked_ids(namespace_from_key(key)) for key in ids_of}
         for key in sorted(ids_of):
-            memory.prepare(namespace_from_key(key))  # the memory's own crash recovery
+            memory.reader.prepare(namespace_from_key(key))  # the memory's own crash recovery
         report.relinked = sum(
             len(memory.edge_backend.linked_ids(namespace_from_key(key)) - before[key]) for key in ids_of)
 
-    fresh = UnitIndex(memory.unit_backend)  # views rebuilt from storage, as a new process would
+    fresh = UnitIndex(memory.unit_backend)  # indexes rebuilt from storage, as a new process would
     for key in sorted(keys):
         ns = namespace_from_key(key)
         item = NamespaceIntegrity(namespace=ns)
@@ -217,13 +217,13 @@ def check_store(memory: RippleMemory, *, relink: bool = False) -> IntegrityRepor
         item.chroma_units = len(stored_ids)
         dup = [i for i, n in Counter(stored_ids).items() if n > 1]
         index = fresh.namespace_index(ns)
-        item.view_units = len(index)
+        item.index_units = len(index)
         dup += [i for i, n in Counter(index.ids).items() if n > 1 and i not in dup]
         item.duplicate_ids = sorted(dup)
         live = memory.index.cached(ns)
         stale: set[str] = set()
         if live is not None:
-            item.live_view_units = len(live)
+            item.live_index_units = len(live)
             stale = present ^ set(live.ids)
         by_content: dict[tuple[Any, ...], list[str]] = defaultdict(list)
         for uid, unit in zip(stored_ids, units_of.get(key, []), strict=True):
@@ -233,7 +233,7 @@ def check_store(memory: RippleMemory, *, relink: bool = False) -> IntegrityRepor
                 item.namespace_mismatches.append(uid)
             by_content[(unit.source.model_dump_json(), unit.restatement)].append(uid)
         item.duplicate_units = sorted(sorted(set(g)) for g in by_content.values() if len(set(g)) > 1)
-        item.stale_view = sorted(stale)
+        item.stale_index = sorted(stale)
 
         rows = sorted({(*sorted((e.src, e.dst)), e.type) for e in memory.edge_backend.edges(ns)})
         item.edges = len(rows)

@@ -19,10 +19,10 @@ from langchain_ripplemem.render.plain_text import json_text, terminal_text
 from langchain_ripplemem.schemas import format_namespace, validate_namespace
 
 if TYPE_CHECKING:
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
 # persist directory -> an open memory; called with llm= (a chat model) too when the command has --llm
-MemoryFactory = Callable[..., "RippleMemory"]
+MemoryFactory = Callable[..., "RippleMem"]
 
 DEFAULT_PERSIST = ".ripplemem"
 DEFAULT_NAMESPACE = "default"
@@ -113,11 +113,11 @@ def chat_model_option(args: argparse.Namespace) -> Any:
 
 
 # -- opening a store ---------------------------------------------------------------
-def default_memory(persist: str, llm: Any = None) -> RippleMemory:
+def default_memory(persist: str, llm: Any = None) -> RippleMem:
     """The memory of a ``--persist`` directory with the default settings (tests pass faster ones)."""
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
-    return RippleMemory(persist_directory=persist, llm=llm)
+    return RippleMem(persist_directory=persist, llm=llm)
 
 
 def has_store(directory: str | Path) -> bool:
@@ -135,7 +135,7 @@ def check_persist(persist: str) -> None:
                            "`ripplemem ingest FILE --persist DIR` creates one)")
 
 
-def open_store(args: argparse.Namespace, *, create: bool = False, llm: Any = None) -> RippleMemory:
+def open_store(args: argparse.Namespace, *, create: bool = False, llm: Any = None) -> RippleMem:
     """The memory at ``--persist``, with the chat model ``llm`` if given; unless ``create``, an error if none is."""
     if not create and not has_store(args.persist):
         what = "the directory does not exist" if not Path(args.persist).exists() else "nothing RippleMem wrote"
@@ -144,7 +144,7 @@ def open_store(args: argparse.Namespace, *, create: bool = False, llm: Any = Non
     return args.memory_factory(args.persist, **({} if llm is None else {"llm": llm}))  # type: ignore[no-any-return]
 
 
-def namespace_counts(memory: RippleMemory) -> dict[tuple[str, ...], tuple[int, int]]:
+def namespace_counts(memory: RippleMem) -> dict[tuple[str, ...], tuple[int, int]]:
     """``{namespace: (units, suppressed units)}`` of every namespace that holds units."""
     counts = {}
     for ns in sorted(memory.namespaces()):
@@ -153,7 +153,7 @@ def namespace_counts(memory: RippleMemory) -> dict[tuple[str, ...], tuple[int, i
     return counts
 
 
-def require_namespace(memory: RippleMemory, args: argparse.Namespace, *, strict: bool = True) -> None:
+def require_namespace(memory: RippleMem, args: argparse.Namespace, *, strict: bool = True) -> None:
     """An error (a note when not ``strict``) naming the store's namespaces when ``--namespace`` holds no units.
 
     Reads (``recall``, ``list``, ``stats``) are not strict: an empty namespace is no error, it answers

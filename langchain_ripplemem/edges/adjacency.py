@@ -1,8 +1,8 @@
 """The graph recall walks: a NetworkX graph whose adjacency is read from the edge store node by node.
 
 Expansion walks a few hundred nodes around its anchors; building the whole
-namespace's graph first (every edge row into NetworkX) made a cold open of 100k
-memories spend seconds before its first recall. :func:`walk_graph` returns an
+namespace's edges first (every edge row into NetworkX) made a cold open of 100k
+memories spend seconds before its first recall. :func:`walkable_edges` returns an
 ``nx.Graph`` whose nodes and adjacency are filled on first touch: ``uid in
 graph``, ``graph.adj[uid]``, ``graph.degree(uid)`` and
 ``nx.restricted_view(graph, ...)`` read one node's edge rows (the edge store
@@ -14,11 +14,11 @@ an edge at all (:func:`with_edges`, asked of all the evidence each round) is ask
 of the store's indexes, without reading the edges.
 
 A node's neighbours are in the order the edge store returns its rows (SQLite:
-the order the edges were written), as in the graph a writer mirrors write by
+the order the edges were written), as in the NetworkX graph a writer mirrors write by
 write; a walk does not depend on that order (it keeps each unit's strongest path
 of each length). A node without edges is not in the graph, as in NetworkX. The graph
 is for reads: whole-graph questions (``len``, ``graph.edges``) see only the
-nodes read so far; :meth:`EdgeCache.graph` gives the whole graph.
+nodes read so far; :meth:`EdgeCache.networkx` gives them all at once.
 
 Example:
     >>> from langchain_ripplemem.schemas import Edge
@@ -26,7 +26,7 @@ Example:
     >>> backend, _ = open_sqlite_edges(None)
     >>> backend.add(("u1",), [Edge(src="a", dst="c", type="semantic", weight=0.9),
     ...                       Edge(src="a", dst="b", type="structural", weight=0.5)])
-    >>> graph = walk_graph(backend, ("u1",))
+    >>> graph = walkable_edges(backend, ("u1",))
     >>> "a" in graph, "z" in graph, graph.degree("a"), dict(graph.adj["a"])
     (True, False, 2, {'c': {'types': {'semantic': 0.9}}, 'b': {'types': {'structural': 0.5}}})
 
@@ -43,7 +43,7 @@ import networkx as nx
 from langchain_ripplemem.schemas import Namespace
 from langchain_ripplemem.storage.protocols import EdgeBackend, EdgeRow
 
-__all__ = ["LazyAdjacency", "lazy_adjacency", "walk_graph", "with_edges"]
+__all__ = ["LazyAdjacency", "lazy_adjacency", "walkable_edges", "with_edges"]
 
 _Neighbours = dict[str, dict[str, dict[str, float]]]
 
@@ -70,7 +70,7 @@ def _as_networkx(packed: _Packed) -> _Neighbours:
 
 
 class LazyAdjacency(dict):  # type: ignore[type-arg]
-    """``node -> neighbours``, read from the edge store on first touch (NetworkX's ``graph._adj``).
+    """``node -> neighbours``, read from the edge backend on first touch (NetworkX's ``graph._adj``).
 
     Args:
         backend: the edge store.
@@ -184,7 +184,7 @@ class _LazyNodes(dict):  # type: ignore[type-arg]
         return {}
 
 
-def walk_graph(backend: EdgeBackend, namespace: Namespace) -> nx.Graph:
+def walkable_edges(backend: EdgeBackend, namespace: Namespace) -> nx.Graph:
     """A NetworkX graph of ``namespace`` whose adjacency is read node by node (see the module docs)."""
     graph = nx.Graph()
     adjacency = LazyAdjacency(backend, namespace)
@@ -194,15 +194,15 @@ def walk_graph(backend: EdgeBackend, namespace: Namespace) -> nx.Graph:
 
 
 def adjacency_of(graph: nx.Graph) -> LazyAdjacency:
-    """The lazy adjacency of a graph :func:`walk_graph` made."""
+    """The lazy adjacency of a graph :func:`walkable_edges` made."""
     adjacency = graph._adj
     if not isinstance(adjacency, LazyAdjacency):
-        raise ValueError("graph was not made by walk_graph")
+        raise ValueError("graph was not made by walkable_edges")
     return adjacency
 
 
 def lazy_adjacency(graph: nx.Graph) -> LazyAdjacency | None:
-    """The lazy adjacency behind ``graph`` (a :func:`walk_graph` graph or a view of one), else ``None``."""
+    """The lazy adjacency behind ``graph`` (from :func:`walkable_edges`, or a NetworkX view of one), else ``None``."""
     while graph is not None:
         adjacency = getattr(graph, "_adj", None)
         if isinstance(adjacency, LazyAdjacency):
@@ -214,7 +214,7 @@ def lazy_adjacency(graph: nx.Graph) -> LazyAdjacency | None:
 def with_edges(graph: nx.Graph, nodes: Iterable[str]) -> set[str]:
     """The ``nodes`` that have an edge in ``graph`` (what the controller anchors on).
 
-    A :func:`walk_graph` graph asks its adjacency (:meth:`LazyAdjacency.with_edges`),
+    A :func:`walkable_edges` graph asks its adjacency (:meth:`LazyAdjacency.with_edges`),
     which asks the edge store without reading the edges.
 
     Example:

@@ -1,4 +1,4 @@
-"""The typed memory graph of each namespace, in NetworkX, kept in step with an edge backend.
+"""The typed edges of each namespace, held as a NetworkX graph and kept in step with an edge backend.
 
 The :class:`~langchain_ripplemem.storage.protocols.EdgeBackend` is the source of
 truth; a ``networkx.Graph`` per namespace is built from it on first use and
@@ -14,7 +14,7 @@ Example:
     >>> cache = EdgeCache(backend)
     >>> edge = Edge(src="a", dst="b", type="semantic", weight=0.9)
     >>> backend.add(("u1",), [edge]); cache.add(("u1",), [edge])
-    >>> dict(cache.graph(("u1",)).adj["b"])
+    >>> dict(cache.networkx(("u1",)).adj["b"])
     {'a': {'types': {'semantic': 0.9}}}
     >>> cache.count(("u1",))
     {'semantic': 1, 'structural': 0}
@@ -29,15 +29,15 @@ from collections.abc import Iterable
 import networkx as nx
 
 from langchain_ripplemem.cache_bounds import (
-    GRAPH_BYTES_FIXED,
-    GRAPH_BYTES_PER_EDGE,
-    GRAPH_BYTES_PER_NODE,
+    EDGES_BYTES_FIXED,
+    EDGES_BYTES_PER_EDGE,
+    EDGES_BYTES_PER_NODE,
     WALK_BYTES_PER_EDGE,
     WALK_BYTES_PER_NODE,
     CacheBounds,
     LRUCache,
 )
-from langchain_ripplemem.edges.adjacency import adjacency_of, walk_graph
+from langchain_ripplemem.edges.adjacency import adjacency_of, walkable_edges
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_key
 from langchain_ripplemem.storage.protocols import EdgeBackend, EdgeRow
 
@@ -50,8 +50,8 @@ _EDGES = "ripplemem_edges"
 
 def _graph_bytes(graph: nx.Graph) -> int:
     """Estimated memory of a NetworkX graph, from its node and edge counts (asked on every use: O(1))."""
-    return (GRAPH_BYTES_FIXED + GRAPH_BYTES_PER_NODE * graph.number_of_nodes()
-            + GRAPH_BYTES_PER_EDGE * graph.graph.get(_EDGES, 0))
+    return (EDGES_BYTES_FIXED + EDGES_BYTES_PER_NODE * graph.number_of_nodes()
+            + EDGES_BYTES_PER_EDGE * graph.graph.get(_EDGES, 0))
 
 
 def _put(graph: nx.Graph, edge: Edge) -> None:
@@ -63,7 +63,7 @@ def _put(graph: nx.Graph, edge: Edge) -> None:
 
 
 def _built(rows: Iterable[EdgeRow]) -> nx.Graph:
-    """The graph of ``(src, dst, type, weight)`` rows, built in one pass (a cold open loads every edge).
+    """The NetworkX graph of ``(src, dst, type, weight)`` rows, built in one pass (a cold open loads every edge).
 
     Rows, not :class:`Edge` models (a model per edge cost as much as the rest of
     the load); each pair's type map is gathered first and NetworkX gets one
@@ -79,10 +79,10 @@ def _built(rows: Iterable[EdgeRow]) -> nx.Graph:
 
 
 def _walk_bytes(graph: nx.Graph) -> int:
-    """Estimated memory of a :func:`walk_graph` graph: the nodes read or asked about, and the neighbour entries read."""
+    """Estimated memory of :func:`walkable_edges`' graph: the nodes read or asked about, the neighbour entries read."""
     adjacency = adjacency_of(graph)
     nodes = len(adjacency) + len(adjacency.has_edges)
-    return GRAPH_BYTES_FIXED + WALK_BYTES_PER_NODE * nodes + WALK_BYTES_PER_EDGE * adjacency.edges_read
+    return EDGES_BYTES_FIXED + WALK_BYTES_PER_NODE * nodes + WALK_BYTES_PER_EDGE * adjacency.edges_read
 
 
 def _remove(graph: nx.Graph, unit_ids: Iterable[str]) -> None:
@@ -91,9 +91,9 @@ def _remove(graph: nx.Graph, unit_ids: Iterable[str]) -> None:
 
 
 class EdgeCache:
-    """One NetworkX graph per namespace, loaded from ``backend`` lazily; and the graph recall walks.
+    """One NetworkX graph of edges per namespace, loaded from ``backend`` lazily; and the edges recall walks.
 
-    :meth:`graph` is the whole graph (for users of the graph, edge listings and
+    :meth:`networkx` holds every edge (for edge listings and
     counts); :meth:`walkable` is read node by node where a walk goes
     (:mod:`~langchain_ripplemem.edges.adjacency`), so a cold open does
     not read every edge. Both follow every write and catch-up.
@@ -105,13 +105,13 @@ class EdgeCache:
     def __init__(self, backend: EdgeBackend, bounds: CacheBounds | None = None) -> None:
         self.backend = backend
         bounds = bounds or CacheBounds()
-        # The least recently used graphs leave past the bounds; their next use reloads them.
-        self._graphs: LRUCache[nx.Graph] = LRUCache(bounds.max_namespaces, bounds.graph_bytes, _graph_bytes)
-        self._walks: LRUCache[nx.Graph] = LRUCache(bounds.max_namespaces, bounds.graph_bytes, _walk_bytes)
+        # The least recently used namespaces' edges leave past the bounds; their next use reloads them.
+        self._graphs: LRUCache[nx.Graph] = LRUCache(bounds.max_namespaces, bounds.edge_bytes, _graph_bytes)
+        self._walks: LRUCache[nx.Graph] = LRUCache(bounds.max_namespaces, bounds.edge_bytes, _walk_bytes)
         self._lock = threading.RLock()
 
-    def graph(self, namespace: Namespace) -> nx.Graph:
-        """The namespace's graph (loaded from the backend on first use)."""
+    def networkx(self, namespace: Namespace) -> nx.Graph:
+        """The namespace's edges as one NetworkX graph (loaded from the backend on first use)."""
         key = namespace_key(namespace)
         with self._lock:
             graph = self._graphs.get(key)
@@ -121,27 +121,27 @@ class EdgeCache:
             return graph
 
     def walkable(self, namespace: Namespace) -> nx.Graph:
-        """The namespace's graph for walks: adjacency read node by node from the backend, and kept."""
+        """The namespace's edges for walks: adjacency read node by node from the backend, and kept."""
         key = namespace_key(namespace)
         with self._lock:
             graph = self._walks.get(key)
             if graph is None:
-                graph = walk_graph(self.backend, namespace)
+                graph = walkable_edges(self.backend, namespace)
                 self._walks.put(key, graph)
             return graph
 
     def _forget(self, key: str, nodes: Iterable[str]) -> None:
-        """The walk graph reads ``nodes`` again on their next touch (their edges changed)."""
+        """The walkable edges read ``nodes`` again on their next touch (their edges changed)."""
         graph = self._walks.peek(key)
         if graph is not None:
             adjacency_of(graph).forget(nodes)
 
     def cached(self, namespace: Namespace) -> bool:
-        """Whether the namespace's graph is loaded."""
+        """Whether the namespace's edges are loaded whole."""
         return self._graphs.peek(namespace_key(namespace)) is not None
 
     def add(self, namespace: Namespace, edges: Iterable[Edge]) -> None:
-        """Mirror edges the backend just stored (into the whole graph only when it is loaded)."""
+        """Mirror edges the backend just stored (into the whole NetworkX graph only when it is loaded)."""
         key = namespace_key(namespace)
         edges = list(edges)
         with self._lock:
@@ -151,7 +151,7 @@ class EdgeCache:
             self._forget(key, {uid for edge in edges for uid in (edge.src, edge.dst)})
 
     def remove(self, namespace: Namespace, unit_ids: Iterable[str]) -> None:
-        """Drop units (and their edges) from a loaded graph."""
+        """Drop units (and their edges) from the loaded edges."""
         with self._lock:
             self._walks.pop(namespace_key(namespace))  # their neighbours' lists changed too
             graph = self._graphs.peek(namespace_key(namespace))
@@ -159,9 +159,9 @@ class EdgeCache:
                 _remove(graph, unit_ids)
 
     def catch_up(self, namespace: Namespace, unit_ids: set[str], removed: Iterable[str] = ()) -> None:
-        """Drop ``removed`` from a loaded graph, then add the stored edges touching ``unit_ids``.
+        """Drop ``removed`` from the loaded edges, then add the stored edges touching ``unit_ids``.
 
-        A namespace whose graph is not loaded is left alone: its first use loads it whole.
+        A namespace whose edges are not loaded is left alone: its first use loads it whole.
         """
         key = namespace_key(namespace)
         removed = list(removed)
@@ -183,7 +183,7 @@ class EdgeCache:
                     _put(graph, edge)
 
     def invalidate(self, namespace: Namespace) -> None:
-        """Forget a namespace's graph; the next use reloads it."""
+        """Forget a namespace's edges; the next use reloads them."""
         with self._lock:
             self._graphs.pop(namespace_key(namespace))
             self._walks.pop(namespace_key(namespace))
@@ -191,7 +191,7 @@ class EdgeCache:
     def edges(self, namespace: Namespace) -> list[Edge]:
         """Every edge of a namespace, sorted, one per type (``src < dst``)."""
         out = []
-        for a, b, data in self.graph(namespace).edges(data=True):
+        for a, b, data in self.networkx(namespace).edges(data=True):
             src, dst = (a, b) if a < b else (b, a)
             out += [Edge(src=src, dst=dst, type=etype, weight=w) for etype, w in sorted(data["types"].items())]
         return sorted(out, key=lambda e: (e.src, e.dst, e.type))
@@ -199,7 +199,7 @@ class EdgeCache:
     def count(self, namespace: Namespace) -> dict[str, int]:
         """Edge counts by type."""
         counts = {"semantic": 0, "structural": 0}
-        for _, _, data in self.graph(namespace).edges(data=True):
+        for _, _, data in self.networkx(namespace).edges(data=True):
             for etype in data["types"]:
                 counts[etype] += 1
         return counts

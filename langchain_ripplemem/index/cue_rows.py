@@ -75,7 +75,7 @@ def unit_cues(unit: MemoryUnit) -> Cues:
 
 @functools.lru_cache(maxsize=64)
 def _text_keys(text: str, speakers: tuple[str, ...]) -> tuple[str, ...]:
-    """A query's identifying cue keys, names first: views, controller and plan all ask for them each recall."""
+    """A query's identifying cue keys, names first: recall views, controller and plan all ask for them each recall."""
     names, topics = identifying_cues(text, speakers=speakers)
     return tuple(dict.fromkeys(names + topics))
 

@@ -50,7 +50,7 @@ class DenseRows:
         return int(self._matrix.nbytes)
 
     def rows(self, n: int) -> np.ndarray:
-        """The first ``n`` rows (a view of the matrix, no copy)."""
+        """The first ``n`` rows (a slice of the matrix, no copy)."""
         return self._matrix[:n]
 
     def write(self, start: int, stop: int, vectors: np.ndarray) -> None:

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from langchain_ripplemem._runtime.blas import product
-from langchain_ripplemem.cache_bounds import VIEW_BYTES_FIXED, VIEW_BYTES_PER_CHAR, VIEW_BYTES_PER_UNIT
+from langchain_ripplemem.cache_bounds import INDEX_BYTES_FIXED, INDEX_BYTES_PER_CHAR, INDEX_BYTES_PER_UNIT
 from langchain_ripplemem.config import LinkingConfig
 from langchain_ripplemem.index.bm25 import top_k
 from langchain_ripplemem.index.cue_rows import CueRows
@@ -60,14 +60,14 @@ class NamespaceIndex:
     def __init__(self, namespace: Namespace, dim: int | None = None) -> None:
         self.namespace = namespace
         self.ids: list[str] = []
-        self.units = UnitList()  # parsed when read (a view restored from a snapshot holds JSON)
+        self.units = UnitList()  # parsed when read (an index restored from a snapshot holds JSON)
         self.pos: dict[str, int] = {}
         self.dense = DenseRows(dim)
         self.lexical_rows = LexicalRows()  # covers the first len(self.lexical_rows) rows; extended on use
         self._expose(CueRows(), LifecycleState())
         self.max_seq = -1  # the largest metadata["seq"] of the units here (ingest numbers after it)
         self._unit_bytes = 0  # estimated memory of the units and what is derived from them (nbytes)
-        # What readers derive from the units, by name: (rows covered, value) (recall/smoothing.py::per_view).
+        # What readers derive from the units, by name: (rows covered, value) (index/sessions.py::per_index).
         self.derived: dict[str, tuple[int, Any]] = {}
         self.snapshot_version: int | None = None  # the namespace version of the snapshot it matches
 
@@ -82,7 +82,7 @@ class NamespaceIndex:
     @property
     def nbytes(self) -> int:
         """Estimated memory held: the vector matrix (as allocated) and measured amounts per unit and character."""
-        return VIEW_BYTES_FIXED + self.dense.nbytes + self._unit_bytes
+        return INDEX_BYTES_FIXED + self.dense.nbytes + self._unit_bytes
 
     @property
     def matrix(self) -> np.ndarray:
@@ -90,7 +90,7 @@ class NamespaceIndex:
         return self.dense.rows(len(self.ids))
 
     def add(self, units: Sequence[MemoryUnit], vectors: np.ndarray, json: Sequence[bytes] | None = None) -> None:
-        """Append units that are not in the view yet (``json``: their JSON, when at hand)."""
+        """Append units that are not in the index yet (``json``: their JSON, when at hand)."""
         n = len(self.ids)
         self.dense.write(n, n + len(units), vectors)
         for offset, unit in enumerate(units):
@@ -101,7 +101,7 @@ class NamespaceIndex:
             self.units.append(unit, json[offset] if json is not None else None)
             self.max_seq = max(self.max_seq, _seq(unit))
             # the model (while kept, unit_list.PARSED_KEPT) and its JSON, held beside it
-            self._unit_bytes += VIEW_BYTES_PER_UNIT + VIEW_BYTES_PER_CHAR * len(unit.restatement) + len(
+            self._unit_bytes += INDEX_BYTES_PER_UNIT + INDEX_BYTES_PER_CHAR * len(unit.restatement) + len(
                 self.units.json(i))
             self.ids.append(unit.id)
             self.pos[unit.id] = i
@@ -120,11 +120,11 @@ class NamespaceIndex:
         self.lifecycle.replace(old, unit)
 
     def without(self, ids: Iterable[str], derive: Callable[[NamespaceIndex], object] | None = None) -> NamespaceIndex:
-        """A new view of the same namespace minus ``ids`` (a delete), built from memory, not Chroma.
+        """A new index of the same namespace minus ``ids`` (a delete), built from memory, not Chroma.
 
-        Rows keep their order. The view is new, not edited, because readers may be
-        using this one and derived caches (BM25, context) are keyed by view.
-        ``derive`` runs on the new view while all its units are parsed, if this view
+        Rows keep their order. The index is new, not edited, because readers may be
+        using this one and derived caches (BM25, context) are keyed by index.
+        ``derive`` runs on the new index while all its units are parsed, if this index
         had derived values (a writer that never recalls pays nothing for them).
         """
         gone = set(ids)
@@ -147,7 +147,7 @@ class NamespaceIndex:
         """The unit's vector."""
         return self.matrix[self.pos[unit_id]]
 
-    # -- the three views ----------------------------------------------------------
+    # -- the three recall views ----------------------------------------------------------
     def cosines(self, query: np.ndarray) -> np.ndarray:
         """Cosine of every unit (row order) with a unit query vector (read-only; the last few queries' are kept).
 
@@ -260,7 +260,7 @@ class NamespaceIndex:
 
     @classmethod
     def from_state(cls, namespace: Namespace, state: NamespaceState) -> NamespaceIndex:
-        """The view :meth:`state` saved, over its matrix as given (a snapshot's, memory-mapped).
+        """The index :meth:`state` saved, over its matrix as given (a snapshot's, memory-mapped).
 
         Raises:
             ValueError: the matrix, units and ids are not of one row count.

@@ -1,4 +1,4 @@
-"""Row arrays of a namespace view: growable buffers, the distinct rows of posting lists, top indices.
+"""Row arrays of a namespace index: growable buffers, the distinct rows of posting lists, top indices.
 
 Example:
     >>> import numpy as np
@@ -30,7 +30,7 @@ def distinct_rows(arrays: Sequence[np.ndarray], n: int) -> np.ndarray:
     total = sum(len(a) for a in arrays)
     if total * 16 < n:  # a few short postings: sorting them is cheaper than a pass over every row
         return np.unique(np.concatenate(arrays))
-    top = max((int(rows.max()) for rows in arrays if len(rows)), default=-1)  # a grown view's rows past n
+    top = max((int(rows.max()) for rows in arrays if len(rows)), default=-1)  # a grown index's rows past n
     mask = np.zeros(max(n, top + 1), dtype=bool)
     for rows in arrays:
         mask[rows] = True

@@ -1,4 +1,4 @@
-"""Namespace views saved to local files, so a new process maps them instead of reading every unit.
+"""Namespace indexes saved to local files, so a new process maps them instead of reading every unit.
 
 A cold open of a 100k-memory namespace spent its time reading every unit and
 vector from Chroma, validating every unit's JSON and rebuilding the postings.
@@ -17,7 +17,7 @@ uses it only when it is whole (a CRC-32 over everything after the header), of
 this format and build of the package (:func:`code_id`), of the namespace asked,
 made with the same embedding model, and
 the namespace log still holds every change since its version; the caller then
-applies those changes (as a stale reader catches up). Otherwise the view is
+applies those changes (as a stale reader catches up). Otherwise the index is
 loaded from the store of record. A snapshot is written to a temporary file and
 renamed over the old one, so a crash while saving leaves the old one or none.
 The file holds pickled state: it is read only from the memory's own snapshot
@@ -27,14 +27,14 @@ Example:
     >>> import numpy as np, tempfile
     >>> from langchain_ripplemem.index.namespace_index import NamespaceState, NamespaceIndex
     >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance
-    >>> view = NamespaceIndex(("maya",))
+    >>> index = NamespaceIndex(("maya",))
     >>> unit = MemoryUnit.create(namespace=("maya",), restatement="Maya: hi",
     ...                          source=Provenance(conversation_id="c", session_id="s"))
-    >>> view.add([unit], np.ones((1, 4), dtype=np.float32))
-    >>> path = Path(tempfile.mkdtemp()) / "maya.view"
-    >>> write_snapshot(path, view, version=3, model="m")
+    >>> index.add([unit], np.ones((1, 4), dtype=np.float32))
+    >>> path = Path(tempfile.mkdtemp()) / "maya.index"
+    >>> write_snapshot(path, index, version=3, model="m")
     >>> restored, version = read_snapshot(path, ("maya",), "m")
-    >>> version, restored.ids == view.ids, restored.units[0] == unit, read_snapshot(path, ("maya",), "other")
+    >>> version, restored.ids == index.ids, restored.units[0] == unit, read_snapshot(path, ("maya",), "other")
     (3, True, True, None)
 
 """
@@ -66,15 +66,15 @@ from langchain_ripplemem.storage.protocols import Changes, NamespaceLog
 __all__ = ["SNAPSHOT_DIRNAME", "IndexSnapshots", "embeddings_id", "read_snapshot", "write_snapshot"]
 
 SNAPSHOT_DIRNAME = "ripplemem_index"
-# Bump when the file layout or the pickled view state changes: older snapshots are then ignored.
+# Bump when the file layout or the pickled index state changes: older snapshots are then ignored.
 FORMAT = 3
-_MAGIC = b"RIPPLEMEM-VIEW\x00\x01"
+_MAGIC = b"RIPPLEMEM-INDEX\x00\x01"
 _ALIGN = 64  # the matrix starts on a 64-byte boundary
 _log = logging.getLogger(__name__)
 
 
 def embeddings_id(embeddings: Any) -> str:
-    """Which embedding model made a view's vectors: its class and model name."""
+    """Which embedding model made an index's vectors: its class and model name."""
     kind = type(embeddings)
     name = next((v for a in ("model_id", "model", "model_name") if isinstance(v := getattr(embeddings, a, None), str)),
                 "")
@@ -83,9 +83,9 @@ def embeddings_id(embeddings: Any) -> str:
 
 @functools.lru_cache(maxsize=1)
 def code_id() -> str:
-    """A hash of the package's source: what a view holds (postings, derived values) is computed by it.
+    """A hash of the package's source: what an index holds (postings, derived values) is computed by it.
 
-    A snapshot saved by another build of the package is ignored (its view is loaded
+    A snapshot saved by another build of the package is ignored (its index is loaded
     from the store once and saved again), so no code change can leave a snapshot
     holding structures the running code would compute differently.
     """
@@ -131,7 +131,7 @@ def write_snapshot(path: Path, index: NamespaceIndex, version: int, model: str) 
 
 
 def read_snapshot(path: Path, namespace: Namespace, model: str) -> tuple[NamespaceIndex, int] | None:
-    """``(view, version)`` from a snapshot file; ``None`` when it is missing, damaged or not this one's."""
+    """``(index, version)`` from a snapshot file; ``None`` when it is missing, damaged or not this one's."""
     try:
         with open(path, "rb") as handle:
             mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
@@ -140,20 +140,20 @@ def read_snapshot(path: Path, namespace: Namespace, model: str) -> tuple[Namespa
     try:
         return _parsed(mapped, namespace, model, path)
     except Exception as err:  # noqa: BLE001 - any damage means: load from the store of record
-        _log.warning("ignoring the view snapshot %s: %s: %s", path, type(err).__name__, err)
+        _log.warning("ignoring the index snapshot %s: %s: %s", path, type(err).__name__, err)
         return None
 
 
 def _parsed(mapped: mmap.mmap, namespace: Namespace, model: str, path: Path) -> tuple[NamespaceIndex, int] | None:
     if mapped[: len(_MAGIC)] != _MAGIC:
-        raise ValueError("not a view snapshot")
+        raise ValueError("not an index snapshot")
     (length,) = struct.unpack_from("<Q", mapped, len(_MAGIC))
     start = len(_MAGIC) + 8
     header = json.loads(bytes(mapped[start : start + length]))
     body = start + length + (-(start + length)) % _ALIGN
     expected = {"format": FORMAT, "code": code_id(), "namespace": namespace_key(namespace), "model": model}
     if (found := {k: header.get(k) for k in expected}) != expected:
-        _log.info("view snapshot %s is of %s, not %s: ignored", path, found, expected)
+        _log.info("index snapshot %s is of %s, not %s: ignored", path, found, expected)
         return None
     whole = memoryview(mapped)
     if len(mapped) != body + header["size"] or zlib.crc32(whole[body:]) != header["crc32"]:
@@ -196,10 +196,10 @@ class IndexSnapshots:
 
     def path(self, namespace: Namespace) -> Path:
         """The namespace's snapshot file."""
-        return self.directory / f"{hashlib.sha256(namespace_key(namespace).encode()).hexdigest()[:32]}.view"
+        return self.directory / f"{hashlib.sha256(namespace_key(namespace).encode()).hexdigest()[:32]}.index"
 
     def restore(self, namespace: Namespace) -> tuple[NamespaceIndex, Changes | None] | None:
-        """The saved view and the changes made since it was saved (``None``: none), or ``None`` to load whole."""
+        """The saved index and the changes made since it was saved (``None``: none), or ``None`` to load whole."""
         got = read_snapshot(self.path(namespace), namespace, self.model)
         if got is None:
             return None
@@ -219,7 +219,7 @@ class IndexSnapshots:
         try:
             write_snapshot(self.path(index.namespace), index, version, self.model)
         except Exception as err:  # noqa: BLE001 - a cache: the store of record is untouched
-            _log.warning("could not save the view snapshot of %s: %s: %s", index.namespace, type(err).__name__, err)
+            _log.warning("could not save the index snapshot of %s: %s: %s", index.namespace, type(err).__name__, err)
             return False
         index.snapshot_version = version
         return True

@@ -1,4 +1,4 @@
-"""What one namespace holds, counted from its units and edge counts (``RippleMemory.stats``).
+"""What one namespace holds, counted from its units and edge counts (``RippleMem.stats``).
 
 Example:
     >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance

@@ -1,7 +1,7 @@
 """Keep one memory object's caches in step with every writer of a namespace.
 
-Each memory object caches, per namespace, a view of the units
-(:class:`~langchain_ripplemem.index.unit_index.UnitIndex`) and the typed graph
+Each memory object caches, per namespace, an index of the units
+(:class:`~langchain_ripplemem.index.unit_index.UnitIndex`) and the typed edges
 (:class:`~langchain_ripplemem.edges.edge_cache.EdgeCache`). Other memory
 objects and other processes write too, so every call compares the namespace's
 version in the :class:`~langchain_ripplemem.storage.protocols.NamespaceLog` with the
@@ -35,17 +35,17 @@ class NamespaceSync:
 
     Args:
         log: the namespace log every writer of the store shares.
-        index: this object's unit views.
-        graphs: this object's graph cache.
+        index: this object's namespace indexes.
+        edge_cache: this object's edge cache.
     """
 
-    def __init__(self, log: NamespaceLog, index: UnitIndex, graphs: EdgeCache) -> None:
-        self.log, self.index, self.graphs = log, index, graphs
+    def __init__(self, log: NamespaceLog, index: UnitIndex, edge_cache: EdgeCache) -> None:
+        self.log, self.index, self.edge_cache = log, index, edge_cache
         self.lock = threading.RLock()  # serialises this object's writers and catch-ups
         self.versions: dict[Namespace, int] = {}  # last namespace version this object has seen
         # Namespaces whose crash recovery ran since they last changed under this object.
         self.resumed: set[Namespace] = set()
-        self.closed = False  # set by RippleMemory.close(): every later read or write says so
+        self.closed = False  # set by RippleMem.close(): every later read or write says so
 
     def mark_closed(self) -> bool:
         """Refuse every later read and write; ``False`` when this was closed already."""
@@ -55,8 +55,8 @@ class NamespaceSync:
     def check_open(self) -> None:
         """Raise :class:`MemoryClosedError` once the memory was closed."""
         if self.closed:
-            raise MemoryClosedError("this RippleMemory is closed (close() or the end of its with block): "
-                                    "open a new RippleMemory on the same persist_directory")
+            raise MemoryClosedError("this RippleMem is closed (close() or the end of its with block): "
+                                    "open a new RippleMem on the same persist_directory")
 
     def catch_up(self, ns: Namespace) -> None:
         """Apply what other writers changed in ``ns`` since this object last looked."""
@@ -68,10 +68,10 @@ class NamespaceSync:
                 changed = self.log.changes(ns, seen, current) if seen < current else None
                 if changed is None:
                     self.index.invalidate(ns)
-                    self.graphs.invalidate(ns)
+                    self.edge_cache.invalidate(ns)
                 else:
                     self.index.catch_up(ns, changed.units, changed.removed)
-                    self.graphs.catch_up(ns, changed.edges, changed.removed)
+                    self.edge_cache.catch_up(ns, changed.edges, changed.removed)
                 self.resumed.discard(ns)
             self.versions[ns] = current
 

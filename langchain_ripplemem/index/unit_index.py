@@ -1,9 +1,9 @@
-"""The unit index: per-namespace views over a unit backend, kept in step with every write.
+"""The unit index: per-namespace indexes over a unit backend, kept in step with every write.
 
 Writes go to the :class:`~langchain_ripplemem.storage.protocols.UnitBackend` first
 (Chroma by default), then to the namespace's cached
 :class:`~langchain_ripplemem.index.namespace_index.NamespaceIndex`; reads are served by the
-views, loaded from the backend (page by page) on first use and kept in a
+indexes, loaded from the backend (page by page) on first use and kept in a
 bounded LRU cache (:mod:`langchain_ripplemem.cache_bounds`). The index also
 records what each write changed (:meth:`UnitIndex.take_written`), for the
 namespace log that keeps other processes' caches in step.
@@ -42,23 +42,23 @@ if TYPE_CHECKING:
 
 __all__ = ["UnitIndex"]
 
-# What a backend's reply holds per unit while a view loads, beyond the view itself (measured: a 10k-unit
+# What a backend's reply holds per unit while an index loads, beyond the index itself (measured: a 10k-unit
 # load of 384-d vectors left ~96 MB of freed pages): loads of about 1,700 units or more trim at once.
 _REPLY_BYTES_PER_UNIT = 10_000
 
 
 class UnitIndex:
-    """Per-namespace views of the units a :class:`~langchain_ripplemem.storage.protocols.UnitBackend` holds.
+    """Per-namespace indexes of the units a :class:`~langchain_ripplemem.storage.protocols.UnitBackend` holds.
 
-    Writes go to the backend first, then to the cached view; reads are served by
-    the views, loaded from the backend (page by page) on first use.
+    Writes go to the backend first, then to the cached index; reads are served by
+    the indexes, loaded from the backend (page by page) on first use.
 
     Args:
         backend: where units and vectors are stored.
-        bounds: how many views, and bytes, stay cached.
-        snapshots: saved views to start from instead of reading every unit
-            (:mod:`~langchain_ripplemem.index.snapshot`); a view leaving the cache is saved.
-        derive: run on a view loaded (or rebuilt after a delete) whole while all its units
+        bounds: how many namespace indexes, and bytes, stay cached.
+        snapshots: saved indexes to start from instead of reading every unit
+            (:mod:`~langchain_ripplemem.index.snapshot`); an index leaving the cache is saved.
+        derive: run on an index loaded (or rebuilt after a delete) whole while all its units
             are still parsed: what recall derives from every unit
             (:func:`~langchain_ripplemem.recall.derived.derive_all`).
     """
@@ -70,25 +70,25 @@ class UnitIndex:
         self.snapshots = snapshots
         self.derive = derive
         bounds = bounds or CacheBounds()
-        # The least recently used views leave past the bounds; their next use reloads them.
-        self._views: LRUCache[NamespaceIndex] = LRUCache(
-            bounds.max_namespaces, bounds.view_bytes, lambda index: index.nbytes,
+        # The least recently used indexes leave past the bounds; their next use reloads them.
+        self._indexes: LRUCache[NamespaceIndex] = LRUCache(
+            bounds.max_namespaces, bounds.index_bytes, lambda index: index.nbytes,
             on_evict=None if snapshots is None else lambda _, index: snapshots.save(index))
         self._lock = threading.RLock()
         # Per namespace since the last take_written(): (ids written, ids deleted); None = a drop.
         self._written: dict[str, tuple[set[str], set[str]] | None] = {}
 
     def namespace_index(self, namespace: Namespace) -> NamespaceIndex:
-        """The namespace's view, loaded from the backend on first use."""
+        """The namespace's index, loaded from the backend on first use."""
         key = namespace_key(namespace)
         with self._lock:
-            index = self._views.get(key)
+            index = self._indexes.get(key)
             if index is None:
                 index = self._restored(namespace)
                 if index is None:
                     index = NamespaceIndex(namespace)
                     self._load(index, None)
-                self._views.put(key, index)
+                self._indexes.put(key, index)
             return index
 
     def _restored(self, namespace: Namespace) -> NamespaceIndex | None:
@@ -106,30 +106,30 @@ class UnitIndex:
         return index
 
     def save_snapshots(self) -> int:
-        """Save every cached view that changed since its snapshot; how many were saved."""
+        """Save every cached index that changed since its snapshot; how many were saved."""
         with self._lock:
-            views = [v for key in self._views.keys() if (v := self._views.peek(key)) is not None]
-            return sum(self.snapshots.save(v) for v in views) if self.snapshots is not None else 0
+            indexes = [v for key in self._indexes.keys() if (v := self._indexes.peek(key)) is not None]
+            return sum(self.snapshots.save(v) for v in indexes) if self.snapshots is not None else 0
 
     def cached(self, namespace: Namespace) -> NamespaceIndex | None:
-        """The namespace's view if it is loaded (no backend read)."""
-        return self._views.peek(namespace_key(namespace))
+        """The namespace's index if it is loaded (no backend read)."""
+        return self._indexes.peek(namespace_key(namespace))
 
     def catch_up(self, namespace: Namespace, ids: set[str], removed: Iterable[str] = ()) -> None:
-        """Bring a cached view up to date with units another writer deleted, added or rewrote.
+        """Bring a cached index up to date with units another writer deleted, added or rewrote.
 
         Deleted ids leave first; then ``ids`` are fetched as stored now: new ones are
         appended in write order, known ones get their new metadata. A namespace
-        without a cached view is left alone: its first use loads it whole.
+        without a cached index is left alone: its first use loads it whole.
         """
         key = namespace_key(namespace)
         with self._lock:
-            index = self._views.peek(key)
+            index = self._indexes.peek(key)
             if index is None:
                 return
             if any(uid in index.pos for uid in removed):
                 index = index.without(removed)
-                self._views.put(key, index)
+                self._indexes.put(key, index)
             if ids:
                 self._load(index, sorted(ids))
 
@@ -177,15 +177,15 @@ class UnitIndex:
             seen[1].update(removed)
 
     def add(self, namespace: Namespace, units: Sequence[MemoryUnit], vectors: np.ndarray) -> None:
-        """Write units and their vectors to the backend, then to the view."""
+        """Write units and their vectors to the backend, then to the index."""
         with self._lock:
-            index = self.namespace_index(namespace)  # loaded first: a view loaded after the write would hold them twice
+            index = self.namespace_index(namespace)  # loaded first: loaded after the write, it would hold them twice
             self.backend.upsert(namespace, units, vectors)
             index.add(units, vectors)
             self._note(namespace, (u.id for u in units))
 
     def replace(self, namespace: Namespace, units: Sequence[MemoryUnit]) -> None:
-        """Rewrite stored units' metadata in the backend and the view (ids, text and vectors stay)."""
+        """Rewrite stored units' metadata in the backend and the index (ids, text and vectors stay)."""
         if not units:
             return
         with self._lock:
@@ -199,9 +199,9 @@ class UnitIndex:
             self._note(namespace, (u.id for u in units))
 
     def invalidate(self, namespace: Namespace) -> None:
-        """Forget the cached view of a namespace; the next use reloads it."""
+        """Forget the cached index of a namespace; the next use reloads it."""
         with self._lock:
-            self._views.pop(namespace_key(namespace))
+            self._indexes.pop(namespace_key(namespace))
 
     def get(self, namespace: Namespace, ids: Iterable[str]) -> list[MemoryUnit]:
         """Units by id, in the order asked, skipping unknown ids."""
@@ -216,7 +216,7 @@ class UnitIndex:
             present = [i for i in dict.fromkeys(ids) if i in index.pos]
             if present:
                 self.backend.delete(namespace, present)
-                self._views.put(key, index.without(present, self.derive))
+                self._indexes.put(key, index.without(present, self.derive))
                 self._note(namespace, (), present)
         return present
 
@@ -225,7 +225,7 @@ class UnitIndex:
         with self._lock:
             n = len(self.namespace_index(namespace))
             self.backend.drop(namespace)
-            self._views.pop(namespace_key(namespace))
+            self._indexes.pop(namespace_key(namespace))
             if self.snapshots is not None:
                 self.snapshots.remove(namespace)
             self._note(namespace, None)

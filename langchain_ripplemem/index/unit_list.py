@@ -1,6 +1,6 @@
-"""The units of a namespace view in row order, parsed from their stored JSON only when read.
+"""The units of a namespace index in row order, parsed from their stored JSON only when read.
 
-A view restored from a snapshot (:mod:`langchain_ripplemem.index.snapshot`) holds
+An index restored from a snapshot (:mod:`langchain_ripplemem.index.snapshot`) holds
 its units as the JSON Chroma stores; validating 100k of them into
 :class:`~langchain_ripplemem.schemas.MemoryUnit` models took seconds, and a
 recall reads a few hundred. :class:`UnitList` parses a row the first time it is
@@ -112,7 +112,7 @@ class UnitList(Sequence[MemoryUnit]):
     def holding(self) -> Iterator[None]:
         """Keep every row parsed or appended inside the block; past it, the last ``PARSED_KEPT`` again.
 
-        For passes over every row that follow each other (a view loaded whole, then
+        For passes over every row that follow each other (an index loaded whole, then
         what recall derives from all its units): each row is parsed once, not once a pass.
 
         Example:

@@ -227,7 +227,7 @@ def _place(unit: MemoryUnit) -> Place:
 
 
 def row_places(index: NamespaceIndex) -> list[Place]:
-    """Per row of ``index``, where its unit was said (:data:`Place`), kept with the view as it grows.
+    """Per row of ``index``, where its unit was said (:data:`Place`), kept with the index as it grows.
 
     A unit's session, speaker and turn never change in place (the neighbours of
     :mod:`~langchain_ripplemem.recall.smoothing` are kept on the same terms).

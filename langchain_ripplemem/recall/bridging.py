@@ -22,14 +22,14 @@ Example:
     >>> from langchain_ripplemem.index.namespace_index import NamespaceIndex
     >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance
     >>> import numpy as np
-    >>> view = NamespaceIndex(("demo",))
+    >>> index = NamespaceIndex(("demo",))
     >>> texts = ["Sam booked Harbor Grill.", "Harbor Grill serves oysters.", "Rain again."] + ["Hi."] * 17
     >>> units = [MemoryUnit.create(namespace=("demo",), restatement=t, source=Provenance(
     ...     conversation_id="c", session_id="s", turn_ids=[str(i)])) for i, t in enumerate(texts)]
-    >>> view.add(units, np.eye(20, dtype=np.float32))
-    >>> round(bridge_strength(view, units[0].id, units[1].id), 2), bridge_strength(view, units[0].id, units[2].id)
+    >>> index.add(units, np.eye(20, dtype=np.float32))
+    >>> round(bridge_strength(index, units[0].id, units[1].id), 2), bridge_strength(index, units[0].id, units[2].id)
     (0.77, 0.0)
-    >>> round(bridge_potential(view, units[0].id), 2), bridge_potential(view, units[2].id)
+    >>> round(bridge_potential(index, units[0].id), 2), bridge_potential(index, units[2].id)
     (0.77, 0.0)
 
 """
@@ -90,12 +90,12 @@ def bridge_strength(index: NamespaceIndex, a: str, b: str, topic_weight: float =
 
 
 class BridgeStrength:
-    """:func:`bridge_strength` over one state of a view: each key's weight and each edge's strength computed once.
+    """:func:`bridge_strength` over one state of an index: each key's weight and each edge's strength computed once.
 
     An expansion walks a few hundred cue edges whose ends share the same few keys,
     and the next recall walks many of them again. What an edge is worth changes
-    only when the view gains units (rarities move) or loses some (a new view), so
-    :func:`shared_bridge_strength` hands recalls one instance per view and size.
+    only when the index gains units (rarities move) or loses some (a new index), so
+    :func:`shared_bridge_strength` hands recalls one instance per index and size.
     """
 
     def __init__(self, index: NamespaceIndex, topic_weight: float = 1.0, key_budget: int = 0,
@@ -135,9 +135,9 @@ class BridgeStrength:
         return best
 
 
-# Edge strengths kept per view state: a recall walks hundreds; a hub-heavy namespace could ask for millions.
-# Not smoothing.per_view: its values live in view.derived, which a view's snapshot saves, and these are
-# a process's working memory (and refer back to their view).
+# Edge strengths kept per index state: a recall walks hundreds; a hub-heavy namespace could ask for millions.
+# Not sessions.per_index: its values live in index.derived, which an index's snapshot saves, and these are
+# a process's working memory (and refer back to their index).
 _EDGES_KEPT = 200_000
 _SHARED: weakref.WeakKeyDictionary[NamespaceIndex, dict[tuple[Any, ...], Any]] = \
     weakref.WeakKeyDictionary()
@@ -148,8 +148,8 @@ def shared_bridge_strength(index: NamespaceIndex, topic_weight: float = 1.0, key
                            rare_topic_weight: float | None = None) -> BridgeStrength:
     """The :class:`BridgeStrength` of ``index`` at its current size, shared by the recalls that read it.
 
-    A view that grew gets a new one (the rarities moved); a view that lost units is a
-    new view. Instances leave with their view.
+    An index that grew gets a new one (the rarities moved); an index that lost units is a
+    new index. Instances leave with their index.
     """
     return _shared(index, ("strength", topic_weight, key_budget, rare_topic_weight), lambda proxy: BridgeStrength(
         proxy, topic_weight, key_budget, rare_topic_weight))
@@ -175,16 +175,16 @@ _Made = TypeVar("_Made")
 
 
 def _shared(index: NamespaceIndex, key: tuple[Any, ...], make: Callable[[NamespaceIndex], _Made]) -> _Made:
-    """The ``key`` instance of ``index`` at its current size (``make(proxy of view)`` at first); older sizes' go."""
+    """The ``key`` instance of ``index`` at its current size (``make(proxy of index)`` at first); older sizes' go."""
     with _SHARED_LOCK:
-        per_index = _SHARED.setdefault(index, {})
+        kept = _SHARED.setdefault(index, {})
         sized = (len(index), *key)
-        found = per_index.get(sized)
+        found = kept.get(sized)
         if found is None:
-            for stale in [k for k in per_index if k[0] != sized[0]]:
-                del per_index[stale]
-            # A proxy, not the view: a value holding its own key strongly would keep every view alive.
-            found = per_index[sized] = make(weakref.proxy(index))
+            for stale in [k for k in kept if k[0] != sized[0]]:
+                del kept[stale]
+            # A proxy, not the index: a value holding its own key strongly would keep every index alive.
+            found = kept[sized] = make(weakref.proxy(index))
         return found  # type: ignore[no-any-return]
 
 
@@ -208,7 +208,7 @@ def bridge_potential(index: NamespaceIndex, uid: str, known: Container[str] = ()
     Names in ``known`` (the query's own cues) are left out: the first hop searched for
     them already. Topic words are left out too: from the first hop, only a name
     bridges (``RecallConfig.bridging.first_topic_weight``). What does not depend on ``known``
-    is worked out once per memory and view size (:class:`BridgePotentials`).
+    is worked out once per memory and index size (:class:`BridgePotentials`).
     """
     return bridge_potentials(index, key_budget)(uid, known)
 
@@ -220,7 +220,7 @@ def bridge_potentials(index: NamespaceIndex, key_budget: int = 0) -> BridgePoten
 
 
 class BridgePotentials:
-    """:func:`bridge_potential` over one state of a view: per memory, its bridging names' rarities and time's bridge.
+    """:func:`bridge_potential` over one state of an index: per memory, its bridging names' rarities and time's bridge.
 
     The controller asks for the potential of the same well-supported memories recall
     after recall; only which names the query already holds changes.
@@ -254,7 +254,7 @@ class BridgePotentials:
 class MentionedBridges:
     """Per memory, the bridges of the time its own words name (:func:`mentioned_time`, :func:`time_bridges`).
 
-    Kept per view size (:func:`mentioned_bridges`): the controller weighs the same
+    Kept per index size (:func:`mentioned_bridges`): the controller weighs the same
     memories' time bridges as anchor candidates, and expansion follows them from anchors.
     """
 
@@ -347,7 +347,7 @@ def epoch_micros(when: datetime) -> int:
 
 
 def row_times(index: NamespaceIndex) -> RowTimes:
-    """Per row of ``index``, its time and the time its own words name, in exact microseconds (kept per view)."""
+    """Per row of ``index``, its time and the time its own words name, in exact microseconds (kept per index)."""
     # Rows only grow, and a unit's time and time phrase never change in place (NamespaceIndex.replace).
     return per_index(index, "times", RowTimes.of, lambda v, known, before, n: known.grown(v, before, n))
 

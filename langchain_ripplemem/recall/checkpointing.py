@@ -11,10 +11,10 @@ their place, and a run resumed from such a checkpoint fails in the next node.
 
 Example:
     >>> from langgraph.checkpoint.memory import InMemorySaver
-    >>> from langchain_ripplemem import RippleMemory, build_recall_graph
+    >>> from langchain_ripplemem import RippleMem, build_recall_graph
     >>> from langchain_ripplemem.recall.checkpointing import checkpoint_serde
-    >>> memory = RippleMemory()
-    >>> graph = build_recall_graph(memory, checkpointer=InMemorySaver(serde=checkpoint_serde()))
+    >>> memory = RippleMem()
+    >>> graph = build_recall_graph(memory.reader, checkpointer=InMemorySaver(serde=checkpoint_serde()))
 
 Inside an agent, give the agent's checkpointer this serializer (add your own state's
 types with ``extra``), or build the recall graph with ``checkpointer=False``: it then

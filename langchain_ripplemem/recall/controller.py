@@ -48,7 +48,7 @@ _TARGET_MIN_RARITY = 0.5
 def cue_values(index: NamespaceIndex) -> list[frozenset[str]]:
     """Per row, its unit's participants and places, lower-cased (what a query's cues are compared with).
 
-    Kept with the view (:func:`~langchain_ripplemem.index.sessions.per_index`): each
+    Kept with the namespace index (:func:`~langchain_ripplemem.index.sessions.per_index`): each
     round's anchor candidates ask it of every memory in the evidence. Rows with the
     same values share one set.
     """
@@ -75,7 +75,7 @@ class ControllerInput:
     index: NamespaceIndex
     round: int
     config: RecallConfig
-    with_edges: Collection[str]  # the evidence memories with a graph edge (the others cannot anchor)
+    with_edges: Collection[str]  # the evidence memories with an edge (the others cannot anchor)
     # Each evidence memory's provenance support under ``config`` (evidence.supports); None: summed when asked.
     support: Mapping[str, float] | None = None
 
@@ -170,7 +170,7 @@ class HeuristicController:
         return keys
 
     def candidates(self, inp: ControllerInput) -> list[tuple[str, float, float]]:
-        """Evidence with graph edges as ``(id, anchor score, bridge potential)``, best anchor first.
+        """Evidence with edges as ``(id, anchor score, bridge potential)``, best anchor first.
 
         The anchor score is provenance support, plus 0.05 when the memory shares a
         participant or place with the query, times ``1 + anchor_bridge_weight x
@@ -320,7 +320,7 @@ class HeuristicController:
             restates_query=True,
         )
         reason = decision.get("reason", "") if anchors else \
-            f"{decision.get('reason', '')}; no recalled memory has graph edges to expand from"
+            f"{decision.get('reason', '')}; no recalled memory has edges to expand from"
         plan = Plan(should_continue=bool(anchors), reason=reason, anchors=anchors, target=target)
         if event is not None:
             plan["event_time"] = event

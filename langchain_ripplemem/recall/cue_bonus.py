@@ -2,7 +2,7 @@
 
 Assembly scores every memory in the evidence (a hundred and more per recall);
 :func:`cue_bonuses` reads each row's speaker and time from arrays kept with the
-view instead of each unit's fields, with the same floating-point operations as
+index instead of each unit's fields, with the same floating-point operations as
 :func:`cue_bonus`, so the two agree exactly.
 
 Example:
@@ -17,10 +17,10 @@ Example:
     >>> units = [MemoryUnit.create(namespace=("demo",), restatement=t, time=day(d), metadata={"speaker": s},
     ...                            source=Provenance(conversation_id="c", session_id="s", turn_ids=[t]))
     ...          for t, d, s in [("a", 2, "Maya"), ("b", 9, "Sam")]]
-    >>> view = NamespaceIndex(("demo",))
-    >>> view.add(units, np.eye(2, dtype=np.float32))
+    >>> index = NamespaceIndex(("demo",))
+    >>> index.add(units, np.eye(2, dtype=np.float32))
     >>> cues, config = QueryCues(query="q", participants=["maya"], time=day(2)), ScoringConfig()
-    >>> bonuses = cue_bonuses(view, np.array([0, 1]), cues, config).tolist()
+    >>> bonuses = cue_bonuses(index, np.array([0, 1]), cues, config).tolist()
     >>> bonuses == [cue_bonus(u, cues, config) for u in units]
     True
 """
@@ -77,7 +77,7 @@ def cue_bonuses(index: NamespaceIndex, rows: np.ndarray, cues: QueryCues, config
 
 
 def row_speakers(index: NamespaceIndex) -> list[str | None]:
-    """Per row, its unit's lower-cased speaker (``None``: none recorded), kept with the view."""
+    """Per row, its unit's lower-cased speaker (``None``: none recorded), kept with the index."""
     return per_index(index, "row_speakers", lambda v, n: _row_speakers(v, 0, n),
                     lambda v, known, before, n: known + _row_speakers(v, before, n))
 

@@ -1,8 +1,8 @@
-"""What recall derives from every unit of a namespace, built in one go when a view is loaded whole.
+"""What recall derives from every unit of a namespace, built in one go when an index is loaded whole.
 
-Each value is kept with its view (:func:`~langchain_ripplemem.index.sessions.per_index`)
+Each value is kept with its index (:func:`~langchain_ripplemem.index.sessions.per_index`)
 and otherwise built on its first use, in whichever recall needs it. Each reads
-every unit, and a view keeps only ``unit_list.PARSED_KEPT`` units parsed: built
+every unit, and an index keeps only ``unit_list.PARSED_KEPT`` units parsed: built
 one by one, after a whole load, every value parsed the other units again (six
 passes of about 20 us a unit). :func:`derive_all` runs while the load still
 holds every unit parsed (:meth:`~langchain_ripplemem.index.unit_list.UnitList.holding`),
@@ -12,15 +12,15 @@ Example:
     >>> from langchain_ripplemem.index.namespace_index import NamespaceIndex
     >>> from langchain_ripplemem.schemas import MemoryUnit, Provenance
     >>> import numpy as np
-    >>> view = NamespaceIndex(("maya",), 2)
-    >>> view.add([MemoryUnit.create(namespace=("maya",), restatement="Maya: I like oysters.",
+    >>> index = NamespaceIndex(("maya",), 2)
+    >>> index.add([MemoryUnit.create(namespace=("maya",), restatement="Maya: I like oysters.",
     ...           source=Provenance(conversation_id="c", session_id="s"), metadata={"speaker": "Maya"})],
     ...          np.ones((1, 2), dtype=np.float32))
-    >>> derive_all(view)
-    >>> sorted(view.derived)  # doctest: +NORMALIZE_WHITESPACE
+    >>> derive_all(index)
+    >>> sorted(index.derived)  # doctest: +NORMALIZE_WHITESPACE
     ['cue_values', 'latest_statement', 'neighbours', 'row_places', 'row_speakers', 'session_centroids', 'speakers',
      'times']
-    >>> speakers(view)  # kept: read, not built
+    >>> speakers(index)  # kept: read, not built
     frozenset({'maya'})
 """
 

@@ -31,7 +31,7 @@ __all__ = ["AnyHit", "Evidence", "FoundHit", "Supports", "recalled_memory", "sup
 class FoundHit:
     """One way a memory was found: the fields of :class:`~langchain_ripplemem.schemas.Hit`, unvalidated.
 
-    Nodes build these from values they computed (a view's rank and score, an expansion
+    Nodes build these from values they computed (a recall view's rank and score, an expansion
     channel's path), so there is nothing to validate until a hit leaves the recall.
     """
 

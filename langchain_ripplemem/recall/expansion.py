@@ -1,4 +1,4 @@
-"""Anchor-local expansion over the typed graph (METHOD.md read phase, step 4).
+"""Anchor-local expansion over the typed edges (METHOD.md read phase, step 4).
 
 Candidates are units not yet in the evidence within ``hops`` of an anchor.
 Each channel walks only its own edge type and scores what it reaches against
@@ -9,7 +9,7 @@ cues and the unit's cues. The top
 ``per_channel`` of each channel are kept; near-equal scores prefer the shorter
 path, then the stronger path (the product of its edge weights). A walk keeps, for
 each unit, its strongest path of the shortest length (ties: the smaller path), so
-the order in which a graph lists neighbours never changes what recall finds.
+the order in which the edges list neighbours never changes what recall finds.
 """
 
 from __future__ import annotations
@@ -55,11 +55,11 @@ class ExpansionHit:
 
 @dataclass(frozen=True)
 class Unreachable:
-    """Ids expansion must not return: those ``taken`` already, and those not among the view's first ``limit`` rows.
+    """Ids expansion must not return: those ``taken`` already, and those not among the index's first ``limit`` rows.
 
     A unit a writer adds while the walk runs has no row in the scores taken before
     it, so it counts as absent. Asked only about the nodes a walk reaches: the cost
-    follows the anchors' neighbourhoods, not the size of the graph.
+    follows the anchors' neighbourhoods, not the number of edges.
 
     Example:
         >>> excluded = Unreachable(taken={"a"}, rows={"a": 0, "b": 1, "late": 2}, limit=2)
@@ -129,9 +129,9 @@ def reachable(
     """Units within ``hops`` of any anchor over ``channel`` edges, with their best path.
 
     ``strength(a, b)`` re-weighs an edge at read time (default: its stored weight).
-    A writer (or a cache catching up) may add edges to the cached graph while a
+    A writer (or a cache catching up) may add edges to the cached NetworkX graph while a
     reader walks it; Python then stops the walk ("dictionary changed size during
-    iteration"), and the walk starts again on the grown graph.
+    iteration"), and the walk starts again over the grown edges.
 
     ``walks`` keeps each anchor's own walk, ``(anchor, hops) -> layers``, for the
     next call: it must belong to this state of the graph, this channel and
@@ -165,17 +165,17 @@ def _walk(
     graph: nx.Graph, anchors: list[str], channel: EdgeType, hops: int, exclude: Container[str],
     strength: EdgeStrength | None = None, walks: Walks | None = None,
 ) -> _Found:
-    # The graph's own adjacency dicts, not NetworkX's read-only views over them (a view
+    # The NetworkX graph's own adjacency dicts, not NetworkX's read-only views over them (a view
     # per node and per neighbour cost more than the walk); a filtered graph keeps its views.
     adjacency = graph._adj if isinstance(graph._adj, dict) else graph.adj
     # ``nbr in exclude``, spelled out for Unreachable (asked of every unit every walk reaches);
-    # its rows (the view's units) also bound where a walk may step.
+    # its rows (the index's units) also bound where a walk may step.
     taken, rows, limit = (exclude.taken, exclude.rows, exclude.limit) if isinstance(exclude, Unreachable) \
         else (exclude, None, 0)
     # A walk steps only on units ``rows`` holds, and rows only grow: while they number at most
     # ``limit``, every unit a walk reached has a row below it.
     bounded = rows is not None and len(rows) > limit
-    lazy = lazy_adjacency(graph)  # also behind a view that hides memories
+    lazy = lazy_adjacency(graph)  # also behind a NetworkX view that hides memories
     if lazy is not None:
         lazy.read(anchors)
     best: _Found = {}

@@ -11,11 +11,11 @@ with a chat model and when the input asks for it (``{"with_answer": True}``).
 
 Example:
     >>> from langchain_core.messages import HumanMessage
-    >>> from langchain_ripplemem import RippleMemory
+    >>> from langchain_ripplemem import RippleMem
     >>> from langchain_ripplemem.recall import RecallContext, build_recall_graph
-    >>> memory = RippleMemory()
+    >>> memory = RippleMem()
     >>> _ = memory.add_messages([HumanMessage("We adopted a beagle called Biscuit.")], namespace="maya")
-    >>> graph = build_recall_graph(memory)
+    >>> graph = build_recall_graph(memory.reader)
     >>> out = graph.invoke({"query": "What is the dog called?"}, context=RecallContext(namespace=("maya",)))
     >>> out["result"].memories[0].unit.restatement
     'User: We adopted a beagle called Biscuit.'
@@ -33,7 +33,7 @@ from langgraph.graph import END, START, StateGraph
 
 from langchain_ripplemem._runtime.collector import paused
 from langchain_ripplemem.recall.nodes import RecallNodes
-from langchain_ripplemem.recall.reader import MemoryReader
+from langchain_ripplemem.recall.reader import MemoryReader, missing_reader_members
 from langchain_ripplemem.recall.state import RecallContext, RecallInput, RecallOutput, RecallState
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def build_recall_graph(
     """Compile the recall graph over a memory.
 
     Args:
-        reader: what recall reads: a :class:`~langchain_ripplemem.memory.RippleMemory`
+        reader: what recall reads: a memory's :attr:`~langchain_ripplemem.memory.RippleMem.reader`,
             or anything implementing :class:`~langchain_ripplemem.recall.reader.MemoryReader`.
         llm: optional chat model (or ``"provider:model"``): LLM cue extraction, the LLM
             controller and an ``answer`` node (run when the input has ``with_answer``).
@@ -86,7 +86,13 @@ def build_recall_graph(
         ``{"result", "answer"}``. Settings come through
         ``context=RecallContext(namespace=..., config=...)``; what the context leaves
         out is the reader's (``default_namespace``, ``recall_config``).
+
+    Raises:
+        TypeError: naming ``reader`` when it is no reader (a memory itself: pass ``memory.reader``).
     """
+    if missing_reader_members(reader):  # isinstance() would read the properties: a served reader's build a memory
+        hint = ": pass its .reader" if missing_reader_members(getattr(reader, "reader", None)) == [] else ""
+        raise TypeError(f"reader must be a MemoryReader, got {type(reader).__name__}{hint}")
     nodes = RecallNodes(reader, llm)
     builder = StateGraph(RecallState, context_schema=RecallContext,
                          input_schema=RecallInput, output_schema=RecallOutput)

@@ -23,7 +23,7 @@ from langchain_ripplemem.schemas import HitSource, RecalledMemory
 
 __all__ = ["FirstHopRank", "KeptMatches", "first_hop_ranks", "keep_first_hop", "plain_memory"]
 
-#: A kept first-hop memory: (view, 0-based rank in it, its own score, the rank it must be returned at or above).
+#: A kept first-hop memory: (recall view, 0-based rank in it, its own score, the rank it must be returned at or above).
 FirstHopRank = tuple[HitSource, int, float, int]
 
 #: Further dense matches a question keeps: (how many, their spacing, the matches best first with their scores).
@@ -34,7 +34,7 @@ def first_hop_ranks(index: NamespaceIndex, vector: np.ndarray, lexical_text: str
                     hidden: set[str], kept: Sequence[KeptMatches] = ()) -> dict[str, FirstHopRank]:
     """The memories the first hop keeps: plain dense top ``keep_first_hop``, plain BM25 top ``keep_lexical``.
 
-    The rankings of ``RippleMemory.search`` (``index.semantic``, ``index.lexical``; BM25
+    The rankings of ``RippleMem.search`` (``index.semantic``, ``index.lexical``; BM25
     scores above 0): the question's own match, before dialogue context, cue bonuses
     and bridges; and each of ``kept``, further dense matches the question keeps (a set
     question's named speakers' own matches,
@@ -94,7 +94,7 @@ def keep_first_hop(order: Sequence[str], protected: Mapping[str, FirstHopRank], 
 
 
 def plain_memory(index: NamespaceIndex, uid: str, rank: FirstHopRank, query_vector: np.ndarray) -> RecalledMemory:
-    """A protected first-hop memory recollection did not gather: its own view's hit as provenance."""
+    """A protected first-hop memory recollection did not gather: its own recall view's hit as provenance."""
     row = index.pos[uid]
     source, position, score, _ = rank
     cosine = float(index.matrix[row] @ query_vector)

@@ -4,9 +4,9 @@ A chat with an assistant is about what the user asked in it, so how well the que
 matches a whole chat says which chats hold the answer, where no single turn may say it
 all ("How many fitness classes do I attend in a week?" is answered by a remark in each
 of four chats). The question is matched with each session's centroid: the mean
-direction of its memories' vectors, kept with the view as it grows, so no text is
+direction of its memories' vectors, kept with the index as it grows, so no text is
 embedded again. Assembly gives the first places to the best memory of each session
-that both this view and recollection agree on (``assembly.matched_sessions_first`` =
+that both this measure and recollection agree on (``assembly.matched_sessions_first`` =
 ``n``: among the question's ``n`` best-matching sessions, and holding one of
 recollection's best ``2n`` memories), in recollection's order
 (:func:`~langchain_ripplemem.recall.assembly.distinct_sessions_first`): only the order
@@ -50,7 +50,7 @@ def session_of(unit: MemoryUnit) -> Session:
 
 
 def session_centroids(index: NamespaceIndex) -> SessionCentroids:
-    """The sessions of ``index`` and their summed memory vectors, kept with the view as it grows."""
+    """The sessions of ``index`` and their summed memory vectors, kept with the index as it grows."""
     return per_index(index, "session_centroids", lambda v, n: _grown(v, None, 0, n), _grown)
 
 
@@ -83,14 +83,14 @@ def matched_sessions(index: NamespaceIndex, query_vector: np.ndarray, n: int, hi
     Example:
         >>> from types import SimpleNamespace
         >>> unit = lambda s: SimpleNamespace(source=SimpleNamespace(conversation_id="c", session_id=s))
-        >>> view = SimpleNamespace(units=[unit("a"), unit("a"), unit("b")], ids=["1", "2", "3"],
+        >>> index = SimpleNamespace(units=[unit("a"), unit("a"), unit("b")], ids=["1", "2", "3"],
         ...     pos={"1": 0, "2": 1, "3": 2}, derived={},
         ...     matrix=np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]], dtype=np.float32))
-        >>> sorted(matched_sessions(view, np.array([0.0, 1.0], dtype=np.float32), 1, set()))
+        >>> sorted(matched_sessions(index, np.array([0.0, 1.0], dtype=np.float32), 1, set()))
         [('c', 'b')]
-        >>> sorted(matched_sessions(view, np.array([0.0, 1.0], dtype=np.float32), 1, {"1"}))  # a's centroid moves
+        >>> sorted(matched_sessions(index, np.array([0.0, 1.0], dtype=np.float32), 1, {"1"}))  # a's centroid moves
         [('c', 'a')]
-        >>> matched_sessions(view, np.array([0.0, 1.0], dtype=np.float32), 1, {"3"})  # one session left: too few
+        >>> matched_sessions(index, np.array([0.0, 1.0], dtype=np.float32), 1, {"3"})  # one session left: too few
         set()
     """
     centroids = session_centroids(index)

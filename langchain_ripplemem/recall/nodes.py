@@ -2,7 +2,7 @@
 
 Nodes read the memory through :class:`~langchain_ripplemem.recall.reader.MemoryReader`
 only. The first node, ``extract_cues``, runs :meth:`MemoryReader.prepare`, so
-every way into recall (``RippleMemory.recall``, the compiled graph, a parent
+every way into recall (``RippleMem.recall``, the compiled graph, a parent
 graph) catches up with other writers and recovers from crashes the same way.
 
 Nodes that may call an LLM (``extract_cues``, ``check_sufficiency``,
@@ -90,7 +90,7 @@ class RecallNodes:
     def _ctx(self) -> ResolvedContext:
         """The run's context; what it leaves out comes from the reader (one effective config)."""
         raw = get_runtime().context
-        if isinstance(raw, ResolvedContext):  # RippleMemory.recall resolves it once for every node
+        if isinstance(raw, ResolvedContext):  # RippleMem.recall resolves it once for every node
             return raw
         ctx = raw if isinstance(raw, RecallContext) else RecallContext(**dict(raw or {}))
         return ctx.resolved(self.reader)
@@ -193,7 +193,7 @@ class RecallNodes:
     def _controller_input(self, state: RecallState, ctx: ResolvedContext,
                           connected: Collection[str] | None = None) -> ControllerInput:
         if connected is None:
-            connected = with_edges(self.reader.walk_graph(ctx.namespace), state["evidence"])
+            connected = with_edges(self.reader.walkable_edges(ctx.namespace), state["evidence"])
         return ControllerInput(
             query=state["query"], cues=state["cues"], evidence=state["evidence"],
             index=self.reader.namespace_index(ctx.namespace), round=state["round"], config=ctx.config,
@@ -296,7 +296,7 @@ class RecallNodes:
             raise RuntimeError("expand: the plan has anchors but no missing-support target")
         index = self.reader.namespace_index(ctx.namespace)
         rows_now = len(index)  # the scores below cover at least these rows
-        graph = self.reader.walk_graph(ctx.namespace)
+        graph = self.reader.walkable_edges(ctx.namespace)
         if state.get("hidden"):
             # Hidden memories are neither results nor bridges: no path runs through them.
             graph = nx.restricted_view(graph, state["hidden"], [])
@@ -329,7 +329,7 @@ class RecallNodes:
                                                        ("structural", cfg.expansion.expand_structural))
         channels = [c for c, on in switches if on]
         next_round, added, paths, kinds = state["round"] + 1, [], {}, {}
-        # Asked per node a walk reaches, not built over the whole graph. With bridging, the
+        # Asked per node a walk reaches, not built over every edge. With bridging, the
         # structural channel also ranks evidence it reaches: a first-hop memory that shares
         # the anchors' rare cues gains path support (recall/assembly.py).
         excluded = {"semantic": Unreachable(taken=set(evidence), rows=index.pos, limit=rows_now),

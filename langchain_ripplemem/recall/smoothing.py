@@ -103,10 +103,10 @@ def smooth(scores: np.ndarray, neighbours: np.ndarray, weights: Sequence[float],
     return out
 
 
-# The last few contextual arrays of read-only scores (a view's cosines), per view: a recall
+# The last few contextual arrays of read-only scores (an index's cosines), per index: a recall
 # smooths its query's cosines for the semantic view and again for assembly's alignment (2.4 ms
-# each at 100k memories). They leave with their view; the scores are held weakly (a view's
-# cosines leave its cache), and a grown view may give a row new neighbours (its size is in the key).
+# each at 100k memories). They leave with their index; the scores are held weakly (an index's
+# cosines leave its cache), and a grown index may give a row new neighbours (its size is in the key).
 _CONTEXTUAL_KEPT = 4
 _Contextual = dict[tuple[int, int, tuple[float, ...], int, str], tuple["weakref.ref[np.ndarray]", np.ndarray]]
 _contextual: weakref.WeakKeyDictionary[NamespaceIndex, _Contextual] = weakref.WeakKeyDictionary()
@@ -133,10 +133,10 @@ def context_weights(index: NamespaceIndex, context: ContextConfig) -> tuple[floa
 
 
 def in_context(index: NamespaceIndex, scores: np.ndarray, context: ContextConfig) -> np.ndarray:
-    """:func:`smooth` with the view's session neighbours and :func:`context_weights` (no work when both are 0).
+    """:func:`smooth` with the index's session neighbours and :func:`context_weights` (no work when both are 0).
 
     With ``context.terms`` > 0, a unit of more content terms than that takes ``terms / n`` of
-    the credit (see the module docs). Read-only scores (a view's cosines) get a read-only
+    the credit (see the module docs). Read-only scores (an index's cosines) get a read-only
     result, kept for the next call with the same scores. ``context.mode="max"``: a unit scores
     ``max(s(m), w_d x best neighbour d away)`` instead of the sum, so context lifts a
     turn whose neighbour matches but never ranks a strong stand-alone remark below a
@@ -178,7 +178,7 @@ def _share(index: NamespaceIndex, terms: int, start: int, stop: int) -> np.ndarr
 
 def _in_context(index: NamespaceIndex, scores: np.ndarray, weights: Sequence[float], mode: str = "sum") -> np.ndarray:
     m, sessions = len(scores), session_rows(index)
-    if len(sessions.neighbours) > m:  # the view grew after the scores were taken: rows past them are no neighbours
+    if len(sessions.neighbours) > m:  # the index grew after the scores were taken: rows past them are no neighbours
         return smooth(scores, np.where(sessions.neighbours[:m] < m, sessions.neighbours[:m], NO_ROW), weights, mode)
     if m == 0:
         return scores
@@ -196,7 +196,7 @@ def top_in_context(index: NamespaceIndex, scores: np.ndarray, context: ContextCo
     """The ``k`` best ``(id, s_ctx)`` of a full score array, best first (row order breaks ties).
 
     Args:
-        index: the namespace's view (row ``i`` is ``index.ids[i]``).
+        index: the namespace's index (row ``i`` is ``index.ids[i]``).
         scores: one score per row.
         context: the dialogue-context settings (:func:`in_context`).
         k: how many to return.

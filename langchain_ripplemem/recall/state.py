@@ -139,7 +139,7 @@ class Plan(TypedDict, total=False):
     # "while Maya is in Lisbon"), grounded from the event's memory.
     event_time: EventTime
     heuristic: HeuristicWork  # what the heuristic controller's decide computed, for its plan
-    with_edges: list[str]  # the decided evidence's memories with a graph edge: the plan reads the same evidence
+    with_edges: list[str]  # the decided evidence's memories with an edge: the plan reads the same evidence
 
 
 class RecallState(TypedDict, total=False):

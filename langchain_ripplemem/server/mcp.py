@@ -14,8 +14,8 @@ was wrong; an argument a tool does not take is refused, naming it and the ones
 the tool takes; a remember that fails stores nothing.
 
 Example:
-    >>> from langchain_ripplemem import RippleMemory
-    >>> server = create_mcp_server(RippleMemory(), namespace="users/maya")
+    >>> from langchain_ripplemem import RippleMem
+    >>> server = create_mcp_server(RippleMem(), namespace="users/maya")
     >>> import asyncio
     >>> sorted(tool.name for tool in asyncio.run(server.list_tools()))
     ['correct', 'forget', 'list_namespaces', 'recall', 'remember', 'stats']
@@ -58,9 +58,10 @@ from langchain_ripplemem.schemas import (
 )
 from langchain_ripplemem.server.arguments import strict_tool
 from langchain_ripplemem.server.disconnects import quiet_client_disconnects
+from langchain_ripplemem.storage.sqlite import EDGES_FILENAME
 
 if TYPE_CHECKING:
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
 __all__ = ["MAX_K", "NamespaceScope", "create_mcp_server", "describe_recall", "open_memory", "serve"]
 
@@ -216,7 +217,7 @@ def _reply(text: str, outcome: BaseModel) -> CallToolResult:
                           structuredContent=outcome.model_dump(mode="json"))
 
 
-def _remember(memory: RippleMemory, ns: Namespace, conv: Conversation) -> Remembered:
+def _remember(memory: RippleMem, ns: Namespace, conv: Conversation) -> Remembered:
     """Ingest ``conv``; when any window fails, delete what this call stored and raise (all or nothing)."""
     before = {u.id for u in memory.list_units(ns, include_suppressed=True) if u.source.conversation_id == conv.id}
     report = memory.add_conversation(conv, namespace=ns)
@@ -229,7 +230,7 @@ def _remember(memory: RippleMemory, ns: Namespace, conv: Conversation) -> Rememb
                       warnings=report.warnings)
 
 
-def _unknown(memory: RippleMemory, ns: Namespace, ids: list[str] | None) -> tuple[list[str], list[str]]:
+def _unknown(memory: RippleMem, ns: Namespace, ids: list[str] | None) -> tuple[list[str], list[str]]:
     """``(known, unknown)`` ids of ``ns``; raises when ``ids`` names none."""
     ids = list(dict.fromkeys(i.strip() for i in ids or [] if i.strip()))
     if not ids:
@@ -242,7 +243,7 @@ def _unknown_note(ids: list[str]) -> str:
     return f" No memory with id {', '.join(ids)} in this namespace." if ids else ""
 
 
-def _forget(memory: RippleMemory, ns: Namespace, memory_ids: list[str] | None, conversation_id: str | None,
+def _forget(memory: RippleMem, ns: Namespace, memory_ids: list[str] | None, conversation_id: str | None,
             erase_namespace: bool, confirm: str | None) -> Forgotten:
     chosen = [name for name, given in (("memory_ids", memory_ids is not None),
                                        ("conversation_id", conversation_id is not None),
@@ -264,7 +265,7 @@ def _forget(memory: RippleMemory, ns: Namespace, memory_ids: list[str] | None, c
                      unknown_ids=unknown)
 
 
-def _correct(memory: RippleMemory, ns: Namespace, memory_ids: list[str] | None, reason: str,
+def _correct(memory: RippleMem, ns: Namespace, memory_ids: list[str] | None, reason: str,
              restore: bool) -> Corrected:
     known, unknown = _unknown(memory, ns, memory_ids)
     if not restore and not reason.strip():
@@ -278,7 +279,7 @@ def _correct(memory: RippleMemory, ns: Namespace, memory_ids: list[str] | None, 
 
 
 def create_mcp_server(
-    memory: RippleMemory,
+    memory: RippleMem,
     *,
     namespace: Namespace | str = ("default",),
     recall_config: RecallConfig | None = None,
@@ -398,7 +399,7 @@ def open_memory(
     edges_path: str | Path | None = None,
     llm: str | None = None,
     recall_config: RecallConfig | None = None,
-) -> RippleMemory:
+) -> RippleMem:
     """The memory a server serves: embedded Chroma in ``persist``, or a Chroma server with edges on disk.
 
     With ``chroma_host``, units live in that Chroma server and edges in ``edges_path``
@@ -407,22 +408,22 @@ def open_memory(
     Raises:
         ValueError: naming ``chroma_port`` when it is not a port number.
     """
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
     if chroma_host is None:
-        return RippleMemory(persist_directory=persist, llm=llm, recall_config=recall_config)
+        return RippleMem(persist_directory=persist, llm=llm, recall_config=recall_config)
     if not 0 < chroma_port < 65536:
         raise ValueError(f"chroma_port must be a port number (1-65535), got {chroma_port}")
     import chromadb
     from chromadb.config import Settings
 
     client = chromadb.HttpClient(host=chroma_host, port=chroma_port, settings=Settings(anonymized_telemetry=False))
-    graph = Path(edges_path) if edges_path is not None else Path(persist) / "ripplemem_edges.sqlite3"
-    graph.parent.mkdir(parents=True, exist_ok=True)
-    return RippleMemory(client=client, edges_path=graph, llm=llm, recall_config=recall_config)
+    edges_file = Path(edges_path) if edges_path is not None else Path(persist) / EDGES_FILENAME
+    edges_file.parent.mkdir(parents=True, exist_ok=True)
+    return RippleMem(client=client, edges_path=edges_file, llm=llm, recall_config=recall_config)
 
 
-def serve(memory: RippleMemory, *, namespace: Namespace | str, http: bool = False, port: int = 8000,
+def serve(memory: RippleMem, *, namespace: Namespace | str, http: bool = False, port: int = 8000,
           recall_config: RecallConfig | None = None) -> None:
     """Serve ``memory`` over stdio (default) or streamable HTTP on 127.0.0.1:``port`` until stopped.
 

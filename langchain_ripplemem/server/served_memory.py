@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from langchain_ripplemem.config import RecallConfig, WriteConfig
     from langchain_ripplemem.index.namespace_index import NamespaceIndex
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
     from langchain_ripplemem.schemas import Namespace
 
 __all__ = ["DEFAULT_PERSIST", "PERSIST_ENV", "ServedReader", "get_memory", "set_memory"]
@@ -39,21 +39,21 @@ PERSIST_ENV = "RIPPLEMEM_PERSIST"
 DEFAULT_PERSIST = ".ripplemem"
 
 _lock = threading.Lock()
-_memory: RippleMemory | None = None
+_memory: RippleMem | None = None
 
 
-def get_memory() -> RippleMemory:
+def get_memory() -> RippleMem:
     """The process-wide memory, in ``$RIPPLEMEM_PERSIST`` (default ``./.ripplemem``); call it off the event loop."""
     global _memory
     with _lock:
         if _memory is None:
-            from langchain_ripplemem.memory import RippleMemory
+            from langchain_ripplemem.memory import RippleMem
 
-            _memory = RippleMemory(persist_directory=os.environ.get(PERSIST_ENV, DEFAULT_PERSIST))
+            _memory = RippleMem(persist_directory=os.environ.get(PERSIST_ENV, DEFAULT_PERSIST))
         return _memory
 
 
-def set_memory(memory: RippleMemory | None) -> None:
+def set_memory(memory: RippleMem | None) -> None:
     """Serve ``memory`` from every graph (tests, custom setups); ``None`` resets to lazy creation."""
     global _memory
     with _lock:
@@ -79,21 +79,17 @@ class ServedReader:
         return get_memory().write_config
 
     def prepare(self, namespace: Namespace) -> None:
-        """See :meth:`RippleMemory.prepare`."""
-        get_memory().prepare(namespace)
+        """The served memory's reader's :meth:`~langchain_ripplemem.recall.reader.MemoryReader.prepare`."""
+        get_memory().reader.prepare(namespace)
 
     def namespace_index(self, namespace: Namespace) -> NamespaceIndex:
-        """See :meth:`RippleMemory.namespace_index`."""
-        return get_memory().namespace_index(namespace)
+        """The served memory's index of ``namespace``."""
+        return get_memory().reader.namespace_index(namespace)
 
-    def graph(self, namespace: Namespace) -> nx.Graph:
-        """See :meth:`RippleMemory.graph`."""
-        return get_memory().graph(namespace)
-
-    def walk_graph(self, namespace: Namespace) -> nx.Graph:
-        """See :meth:`RippleMemory.walk_graph`."""
-        return get_memory().walk_graph(namespace)
+    def walkable_edges(self, namespace: Namespace) -> nx.Graph:
+        """The served memory's edges of ``namespace``, as recall walks them."""
+        return get_memory().reader.walkable_edges(namespace)
 
     def embed_query(self, text: str) -> np.ndarray:
-        """See :meth:`RippleMemory.embed_query`."""
-        return get_memory().embed_query(text)
+        """The query's vector under the served memory's embeddings."""
+        return get_memory().reader.embed_query(text)

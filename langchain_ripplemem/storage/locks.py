@@ -3,7 +3,7 @@
 Embedded Chroma (``PersistentClient``) is not process-safe: each process keeps
 its own HNSW segment in memory and writes it back, so two writer processes can
 silently lose or corrupt vectors (Chroma's own "system constraints"). RippleMem
-adds per-process caches on top (the namespace views and NetworkX graphs are
+adds per-process caches on top (the namespace indexes and edge caches are
 loaded once and then only updated by this process's writes), so a second
 process on the same directory also reads stale data: its recall misses the
 other's units, its ``delete`` of them deletes nothing, its links ignore them.

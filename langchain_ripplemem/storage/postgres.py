@@ -1,4 +1,4 @@
-"""PostgreSQL behind the edge and namespace-log seams: the shared deployment's graph store.
+"""PostgreSQL behind the edge and namespace-log seams: the shared deployment's edge backend.
 
 With units in a Chroma server, every process on every host that opens
 ``PostgresEdgeBackend(dsn)`` shares one memory:
@@ -18,10 +18,10 @@ With units in a Chroma server, every process on every host that opens
   the first time, and whenever the listener is down. Under the writer lock the
   version is always read from the database: a writer never builds on a stale cache.
 
-Use it as the graph store of a memory (psycopg 3 and psycopg_pool: the ``[postgres]`` extra)::
+Use it as the edge backend of a memory (psycopg 3 and psycopg_pool: the ``[postgres]`` extra)::
 
     graph = PostgresEdgeBackend("postgresql://app@db:5432/memories")
-    memory = RippleMemory(client=chromadb.HttpClient(host="chroma"), edge_backend=graph)
+    memory = RippleMem(client=chromadb.HttpClient(host="chroma"), edge_backend=graph)
 """
 
 from __future__ import annotations

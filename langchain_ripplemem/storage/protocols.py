@@ -1,7 +1,7 @@
-"""The storage seams: what RippleMemory needs from a unit store, an edge store and a namespace log.
+"""The storage seams: what RippleMem needs from a unit store, an edge store and a namespace log.
 
 Three protocols, each small enough that a new backend is one module plus a
-constructor argument of :class:`~langchain_ripplemem.memory.RippleMemory`:
+constructor argument of :class:`~langchain_ripplemem.memory.RippleMem`:
 
 * :class:`UnitBackend`: memory units and their vectors, namespaced, read in
   pages (Chroma, :mod:`langchain_ripplemem.storage.chroma`).
@@ -160,7 +160,7 @@ class NamespaceLog(Protocol):
 
 @runtime_checkable
 class EdgeLogBackend(EdgeBackend, NamespaceLog, Protocol):
-    """One backend holding both a memory's edges and its namespace log (``RippleMemory(edge_backend=...)``).
+    """One backend holding both a memory's edges and its namespace log (``RippleMem(edge_backend=...)``).
 
     :class:`~langchain_ripplemem.storage.postgres.PostgresEdgeBackend` is one; the default, SQLite,
     keeps them in two objects over one file.

@@ -1,10 +1,10 @@
-"""RippleMemory's write path: from extracted units to stored, linked memories.
+"""RippleMem's write path: from extracted units to stored, linked memories.
 
 :class:`WritePath` commits a batch: it gathers the windows' units, numbers the
 new ones, embeds them, asks the optional LLM supersession, then, under the
 namespace's writer lock, stores them, links them and logs the change. The slow
 work (embedding, LLM supersession) runs before the lock, against a
-:class:`Snapshot` of the view; under the lock, :meth:`Snapshot.written_since`
+:class:`Snapshot` of the namespace index; under the lock, :meth:`Snapshot.written_since`
 tells which units another writer stored in between, so only that part is redone.
 
 Units are stored before their edges: a crash in between leaves units without a
@@ -126,14 +126,14 @@ def numbered(namespace_index: NamespaceIndex, new: list[MemoryUnit],
     ``seq`` orders units on reload. After deletes the row count is below the
     largest seq, so numbering continues after the largest and never reuses one.
     """
-    first = 1 + namespace_index.max_seq  # kept up to date by the view: no scan of its units
+    first = 1 + namespace_index.max_seq  # kept up to date by the index: no scan of its units
     return [u.model_copy(update={"metadata": {**u.metadata, **(extra or {}), "seq": first + i}})
             for i, u in enumerate(new)]
 
 
 @dataclass
 class Snapshot:
-    """A namespace view as the write path saw it before taking the writer lock."""
+    """A namespace index as the write path saw it before taking the writer lock."""
 
     namespace_index: NamespaceIndex
     size: int = field(init=False)
@@ -144,7 +144,7 @@ class Snapshot:
     def written_since(self, namespace_index: NamespaceIndex) -> set[str]:
         """Ids in ``namespace_index`` (the current one) that the snapshot did not hold."""
         if namespace_index is self.namespace_index and len(namespace_index) == self.size:
-            return set()  # views only grow in place; a delete or reload makes a new view
+            return set()  # indexes only grow in place; a delete or reload makes a new index
         before = set(self.namespace_index.ids[: self.size])
         return {uid for uid in namespace_index.ids if uid not in before}
 
@@ -156,13 +156,13 @@ class WritePath:
     embeddings: Embeddings
     config: WriteConfig
     index: UnitIndex
-    graphs: EdgeCache
+    edge_cache: EdgeCache
     edge_backend: EdgeBackend
     sync: NamespaceSync
     superseder: LLMSupersession | None = None
-    # The view each namespace's crash recovery last checked. Only a view loaded whole from
+    # The index each namespace's crash recovery last checked. Only an index loaded whole from
     # storage can hold units a crashed writer stored unlinked: what catch-up adds was logged
-    # by its writer after linking, so a grown view needs no second look at every id.
+    # by its writer after linking, so a grown index needs no second look at every id.
     _checked: weakref.WeakValueDictionary[Namespace, NamespaceIndex] = field(
         default_factory=weakref.WeakValueDictionary, init=False, repr=False)
 
@@ -198,7 +198,7 @@ class WritePath:
         """Write every valid window's units, then link them. Failed windows write nothing.
 
         Embedding and LLM supersession, the slow steps, run before the namespace's
-        writer lock, against the view as it was then; under the lock, units another
+        writer lock, against the index as it was then; under the lock, units another
         writer stored meanwhile leave the batch, or are asked about as candidates.
         ``on_embedded(done, total)`` hears of the embedding's progress (see :func:`embed_reporting`).
         With ``known``, units citing only turns memories already cite are dropped (``write/extraction/known_turns.py``).
@@ -252,14 +252,14 @@ class WritePath:
         gone = self.index.get(ns, ids) if self.config.supersession.enabled else []
         present = self.index.delete(ns, ids)
         self.edge_backend.remove_units(ns, present)
-        self.graphs.remove(ns, present)
+        self.edge_cache.remove(ns, present)
         refresh_supersession(self.index, ns, gone)  # what they superseded is current again
         return present
 
     def set_suppressed(self, ns: Namespace, ids: list[str], reason: str | None) -> int:
         """Suppress units of ``ns`` with ``reason``, or lift it with ``None``; returns units changed.
 
-        Under the writer lock: the marks go to the store and the view, supersession is refreshed.
+        Under the writer lock: the marks go to the unit backend and the index, supersession is refreshed.
         """
         with self.sync.writing(ns):
             changed = with_suppression(self.index.get(ns, dict.fromkeys(ids)), reason)
@@ -281,7 +281,7 @@ class WritePath:
         edges = link_rows(namespace_index, rows, self.config.linking)
         linked = [namespace_index.ids[r] for r in rows]
         self.edge_backend.add(ns, edges, linked=linked)
-        self.graphs.add(ns, edges)
+        self.edge_cache.add(ns, edges)
         return edges, linked
 
     def ensure_linked(self, ns: Namespace) -> None:

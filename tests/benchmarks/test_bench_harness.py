@@ -18,7 +18,7 @@ from benchmarks.progress import RunProgress
 from benchmarks.report import results_markdown
 from benchmarks.runner import FreshMemories, run_benchmark
 from benchmarks.systems import Retrieved
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import Conversation, Session, Turn
 from langchain_ripplemem.storage.chroma import chroma_client
 from tests.benchmarks.fixtures.bench_fakes import LOCOMO_TINY, FakeMemory, locomo_adapter
@@ -317,7 +317,7 @@ def _long_conversation(turns: int) -> Conversation:
 
 def test_add_conversation_reports_embedding_progress_sync_and_async():
     heard: list[tuple[int, int]] = []
-    with RippleMemory(BagOfWordsEmbeddings()) as memory:
+    with RippleMem(BagOfWordsEmbeddings()) as memory:
         report = memory.add_conversation(_long_conversation(300), namespace=("a",),
                                          on_embedded=lambda *p: heard.append(p))
         assert heard[0] == (0, report.new_units) and heard[-1] == (report.new_units, report.new_units)
@@ -348,7 +348,7 @@ def test_closing_an_in_memory_memory_frees_its_chroma_collections():
     observer = chroma_client(None)  # shares the process-wide in-memory store, keeping it alive
     try:
         before = {c.name for c in observer.list_collections()}
-        memory = RippleMemory(BagOfWordsEmbeddings())
+        memory = RippleMem(BagOfWordsEmbeddings())
         memory.add_conversation(_long_conversation(3), namespace=("a",))
         assert {c.name for c in observer.list_collections()} - before  # the memory's own collections
         memory.close()

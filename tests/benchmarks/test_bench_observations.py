@@ -16,7 +16,7 @@ from benchmarks.observations import (
     observation_memories,
 )
 from benchmarks.runner import FreshMemories, run_benchmark
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER_WRITE
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 
@@ -76,7 +76,7 @@ def test_observation_units_go_through_the_write_path(locomo_file):
     conversation = load_locomo(locomo_file)[0].conversation
     extractor = ObservationExtractor(load_locomo_observations(locomo_file))
     # Five units are too few for rare-cue edges: the paper's structural edges here.
-    memory = RippleMemory(BagOfWordsEmbeddings(), extractor=extractor, write_config=PAPER_WRITE)
+    memory = RippleMem(BagOfWordsEmbeddings(), extractor=extractor, write_config=PAPER_WRITE)
     report = memory.add_conversation(conversation, namespace=("obs",))
     units = memory.list_units(("obs",))
     by_turns = {tuple(u.source.turn_ids): u for u in units}

@@ -310,7 +310,7 @@ def test_a_bridge_through_a_name_said_only_at_sentence_starts():
     # "Rafa" starts every turn that says it, so the extractor never takes it for a name; the
     # namespace does (index.is_name), and the landlord's turn, which shares no word with the
     # question, is bridged to from the trip's.
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
     case = LinkedCase.model_validate({
         "id": "travel-99", "domain": "travel", "split": "tune",
@@ -324,7 +324,7 @@ def test_a_bridge_through_a_name_said_only_at_sentence_starts():
         "distractors": [{"session": 2, "speaker": "{B}", "text": "Rafa from the climbing wall says hi."}]})
     bench = inject(case, sample_haystacks()[0])
     question = bench.questions[0]
-    with RippleMemory(BagOfWordsEmbeddings()) as memory:
+    with RippleMem(BagOfWordsEmbeddings()) as memory:
         memory.add_conversation(bench.conversation, namespace=("t",))
         found = {t for u in memory.recall(question.question, namespace=("t",), k=10).units for t in u.source.turn_ids}
     assert set(question.evidence) <= found

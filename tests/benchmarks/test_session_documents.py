@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.systems import SYSTEM_NAMES, make_system, session_documents
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import Conversation
 from tests.unit_tests.conftest import BagOfWordsEmbeddings, filled_memory
 
@@ -29,7 +29,7 @@ def _chats(user: str = "user", assistant: str = "assistant") -> Conversation:
 # LongMemEval's records spell the roles "User" and "Assistant": the user's turns all the same.
 @pytest.mark.parametrize("user,assistant", [("user", "assistant"), ("User", "Assistant")])
 def test_a_user_assistant_session_is_the_users_turns_and_a_two_person_one_every_turn(user, assistant):
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_conversation(_chats(user, assistant), namespace=("lme",))
     documents = session_documents(memory.list_units(("lme",)))
     # (Units name the speaker as written: "User: ...", whatever the spelling given.)
@@ -41,7 +41,7 @@ def test_a_user_assistant_session_is_the_users_turns_and_a_two_person_one_every_
 
 
 def test_sessions_rank_by_their_documents_and_each_comes_once_as_its_best_turn():
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_conversation(_chats(), namespace=("lme",))
     system = make_system("session_dense", memory)
     found = system.retrieve("repot fern cactus", ("lme",), k=5).units

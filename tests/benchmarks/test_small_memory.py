@@ -16,7 +16,7 @@ from benchmarks.small_memory import (
     small_memory_problems,
 )
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.text.entity_types import entity_type
 from langchain_ripplemem.text.identifying import cue_key, entity_phrases, rarity
 
@@ -42,13 +42,13 @@ ELEVEN_TURNS = {"id": "ana-ben", "sessions": [
 PAIRS = {"peanut": ("S1:2", "S3:3"), "pixel": ("S1:3", "S3:1"), "renault": ("S2:1", "S4:1"), "lyon": ("S2:2", "S4:2")}
 
 
-def _turn_of(memory: RippleMemory) -> dict[str, str]:
+def _turn_of(memory: RippleMem) -> dict[str, str]:
     return {u.id: u.source.turn_ids[0] for u in memory.list_units(namespace=NS)}
 
 
 @pytest.fixture(scope="module")
-def eleven() -> RippleMemory:
-    memory = RippleMemory(MiniLMOnnxEmbeddings())
+def eleven() -> RippleMem:
+    memory = RippleMem(MiniLMOnnxEmbeddings())
     memory.add_conversation(ELEVEN_TURNS, namespace=NS)
     return memory
 
@@ -57,14 +57,14 @@ def test_a_word_two_of_eleven_memories_share_is_rare():
     assert rarity(2, 11) > 0.6 > rarity(2, 4)  # the default cue_threshold: two of four cannot tell
 
 
-def test_the_eleven_turn_memory_links_each_pair_said_in_two_sessions(eleven: RippleMemory):
+def test_the_eleven_turn_memory_links_each_pair_said_in_two_sessions(eleven: RippleMem):
     turn = _turn_of(eleven)
     linked = {frozenset((turn[e.src], turn[e.dst])) for e in eleven.edges(namespace=NS) if e.type == "structural"}
     for word, pair in PAIRS.items():
         assert frozenset(pair) in linked, word
 
 
-def test_the_allergy_is_reached_from_the_thai_place_over_their_peanut_edge(eleven: RippleMemory):
+def test_the_allergy_is_reached_from_the_thai_place_over_their_peanut_edge(eleven: RippleMem):
     turn = _turn_of(eleven)
     result = eleven.recall("Can Ben eat at the Thai place Ana recommended?", namespace=NS, k=11)
     order = [turn[m.unit.id] for m in result.memories]
@@ -74,7 +74,7 @@ def test_the_allergy_is_reached_from_the_thai_place_over_their_peanut_edge(eleve
     assert order.index("S1:2") < 5
 
 
-def test_entity_types_a_car_brand_a_pet_and_a_street(eleven: RippleMemory):
+def test_entity_types_a_car_brand_a_pet_and_a_street(eleven: RippleMem):
     units = {u.source.turn_ids[0]: u for u in eleven.list_units(namespace=NS)}
     bought, pet, thai = units["S2:1"], units["S1:3"], units["S3:3"]
     assert "Renault" not in bought.participants + bought.locations
@@ -93,7 +93,7 @@ def test_capitalised_names_of_any_script_are_names(text: str, name: str):
 
 
 def test_a_unicode_name_links_two_memories(bow):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     chat = iter(["Rainy again today.", "I made soup for dinner.", "Work was long.", "The bus was late."])
     sessions = []
     for n, said in enumerate(["I had coffee with Łukasz near the river.", "Did you hear Łukasz got a new job?"], 1):

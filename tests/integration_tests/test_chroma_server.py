@@ -1,4 +1,4 @@
-"""RippleMemory against a real Chroma server: the supported multi-process setup.
+"""RippleMem against a real Chroma server: the supported multi-process setup.
 
 Units live in the server (``client=chromadb.HttpClient(...)``), edges in a
 SQLite file every process opens (``edges_path``; SQLite WAL handles several
@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from langchain_ripplemem.cli.integrity import check_store
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.storage.locks import embedded_store_directory
 from langchain_ripplemem.write.linking.local_linking import link_rows
 
@@ -41,9 +41,9 @@ MAYA, SAM = ("users", "maya"), ("users", "sam")
 @pytest.fixture
 def memory_factory(chroma_server, collection_name, tmp_path):
     """New memories on the test's collection and edge file (each one: a separate 'process' view)."""
-    def make(edges_path: Path | None = None) -> RippleMemory:
-        return RippleMemory(BagOfWordsEmbeddings(), client=chroma_server.client(),
-                            collection_name=collection_name, edges_path=edges_path or tmp_path / "graph.sqlite3")
+    def make(edges_path: Path | None = None) -> RippleMem:
+        return RippleMem(BagOfWordsEmbeddings(), client=chroma_server.client(),
+                         collection_name=collection_name, edges_path=edges_path or tmp_path / "graph.sqlite3")
     return make
 
 
@@ -93,13 +93,13 @@ def test_delete_and_delete_namespace_keep_namespaces_apart(memory_factory):
 WRITER = r"""
 import sys
 import chromadb
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 from tests.unit_tests.test_crash_safety import many_turns
 
 host, port, collection, graph, ns = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
-memory = RippleMemory(BagOfWordsEmbeddings(), client=chromadb.HttpClient(host=host, port=port),
-                      collection_name=collection, edges_path=graph)
+memory = RippleMem(BagOfWordsEmbeddings(), client=chromadb.HttpClient(host=host, port=port),
+                   collection_name=collection, edges_path=graph)
 ids = []
 for i in range(4):
     ids += memory.add_conversation(many_turns(f"{ns}-{i}", 10), namespace=(ns,)).unit_ids
@@ -159,13 +159,13 @@ def test_delete_in_one_process_and_write_in_another_leave_no_dangling_edge(memor
 SAME_NAMESPACE_WRITER = r"""
 import json, sys
 import chromadb
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 from tests.unit_tests.test_crash_safety import many_turns
 
 host, port, collection, graph, me = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
-memory = RippleMemory(BagOfWordsEmbeddings(), client=chromadb.HttpClient(host=host, port=port),
-                      collection_name=collection, edges_path=graph)
+memory = RippleMem(BagOfWordsEmbeddings(), client=chromadb.HttpClient(host=host, port=port),
+                   collection_name=collection, edges_path=graph)
 out = {"shared": [], "churn": [], "deleted": []}
 previous = []
 for i in range(6):

@@ -61,9 +61,9 @@ def conversation():  # noqa: ANN201 - a Conversation
 def test_llm_extraction_through_a_llama_cpp_server(llm):
     from langchain_ripplemem.config import WriteConfig
     from langchain_ripplemem.llm.calls import working_method
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
-    memory = RippleMemory(llm=llm, write_config=WriteConfig(extraction={"window_size": 4, "window_overlap": 0,
+    memory = RippleMem(llm=llm, write_config=WriteConfig(extraction={"window_size": 4, "window_overlap": 0,
                                                                          "llm_max_retries": 1}))
     conv = conversation()
     report = memory.add_conversation(conv, namespace=NS)
@@ -84,11 +84,11 @@ def test_llm_extraction_through_a_llama_cpp_server(llm):
 
 def test_recall_with_the_llm_controller_through_a_llama_cpp_server(llm):
     from langchain_ripplemem.config import RecallConfig
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
     from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 
-    memory = RippleMemory(llm=llm, extractor=RuleBasedExtractor(),
-                          recall_config=RecallConfig(controller={"max_rounds": 1}))
+    memory = RippleMem(llm=llm, extractor=RuleBasedExtractor(),
+                       recall_config=RecallConfig(controller={"max_rounds": 1}))
     memory.add_conversation(conversation(), namespace=NS)
     stored = {unit.id for unit in memory.list_units(NS)}
     result = memory.recall("Where should Maya not eat oysters?", namespace=NS, k=3)

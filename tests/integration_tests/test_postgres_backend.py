@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from langchain_ripplemem.cli.integrity import check_store
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import Edge
 
 from ..unit_tests.conftest import BagOfWordsEmbeddings
@@ -89,15 +89,15 @@ import json, sys
 sys.path.insert(0, {root!r})
 import chromadb
 from chromadb.config import Settings
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.storage.postgres import PostgresEdgeBackend
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 from tests.unit_tests.test_crash_safety import many_turns
 
 graph = PostgresEdgeBackend({dsn!r})
 client = chromadb.HttpClient(host={host!r}, port={port}, settings=Settings(anonymized_telemetry=False))
-memory = RippleMemory(BagOfWordsEmbeddings(), client=client, collection_name={collection!r},
-                      edge_backend=graph)
+memory = RippleMem(BagOfWordsEmbeddings(), client=client, collection_name={collection!r},
+                   edge_backend=graph)
 for i in range({batches}):
     for ns in ({own!r}, ("shared",)):
         report = memory.add_conversation(many_turns({name!r} + f"-{{i}}", {turns}), namespace=ns)
@@ -117,8 +117,8 @@ def _writer(tmp_path, name, dsn, server, collection, batches, turns=6):
 
 def _memory(dsn, server, collection):
     graph = PostgresEdgeBackend(dsn)
-    return RippleMemory(BagOfWordsEmbeddings(), client=server.client(), collection_name=collection,
-                        edge_backend=graph)
+    return RippleMem(BagOfWordsEmbeddings(), client=server.client(), collection_name=collection,
+                     edge_backend=graph)
 
 
 def _committed(stdout: str) -> dict[tuple[str, ...], set[str]]:
@@ -150,7 +150,7 @@ def test_writers_on_separate_hosts_lose_nothing_and_match_a_single_process_repla
         assert {m.unit.namespace for m in got.memories} == {("own", name)}
 
     # The same writes in one process, on an embedded store: the same edges per writer's namespace.
-    replay = RippleMemory(BagOfWordsEmbeddings())
+    replay = RippleMem(BagOfWordsEmbeddings())
     from ..unit_tests.test_crash_safety import many_turns
 
     for name in names:

@@ -16,7 +16,7 @@ import pytest
 from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, Provenance
 from langchain_ripplemem.text.lexical import lexical_tokens
@@ -111,9 +111,9 @@ def reopened_in_new_process(persist_directory: Path, lines: str) -> Any:
     Returns what the last line they print parses to as JSON: what another process sees of the store.
     """
     script = ("import json\n"
-              "from langchain_ripplemem.memory import RippleMemory\n"
+              "from langchain_ripplemem.memory import RippleMem\n"
               "from tests.unit_tests.conftest import BagOfWordsEmbeddings\n"
-              f"m = RippleMemory(BagOfWordsEmbeddings(), persist_directory={str(persist_directory)!r})\n" + lines)
+              f"m = RippleMem(BagOfWordsEmbeddings(), persist_directory={str(persist_directory)!r})\n" + lines)
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -136,13 +136,13 @@ def conversation() -> Conversation:
 
 
 def filled_memory(namespace: tuple[str, ...], *, write_config: WriteConfig | None = PAPER_WRITE,
-                  **memory_kwargs: Any) -> RippleMemory:
+                  **memory_kwargs: Any) -> RippleMem:
     """A bag-of-words memory holding :func:`make_conversation` in ``namespace``.
 
     The paper's structural edges by default: seven units are too few for rare-cue edges
     (test_identifying_cues.py); ``write_config=None`` for the recommended ones.
     """
-    memory = RippleMemory(BagOfWordsEmbeddings(), write_config=write_config, **memory_kwargs)
+    memory = RippleMem(BagOfWordsEmbeddings(), write_config=write_config, **memory_kwargs)
     memory.add_conversation(make_conversation(), namespace=namespace)
     return memory
 

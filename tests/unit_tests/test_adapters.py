@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from langchain_ripplemem.conversations.files import load_conversations
 from langchain_ripplemem.conversations.messages import conversation_from_messages
 from langchain_ripplemem.errors import InvalidConversationError
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import Conversation
 from langchain_ripplemem.server import served_memory
 
@@ -185,7 +185,7 @@ def _said_at(memory) -> list[str] | None:
 
 
 async def _via_dict(record, tmp_path, capsys, bow):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     try:
         memory.add_conversation(record, namespace=NS)
     except InvalidConversationError as error:
@@ -194,7 +194,7 @@ async def _via_dict(record, tmp_path, capsys, bow):
 
 
 async def _via_model(record, tmp_path, capsys, bow):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     try:
         conversation = Conversation.model_validate(record)
     except ValidationError as error:  # the model's own constructor: pydantic's error, naming the field
@@ -212,7 +212,7 @@ async def _via_cli(record, tmp_path, capsys, bow):
 
 
 async def _via_served_graph(record, tmp_path, capsys, bow):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     served_memory.set_memory(memory)
     try:
         await load_served_graph("ingest").ainvoke({"conversation": record}, context={"namespace": list(NS)})
@@ -229,7 +229,7 @@ async def _via_mcp(record, tmp_path, capsys, bow):
 
     from langchain_ripplemem.server.mcp import create_mcp_server
 
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     server = create_mcp_server(memory, namespace="/".join(NS))
     async with create_connected_server_and_client_session(server._mcp_server) as session:
         result = await session.call_tool("remember", {"conversation": record})

@@ -9,7 +9,7 @@ import pytest
 from langgraph.store.base import InvalidNamespaceError as LangGraphInvalidNamespaceError
 
 from langchain_ripplemem.errors import InvalidNamespaceError
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import is_blank, validate_namespace
 from langchain_ripplemem.stores import RippleMemStore
 from langchain_ripplemem.tools import create_recall_tool, create_remember_tool
@@ -24,7 +24,7 @@ INVISIBLE = ["\u200b", "\u200b\u200c\u200d", " \u2060 ", "\ufeff", "\u00ad", "\u
 
 
 @pytest.fixture(scope="module")
-def memory() -> RippleMemory:
+def memory() -> RippleMem:
     return filled_memory(NS, write_config=None)
 
 
@@ -74,7 +74,7 @@ def test_the_store_and_the_memory_refuse_a_blank_label(memory):
 
 # -- what namespace=None means ------------------------------------------------------------
 def test_namespace_none_is_the_memorys_default_namespace_where_optional_and_refused_where_required():
-    memory = RippleMemory(BagOfWordsEmbeddings(), namespace="users/ana")
+    memory = RippleMem(BagOfWordsEmbeddings(), namespace="users/ana")
     report = memory.add_messages([("user", "I moved to Lisbon in May.")], namespace=None)
     assert report.namespace == ("users", "ana") and memory.namespaces() == [("users", "ana")]
     assert memory.recall("Lisbon", namespace=None).namespace == ("users", "ana")

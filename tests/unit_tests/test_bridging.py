@@ -258,11 +258,11 @@ def event_conversation():
 
 
 def test_a_time_relative_to_an_event_is_grounded_from_the_events_memory():
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
     from .conftest import BagOfWordsEmbeddings
 
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_conversation(event_conversation(), namespace=NS)
     query = "What did Sam do the weekend before his appointment at Brightsmile?"
     config = RecallConfig(assembly={"top_k": 3})

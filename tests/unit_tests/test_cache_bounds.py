@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from langchain_ripplemem.cache_bounds import CacheBounds, LRUCache
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import namespace_key
 
 from .conftest import BagOfWordsEmbeddings, make_unit
@@ -38,23 +38,23 @@ def test_bounds_must_be_positive_integers(field, value):
         CacheBounds(**{field: value})
 
 
-def _say(memory: RippleMemory, i: int) -> None:
+def _say(memory: RippleMem, i: int) -> None:
     memory.add_conversation({"id": f"c{i}", "sessions": [{"id": "S1", "time": "2026-03-02T19:00:00+00:00", "turns": [
         {"id": "S1:1", "speaker": "Maya", "text": f"My locker code is {1000 + i}, topic number {i}."},
         {"id": "S1:2", "speaker": "Sam", "text": "Noted, I will keep it secret."}]}]}, namespace=("users", f"u{i}"))
 
 
 def test_a_memory_keeps_at_most_its_bound_and_reloads_what_left(tmp_path):
-    memory = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path,
-                          cache_bounds=CacheBounds(max_namespaces=3))
+    memory = RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path,
+                       cache_bounds=CacheBounds(max_namespaces=3))
     for i in range(6):
         _say(memory, i)
     for i in range(6):
         got = memory.recall("What is the locker code?", namespace=("users", f"u{i}"), k=2)
         assert f"{1000 + i}" in got.memories[0].unit.restatement  # evicted or not, its own memories only
         assert {m.unit.namespace for m in got.memories} == {("users", f"u{i}")}
-        assert len(memory.index._views) <= 3 and len(memory.graphs._graphs) <= 3
-    assert memory.index._views.keys()[-1] == namespace_key(("users", "u5"))
+        assert len(memory.index._indexes) <= 3 and len(memory.edge_cache._graphs) <= 3
+    assert memory.index._indexes.keys()[-1] == namespace_key(("users", "u5"))
 
     memory.add_conversation({"id": "late", "sessions": [{"id": "S9", "turns": [
         {"id": "S9:1", "speaker": "Maya", "text": "New locker code 4242 for the gym."}]}]}, namespace=("users", "u0"))
@@ -63,11 +63,11 @@ def test_a_memory_keeps_at_most_its_bound_and_reloads_what_left(tmp_path):
 
 
 def test_a_byte_bound_keeps_only_the_namespace_in_use():
-    memory = RippleMemory(BagOfWordsEmbeddings(), cache_bounds=CacheBounds(max_bytes=1))
+    memory = RippleMem(BagOfWordsEmbeddings(), cache_bounds=CacheBounds(max_bytes=1))
     for i in range(3):
         _say(memory, i)
     memory.recall("locker code", namespace=("users", "u1"))
-    assert memory.index._views.keys() == memory.graphs._walks.keys() == [namespace_key(("users", "u1"))]
+    assert memory.index._indexes.keys() == memory.edge_cache._walks.keys() == [namespace_key(("users", "u1"))]
     assert memory.stats(("users", "u2")).units == 2  # reloaded from storage on use
 
 
@@ -75,7 +75,7 @@ WORDS = ("puppy park leash shoes morning walk pottery class Lisbon Berlin violin
          "garden tomatoes allergy shellfish birthday dinner concert tickets camping trip chess club").split()
 
 
-def _dialogue(memory: RippleMemory, ns: tuple[str, ...], sessions: int, turns: int, seed: int) -> None:
+def _dialogue(memory: RippleMem, ns: tuple[str, ...], sessions: int, turns: int, seed: int) -> None:
     """Two speakers, texts of 4 to 60 words (the estimates count characters too)."""
     import random
 
@@ -105,23 +105,23 @@ def test_the_estimates_match_what_a_namespace_frees_when_it_leaves():
 
     from langchain_ripplemem.edges.edge_cache import _graph_bytes
 
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     ns = ("users", "maya")
     _dialogue(memory, ns, sessions=12, turns=20, seed=1)
     tracemalloc.start()
     try:
         memory.index.invalidate(ns)
-        memory.graphs.invalidate(ns)
+        memory.edge_cache.invalidate(ns)
         for query in ("Who went to the park?", "What about the violin lessons in Lisbon?"):
             memory.recall(query, namespace=ns)  # derived caches (BM25, context, cosines) built too
-        memory.graphs._walks.pop(namespace_key(ns))  # recall walks a graph read node by node: measure
-        memory.graph(ns)  # the whole one
-        index, graph = memory.index.cached(ns), memory.graphs._graphs.peek(namespace_key(ns))
+        memory.edge_cache._walks.pop(namespace_key(ns))  # recall walks a graph read node by node: measure
+        memory.edge_cache.networkx(ns)  # the whole one
+        index, graph = memory.index.cached(ns), memory.edge_cache._graphs.peek(namespace_key(ns))
         assert index is not None and graph is not None and graph.number_of_edges() > 0
         estimates = {"view": index.nbytes, "graph": _graph_bytes(graph)}
         del index, graph
         measured = {"view": _freed(lambda: memory.index.invalidate(ns)),
-                    "graph": _freed(lambda: memory.graphs.invalidate(ns))}
+                    "graph": _freed(lambda: memory.edge_cache.invalidate(ns))}
     finally:
         tracemalloc.stop()
     for what, estimate in estimates.items():
@@ -137,19 +137,19 @@ def test_the_walk_graph_estimate_matches_what_it_frees(sessions):
     from langchain_ripplemem.edges.adjacency import adjacency_of
     from langchain_ripplemem.edges.edge_cache import _walk_bytes
 
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     ns = ("users", "maya")
     _dialogue(memory, ns, sessions=sessions, turns=20, seed=1)
-    ids = list(memory.namespace_index(ns).ids)
+    ids = list(memory.reader.namespace_index(ns).ids)
     tracemalloc.start()
     try:
-        memory.graphs.invalidate(ns)
-        walk = memory.walk_graph(ns)
+        memory.edge_cache.invalidate(ns)
+        walk = memory.reader.walkable_edges(ns)
         adjacency_of(walk).read(ids)
         assert adjacency_of(walk).edges_read > 0
         estimate = _walk_bytes(walk)
         del walk
-        measured = _freed(lambda: memory.graphs.invalidate(ns))
+        measured = _freed(lambda: memory.edge_cache.invalidate(ns))
     finally:
         tracemalloc.stop()
     assert 0.9 <= estimate / measured <= 1.5, (estimate, measured)
@@ -160,7 +160,7 @@ def test_memory_held_across_many_namespaces_stays_within_the_bound():
     import tracemalloc
 
     bound = 3 * 2**20
-    memory = RippleMemory(BagOfWordsEmbeddings(), cache_bounds=CacheBounds(max_bytes=bound))
+    memory = RippleMem(BagOfWordsEmbeddings(), cache_bounds=CacheBounds(max_bytes=bound))
     spaces = [("users", f"u{i}") for i in range(120)]
     for i, ns in enumerate(spaces):
         _dialogue(memory, ns, sessions=1, turns=24, seed=i)
@@ -179,7 +179,7 @@ def test_memory_held_across_many_namespaces_stays_within_the_bound():
         grown = tracemalloc.get_traced_memory()[0] - base
     finally:
         tracemalloc.stop()
-    assert len(memory.index._views) < len(spaces)  # the bound was what limited it
+    assert len(memory.index._indexes) < len(spaces)  # the bound was what limited it
     # Live objects stay under the resident bound: views, graphs and every cache the recalls filled.
     assert grown <= bound, grown
 

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from langchain_ripplemem.cli.integrity import check_store
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER, PAPER_WRITE
 from langchain_ripplemem.schemas import Conversation, Edge, namespace_key
 from langchain_ripplemem.storage import sqlite as edge_store
@@ -29,20 +29,20 @@ def turns(cid: str, texts: list[str]) -> Conversation:
 def pair(tmp_path):
     """Two memories on one store (as two processes would be), both with the namespace loaded."""
     # The paper's structural edges: three-turn chats are too small for rare-cue edges.
-    a = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path, write_config=PAPER_WRITE)
-    b = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path, write_config=PAPER_WRITE)
+    a = RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path, write_config=PAPER_WRITE)
+    b = RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path, write_config=PAPER_WRITE)
     a.add_conversation(turns("c1", ["I adopted a puppy called Toby.", "Toby loves the dog park.",
                                     "We walk Toby every morning."]), namespace=NS)
     assert len(b.list_units(NS)) == 3 and b.edges(NS)
     return a, b
 
 
-def cached_index(memory: RippleMemory):
+def cached_index(memory: RippleMem):
     return memory.index.cached(NS)
 
 
-def graph_edges(memory: RippleMemory) -> set[tuple[str, str, str]]:
-    graph = memory.graph(NS)
+def graph_edges(memory: RippleMem) -> set[tuple[str, str, str]]:
+    graph = memory.edge_cache.networkx(NS)
     return {(*sorted((u, v)), t) for u, v, data in graph.edges(data=True) for t in data["types"]}
 
 
@@ -74,7 +74,7 @@ def test_catching_up_reads_the_edges_of_the_new_units_only(pair, monkeypatch):
     report = a.add_conversation(turns("c2", ["Toby chewed my shoes at the dog park.", "Sam walks Toby too."]),
                                 namespace=NS)
     assert any(e.dst in old for e in a.edges(NS) if e.src in report.unit_ids or e.dst in report.unit_ids)
-    b.prepare(NS)  # catch up, as a recall does first
+    b.reader.prepare(NS)  # catch up, as a recall does first
     assert graph_edges(b) == graph_edges(a)  # every new edge arrived...
     assert asked == [set(report.unit_ids)]  # ...by asking for the new units' edges, not the old units' ones
 
@@ -89,7 +89,7 @@ def test_a_suppression_elsewhere_hides_the_memory_here(pair):
     assert target.id in cached_index(b).suppressed
 
 
-def whole_loads(memory: RippleMemory, monkeypatch) -> list[int]:
+def whole_loads(memory: RippleMem, monkeypatch) -> list[int]:
     """Counts the unit backend's whole-namespace reads (loads without ids)."""
     calls: list[int] = []
     load = memory.unit_backend.load
@@ -110,7 +110,7 @@ def test_a_delete_elsewhere_leaves_here_without_a_reload(pair, monkeypatch):
     assert gone.id not in {u.id for u in b.list_units(NS)}
     assert gone.id not in {m.unit.id for m in b.recall("Toby", namespace=NS, k=5).memories}
     assert loads == []  # the view was rebuilt from memory, not read back from Chroma
-    assert gone.id not in b.graph(NS)
+    assert gone.id not in b.edge_cache.networkx(NS)
     assert graph_edges(b) == graph_edges(a)
     assert all(gone.id not in (e.src, e.dst) for e in b.edges(NS))
     assert check_store(b).ok
@@ -181,7 +181,7 @@ def test_recall_walks_past_edges_to_units_the_index_does_not_hold_yet(pair):
     # new edges before the view holds their new units; the soak's readers hit it.
     a, b = pair
     ids = [u.id for u in b.list_units(NS)]
-    b.graphs.add(NS, [Edge(src=uid, dst="f" * 32, type="structural", weight=1.0) for uid in ids])
+    b.edge_cache.add(NS, [Edge(src=uid, dst="f" * 32, type="structural", weight=1.0) for uid in ids])
     # One anchor, never sufficient: expansion walks its cue edges, weighed by their cues (bridging).
     config = PAPER.replace(views={"semantic_k": 1, "lexical_k": 1, "cue_k": 0},
                            controller={"max_anchors": 1, "sufficiency_similarity": 1.01}, bridging={"weight": 1.0})
@@ -190,7 +190,7 @@ def test_recall_walks_past_edges_to_units_the_index_does_not_hold_yet(pair):
 
 
 def test_a_reopened_store_recalls_what_the_warm_one_did(tmp_path):
-    warm = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path, write_config=PAPER_WRITE)
+    warm = RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path, write_config=PAPER_WRITE)
     texts = [f"{who} took {pet} to the {place} on {day}." for who, pet, place, day in zip(
         ["Maya", "Sam", "Priya", "Jonas"] * 5, ["Toby", "Rex", "Luna", "Milo", "Bella"] * 4,
         ["dog park", "beach", "vet", "lake"] * 5, ["Monday", "Friday"] * 10, strict=True)]
@@ -199,15 +199,15 @@ def test_a_reopened_store_recalls_what_the_warm_one_did(tmp_path):
     before = [[(m.unit.id, round(m.score, 9)) for m in warm.recall(q, namespace=NS).memories] for q in queries]
     edges = graph_edges(warm)
     warm.close()
-    cold = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path, write_config=PAPER_WRITE)
+    cold = RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path, write_config=PAPER_WRITE)
     after = [[(m.unit.id, round(m.score, 9)) for m in cold.recall(q, namespace=NS).memories] for q in queries]
     assert after == before and all(before)
     assert graph_edges(cold) == edges and edges
     cold.close()
 
 
-def walked(memory: RippleMemory, nodes) -> dict[str, dict]:
-    graph = memory.walk_graph(NS)
+def walked(memory: RippleMem, nodes) -> dict[str, dict]:
+    graph = memory.reader.walkable_edges(NS)
     return {n: dict(graph.adj[n]) if n in graph else {} for n in nodes}
 
 
@@ -217,11 +217,11 @@ def test_the_walked_graph_follows_other_writers_edges_and_deletes(pair):
     before = walked(b, old)  # read (and kept) before the other writer changes them
     report = a.add_conversation(turns("c2", ["Toby chewed my shoes at the dog park.", "We walk Toby at the park."]),
                                 namespace=NS)
-    b.prepare(NS)
-    whole = a.graph(NS)
+    b.reader.prepare(NS)
+    whole = a.edge_cache.networkx(NS)
     nodes = [*old, *report.unit_ids]
     assert walked(b, nodes) == {n: dict(whole.adj[n]) if n in whole else {} for n in nodes} != before
     a.delete([old[1]], namespace=NS)
-    b.prepare(NS)
-    assert old[1] not in b.walk_graph(NS)
+    b.reader.prepare(NS)
+    assert old[1] not in b.reader.walkable_edges(NS)
     assert all(old[1] not in nbrs for nbrs in walked(b, nodes).values())

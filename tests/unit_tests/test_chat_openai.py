@@ -20,7 +20,7 @@ from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.errors import ModelConfigurationError
 from langchain_ripplemem.llm import calls
 from langchain_ripplemem.llm import failures as model_errors
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER, PAPER_WRITE
 from langchain_ripplemem.recall import assembly
 from langchain_ripplemem.write.extraction.llm_extractor import LLMExtractor
@@ -80,9 +80,9 @@ def last_user_text(request: dict[str, Any], holding: str = "") -> str:
     return next(m["content"] for m in reversed(request["messages"]) if m["role"] == "user" and holding in m["content"])
 
 
-def llm_memory(server: ScriptedOpenAIServer, method: str | None = None, bow=None, **model_kwargs) -> RippleMemory:
-    return RippleMemory(bow or BagOfWordsEmbeddings(), llm=server.chat_model(method, **model_kwargs),
-                        write_config=WRITE)
+def llm_memory(server: ScriptedOpenAIServer, method: str | None = None, bow=None, **model_kwargs) -> RippleMem:
+    return RippleMem(bow or BagOfWordsEmbeddings(), llm=server.chat_model(method, **model_kwargs),
+                     write_config=WRITE)
 
 
 # -- extraction (issue 12, items 4 and 5) ------------------------------------------------
@@ -158,8 +158,8 @@ def test_a_model_refusing_the_settings_stops_the_ingest_before_anything_is_writt
 @pytest.mark.parametrize("fallback", [True, False])
 def test_an_empty_answer_loses_no_turn(openai_server, fallback):
     openai_server.script(content({"events": []}), content(EVENTS_2))
-    memory = RippleMemory(BagOfWordsEmbeddings(), llm=openai_server.chat_model(),
-                          write_config=WRITE.replace(extraction={"rules_for_uncovered_turns": fallback}))
+    memory = RippleMem(BagOfWordsEmbeddings(), llm=openai_server.chat_model(),
+                       write_config=WRITE.replace(extraction={"rules_for_uncovered_turns": fallback}))
     report = memory.add_conversation(make_conversation(), namespace=NS)
     assert report.failed_windows == []
     (warning,) = [w for w in report.warnings if "no extracted event cites" in w]
@@ -203,10 +203,10 @@ def plan(method: str):
     return reply
 
 
-def recall_memory(server: ScriptedOpenAIServer, method: str | None = None, **model_kwargs) -> RippleMemory:
-    memory = RippleMemory(BagOfWordsEmbeddings(), extractor=RuleBasedExtractor(), recall_config=RECALL,
-                          llm=server.chat_model(method, **model_kwargs),
-                          write_config=PAPER_WRITE)  # seven turns: too few for rare-cue edges
+def recall_memory(server: ScriptedOpenAIServer, method: str | None = None, **model_kwargs) -> RippleMem:
+    memory = RippleMem(BagOfWordsEmbeddings(), extractor=RuleBasedExtractor(), recall_config=RECALL,
+                       llm=server.chat_model(method, **model_kwargs),
+                       write_config=PAPER_WRITE)  # seven turns: too few for rare-cue edges
     memory.add_conversation(make_conversation(), namespace=NS)
     return memory
 
@@ -295,8 +295,8 @@ def supersede_acme(request):
 
 def test_llm_supersession_through_json_mode(openai_server, bow):
     openai_server.script(content("not json"), supersede_acme)
-    memory = RippleMemory(bow, extractor=RuleBasedExtractor(), llm=openai_server.chat_model("json_mode"),
-                          write_config=WriteConfig(supersession={"llm": True}))
+    memory = RippleMem(bow, extractor=RuleBasedExtractor(), llm=openai_server.chat_model("json_mode"),
+                       write_config=WriteConfig(supersession={"llm": True}))
     memory.add_conversation(ACME, namespace=MAYA)
     report = memory.add_conversation(LISBON, namespace=MAYA)
     assert [sent_schema(r) for r in openai_server.requests] == ["json_object", "json_object"]
@@ -306,8 +306,8 @@ def test_llm_supersession_through_json_mode(openai_server, bow):
 
 def test_llm_supersession_with_a_bad_key_writes_nothing(openai_server, bow):
     openai_server.script(error(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key"))
-    memory = RippleMemory(bow, extractor=RuleBasedExtractor(), llm=openai_server.chat_model(),
-                          write_config=WriteConfig(supersession={"llm": True}))
+    memory = RippleMem(bow, extractor=RuleBasedExtractor(), llm=openai_server.chat_model(),
+                       write_config=WriteConfig(supersession={"llm": True}))
     memory.add_conversation(ACME, namespace=MAYA)
     before = memory.list_units(MAYA)
     with pytest.raises(ModelConfigurationError, match="LLM supersession: the chat model refuses"):

@@ -17,7 +17,7 @@ import pytest
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.llm import calls as chat_models
 from langchain_ripplemem.llm.calls import DEFAULT_MAX_TOKENS, call_structured, working_method
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.recall.recall_prompts import QueryCueOutput
 from langchain_ripplemem.write.extraction.llm_extractor import output_tokens
 from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
@@ -103,8 +103,8 @@ def test_a_server_error_that_is_no_refusal_is_not_retried_with_another_method(op
 
 def test_llm_supersession_at_a_llama_cpp_server(llama_server, bow):
     llama_server.script(lambda request: tool_call(supersede_acme(request).message["content"]))
-    memory = RippleMemory(bow, extractor=RuleBasedExtractor(), llm=llama_server.chat_model(),
-                          write_config=WriteConfig(supersession={"llm": True}))
+    memory = RippleMem(bow, extractor=RuleBasedExtractor(), llm=llama_server.chat_model(),
+                       write_config=WriteConfig(supersession={"llm": True}))
     memory.add_conversation(ACME, namespace=MAYA)
     report = memory.add_conversation(LISBON, namespace=MAYA)
     assert [sent_schema(r) for r in llama_server.requests] == [

@@ -19,9 +19,9 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from langchain_ripplemem import RecallResult, RippleMemory, checkpoint_serde
+from langchain_ripplemem import RecallResult, RippleMem
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
-from langchain_ripplemem.recall.checkpointing import checkpoint_types
+from langchain_ripplemem.recall.checkpointing import checkpoint_serde, checkpoint_types
 from langchain_ripplemem.recall.state import RecallState
 from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 
@@ -34,7 +34,7 @@ QUERY = "Should Maya accept Sam's dinner pick at Harbor Grill while she is aller
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def memory_with() -> RippleMemory:
+def memory_with() -> RippleMem:
     return filled_memory(NS, write_config=None, extractor=RuleBasedExtractor())
 
 
@@ -61,10 +61,10 @@ def scripted() -> ScriptedChatModel:
 def test_a_recall_resumed_from_a_strict_checkpoint_ends_as_an_uninterrupted_one(stop_before, with_llm, caplog):
     memory = memory_with()
     context = RecallContext(namespace=NS, config=CONFIG.replace(controller={"max_rounds": 2}) if with_llm else None)
-    expected = build_recall_graph(memory, llm=scripted() if with_llm else None).invoke(
+    expected = build_recall_graph(memory.reader, llm=scripted() if with_llm else None).invoke(
         {"query": QUERY}, context=context)["result"]
 
-    graph = build_recall_graph(memory, llm=scripted() if with_llm else None,
+    graph = build_recall_graph(memory.reader, llm=scripted() if with_llm else None,
                                checkpointer=InMemorySaver(serde=checkpoint_serde()))
     thread = {"configurable": {"thread_id": "t"}}
     with caplog.at_level(logging.WARNING, logger="langgraph"):
@@ -79,7 +79,7 @@ def test_a_recall_resumed_from_a_strict_checkpoint_ends_as_an_uninterrupted_one(
 def test_every_value_a_recall_checkpoints_comes_back_as_it_went_in():
     """Each state value of each checkpoint (as a subgraph of an agent), through checkpoint_serde."""
     saver = InMemorySaver(serde=JsonPlusSerializer())  # revives everything (with warnings): the reference
-    app = agent_with(build_recall_graph(memory_with()), saver)
+    app = agent_with(build_recall_graph(memory_with().reader), saver)
     for query in (QUERY, "What did Sam say while Maya went hiking near Portland with Priya?"):
         app.invoke({"query": query}, {"configurable": {"thread_id": query}}, context=RecallContext(namespace=NS))
     serde, kinds = checkpoint_serde(), set()
@@ -101,7 +101,7 @@ def test_the_allowlist_names_every_class_recall_state_declares():
 
 def test_recall_can_run_as_one_unchecked_step_of_a_checkpointed_agent():
     saver = InMemorySaver(serde=checkpoint_serde())
-    out = agent_with(build_recall_graph(memory_with(), checkpointer=False), saver).invoke(
+    out = agent_with(build_recall_graph(memory_with().reader, checkpointer=False), saver).invoke(
         {"query": QUERY}, {"configurable": {"thread_id": "t"}}, context=RecallContext(namespace=NS))
     assert isinstance(out["result"], RecallResult) and out["result"].memories
     assert all(not c.config["configurable"]["checkpoint_ns"] for c in saver.list(None))  # the agent's only
@@ -111,13 +111,13 @@ def test_under_langgraph_strict_msgpack_a_checkpointed_recall_graph_resumes():
     """LangGraph's own strict mode: it allows what the state schema declares (read at import: a new process)."""
     script = textwrap.dedent(f"""
         from langgraph.checkpoint.memory import InMemorySaver
-        from langchain_ripplemem import RecallResult, RippleMemory
+        from langchain_ripplemem import RecallResult, RippleMem
         from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
         from langchain_ripplemem.recall import RecallContext, build_recall_graph
         from tests.unit_tests.conftest import BagOfWordsEmbeddings, make_conversation
-        memory = RippleMemory(BagOfWordsEmbeddings(), extractor=RuleBasedExtractor())
+        memory = RippleMem(BagOfWordsEmbeddings(), extractor=RuleBasedExtractor())
         memory.add_conversation(make_conversation(), namespace=("maya",))
-        graph = build_recall_graph(memory, checkpointer=InMemorySaver())
+        graph = build_recall_graph(memory.reader, checkpointer=InMemorySaver())
         thread, context = {{"configurable": {{"thread_id": "t"}}}}, RecallContext(namespace=("maya",))
         graph.invoke({{"query": {QUERY!r}}}, thread, context=context, interrupt_before=["plan_expansion"])
         result = graph.invoke(None, thread, context=context)["result"]

@@ -8,7 +8,7 @@ import pytest
 from chromadb.errors import InternalError
 
 from langchain_ripplemem.index.unit_index import UnitIndex
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.storage import chroma as chroma_module
 from langchain_ripplemem.storage.chroma import read_retrying
 
@@ -45,11 +45,11 @@ def pauses(monkeypatch) -> list[float]:
 
 
 @pytest.fixture
-def memory() -> RippleMemory:
+def memory() -> RippleMem:
     return filled_memory(MAYA, write_config=None)
 
 
-def reload_with(memory: RippleMemory, collection: FlakyCollection) -> UnitIndex:
+def reload_with(memory: RippleMem, collection: FlakyCollection) -> UnitIndex:
     """The memory's index, reading through ``collection``, with its cached view dropped."""
     memory.unit_backend.collection = collection
     memory.index.invalidate(MAYA)

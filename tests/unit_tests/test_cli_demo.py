@@ -64,11 +64,11 @@ def test_recollection_reads_a_photo_with_the_message_it_completes():
     # "Proof:" and its photo are the rest of the kayak message: the same speaker's next turn,
     # lifted with it although the photo shares nothing with the question (rank 28 when lifts stop at sessions).
     from langchain_ripplemem.cli.demo import NAMESPACE
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
     conversation, questions = load_sample()
     kayak = next(q for q in questions if "S4:2" in q["evidence"])
-    with RippleMemory() as memory:
+    with RippleMem() as memory:
         memory.add_conversation(conversation, namespace=NAMESPACE)
         units = memory.recall(kayak["question"], namespace=NAMESPACE, k=10).units
     found = {turn for unit in units for turn in unit.source.turn_ids}
@@ -79,11 +79,11 @@ def test_recollection_reads_a_while_clause_as_the_time_of_the_event_it_names():
     # "while Maya is away in Lisbon": the trip's memory grounds the time, and Sam's conference dates,
     # which share no word with the question, meet it (not found in the top 30 when the time stays open).
     from langchain_ripplemem.cli.demo import NAMESPACE
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
     conversation, questions = load_sample()
     away = next(q for q in questions if "S6:1" in q["evidence"])
-    with RippleMemory() as memory:
+    with RippleMem() as memory:
         memory.add_conversation(conversation, namespace=NAMESPACE)
         result = memory.recall(away["question"], namespace=NAMESPACE, k=10)
     found = {turn for unit in result.units for turn in unit.source.turn_ids}

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from langchain_ripplemem.cli import main
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
 from .test_cli_store_commands import ROOT, cli, ingest
@@ -110,7 +110,7 @@ def test_a_memory_whose_persist_directory_is_a_file_says_so(tmp_path):
     file = tmp_path / "notes.txt"
     file.write_text("mine", encoding="utf-8")
     with pytest.raises(ValueError, match=f"persist_directory {str(file)!r} is a file, not a directory"):
-        RippleMemory(BagOfWordsEmbeddings(), persist_directory=file)
+        RippleMem(BagOfWordsEmbeddings(), persist_directory=file)
     assert file.read_text(encoding="utf-8") == "mine"
 
 
@@ -139,10 +139,10 @@ def test_an_interrupt_ends_with_130_and_no_traceback(tmp_path, capsys):
 RUN_WITH_BOW = """
 import sys
 from langchain_ripplemem.cli import main
-from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
+from langchain_ripplemem.memory import RippleMem
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
-sys.exit(main(memory_factory=lambda persist: RippleMemory(BagOfWordsEmbeddings(), persist_directory=persist)))
+sys.exit(main(memory_factory=lambda persist: RippleMem(BagOfWordsEmbeddings(), persist_directory=persist)))
 """
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from langchain_ripplemem.cli import main
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
 from .openai_server import content
@@ -21,8 +21,8 @@ from .test_cli_store_commands import write_conversations
 EVENTS = {"events": EVENTS_1["events"] + EVENTS_2["events"]}  # every turn of make_conversation()
 
 
-def bow_memory(persist: str, llm=None) -> RippleMemory:
-    return RippleMemory(BagOfWordsEmbeddings(), persist_directory=persist, llm=llm)
+def bow_memory(persist: str, llm=None) -> RippleMem:
+    return RippleMem(BagOfWordsEmbeddings(), persist_directory=persist, llm=llm)
 
 
 @pytest.fixture

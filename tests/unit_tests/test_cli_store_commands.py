@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from langchain_ripplemem.cli import main
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import Conversation
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 MAYA, SAM = ("users", "maya"), ("users", "sam")
 
 
-def bow_memory(persist: str) -> RippleMemory:
+def bow_memory(persist: str) -> RippleMem:
     """The CLI's memory factory for tests: the store at ``persist`` with fast bag-of-words embeddings."""
-    return RippleMemory(BagOfWordsEmbeddings(), persist_directory=persist)
+    return RippleMem(BagOfWordsEmbeddings(), persist_directory=persist)
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: Any) -> tuple[int, str, str]:

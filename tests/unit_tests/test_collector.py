@@ -12,7 +12,7 @@ import pytest
 
 from langchain_ripplemem._runtime import collector
 from langchain_ripplemem._runtime.collector import collector_paused, paused, set_enabled
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.recall import NODE_NAMES, RecallContext, build_recall_graph
 
 from .conftest import filled_memory
@@ -31,7 +31,7 @@ def _collector_restored() -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def memory() -> RippleMemory:
+def memory() -> RippleMem:
     return filled_memory(NS)
 
 
@@ -136,7 +136,7 @@ def test_paused_keeps_the_function_and_its_result():
 
 
 def test_no_collection_runs_inside_a_recall(memory):
-    """Without the pause, a recall at this threshold sees collections inside RippleMemory.recall."""
+    """Without the pause, a recall at this threshold sees collections inside RippleMem.recall."""
     memory.recall(QUESTION, namespace=NS)  # the graph is built and the view loaded before the run: not timed here
     stacks = frames_during_collections(lambda: memory.recall(QUESTION, namespace=NS))
     # At the pause's two ends a collection may run (the allocations that start and end it); inside the run none.
@@ -148,7 +148,7 @@ def test_no_collection_runs_inside_a_recall(memory):
 
 def test_recall_graph_nodes_run_paused_as_a_subgraph_too(memory):
     """The compiled graph on its own (as a subgraph or in `langgraph dev`): its nodes hold the collector off."""
-    graph = build_recall_graph(memory)
+    graph = build_recall_graph(memory.reader)
     nodes = set(NODE_NAMES) - {"answer"}
 
     def run() -> None:
@@ -170,8 +170,8 @@ def test_what_recall_keeps_between_recalls_is_not_tracked_by_the_collector(memor
 
     memory.recall("When is Sam's dinner at the seafood place?", namespace=NS)
     gc.collect()
-    index = memory.namespace_index(NS)
-    edges = list(dict.values(memory.walk_graph(NS)._adj))
+    index = memory.reader.namespace_index(NS)
+    edges = list(dict.values(memory.reader.walkable_edges(NS)._adj))
     steps = [s for kept in walks._SHARED[index].values() for s in kept.steps.values()]
     bridges = [found for key, shared in bridging._SHARED[index].items() if key[1] == "mentioned"
                for found in shared._found.values()]

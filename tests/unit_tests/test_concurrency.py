@@ -1,6 +1,6 @@
 """Concurrency: threads sharing one memory; processes sharing one embedded store.
 
-Supported: any number of threads on one ``RippleMemory`` (writes are serialised
+Supported: any number of threads on one ``RippleMem`` (writes are serialised
 by the memory's lock, reads run alongside). Not supported: several processes on
 one embedded ``persist_directory`` (Chroma's PersistentClient is not
 process-safe and RippleMem's per-process views would go stale); that is
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from langchain_ripplemem.cli.integrity import check_store
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.storage.locks import (
     LOCK_FILENAME,
     StoreLock,
@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # -- threads -----------------------------------------------------------------------
 @pytest.mark.parametrize("persistent", [False, True], ids=["ephemeral", "persistent"])
 def test_writer_threads_and_a_reader_thread_lose_nothing(tmp_path, persistent):
-    memory = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path if persistent else None)
+    memory = RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path if persistent else None)
     # Four writers: two own a namespace each, two share one; three conversations each.
     plan = {
         "w0": [("t0",), ("t0",), ("t0",)],
@@ -97,13 +97,13 @@ def test_writer_threads_and_a_reader_thread_lose_nothing(tmp_path, persistent):
     report = check_store(memory)
     assert report.ok, report.summary()
     if persistent:  # what reached disk is the same
-        reopened = check_store(RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path))
+        reopened = check_store(RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path))
         assert reopened.ok and {ns.namespace: ns.chroma_units for ns in reopened.namespaces} == {
             ("t0",): 30, ("t1",): 30, ("shared",): 60}
 
 
 def test_deletes_alongside_writes_in_other_namespaces(bow):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     memory.add_conversation(many_turns("victim", 20), namespace=("victim",))
     victims = [u.id for u in memory.list_units(("victim",))]
     errors: list[BaseException] = []
@@ -135,13 +135,13 @@ def test_deletes_alongside_writes_in_other_namespaces(bow):
 
 
 def test_two_memories_on_one_store_leave_no_dangling_edges(tmp_path):
-    a = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path)
-    b = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path)
+    a = RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path)
+    b = RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path)
     a.add_conversation(many_turns("c1", 8), namespace=("n",))
     assert len(b.list_units(("n",))) == 8  # b has loaded the namespace
     a.delete([u.id for u in a.list_units(("n",))], namespace=("n",))
     b.add_conversation(many_turns("c2", 8), namespace=("n",))
-    report = check_store(RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path))
+    report = check_store(RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path))
     assert report.ok, report.summary()
 
 
@@ -270,18 +270,18 @@ def test_lock_in_a_forked_child_is_not_inherited(tmp_path):
 
 
 def test_embedded_store_directory_finds_persistent_clients_only(tmp_path, bow):
-    persistent = RippleMemory(bow, persist_directory=tmp_path)
+    persistent = RippleMem(bow, persist_directory=tmp_path)
     assert embedded_store_directory(persistent.unit_backend.client) == tmp_path
-    assert embedded_store_directory(RippleMemory(bow).unit_backend.client) is None
+    assert embedded_store_directory(RippleMem(bow).unit_backend.client) is None
     assert embedded_store_directory(object()) is None
 
 
 # -- processes: end to end -------------------------------------------------------------
 OPENER = r"""
 import sys
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from tests.unit_tests.conftest import BagOfWordsEmbeddings, make_conversation
-memory = RippleMemory(BagOfWordsEmbeddings(), persist_directory=sys.argv[1])
+memory = RippleMem(BagOfWordsEmbeddings(), persist_directory=sys.argv[1])
 memory.add_conversation(make_conversation(), namespace=("p",))
 print("open", flush=True)
 sys.stdin.readline()
@@ -294,7 +294,7 @@ def test_second_process_cannot_open_an_embedded_store_in_use(tmp_path):
     try:
         _expect(proc, "open")
         try:
-            RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path)
+            RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path)
         except StoreLockedError as err:
             assert str(tmp_path) in str(err)
         else:

@@ -32,7 +32,7 @@ from queue import Empty, Queue
 import pytest
 
 from langchain_ripplemem.cli.integrity import check_store
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import Conversation
 
 from .conftest import BagOfWordsEmbeddings
@@ -72,7 +72,7 @@ def conversations(mode: str) -> list[Conversation]:
 CHILD = r"""
 import sys
 import time
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 from tests.unit_tests.test_crash_safety import NS, conversations
 
@@ -91,7 +91,7 @@ class BlockingEmbeddings(BagOfWordsEmbeddings):
             sys.stdin.readline()  # the parent kills us here
         return super().embed_documents(texts)
 
-memory = RippleMemory(BlockingEmbeddings(), persist_directory=directory)
+memory = RippleMem(BlockingEmbeddings(), persist_directory=directory)
 add_edges = memory.edge_backend.add
 
 def blocking_add_edges(*args, **kwargs):
@@ -154,7 +154,7 @@ def _read_until(proc: subprocess.Popen[str], marker: str, timeout: float = 120.0
     raise AssertionError(f"child never printed {marker!r}; got {lines}; stderr: {err[-2000:]}")
 
 
-def _edges(memory: RippleMemory) -> list[tuple[str, str, str, float]]:
+def _edges(memory: RippleMem) -> list[tuple[str, str, str, float]]:
     return sorted((e.src, e.dst, e.type, e.weight) for e in memory.edges(NS))
 
 
@@ -182,7 +182,7 @@ def test_sigkill_mid_ingest_then_reopen_check_and_reingest(tmp_path, mode):
 
     convs = conversations(mode)
     turns = sum(len(s.turns) for c in convs for s in c.sessions)
-    memory = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path)
+    memory = RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path)
     raw = check_store(memory)
     before = raw.namespace(NS)
     if mode != "after_progress":  # the kill really interrupted the ingest
@@ -206,7 +206,7 @@ def test_sigkill_mid_ingest_then_reopen_check_and_reingest(tmp_path, mode):
     assert len(units) == len({u.id for u in units}) == turns
 
     if mode != "during_upsert":  # same insertion order as an uninterrupted ingest: same graph
-        clean = RippleMemory(BagOfWordsEmbeddings())
+        clean = RippleMem(BagOfWordsEmbeddings())
         for c in convs:
             clean.add_conversation(c, namespace=NS)
         assert _edges(memory) == _edges(clean)
@@ -215,10 +215,10 @@ def test_sigkill_mid_ingest_then_reopen_check_and_reingest(tmp_path, mode):
     if mode not in ("before_edges", "during_upsert"):
         return
     # A new process sees the same consistent store.
-    script = ("import sys\nfrom langchain_ripplemem.memory import RippleMemory\n"
+    script = ("import sys\nfrom langchain_ripplemem.memory import RippleMem\n"
               "from langchain_ripplemem.cli.integrity import check_store\n"
               "from tests.unit_tests.conftest import BagOfWordsEmbeddings\n"
-              f"r = check_store(RippleMemory(BagOfWordsEmbeddings(), persist_directory={str(tmp_path)!r}))\n"
+              f"r = check_store(RippleMem(BagOfWordsEmbeddings(), persist_directory={str(tmp_path)!r}))\n"
               "print(r.namespace(('crash',)).chroma_units, r.ok)\n")
     getattr(memory, "close", lambda: None)()  # one process at a time on an embedded store
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,

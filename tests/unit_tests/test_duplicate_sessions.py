@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 from langchain_ripplemem.errors import DuplicateSessionWarning, InvalidConversationError
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import Conversation
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
@@ -26,7 +26,7 @@ NAMED = r"sessions\[2\]\.id: session id 'S1' is used again \(first at sessions\[
 
 @pytest.mark.parametrize("given", ["json", "object"])
 def test_a_session_id_used_twice_is_a_warning_naming_both(given):
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     conversation = TWICE if given == "json" else Conversation.model_validate(TWICE)
     with pytest.warns(DuplicateSessionWarning, match=NAMED) as caught:
         report = memory.add_conversation(conversation, namespace=NS)
@@ -35,7 +35,7 @@ def test_a_session_id_used_twice_is_a_warning_naming_both(given):
 
 
 def test_distinct_session_ids_warn_of_nothing():
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     with warnings.catch_warnings():
         warnings.simplefilter("error", DuplicateSessionWarning)
         memory.add_conversation(make_conversation(), namespace=NS)
@@ -44,7 +44,7 @@ def test_distinct_session_ids_warn_of_nothing():
 def test_a_conversation_object_with_a_turn_id_twice_is_refused_as_its_json_is():
     doubled = make_conversation()
     doubled.sessions[1].turns[0].id = "S1:1"
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     for given in (doubled, doubled.model_dump(mode="json")):
         with pytest.raises(InvalidConversationError, match=r"sessions\[1\]\.turns\[0\]\.id: duplicate turn id 'S1:1'"):
             memory.add_conversation(given, namespace=NS)

@@ -285,12 +285,12 @@ def test_a_long_turn_is_ingested_in_chunks_the_encoder_reads_whole(
     import json
     from importlib import resources
 
-    from langchain_ripplemem import RippleMemory
+    from langchain_ripplemem import RippleMem
 
     sample = json.loads(resources.files("langchain_ripplemem").joinpath(
         "data/sample_conversation.json").read_text(encoding="utf-8"))
     text = " ".join(t["text"] for s in sample["sessions"] for t in s["turns"])  # 8 kB of dialogue
-    memory = RippleMemory()
+    memory = RippleMem()
     try:
         memory.add_conversation({"id": "long", "sessions": [{"id": "S1", "time": "2026-02-14T10:00:00Z", "turns": [
             {"id": "t1", "speaker": "Maya", "text": text}]}]})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
@@ -19,7 +19,7 @@ DUMPED = ("Received message", "additional_kwargs", "response_metadata", "Invalid
 @pytest.mark.parametrize("method", [None, "function_calling", "json_mode"])  # None: ChatOpenAI's json_schema
 def test_an_empty_answer_to_a_structured_step_is_one_line_naming_the_model(openai_server, method):
     openai_server.script(*[content("")] * 3)  # one window, three attempts
-    memory = RippleMemory(BagOfWordsEmbeddings(), llm=openai_server.chat_model(method))
+    memory = RippleMem(BagOfWordsEmbeddings(), llm=openai_server.chat_model(method))
     with pytest.warns(UserWarning):  # FailedWindowsWarning: the window failed
         report = memory.add_conversation(make_conversation(), namespace=NS)
     assert report.warnings == [f"conversation 'c1', window 0: attempt {n}: the model 'gpt-4.1-mini' returned an "
@@ -30,7 +30,7 @@ def test_an_empty_answer_to_a_structured_step_is_one_line_naming_the_model(opena
 
 def test_an_empty_answer_of_the_recall_says_so_and_keeps_the_memories(openai_server):
     openai_server.script(*[content("")] * 20)  # query cues, the controller's attempts, the answer: all empty
-    memory = RippleMemory(BagOfWordsEmbeddings(), llm=openai_server.chat_model(), extractor=RuleBasedExtractor())
+    memory = RippleMem(BagOfWordsEmbeddings(), llm=openai_server.chat_model(), extractor=RuleBasedExtractor())
     memory.add_conversation(make_conversation(), namespace=NS)
     result = memory.recall("Where did Maya go hiking?", namespace=NS, answer=True,
                            config=memory.recall_config.replace(controller={"max_rounds": 1}))
@@ -45,7 +45,7 @@ def test_an_empty_answer_of_the_recall_says_so_and_keeps_the_memories(openai_ser
 def test_a_model_that_names_no_model_is_the_model():
     model = ScriptedChatModel(responses=[{"semantic_query": "hiking", "keywords": ["hiking"], "participants": []},
                                          " \n"])
-    memory = RippleMemory(BagOfWordsEmbeddings(), llm=model, extractor=RuleBasedExtractor())
+    memory = RippleMem(BagOfWordsEmbeddings(), llm=model, extractor=RuleBasedExtractor())
     memory.add_conversation(make_conversation(), namespace=NS)
     result = memory.recall("Where did Maya go hiking?", namespace=NS, answer=True,
                            config=memory.recall_config.replace(controller={"max_rounds": 0}))

@@ -1,7 +1,7 @@
 """Recollection only adds to the first hop (issue 35): a property over random small memories.
 
 With ``RecallConfig.assembly.keep_first_hop = m`` and ``keep_spacing = c``, the memory that plain
-dense top-k (``RippleMemory.search(view="semantic")``) or plain BM25 (``view="lexical"``,
+dense top-k (``RippleMem.search(view="semantic")``) or plain BM25 (``view="lexical"``,
 score above 0) ranks ``d``-th (0-based, ``d < m``) is in recall's top ``K`` whenever
 ``c x (d + 1) <= K``: for every ``K``, dense's and BM25's top ``min(m, K // c)`` are in it,
 whatever dialogue context, speaker and time bonuses and bridges do to the rest.
@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.recall.kept_places import keep_first_hop
 from langchain_ripplemem.recall.set_questions import own_matches, own_views, set_category
 from langchain_ripplemem.schemas import QueryCues
@@ -31,7 +31,7 @@ turn = st.tuples(st.sampled_from(SPEAKERS), st.lists(st.sampled_from(WORDS), min
 sessions = st.lists(st.lists(turn, min_size=1, max_size=6), min_size=1, max_size=4)
 
 
-def _missing(memory: RippleMemory, question: str, config: RecallConfig, m: int = 0) -> list[tuple[str, int]]:
+def _missing(memory: RippleMem, question: str, config: RecallConfig, m: int = 0) -> list[tuple[str, int]]:
     """The first-hop memories (view, rank) ``config`` must keep (its ``keep_*`` sizes, else ``m``) but lost."""
     k = config.assembly.top_k
     result = memory.recall(question, namespace="t", k=k, config=config)
@@ -63,7 +63,7 @@ def test_plain_top_m_keeps_its_place(drawn: list[list[tuple[str, str]]], words: 
                                      spacings: tuple[float, float, float], mode: str) -> None:
     if m and lm and spacings[:2] == (1.0, 1.0):
         lm = 0  # both views at rank d by d do not fit (the config refuses them)
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_conversation(drawn_conversation(drawn), namespace="t")
     # "What has Dave ...?" is a set question: with a third spacing, its speakers' own matches keep places too.
     own = {"keep_own": 3, "keep_own_spacing": spacings[2]} if spacings[2] else {"keep_own": 0}
@@ -88,7 +88,7 @@ def test_a_stand_alone_remark_keeps_its_place() -> None:
                ("Mira", "The gym is open late."), ("Dave", "The gym has showers too.")]
     remark = [("Mira", "Did you eat?"), ("Dave", "I went bouldering at the climbing gym for the first time."),
               ("Mira", "Nice weather.")]
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_conversation(drawn_conversation([stretch, stretch[:3], remark]), namespace="t")
     question = "What did Dave try at the climbing gym for the first time?"
     loud = {"weight": 2.0, "weight_2": 2.0}
@@ -98,7 +98,7 @@ def test_a_stand_alone_remark_keeps_its_place() -> None:
     assert _missing(memory, question, kept.replace(assembly={"keep_first_hop": 0, "keep_lexical": 0}), m=3) != []
 
 
-def _own_missing(memory: RippleMemory, question: str, speaker: str, config: RecallConfig,
+def _own_missing(memory: RippleMem, question: str, speaker: str, config: RecallConfig,
                  n: int = 0, spacing: float = 2.0) -> list[int]:
     """The ranks (0-based) of ``speaker``'s own top ``keep_own`` (else ``n``) matches that ``config`` lost.
 
@@ -109,9 +109,10 @@ def _own_missing(memory: RippleMemory, question: str, speaker: str, config: Reca
     got = [x.unit.id for x in result.memories]
     cues = result.cues.model_copy(update={"participants": [speaker.lower()]})
     # Not a set question: its own matches by the question alone, which recall does not keep.
-    vectors = own_views(question, cues, np.asarray(memory.embed_query(cues.query), dtype=np.float32),
-                        memory.embed_query) or [np.asarray(memory.embed_query(question), dtype=np.float32)]
-    plain = [uid for uid, _ in own_matches(memory.namespace_index("t"), vectors, [speaker], kept.keep_own or n,
+    reader = memory.reader
+    vectors = own_views(question, cues, np.asarray(reader.embed_query(cues.query), dtype=np.float32),
+                        reader.embed_query) or [np.asarray(reader.embed_query(question), dtype=np.float32)]
+    plain = [uid for uid, _ in own_matches(memory.reader.namespace_index("t"), vectors, [speaker], kept.keep_own or n,
                                            set(), kept.keep_own_density, kept.keep_own_neighbours)]
     spacing = kept.keep_own_spacing if kept.keep_own else spacing
     return [d for d, uid in enumerate(plain)
@@ -124,7 +125,7 @@ def _own_missing(memory: RippleMemory, question: str, speaker: str, config: Reca
        spacing=st.sampled_from([1.0, 1.5, 2.0, 3.0]))
 def test_a_set_question_keeps_its_speakers_own_matches(drawn: list[list[tuple[str, str]]], words: list[str],
                                                        speaker: str, k: int, n: int, spacing: float) -> None:
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_conversation(drawn_conversation(drawn), namespace="t")
     config = RecallConfig(assembly={"keep_own": n, "keep_own_spacing": spacing, "top_k": k})
     question = f"How many {' '.join(words)} things has {speaker} tried?"
@@ -141,7 +142,7 @@ def test_set_members_said_apart_keep_their_places() -> None:
     remarks = [[("Mira", "How was work?"), ("Dave", "I tried fencing, a new sport for me."), ("Mira", "Rain.")],
                [("Dave", "Lunch was late."), ("Dave", "I tried bouldering, a fun sport."), ("Mira", "Okay.")],
                [("Mira", "Movies?"), ("Dave", "I tried rowing, a hard sport."), ("Mira", "Cool.")]]
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_conversation(drawn_conversation([stretch, remarks[0], stretch, remarks[1], remarks[2]]), namespace="t")
     question = "Which sports has Dave tried?"
     loud = RecallConfig(assembly={"top_k": 6, "keep_own": 0}, context={"weight": 2.0, "weight_2": 2.0})
@@ -176,24 +177,25 @@ def test_own_matches_prefer_a_lone_remark_and_the_asked_kind() -> None:
     """Density lowers one of many near-copies below a remark said once; the category view finds a member."""
     chatter = [("Dave", "Tried gym, tried gym, club gym.")] * 6
     lone = [("Dave", "Tried fencing at the gym once."), ("Mira", "Nice."), ("Dave", "Sports: rowing on the lake.")]
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_conversation(drawn_conversation([chatter, lone]), namespace="t")
-    index, text = memory.namespace_index("t"), {u.id: u.restatement for u in memory.list_units("t")}
-    question = [memory.embed_query("Which things has Dave tried at the gym?")]
+    index, text = memory.reader.namespace_index("t"), {u.id: u.restatement for u in memory.list_units("t")}
+    question = [memory.reader.embed_query("Which things has Dave tried at the gym?")]
     by_cosine = [text[uid] for uid, _ in own_matches(index, question, ["Dave"], 2, set())]
     by_density = [text[uid] for uid, _ in own_matches(index, question, ["Dave"], 2, set(), density=0.5)]
     assert not any("fencing" in t for t in by_cosine) and "fencing" in by_density[0]
-    asked = [*question, memory.embed_query(set_category("What sports has Dave tried?") or "")]
+    asked = [*question, memory.reader.embed_query(set_category("What sports has Dave tried?") or "")]
     assert any("rowing" in text[uid] for uid, _ in own_matches(index, asked, ["Dave"], 3, set(), density=0.5))
     assert not any("rowing" in text[uid] for uid, _ in own_matches(index, question, ["Dave"], 3, set(), density=0.5))
     hidden = {uid for uid, t in text.items() if "fencing" in t}
     assert all(uid not in hidden for uid, _ in own_matches(index, question, ["Dave"], 5, hidden, density=0.5))
     # A hidden memory (suppressed, or after as_of) is nobody's neighbour: as if it had never been said.
-    alone = RippleMemory(BagOfWordsEmbeddings())
+    alone = RippleMem(BagOfWordsEmbeddings())
     alone.add_conversation(drawn_conversation([lone]), namespace="t")
     chatter_ids = {uid for uid, t in text.items() if "club gym" in t}
     assert [score for _, score in own_matches(index, question, ["Dave"], 2, chatter_ids, density=0.5)] == \
-        [score for _, score in own_matches(alone.namespace_index("t"), question, ["Dave"], 2, set(), density=0.5)]
+        [score for _, score in own_matches(alone.reader.namespace_index("t"), question, ["Dave"], 2, set(),
+                                           density=0.5)]
 
 
 def test_own_views_read_the_question_as_asked() -> None:

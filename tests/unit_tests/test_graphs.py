@@ -14,7 +14,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
 from langchain_ripplemem.errors import InvalidConversationError
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
 from langchain_ripplemem.schemas import RecallResult
 
@@ -37,7 +37,7 @@ def shared_memory(tmp_path, monkeypatch):
     """A fast memory for the served graphs (set_memory), reset afterwards."""
     monkeypatch.setenv("RIPPLEMEM_PERSIST", str(tmp_path / "store"))
     recall = load("recall")
-    memory = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path / "store")
+    memory = RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path / "store")
     recall.set_memory(memory)
     yield memory
     recall.set_memory(None)
@@ -216,7 +216,7 @@ def test_recall_graph_as_a_subgraph_node_of_an_agent():
 
     parent = StateGraph(ParentState, context_schema=RecallContext)
     parent.add_node("to_query", to_query)
-    parent.add_node("recall", build_recall_graph(memory))
+    parent.add_node("recall", build_recall_graph(memory.reader))
     parent.add_node("respond", respond)
     parent.add_edge(START, "to_query")
     parent.add_edge("to_query", "recall")

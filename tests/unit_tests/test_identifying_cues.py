@@ -175,12 +175,12 @@ def bridged_conversation() -> Conversation:
 
 def test_a_memory_bridged_by_a_rare_name_enters_the_top_k_without_sharing_a_query_word():
     from langchain_ripplemem.config import RecallConfig
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
     from langchain_ripplemem.presets import PAPER
 
     from .conftest import BagOfWordsEmbeddings
 
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_conversation(bridged_conversation(), namespace=NS)
     query = "Where is the birthday dinner booked?"
     base = PAPER.replace(views={"semantic_k": 6, "lexical_k": 6, "cue_k": 0}, assembly={"top_k": 3},
@@ -297,7 +297,7 @@ def test_a_bridge_within_a_session_lifts_only_the_rest_of_the_anchors_message(pl
 def test_a_name_said_only_at_sentence_starts_is_a_name_once_two_memories_start_with_it():
     # The extractor cannot tell "Rafa texted me" from "Count me in"; the namespace can: a name
     # is never written in lower case, a common English word is one, and one start proves nothing.
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
     from tests.unit_tests.conftest import BagOfWordsEmbeddings
 
     texts = ["Rafa texted me in a panic about his landlord.", "Rafa's couch is off the table now.",
@@ -307,7 +307,7 @@ def test_a_name_said_only_at_sentence_starts_is_a_name_once_two_memories_start_w
              "Thimble chewed my shoe.", "Thimble is a menace.", "I sewed it back with a thimble."]
     turns = [{"id": f"S1:{i}", "speaker": "Maya" if i % 2 else "Sam", "text": t} for i, t in enumerate(texts)]
     conversation = {"id": "c1", "sessions": [{"id": "S1", "time": "2026-03-02T10:00:00Z", "turns": turns}]}
-    with RippleMemory(BagOfWordsEmbeddings()) as memory:
+    with RippleMem(BagOfWordsEmbeddings()) as memory:
         memory.add_conversation(conversation, namespace=NS)
         index = memory.index.namespace_index(NS)
         assert index.is_name("rafa") and index.is_name("hazel")

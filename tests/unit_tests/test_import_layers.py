@@ -71,3 +71,38 @@ def test_the_package_never_imports_the_harness(layers, tmp_path):
     assert layers.rule_breaks(root) == [
         "import of the harness: langchain_ripplemem.core -> benchmarks.loaders",
         "import of the harness: langchain_ripplemem.entry -> benchmarks"]
+
+
+def test_an_import_up_or_sideways_between_folders_is_refused(layers, tmp_path):
+    up, side = "from langchain_ripplemem.recall.nodes import f\n", "from langchain_ripplemem.recall.nodes import f\n"
+    root = _package(tmp_path, {"index/__init__.py": "", "index/rows.py": up, "recall/__init__.py": "",
+                               "recall/nodes.py": "def f(): pass\n", "write/__init__.py": "", "write/path.py": side,
+                               "text/__init__.py": "", "text/lexical.py": "from langchain_ripplemem import schemas\n",
+                               "schemas.py": ""})
+    assert layers.folder_breaks(layers.import_graph(root)) == [
+        "sideways import: langchain_ripplemem.write.path -> langchain_ripplemem.recall.nodes "
+        "(recall sits side by side with write)",
+        "upward import: langchain_ripplemem.index.rows -> langchain_ripplemem.recall.nodes (recall sits above index)"]
+
+
+def test_a_folder_not_in_the_order_and_a_circle_of_sub_folders_are_refused(layers, tmp_path):
+    root = _package(tmp_path, {"extras/__init__.py": "", "extras/a.py": "", "write/__init__.py": "",
+                               "write/one/__init__.py": "",
+                               "write/one/x.py": "from langchain_ripplemem.write.two.y import g\n",
+                               "write/two/__init__.py": "", "write/two/y.py": "def g(): pass\n",
+                               "write/two/z.py": "from langchain_ripplemem.write.one.x import g\n"})
+    assert layers.folder_breaks(layers.import_graph(root)) == [
+        "circle of folders in write: write.one <-> write.two", "not in FOLDER_ORDER: extras"]
+
+
+def test_a_module_name_used_twice_is_refused(layers, tmp_path):
+    root = _package(tmp_path, {"recall/__init__.py": "", "recall/cues.py": "", "text/__init__.py": "",
+                               "text/cues.py": "", "write/__init__.py": "", "write/linking/__init__.py": "",
+                               "write/linking/linking.py": "", "cli/__init__.py": "", "cli/__main__.py": ""})
+    assert layers.reused_names(root) == ["name used twice: cues (recall.cues, text.cues)",
+                                         "name used twice: linking (write.linking, write.linking.linking)"]
+
+
+def test_the_folder_table_lists_every_folder_in_order(layers):
+    rows = [line.split(" | ")[1].strip("`") for line in layers.folder_table(layers.import_graph(ROOT))[2:]]
+    assert [row.rstrip("/").removesuffix(".py") for row in rows] == [n for line in layers.FOLDER_ORDER for n in line]

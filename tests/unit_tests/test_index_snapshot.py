@@ -12,7 +12,7 @@ from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.errors import EmbeddingModelMismatchError
 from langchain_ripplemem.index import snapshot as view_snapshot
 from langchain_ripplemem.index.snapshot import SNAPSHOT_DIRNAME, IndexSnapshots, read_snapshot
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.schemas import Conversation
 from langchain_ripplemem.storage import sqlite as edge_store
@@ -41,8 +41,8 @@ MORE = [
 ]
 
 
-def memory(path: Path, **kwargs) -> RippleMemory:
-    return RippleMemory(BagOfWordsEmbeddings(), persist_directory=path, write_config=PAPER_WRITE, **kwargs)
+def memory(path: Path, **kwargs) -> RippleMem:
+    return RippleMem(BagOfWordsEmbeddings(), persist_directory=path, write_config=PAPER_WRITE, **kwargs)
 
 
 def build(path: Path) -> list[list[str]]:
@@ -54,7 +54,7 @@ def build(path: Path) -> list[list[str]]:
         return recalls(warm)
 
 
-def recalls(mem: RippleMemory, ns=NS) -> list[list[str]]:
+def recalls(mem: RippleMem, ns=NS) -> list[list[str]]:
     return [[m.unit.id for m in mem.recall(q, namespace=ns, config=CONFIG).memories] for q in QUERIES]
 
 
@@ -62,7 +62,7 @@ def snapshot_file(path: Path, ns=NS) -> Path:
     return IndexSnapshots(path / SNAPSHOT_DIRNAME, None, "", dict().get).path(ns)  # type: ignore[arg-type]
 
 
-def restored(mem: RippleMemory, ns=NS) -> bool:
+def restored(mem: RippleMem, ns=NS) -> bool:
     """Whether the namespace's view came from a snapshot (its units are then parsed only when read)."""
     return mem.index.namespace_index(ns).snapshot_version is not None
 
@@ -75,7 +75,7 @@ def truth(path: Path, ns=NS) -> tuple[list[str], list[list[str]]]:
 
 def test_a_reopened_store_recalls_what_the_warm_one_did_with_and_without_a_snapshot(tmp_path):
     warm = build(tmp_path)
-    assert len(list((tmp_path / SNAPSHOT_DIRNAME).glob("*.view"))) == 2  # one per namespace
+    assert len(list((tmp_path / SNAPSHOT_DIRNAME).glob("*.index"))) == 2  # one per namespace
     assert read_snapshot(snapshot_file(tmp_path), NS, view_snapshot.embeddings_id(BagOfWordsEmbeddings()))
     with memory(tmp_path) as cold:
         assert restored(cold)
@@ -90,10 +90,10 @@ def test_a_reopened_store_recalls_what_the_warm_one_did_with_and_without_a_snaps
 
 def test_the_walked_graph_is_the_graph_a_writer_mirrors_node_by_node(tmp_path):
     with memory(tmp_path, snapshot_directory=False) as mem:
-        mirrored = mem.graph(NS)  # loaded first: every write's edges are mirrored into it, in order
+        mirrored = mem.edge_cache.networkx(NS)  # loaded first: every write's edges are mirrored into it, in order
         for conv in [make_conversation(), *MORE]:
             mem.add_conversation(conv, namespace=NS)
-        walked = mem.walk_graph(NS)
+        walked = mem.reader.walkable_edges(NS)
         assert mirrored.number_of_nodes() > 5
         for node in mirrored:
             assert node in walked and walked.degree(node) == mirrored.degree(node)
@@ -175,7 +175,7 @@ class OtherModel(BagOfWordsEmbeddings):
 def test_a_snapshot_of_another_model_format_or_build_is_ignored(tmp_path, monkeypatch):
     warm = build(tmp_path)
     # The store itself refuses another model (storage/embedding_record.py), and the snapshot would not serve it.
-    with RippleMemory(OtherModel(), persist_directory=tmp_path, write_config=PAPER_WRITE) as other:
+    with RippleMem(OtherModel(), persist_directory=tmp_path, write_config=PAPER_WRITE) as other:
         with pytest.raises(EmbeddingModelMismatchError, match="another/encoder"):
             recalls(other)
     assert read_snapshot(snapshot_file(tmp_path), NS, view_snapshot.embeddings_id(OtherModel())) is None
@@ -220,12 +220,12 @@ def test_a_crash_while_saving_leaves_the_old_snapshot(tmp_path, monkeypatch):
 
 def test_recall_over_the_walked_graph_is_recall_over_the_mirrored_graph(tmp_path, monkeypatch):
     with memory(tmp_path, snapshot_directory=False) as mem:
-        mem.graph(NS)
+        mem.edge_cache.networkx(NS)
         for conv in [make_conversation(), *MORE]:
             mem.add_conversation(conv, namespace=NS)
         walked = [[(m.unit.id, m.score) for m in mem.recall(q, namespace=NS, config=CONFIG).memories]
                   for q in QUERIES]
-        monkeypatch.setattr(mem, "walk_graph", mem.graph)  # the graph recall walked before
+        monkeypatch.setattr(mem.reader, "walkable_edges", mem.edge_cache.networkx)  # what recall walked before
         assert [[(m.unit.id, m.score) for m in mem.recall(q, namespace=NS, config=CONFIG).memories]
                 for q in QUERIES] == walked
 
@@ -282,8 +282,8 @@ def test_a_snapshot_restores_each_part_and_the_same_searches_before_and_after_mo
     index = NamespaceIndex(NS)
     index.add(units[:first], vectors[:first])
     index.lexical("shrimp", 1)  # the BM25 index in use: saved too
-    write_snapshot(tmp_path / "ns.view", index, version=1, model="m")
-    got = read_snapshot(tmp_path / "ns.view", NS, "m")
+    write_snapshot(tmp_path / "ns.index", index, version=1, model="m")
+    got = read_snapshot(tmp_path / "ns.index", NS, "m")
     assert got is not None and got[1] == 1
     back = got[0]
     assert np.array_equal(back.dense.state(len(back)), index.dense.state(len(index)))

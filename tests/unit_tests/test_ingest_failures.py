@@ -13,7 +13,7 @@ import langchain_ripplemem.memory as memory_module
 from langchain_ripplemem.cli import main
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.errors import FailedWindowsWarning
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import Namespace, Usage
 from langchain_ripplemem.write.extraction.extractor import ExtractionResult, Window
 from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
@@ -56,7 +56,7 @@ async def test_the_extraction_wait_is_counted_once(monkeypatch, mode):
     """Three windows of 1.5 s each took 4.5 s: the report said 9.0 (the wall time plus each window's own)."""
     clock = FakeClock()
     monkeypatch.setattr(memory_module, "time", types.SimpleNamespace(perf_counter=clock.perf_counter))
-    memory = RippleMemory(BagOfWordsEmbeddings(), extractor=WaitingExtractor(clock, 1.5), write_config=THREE_WINDOWS)
+    memory = RippleMem(BagOfWordsEmbeddings(), extractor=WaitingExtractor(clock, 1.5), write_config=THREE_WINDOWS)
     conversation = make_conversation()
     report = memory.add_conversation(conversation, namespace=NS) if mode == "sync" else \
         await memory.aadd_conversation(conversation, namespace=NS)
@@ -67,7 +67,7 @@ async def test_the_extraction_wait_is_counted_once(monkeypatch, mode):
 
 def test_failed_windows_are_a_warning_naming_them():
     model = ScriptedChatModel(responses=[NOT_JSON] * 9)  # 3 attempts (2 retries) per window
-    memory = RippleMemory(BagOfWordsEmbeddings(), llm=model, write_config=THREE_WINDOWS)
+    memory = RippleMem(BagOfWordsEmbeddings(), llm=model, write_config=THREE_WINDOWS)
     one_window = make_conversation().model_copy(update={"sessions": make_conversation().sessions[:1]})
     with pytest.warns(FailedWindowsWarning, match=r"1 of 1 extraction windows of conversation 'c1' failed, "
                       r"and nothing of them was stored .*turns S1:1, S1:2, S1:3: "):
@@ -76,7 +76,7 @@ def test_failed_windows_are_a_warning_naming_them():
 
 
 def test_an_ingest_without_failures_warns_of_nothing():
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     with warnings.catch_warnings():
         warnings.simplefilter("error", FailedWindowsWarning)
         assert memory.add_conversation(make_conversation(), namespace=NS).units == 7
@@ -87,9 +87,9 @@ def _cli_ingest(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch:
     monkeypatch.setenv("OPENAI_API_KEY", "test")  # --llm openai:... resolves; the factory uses the scripted model
     file = write_conversations(tmp_path / "chat.json", make_conversation())
 
-    def scripted_memory(persist: str, llm: object = None) -> RippleMemory:
-        return RippleMemory(BagOfWordsEmbeddings(), persist_directory=persist, llm=model,
-                            write_config=THREE_WINDOWS)
+    def scripted_memory(persist: str, llm: object = None) -> RippleMem:
+        return RippleMem(BagOfWordsEmbeddings(), persist_directory=persist, llm=model,
+                         write_config=THREE_WINDOWS)
 
     code = main(["ingest", str(file), "--persist", str(tmp_path / "store"), "--quiet", "--llm", "openai:gpt-4.1-mini"],
                 memory_factory=scripted_memory)

@@ -9,7 +9,7 @@ import pytest
 
 from langchain_ripplemem.cli import main
 from langchain_ripplemem.cli.integrity import check_store
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import namespace_key
 from langchain_ripplemem.storage.sqlite import EDGES_FILENAME
 
@@ -20,7 +20,7 @@ A, B = ("users", "a"), ("users", "b")
 
 @pytest.fixture
 def store(tmp_path):
-    memory = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path)
+    memory = RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path)
     memory.add_conversation(make_conversation("c1"), namespace=A)
     memory.add_conversation(make_conversation("c2"), namespace=B)
     return tmp_path, memory
@@ -39,7 +39,7 @@ def test_clean_store_is_ok_with_counts(store):
     report = check_store(memory)
     assert report.ok, report.summary()
     a = report.namespace(A)
-    assert a.chroma_units == a.view_units == a.live_view_units == 7
+    assert a.chroma_units == a.index_units == a.live_index_units == 7
     assert a.edges == len(memory.edges(A)) > 0
     assert report.summary().splitlines()[-1] == "ok"
     assert [ns.namespace for ns in report.namespaces] == [A, B]
@@ -51,7 +51,7 @@ def test_dangling_and_cross_namespace_edges_inserted_into_sqlite_are_reported(st
     _sql(directory,
          ("INSERT INTO edges VALUES (?, ?, ?, 'semantic', 0.9)", (namespace_key(A), a_unit, "ghost")),
          ("INSERT INTO edges VALUES (?, ?, ?, 'structural', 0.5)", (namespace_key(A), a_unit, b_unit)))
-    report = check_store(RippleMemory(BagOfWordsEmbeddings(), persist_directory=directory))
+    report = check_store(RippleMem(BagOfWordsEmbeddings(), persist_directory=directory))
     assert not report.ok
     a = report.namespace(A)
     assert [(e.src, e.dst) for e in a.dangling_edges] == [(a_unit, "ghost")]
@@ -68,7 +68,7 @@ def test_linked_marks_and_unlinked_units_are_reported_and_relink_repairs(store):
     _sql(directory,
          ("INSERT INTO linked VALUES (?, 'no-such-unit')", (namespace_key(A),)),
          ("DELETE FROM linked WHERE unit_id = ?", (victim,)))
-    reopened = RippleMemory(BagOfWordsEmbeddings(), persist_directory=directory)
+    reopened = RippleMem(BagOfWordsEmbeddings(), persist_directory=directory)
     report = check_store(reopened)
     assert report.namespace(A).orphan_linked_marks == ["no-such-unit"]
     assert report.namespace(B).unlinked_units == [victim]
@@ -81,7 +81,7 @@ def test_linked_marks_and_unlinked_units_are_reported_and_relink_repairs(store):
 def test_edges_of_a_namespace_without_units_are_dangling(store):
     directory, memory = store
     _sql(directory, ("INSERT INTO edges VALUES ('[\"gone\"]', 'x', 'y', 'semantic', 0.9)", ()))
-    report = check_store(RippleMemory(BagOfWordsEmbeddings(), persist_directory=directory))
+    report = check_store(RippleMem(BagOfWordsEmbeddings(), persist_directory=directory))
     gone = report.namespace(("gone",))
     assert gone.chroma_units == 0 and len(gone.dangling_edges) == 1 and not report.ok
 
@@ -97,7 +97,7 @@ def test_stale_cached_index_and_duplicate_content_are_reported():
         documents=[twin.restatement],
         metadatas=[{"ns": namespace_key(A), "kind": twin.kind, "unit": twin.model_dump_json()}])
     report = check_store(memory).namespace(A)
-    assert report.stale_view == ["twin"]  # this memory's cached view did not see the write
+    assert report.stale_index == ["twin"]  # this memory's cached index did not see the write
     assert report.duplicate_units == [sorted([unit.id, "twin"])]
     assert report.namespace_mismatches == []
     assert report.unlinked_units == ["twin"]
@@ -140,4 +140,4 @@ def test_metadata_changed_behind_the_cached_index_is_stale():
     memory.unit_backend.collection.update(ids=[unit.id], metadatas=[
         {"ns": namespace_key(A), "kind": unit.kind, "unit": changed.model_dump_json()}])
     report = check_store(memory).namespace(A)
-    assert report.stale_view == [unit.id] and not report.ok
+    assert report.stale_index == [unit.id] and not report.ok

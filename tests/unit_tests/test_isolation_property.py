@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from langchain_ripplemem.cli.integrity import check_store
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import Conversation
 
 from .conftest import BagOfWordsEmbeddings
@@ -47,7 +47,7 @@ class IsolationMachine(RuleBasedStateMachine):
 
     @initialize()
     def start(self) -> None:
-        self.memory = RippleMemory(BagOfWordsEmbeddings())
+        self.memory = RippleMem(BagOfWordsEmbeddings())
         self.owned: dict[tuple[str, ...], set[str]] = {ns: set() for ns in NAMESPACES}
 
     def _foreign(self, ns: tuple[str, ...]) -> set[str]:

@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.conversations.messages import conversation_from_messages
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.write.extraction.known_turns import marks_of
 
 from .conftest import BagOfWordsEmbeddings
@@ -39,8 +39,8 @@ class RewordingModel(ScriptedChatModel):
                             "kind": "event"} for turn in turns]}
 
 
-def memory_with(model: RewordingModel) -> RippleMemory:
-    return RippleMemory(BagOfWordsEmbeddings(), llm=model, write_config=WriteConfig(extraction={"llm_max_retries": 0}))
+def memory_with(model: RewordingModel) -> RippleMem:
+    return RippleMem(BagOfWordsEmbeddings(), llm=model, write_config=WriteConfig(extraction={"llm_max_retries": 0}))
 
 
 def test_adding_the_grown_chat_extracts_only_its_new_turns():
@@ -89,21 +89,21 @@ async def test_async_ingest_reads_each_turn_once_too():
 
 
 def test_rule_based_ingest_keeps_its_own_dedupe():
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     assert memory.add_messages(CHAT[:4], namespace="maya").new_units == 4
     assert memory.add_messages(CHAT, namespace="maya").new_units == 2
 
 
-def _texts(memory: RippleMemory) -> list[str]:
+def _texts(memory: RippleMem) -> list[str]:
     return sorted(u.restatement for u in memory.list_units("maya", include_suppressed=True))
 
 
 def test_an_edited_message_replaces_its_memory_offline(tmp_path):
-    with RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path) as memory:
+    with RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path) as memory:
         memory.add_messages(CHAT[:4], namespace="maya")
         (old,) = [u.id for u in memory.list_units("maya") if "hates the vet" in u.restatement]
     edited = EDITED
-    with RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path) as memory:  # fingerprints persist
+    with RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path) as memory:  # fingerprints persist
         report = memory.add_messages(edited, namespace="maya")
         assert report.replaced == [old] and report.new_units == 1  # before: both versions kept
         assert "User: Biscuit loves the vet now." in _texts(memory) and len(_texts(memory)) == 4
@@ -134,7 +134,7 @@ def test_a_failed_extraction_of_the_edit_keeps_the_old_memory():
 
 
 def test_a_suppressed_memory_of_an_edited_message_stays_for_audit():
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_messages(CHAT[:4], namespace="maya")
     (old,) = [u.id for u in memory.list_units("maya") if "hates the vet" in u.restatement]
     memory.suppress([old], namespace="maya", reason="wrong")
@@ -146,7 +146,7 @@ def test_chats_without_message_ids_that_open_alike_never_replace_each_other():
     # Without ids a chat is known by its first message, so these two share a conversation id;
     # their second messages are different turns, not an edit (before the content-addressed
     # turn ids, the second chat deleted the first one's answer).
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_messages([HumanMessage("hi"), AIMessage("We adopted a beagle.")], namespace="maya")
     report = memory.add_messages([HumanMessage("hi"), AIMessage("My knee hurts.")], namespace="maya")
     assert report.replaced == [] and report.new_units == 1

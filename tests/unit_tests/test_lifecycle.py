@@ -10,7 +10,7 @@ from langgraph.store.base import PutOp
 
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.index.marks import stated_at
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.recall.assembly import format_evidence
 from langchain_ripplemem.recall.recall_prompts import ANSWER_PROMPT
 from langchain_ripplemem.schemas import Conversation, RecallResult
@@ -29,11 +29,11 @@ EXPAND = RecallConfig(views={"semantic_k": 2, "lexical_k": 1, "cue_k": 1},
 
 
 @pytest.fixture
-def memory() -> RippleMemory:
+def memory() -> RippleMem:
     return filled_memory(MAYA)
 
 
-def unit_id(memory: RippleMemory, text: str, namespace=MAYA) -> str:
+def unit_id(memory: RippleMem, text: str, namespace=MAYA) -> str:
     return next(u.id for u in memory.list_units(namespace, include_suppressed=True) if text in u.restatement)
 
 
@@ -50,7 +50,7 @@ def seen_ids(result: RecallResult) -> set[str]:
     return ids
 
 
-def snapshot(memory: RippleMemory, ns) -> tuple[list[str], list[str]]:
+def snapshot(memory: RippleMem, ns) -> tuple[list[str], list[str]]:
     return ([u.model_dump_json() for u in memory.list_units(ns, include_suppressed=True)],
             [e.model_dump_json() for e in memory.edges(ns)])
 
@@ -76,7 +76,7 @@ def test_deleted_units_never_come_back(memory):
 
 
 def test_deleted_store_items_never_come_back(bow):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     store = RippleMemStore(memory)
     store.put(("users", "maya"), "allergy", {"text": "I am allergic to shellfish."})
     store.put(("users", "maya"), "city", {"text": "I went hiking near Portland."})
@@ -88,7 +88,7 @@ def test_deleted_store_items_never_come_back(bow):
 
 
 def test_delete_namespace_leaves_every_other_namespace_byte_for_byte(tmp_path, bow):
-    memory = RippleMemory(bow, persist_directory=tmp_path)
+    memory = RippleMem(bow, persist_directory=tmp_path)
     spaces = [("users", "maya"), ("users", "maya", "work"), ("users", "sam"), ("team",)]
     for n, ns in enumerate(spaces):
         memory.add_conversation(make_conversation(f"c{n}"), namespace=ns)
@@ -101,7 +101,7 @@ def test_delete_namespace_leaves_every_other_namespace_byte_for_byte(tmp_path, b
     assert {ns: snapshot(memory, ns) for ns in spaces[1:]} == before
     assert memory.recall("Harbor Grill dinner", namespace=("users", "sam")).model_dump_json(
         exclude={"usage"}) == recalled
-    reopened = RippleMemory(bow, persist_directory=tmp_path)
+    reopened = RippleMem(bow, persist_directory=tmp_path)
     assert {ns: snapshot(reopened, ns) for ns in spaces[1:]} == before
     assert sorted(reopened.namespaces()) == sorted(spaces[1:])
 
@@ -192,7 +192,7 @@ async def test_correct_tool_suppresses_in_the_callers_namespace(mode):
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 async def test_store_suppress_hides_items_and_reput_replaces_them(bow, mode):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     store = RippleMemStore(memory)
     ns = ("users", "maya")
     store.put(ns, "allergy", {"text": "I am allergic to shellfish."})
@@ -258,7 +258,7 @@ async def test_prompt_injection_is_stored_and_returned_as_data():
 
 def test_plans_count_from_when_they_were_said(bow):
     """A plan said in February for April: visible as of February, and "March" in a query is the coming March."""
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     memory.add_conversation(Conversation.model_validate({"id": "plans", "sessions": [
         {"id": "S1", "time": "2026-02-14T10:00:00+00:00", "turns": [
             {"id": "S1:1", "speaker": "Maya", "text": "I am moving to Berlin in April."},

@@ -11,7 +11,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import ValidationError
 
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import namespace_key
 from langchain_ripplemem.storage.locks import WriterLockTimeoutError, namespace_writer
 from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
@@ -53,15 +53,15 @@ LISBON_FOR_ACME = ("Lisbon offer", "work at Acme", "Employer")
 NOTHING = supersede()
 
 
-def make_memory(bow, *responses, persist=None, **supersession) -> tuple[RippleMemory, ScriptedChatModel]:
+def make_memory(bow, *responses, persist=None, **supersession) -> tuple[RippleMem, ScriptedChatModel]:
     model = ScriptedChatModel(responses=list(responses))
-    memory = RippleMemory(bow, llm=model, extractor=RuleBasedExtractor(), persist_directory=persist,
-                          write_config=WriteConfig(supersession={"llm": True, **supersession},
+    memory = RippleMem(bow, llm=model, extractor=RuleBasedExtractor(), persist_directory=persist,
+                       write_config=WriteConfig(supersession={"llm": True, **supersession},
                                                    extraction={"llm_max_retries": 1}))
     return memory, model
 
 
-def marks(memory: RippleMemory, text: str) -> dict:
+def marks(memory: RippleMem, text: str) -> dict:
     unit = next(u for u in memory.list_units(MAYA, include_suppressed=True) if text in u.restatement)
     keys = ("superseded_by", "valid_until", "superseded_attribute", "superseded_via")
     return {k: unit.metadata[k] for k in keys if k in unit.metadata}
@@ -99,7 +99,7 @@ def test_llm_marks_follow_the_units_present(tmp_path, bow):
     assert marks(memory, "work at Acme") == superseded
     memory.close()
 
-    reopened = RippleMemory(bow, persist_directory=tmp_path)  # no model: the claims are stored data
+    reopened = RippleMem(bow, persist_directory=tmp_path)  # no model: the claims are stored data
     assert marks(reopened, "work at Acme") == superseded
     reopened.delete([lisbon], namespace=MAYA)
     assert marks(reopened, "work at Acme") == {}
@@ -190,11 +190,11 @@ async def test_async_ingest_takes_the_same_path(bow):
 
 def test_opt_in_and_arguments(bow):
     with pytest.raises(ValueError, match=r"needs a chat model: pass llm="):
-        RippleMemory(bow, write_config=WriteConfig(supersession={"llm": True}))
+        RippleMem(bow, write_config=WriteConfig(supersession={"llm": True}))
     with pytest.raises(ValidationError, match="llm=True needs enabled=True"):
         WriteConfig(supersession={"llm": True, "enabled": False})
     model = ScriptedChatModel(responses=[])
-    memory = RippleMemory(bow, llm=model, extractor=RuleBasedExtractor())  # a model alone does not opt in
+    memory = RippleMem(bow, llm=model, extractor=RuleBasedExtractor())  # a model alone does not opt in
     memory.add_conversation(ACME, namespace=MAYA)
     memory.add_conversation(LISBON, namespace=MAYA)
     memory.add_conversation(BERLIN, namespace=MAYA)
@@ -203,7 +203,7 @@ def test_opt_in_and_arguments(bow):
 
 
 # -- the slow steps run outside the namespace's writer lock ------------------------------
-def writer_lock_is_free(memory: RippleMemory) -> bool:
+def writer_lock_is_free(memory: RippleMem) -> bool:
     """Whether another thread could take the namespace's writer lock right now."""
     free: list[bool] = []
 
@@ -235,11 +235,11 @@ def test_llm_calls_do_not_hold_the_writer_lock(tmp_path, bow):
 
 
 def test_units_stored_meanwhile_by_another_writer_become_candidates(tmp_path, bow):
-    other = RippleMemory(bow, extractor=RuleBasedExtractor(), persist_directory=tmp_path)
+    other = RippleMem(bow, extractor=RuleBasedExtractor(), persist_directory=tmp_path)
     model = ScriptedChatModel(responses=[supersede(LISBON_FOR_ACME)])
-    memory = RippleMemory(WriteMeanwhile(other, ACME, MAYA), llm=model, extractor=RuleBasedExtractor(),
-                          persist_directory=tmp_path,
-                          write_config=WriteConfig(supersession={"llm": True}, extraction={"llm_max_retries": 1}))
+    memory = RippleMem(WriteMeanwhile(other, ACME, MAYA), llm=model, extractor=RuleBasedExtractor(),
+                       persist_directory=tmp_path,
+                       write_config=WriteConfig(supersession={"llm": True}, extraction={"llm_max_retries": 1}))
     report = memory.add_conversation(LISBON, namespace=MAYA)  # ACME is stored while LISBON is embedded
     # The first look found nothing older; under the lock, ACME's units were asked about.
     assert len(model.calls) == 1

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.recall.matched_sessions import matched_sessions, session_centroids, session_of
 from langchain_ripplemem.schemas import Conversation
 
@@ -42,8 +42,8 @@ def _chats(user: str = "user", assistant: str = "assistant") -> Conversation:
 
 
 @pytest.fixture(scope="module")
-def chats() -> RippleMemory:
-    memory = RippleMemory(BagOfWordsEmbeddings())
+def chats() -> RippleMem:
+    memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_conversation(_chats(), namespace=("u",))
     return memory
 
@@ -57,8 +57,8 @@ def test_in_chats_with_an_assistant_the_matched_chats_best_memories_come_first(c
     on = chats.recall(QUESTION, namespace=("u",), k=10)
     sessions = [m.unit.source.session_id for m in off.memories]
     assert sessions[0] == sessions[1] == "budget"  # recollection alone: the long chat first, twice
-    index = chats.namespace_index(("u",))
-    matched = matched_sessions(index, np.asarray(chats.embed_query(QUESTION)), 5, set())
+    index = chats.reader.namespace_index(("u",))
+    matched = matched_sessions(index, np.asarray(chats.reader.embed_query(QUESTION)), 5, set())
     n = RecallConfig().assembly.matched_sessions_first
     head = []  # the first memory of each matched session among the best 2n, in recollection's order
     for m in off.memories[: 2 * n]:
@@ -80,19 +80,19 @@ def test_in_two_peoples_talk_the_order_is_recollections_own():
 def test_a_memory_of_few_chats_keeps_recollections_order():
     # Of three chats, the best five are all of them: being matched says nothing there.
     few = Conversation.model_validate(_chats().model_dump() | {"sessions": _chats().sessions[:3]})
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_conversation(few, namespace=("few",))
-    assert matched_sessions(memory.namespace_index(("few",)), np.asarray(memory.embed_query(QUESTION)), 5,
+    assert matched_sessions(memory.reader.namespace_index(("few",)), np.asarray(memory.reader.embed_query(QUESTION)), 5,
                             set()) == set()
     assert _ids(memory.recall(QUESTION, namespace=("few",), k=10)) == \
         _ids(memory.recall(QUESTION, namespace=("few",), k=10, config=OFF))
 
 
 def test_a_hidden_memory_leaves_its_sessions_centroid():
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_conversation(_chats(), namespace=("h",))
-    index = memory.namespace_index(("h",))
-    query = np.asarray(memory.embed_query("pottery class Monday evening"))
+    index = memory.reader.namespace_index(("h",))
+    query = np.asarray(memory.reader.embed_query("pottery class Monday evening"))
     assert matched_sessions(index, query, 1, set()) == {("chats", "pottery")}
     pottery = {u.id for u in memory.list_units(("h",)) if u.source.session_id == "pottery"}
     assert ("chats", "pottery") not in matched_sessions(index, query, 3, pottery)  # all hidden: no centroid
@@ -100,9 +100,9 @@ def test_a_hidden_memory_leaves_its_sessions_centroid():
 
 def test_a_session_is_its_conversations_own():
     # Chats named alike ("s1" in each) are different sessions: one centroid each.
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     for name, topic in (("first", "pottery class"), ("second", "tax form")):
         memory.add_conversation(Conversation.model_validate({"id": name, "sessions": [
             {"id": "s1", "time": "2026-01-01T10:00:00+00:00", "turns": [
                 {"id": f"{name}:0", "speaker": "user", "text": f"Help with my {topic}."}]}]}), namespace=("n",))
-    assert set(session_centroids(memory.namespace_index(("n",))).sessions) == {("first", "s1"), ("second", "s1")}
+    assert set(session_centroids(memory.reader.namespace_index(("n",))).sessions) == {("first", "s1"), ("second", "s1")}

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("mcp", reason="the MCP server needs the [mcp] extra (part of [test])")
 
-from langchain_ripplemem.memory import RippleMemory  # noqa: E402
+from langchain_ripplemem.memory import RippleMem  # noqa: E402
 from langchain_ripplemem.schemas import RecallResult  # noqa: E402
 from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor  # noqa: E402
 
@@ -29,7 +29,7 @@ TAKES = {
 
 @pytest.fixture
 def memory():
-    with RippleMemory(BagOfWordsEmbeddings()) as mem:
+    with RippleMem(BagOfWordsEmbeddings()) as mem:
         mem.add_conversation(make_conversation(), namespace=MAYA)
         yield mem
 
@@ -58,7 +58,7 @@ async def test_every_tool_refuses_an_argument_it_does_not_take(memory, tool):
 
 async def test_recall_text_carries_the_results_warnings():
     model = ScriptedChatModel(responses=["not json"] * 20)  # every cue and controller call answers garbage
-    with RippleMemory(BagOfWordsEmbeddings(), extractor=RuleBasedExtractor(), llm=model) as memory:
+    with RippleMem(BagOfWordsEmbeddings(), extractor=RuleBasedExtractor(), llm=model) as memory:
         memory.add_conversation(make_conversation(), namespace=MAYA)
         async with await _serve(memory) as session:
             error, text, structured = await Client(session)("recall", query="Where did Maya go hiking?")

@@ -15,7 +15,7 @@ pytest.importorskip("mcp", reason="the MCP server needs the [mcp] extra (part of
 
 from mcp.shared.memory import create_connected_server_and_client_session  # noqa: E402
 
-from langchain_ripplemem.memory import RippleMemory  # noqa: E402
+from langchain_ripplemem.memory import RippleMem  # noqa: E402
 from langchain_ripplemem.schemas import FailedWindow, Namespace, RecallResult  # noqa: E402
 from langchain_ripplemem.server.mcp import NamespaceScope, create_mcp_server  # noqa: E402
 from langchain_ripplemem.write.extraction.extractor import ExtractionResult, Window  # noqa: E402
@@ -39,16 +39,16 @@ class Client:
 
 @pytest.fixture
 def memory():
-    with RippleMemory(BagOfWordsEmbeddings()) as mem:
+    with RippleMem(BagOfWordsEmbeddings()) as mem:
         yield mem
 
 
-async def _serve(memory: RippleMemory, namespace: str = "users/maya"):
+async def _serve(memory: RippleMem, namespace: str = "users/maya"):
     server = create_mcp_server(memory, namespace=namespace)
     return create_connected_server_and_client_session(server._mcp_server)
 
 
-def _units(memory: RippleMemory, ns: Namespace) -> int:
+def _units(memory: RippleMem, ns: Namespace) -> int:
     return len(memory.list_units(ns, include_suppressed=True))
 
 
@@ -138,8 +138,8 @@ async def test_a_remember_whose_extraction_fails_in_part_stores_nothing():
 
     conversation = make_conversation().model_dump(mode="json")
     conversation["sessions"][2]["turns"][1]["text"] = "FAIL here"
-    with RippleMemory(BagOfWordsEmbeddings(), extractor=FailsOnWord("FAIL"),
-                      write_config=WriteConfig(extraction={"window_size": 2, "window_overlap": 0})) as memory:
+    with RippleMem(BagOfWordsEmbeddings(), extractor=FailsOnWord("FAIL"),
+                   write_config=WriteConfig(extraction={"window_size": 2, "window_overlap": 0})) as memory:
         memory.add_conversation(make_conversation("earlier"), namespace=MAYA)
         before = {u.id for u in memory.list_units(MAYA)}
         async with await _serve(memory) as session:

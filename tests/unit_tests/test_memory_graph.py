@@ -31,7 +31,7 @@ def unit_vec(*weights: float, dim: int = 8) -> np.ndarray:
 
 
 def neighbours(cache: EdgeCache, ns: tuple[str, ...], uid: str) -> dict[str, dict[str, float]]:
-    graph = cache.graph(ns)
+    graph = cache.networkx(ns)
     return {n: dict(d["types"]) for n, d in graph.adj[uid].items()} if uid in graph else {}
 
 
@@ -218,14 +218,14 @@ def test_a_graph_loaded_whole_equals_the_one_mirrored_edge_by_edge(tmp_path):
         rng.random(200), strict=True) if a != b]
     store = SQLiteEdgeBackend(tmp_path / "g.sqlite3")
     mirrored = EdgeCache(store)
-    mirrored.graph(NS)  # loaded while empty, then kept in step edge by edge
+    mirrored.networkx(NS)  # loaded while empty, then kept in step edge by edge
     for edge in edges:
         store.add(NS, [edge])
         mirrored.add(NS, [edge])
     reopened = SQLiteEdgeBackend(tmp_path / "g.sqlite3")
-    loaded = EdgeCache(reopened).graph(NS)  # a cold open: one pass over rows
+    loaded = EdgeCache(reopened).networkx(NS)  # a cold open: one pass over rows
     reopened.close()
-    expected = mirrored.graph(NS)
+    expected = mirrored.networkx(NS)
     as_dict = lambda g: {frozenset((a, b)): d["types"] for a, b, d in g.edges(data=True)}  # noqa: E731
     assert as_dict(loaded) == as_dict(expected) and len(as_dict(loaded)) > 50
     assert any(len(types) == 2 for types in as_dict(loaded).values())  # pairs with both types merge

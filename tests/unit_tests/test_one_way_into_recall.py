@@ -1,4 +1,4 @@
-"""One way into recall: the compiled graph, ``RippleMemory.recall`` and the served graphs behave alike.
+"""One way into recall: the compiled graph, ``RippleMem.recall`` and the served graphs behave alike.
 
 Regression tests of issue 12 (items 1, 2, 3, 13): recall on an empty namespace,
 the served graphs under ``langgraph dev``'s blocking rules, the preparation and
@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage
 
 from langchain_ripplemem.cli import main as cli_main
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
 from langchain_ripplemem.server import served_memory
@@ -31,9 +31,9 @@ def ids_and_scores(result) -> list[tuple[str, float]]:
 # -- item 1: an empty namespace ------------------------------------------------------------
 @pytest.mark.parametrize("config", [RecallConfig(), PAPER, RecallConfig(controller={"max_rounds": 3})])
 def test_recall_on_an_empty_namespace_returns_an_empty_result_with_its_trace(bow, config):
-    memory = RippleMemory(bow, recall_config=config)
+    memory = RippleMem(bow, recall_config=config)
     for result in (memory.recall("Where is Bob moving?", namespace=NS),
-                   build_recall_graph(memory).invoke({"query": "Where is Bob moving?"},
+                   build_recall_graph(memory.reader).invoke({"query": "Where is Bob moving?"},
                                                      context=RecallContext(namespace=NS))["result"]):
         assert result.memories == [] and result.rounds and result.rounds[0].first_hop["semantic"] == []
 
@@ -43,10 +43,10 @@ def test_cli_recall_on_an_empty_namespace_with_the_recommended_settings(tmp_path
     path = tmp_path / "conversation.json"
     path.write_text(conversation.model_dump_json())
     assert cli_main(["ingest", str(path), "--persist", str(store), "--namespace", "users/maya", "--quiet"],
-                    memory_factory=lambda persist: RippleMemory(BagOfWordsEmbeddings(), persist_directory=persist)) == 0
+                    memory_factory=lambda persist: RippleMem(BagOfWordsEmbeddings(), persist_directory=persist)) == 0
     capsys.readouterr()
     code = cli_main(["recall", "Where is Bob moving?", "--persist", str(store), "--namespace", "users/bob", "--json"],
-                    memory_factory=lambda persist: RippleMemory(BagOfWordsEmbeddings(), persist_directory=persist))
+                    memory_factory=lambda persist: RippleMem(BagOfWordsEmbeddings(), persist_directory=persist))
     out = capsys.readouterr()
     assert code == 0, out.err
     assert '"memories": []' in out.out and '"first_hop"' in out.out  # an empty result, with its trace
@@ -57,7 +57,7 @@ def test_cli_recall_on_an_empty_namespace_with_the_recommended_settings(tmp_path
 def test_the_compiled_graph_uses_the_memory_config_and_matches_recall():
     config = RecallConfig(assembly={"top_k": 3}, views={"semantic_k": 4, "lexical_k": 2, "cue_k": 2})
     memory = filled_memory(NS, write_config=None, recall_config=config)
-    graph = build_recall_graph(memory)
+    graph = build_recall_graph(memory.reader)
     query = "Should Bob book Harbor Grill for the birthday?"
     by_graph = graph.invoke({"query": query}, context=RecallContext(namespace=NS))["result"]
     by_dict_context = graph.invoke({"query": query}, context={"namespace": list(NS)})["result"]
@@ -67,35 +67,35 @@ def test_the_compiled_graph_uses_the_memory_config_and_matches_recall():
 
 
 def test_the_compiled_graph_catches_up_with_another_writer(bow, tmp_path):
-    reader = RippleMemory(bow, persist_directory=tmp_path)
-    graph = build_recall_graph(reader)
+    reader = RippleMem(bow, persist_directory=tmp_path)
+    graph = build_recall_graph(reader.reader)
     context = RecallContext(namespace=NS)
     assert graph.invoke({"query": "shellfish"}, context=context)["result"].memories == []
-    writer = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path)  # another memory object
+    writer = RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path)  # another memory object
     writer.add_conversation(make_conversation(), namespace=NS)
     found = graph.invoke({"query": "shellfish allergy"}, context=context)["result"]
     assert any("shellfish" in m.unit.restatement for m in found.memories)
 
 
 def test_the_compiled_graph_links_what_a_crash_left_unlinked(bow, tmp_path, monkeypatch):
-    crashing = RippleMemory(bow, persist_directory=tmp_path)
+    crashing = RippleMem(bow, persist_directory=tmp_path)
     monkeypatch.setattr(crashing._write, "link", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
     with pytest.raises(KeyboardInterrupt):
         crashing.add_conversation(make_conversation(), namespace=NS)
     crashing.close()
     monkeypatch.undo()
-    reopened = RippleMemory(bow, persist_directory=tmp_path)
+    reopened = RippleMem(bow, persist_directory=tmp_path)
     assert reopened.edge_backend.linked_ids(NS) == set()
-    build_recall_graph(reopened).invoke({"query": "dinner"}, context=RecallContext(namespace=NS))
+    build_recall_graph(reopened.reader).invoke({"query": "dinner"}, context=RecallContext(namespace=NS))
     assert reopened.edge_backend.linked_ids(NS) == {u.id for u in reopened.list_units(NS)}
 
 
 # -- item 13: the query is checked in the graph itself -------------------------------------
 @pytest.mark.parametrize("query", ["", "   ", None])
 def test_the_graph_rejects_an_empty_query_as_recall_does(bow, query):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     with pytest.raises(ValueError, match="query must be a non-empty string"):
-        build_recall_graph(memory).invoke({"query": query}, context=RecallContext(namespace=NS))
+        build_recall_graph(memory.reader).invoke({"query": query}, context=RecallContext(namespace=NS))
     with pytest.raises(ValueError, match="query must be a non-empty string"):
         memory.recall(query, namespace=NS)  # type: ignore[arg-type]
 
@@ -141,4 +141,4 @@ async def test_the_blocking_rules_catch_what_the_dev_server_catches(tmp_path):
     from blockbuster import BlockingError
 
     with dev_server_blocking_rules(), pytest.raises(BlockingError):
-        RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path / "on-the-loop")
+        RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path / "on-the-loop")

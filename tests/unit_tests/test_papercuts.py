@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.render.html_page import render_recall_html
 from langchain_ripplemem.render.plain_text import format_recall
 from langchain_ripplemem.schemas import Conversation, IngestReport
@@ -28,7 +28,7 @@ def one_turn(text: str | None = "Maya adopted a cat called Pixel.", **extra: obj
 
 # -- counts ----------------------------------------------------------------------------
 def test_one_of_anything_is_counted_in_the_singular():
-    with RippleMemory(BagOfWordsEmbeddings(), recall_config=ONE_ROUND) as memory:
+    with RippleMem(BagOfWordsEmbeddings(), recall_config=ONE_ROUND) as memory:
         report = memory.add_conversation(one_turn(), namespace=NS)
         result = memory.recall("What is the cat called?", namespace=NS)
     assert len(result.memories) == 1 and len(result.rounds) == 1
@@ -63,7 +63,7 @@ def test_read_commands_on_an_empty_namespace_note_it_and_succeed(tmp_path, capsy
     assert out.strip() == "no units"
     code, out, _ = cli(capsys, "stats", "--persist", store, "--namespace", "users/bob")
     assert out.startswith("namespace users/bob\n  units:         0 ")
-    with RippleMemory(BagOfWordsEmbeddings(), persist_directory=str(store)) as memory:
+    with RippleMem(BagOfWordsEmbeddings(), persist_directory=str(store)) as memory:
         assert memory.namespaces() == [NS]  # reading it created nothing
 
 
@@ -92,7 +92,7 @@ def test_a_turn_with_no_text_is_skipped_with_a_warning_naming_it(tmp_path, capsy
     assert code == 0, err
     assert "warning: conversation 'c1', session 'S1', turn 't1': no text and no image caption; skipped" in err
     assert out.startswith("1 conversation -> 1 unit (1 new)")
-    with RippleMemory(BagOfWordsEmbeddings()) as memory:  # the library reads null as no text too
+    with RippleMem(BagOfWordsEmbeddings()) as memory:  # the library reads null as no text too
         report = memory.add_conversation(json.loads(file.read_text()), namespace=NS)
     assert report.units == 1 and any("turn 't1'" in w for w in report.warnings)
 
@@ -155,7 +155,7 @@ def test_a_checkpointed_thread_does_not_carry_with_answer_or_the_answer_to_the_n
     stop = {"should_continue": False, "anchors": [], "target_restatement": "", "target_participants": [],
             "target_locations": [], "target_keywords": [], "stop_reason": "enough"}
     memory, model = memory_with([CUES, stop, "Maya is allergic to shellfish [1].", CUES, stop])
-    graph = build_recall_graph(memory, llm=model, checkpointer=InMemorySaver(serde=checkpoint_serde()))
+    graph = build_recall_graph(memory.reader, llm=model, checkpointer=InMemorySaver(serde=checkpoint_serde()))
     thread = {"configurable": {"thread_id": "one"}}
     context = RecallContext(namespace=("maya",), config=CONFIG)
     first = graph.invoke({"query": "Should Maya accept the dinner pick?", "with_answer": True}, thread,
@@ -170,8 +170,8 @@ def test_a_checkpointed_thread_does_not_carry_with_answer_or_the_answer_to_the_n
 def test_the_graph_schemas_list_their_fields():
     from langchain_ripplemem.recall import build_recall_graph
 
-    with RippleMemory(BagOfWordsEmbeddings()) as memory:
-        graph = build_recall_graph(memory)
+    with RippleMem(BagOfWordsEmbeddings()) as memory:
+        graph = build_recall_graph(memory.reader)
         schema = graph.get_input_jsonschema()  # what LangGraph Server's input form shows
         assert set(schema["properties"]) == {"query", "with_answer"} and schema["required"] == ["query"]
         assert set(graph.get_output_jsonschema()["properties"]) == {"result", "answer"}

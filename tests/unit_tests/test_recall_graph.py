@@ -5,7 +5,7 @@ from langchain_core.tracers.context import collect_runs
 from langgraph.graph import END, START, StateGraph
 
 from langchain_ripplemem.config import RecallConfig, WriteConfig
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER, PAPER_LONG_HISTORY, preset
 from langchain_ripplemem.recall import NODE_NAMES, RecallContext, build_recall_graph
 from langchain_ripplemem.schemas import Conversation, RecallResult
@@ -19,7 +19,7 @@ QUESTION = "What did Maya say she would think about?"
 
 
 @pytest.fixture(scope="module")
-def memory() -> RippleMemory:
+def memory() -> RippleMem:
     return filled_memory(NS)
 
 
@@ -28,7 +28,7 @@ def turns(result: RecallResult) -> list[str]:
 
 
 def test_node_names_and_wiring(memory):
-    nodes = set(build_recall_graph(memory).get_graph().nodes) - {"__start__", "__end__"}
+    nodes = set(build_recall_graph(memory.reader).get_graph().nodes) - {"__start__", "__end__"}
     assert nodes == set(NODE_NAMES) - {"answer"}
 
 
@@ -84,7 +84,7 @@ def test_a_plan_reads_the_edges_its_decision_read(memory, monkeypatch):
 
 
 def test_expansion_leaves_the_evidence_it_read_unchanged(memory):
-    graph = build_recall_graph(memory)
+    graph = build_recall_graph(memory.reader)
     first_hop, seen = None, None
     for update in graph.stream({"query": QUESTION}, context=RecallContext(namespace=NS, config=RecallConfig()),
                                stream_mode="updates"):
@@ -123,7 +123,7 @@ def test_a_misspelt_setting_is_an_error_naming_it_not_a_default_silently_kept(bo
     with pytest.raises(ValueError, match="window"):
         WriteConfig(window=10)
     # The run context of a served graph carries settings as JSON: the same error, before any node runs.
-    graph = build_recall_graph(RippleMemory(bow))
+    graph = build_recall_graph(RippleMem(bow).reader)
     with pytest.raises(ValueError, match="max_rond"):
         graph.invoke({"query": QUESTION}, context={"namespace": ["maya"], "config": {"max_rond": 1}})
 
@@ -139,7 +139,7 @@ def test_presets_are_named_by_purpose_and_the_default_is_the_recommended_one(bow
     write, recall = preset("long-history")
     assert write == WriteConfig() and recall.scoring.speaker_bonus > RecallConfig().scoring.speaker_bonus
     assert recall.views.semantic_k < RecallConfig().views.semantic_k  # long answers crowd wide first-hop views
-    assert RippleMemory(bow).recall_config == RecallConfig() != PAPER  # RippleMemory() gets the recommended
+    assert RippleMem(bow).recall_config == RecallConfig() != PAPER  # RippleMem() gets the recommended
     assert RecallConfig().context.weight > 0 and RecallConfig().views.semantic_k > PAPER.views.semantic_k
     with pytest.raises(ValueError, match="unknown preset"):
         preset("locomo-tuned")
@@ -154,10 +154,17 @@ async def test_async_path_matches_sync(memory):
 
 
 def test_graph_standalone_with_context_dict(memory):
-    graph = build_recall_graph(memory)
+    graph = build_recall_graph(memory.reader)
     out = graph.invoke({"query": QUESTION}, context={"namespace": ["maya"], "config": SMALL.model_dump()})
     assert set(out) == {"result"}
     assert "S1:1" in turns(out["result"])
+
+
+def test_the_recall_graph_reads_a_reader_and_a_memory_passed_instead_is_an_error_naming_it(memory):
+    with pytest.raises(TypeError, match=r"reader must be a MemoryReader, got RippleMem: pass its \.reader"):
+        build_recall_graph(memory)
+    with pytest.raises(TypeError, match="reader must be a MemoryReader, got str"):
+        build_recall_graph("memory")
 
 
 def test_recall_graph_as_subgraph_node(memory):
@@ -170,7 +177,7 @@ def test_recall_graph_as_subgraph_node(memory):
         return {"summary": ",".join(turns(state["result"]))}
 
     parent = StateGraph(Parent, context_schema=RecallContext)
-    parent.add_node("recall", build_recall_graph(memory))
+    parent.add_node("recall", build_recall_graph(memory.reader))
     parent.add_node("summarise", summarise)
     parent.add_edge(START, "recall")
     parent.add_edge("recall", "summarise")
@@ -216,15 +223,15 @@ def test_no_child_runs_without_callbacks(memory, monkeypatch):
     assert configured == [{}]
 
 
-def test_no_graph_edges_stops_with_a_reason():
+def test_no_edges_stops_with_a_reason():
     from langchain_core.messages import AIMessage, HumanMessage
 
-    memory = RippleMemory(BagOfWordsEmbeddings())
+    memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_messages([HumanMessage("I am allergic to shellfish."), AIMessage("Noted.")], namespace=("u",))
     assert memory.edges(("u",)) == []
     result = memory.recall("What can Maya not eat?", namespace=("u",))
     assert len(result.rounds) == 1 and result.rounds[0].sufficient
-    assert "no recalled memory has graph edges" in result.rounds[0].reason
+    assert "no recalled memory has edges" in result.rounds[0].reason
 
 
 def test_the_askers_first_person_is_a_speaker_cue():
@@ -237,7 +244,7 @@ def test_the_askers_first_person_is_a_speaker_cue():
     conv = Conversation.model_validate({"id": "u", "sessions": [
         {"id": f"S{i}", "time": f"2026-03-0{i + 1}T19:00:00+00:00",
          "turns": [{"id": f"S{i}:1", "speaker": who, "text": text}]} for i, (who, text) in enumerate(said)]})
-    m = RippleMemory(BagOfWordsEmbeddings())
+    m = RippleMem(BagOfWordsEmbeddings())
     m.add_conversation(conv, namespace=("u",))
     question = "How many Instagram followers do I have?"
     plain = m.recall(question, namespace=("u",), k=2)

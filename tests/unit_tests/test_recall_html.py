@@ -15,7 +15,7 @@ import pytest
 from langchain_ripplemem.cli import main
 from langchain_ripplemem.cli.demo import NAMESPACE, load_sample, run_demo
 from langchain_ripplemem.config import RecallConfig, WriteConfig
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.render.html_page import CHARS_PER_COLUMN, render_recall_html, write_recall_html
 from langchain_ripplemem.render.layout import NODE_RADIUS, layout_recall
 from langchain_ripplemem.schemas import (
@@ -35,14 +35,14 @@ THREE_ROUNDS = RecallConfig(controller={"max_rounds": 3, "sufficiency_similarity
 
 
 @cache
-def sample_memory() -> RippleMemory:
-    memory = RippleMemory(BagOfWordsEmbeddings(), write_config=WriteConfig(linking={"semantic_threshold": 0.3}),
-                          recall_config=THREE_ROUNDS)
+def sample_memory() -> RippleMem:
+    memory = RippleMem(BagOfWordsEmbeddings(), write_config=WriteConfig(linking={"semantic_threshold": 0.3}),
+                       recall_config=THREE_ROUNDS)
     memory.add_conversation(load_sample()[0], namespace=NAMESPACE)
     return memory
 
 
-def rich_recall() -> tuple[RippleMemory, RecallResult]:
+def rich_recall() -> tuple[RippleMem, RecallResult]:
     """A recollection of 30 memories over three expansion rounds along both edge types."""
     memory = sample_memory()
     return memory, memory.recall(load_sample()[1][0]["question"], namespace=NAMESPACE, k=30)

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER
 from langchain_ripplemem.recall import NODE_NAMES, LLMController, build_recall_graph
 from langchain_ripplemem.recall.controller import ControllerInput
@@ -32,7 +32,7 @@ def plan(**overrides):
     return respond
 
 
-def memory_with(responses) -> tuple[RippleMemory, ScriptedChatModel]:
+def memory_with(responses) -> tuple[RippleMem, ScriptedChatModel]:
     model = ScriptedChatModel(responses=responses)
     # filled_memory's tiny chat has the paper's edges
     return filled_memory(NS, extractor=RuleBasedExtractor(), llm=model, recall_config=CONFIG), model
@@ -40,7 +40,7 @@ def memory_with(responses) -> tuple[RippleMemory, ScriptedChatModel]:
 
 def test_graph_has_answer_node_with_llm():
     memory, _ = memory_with([])
-    nodes = set(build_recall_graph(memory, llm=memory.llm).get_graph().nodes) - {"__start__", "__end__"}
+    nodes = set(build_recall_graph(memory.reader, llm=memory.llm).get_graph().nodes) - {"__start__", "__end__"}
     assert nodes == set(NODE_NAMES)
 
 
@@ -100,7 +100,7 @@ def test_a_stop_without_a_reason_leaves_the_decision_to_the_heuristic_controller
 
 def test_the_controller_prompt_shows_the_best_supported_evidence_only():
     memory, _ = memory_with([])
-    index = memory.namespace_index(NS)
+    index = memory.reader.namespace_index(NS)
     ids = [unit.id for unit in index.units][:4]
     support = dict(zip(ids, [0.1, 0.4, 0.3, 0.2], strict=True))
     inp = ControllerInput(query="Should Maya accept the dinner pick?", cues=None, evidence={uid: [] for uid in ids},
@@ -168,7 +168,7 @@ async def test_a_failed_async_answer_keeps_the_memories():
 
 
 def test_answer_needs_a_chat_model(bow):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     with pytest.raises(ValueError, match="answer=True needs a chat model"):
         memory.recall("anything", answer=True)
 

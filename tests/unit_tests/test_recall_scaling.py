@@ -127,14 +127,14 @@ def test_one_pass_over_the_matrix_serves_every_ask_for_the_same_query():
 
 
 def test_another_writers_logged_units_are_not_rechecked_against_every_linked_id(tmp_path):
-    from langchain_ripplemem.memory import RippleMemory
+    from langchain_ripplemem.memory import RippleMem
 
     from .conftest import BagOfWordsEmbeddings
     from .test_crash_safety import many_turns
 
-    reader = RippleMemory(BagOfWordsEmbeddings(), client=None, edges_path=tmp_path / "g.sqlite3")
-    writer = RippleMemory(BagOfWordsEmbeddings(), unit_backend=reader.unit_backend,
-                          edges_path=tmp_path / "g.sqlite3")
+    reader = RippleMem(BagOfWordsEmbeddings(), client=None, edges_path=tmp_path / "g.sqlite3")
+    writer = RippleMem(BagOfWordsEmbeddings(), unit_backend=reader.unit_backend,
+                       edges_path=tmp_path / "g.sqlite3")
     writer.add_conversation(many_turns("first", 6), namespace=NS)
     reader.recall("what about turn 1?", namespace=NS)  # loads and checks the view once
     calls = []

@@ -8,7 +8,7 @@ import pytest
 from langchain_ripplemem.config import ContextConfig, LinkingConfig, RecallConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.index.sessions import neighbour_rows, speakers
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER, PAPER_WRITE
 from langchain_ripplemem.recall.query_cues import move_speakers
 from langchain_ripplemem.recall.smoothing import context_weights, in_context, smooth, top_in_context
@@ -196,13 +196,13 @@ def dialogue(names: dict[str, str] | None = None) -> Conversation:
 
 
 @pytest.fixture(scope="module")
-def talk() -> RippleMemory:
-    m = RippleMemory(BagOfWordsEmbeddings())
+def talk() -> RippleMem:
+    m = RippleMem(BagOfWordsEmbeddings())
     m.add_conversation(dialogue(), namespace=NS)
     return m
 
 
-def recalled(memory: RippleMemory, query: str, config: RecallConfig, k: int) -> list[str]:
+def recalled(memory: RippleMem, query: str, config: RecallConfig, k: int) -> list[str]:
     return [m.unit.source.turn_ids[0] for m in memory.recall(query, namespace=NS, config=config, k=k).memories]
 
 
@@ -215,12 +215,12 @@ def test_context_finds_the_answer_to_the_question_turn(talk):
 
 
 def test_chats_with_an_assistant_score_each_turn_on_its_own_unless_asked():
-    chat = RippleMemory(BagOfWordsEmbeddings())
+    chat = RippleMem(BagOfWordsEmbeddings())
     chat.add_conversation(dialogue({"Sam": "user", "Maya": ASSISTANT_SPEAKER}), namespace=NS)
     base = PAPER.replace(views={"semantic_k": 2, "lexical_k": 2, "cue_k": 0}, controller={"max_rounds": 0},
                          context={"weight": 0.8})
     query = "what do the kids like to do these days"
-    index = chat.namespace_index(NS)
+    index = chat.reader.namespace_index(NS)
     assert context_weights(index, base.context) == (0.0, 0.0)
     assert "S1:2" not in recalled(chat, query, base, k=2)  # the assistant's answer is not lifted by the request
     kept_on = base.replace(context={"assistant_chats": True})
@@ -247,7 +247,7 @@ class CountingEmbeddings(BagOfWordsEmbeddings):
 
 def test_heuristic_target_reuses_the_query_vector():
     embeddings = CountingEmbeddings()
-    memory = RippleMemory(embeddings, write_config=PAPER_WRITE)  # seven units: too few for rare-cue edges
+    memory = RippleMem(embeddings, write_config=PAPER_WRITE)  # seven units: too few for rare-cue edges
     memory.add_conversation(make_conversation(), namespace=("maya",))
     question = "What did Maya say she would think about?"
     result = memory.recall(question, namespace=("maya",), config=SMALL_PAPER)

@@ -10,10 +10,10 @@ import pytest
 
 from langchain_ripplemem.cli.demo import load_sample
 from langchain_ripplemem.config import ExpansionConfig
-from langchain_ripplemem.edges.adjacency import walk_graph, with_edges
+from langchain_ripplemem.edges.adjacency import walkable_edges, with_edges
 from langchain_ripplemem.edges.edge_cache import EdgeCache
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.recall import walks as recall_walks
 from langchain_ripplemem.recall.controller import cue_values
 from langchain_ripplemem.recall.expansion import Unreachable, expand_channel, reachable
@@ -122,10 +122,10 @@ def test_kept_walks_stop_growing_at_their_limit():
 def test_the_walk_graph_says_which_memories_have_edges_as_the_whole_graph_does(chain):
     units, backend, cache = chain
     ids = [u.id for u in units] + ["no-such-memory"]
-    whole = cache.graph(NS)
+    whole = cache.networkx(NS)
     expected = {uid for uid in ids if uid in whole and whole.degree(uid) > 0}
     assert expected == set(ids[:-1])
-    assert with_edges(walk_graph(backend, NS), ids) == expected
+    assert with_edges(walkable_edges(backend, NS), ids) == expected
     graph = cache.walkable(NS)
     _ = graph.adj[units[0].id]  # one node read already, the others asked
     assert with_edges(graph, ids) == expected == with_edges(whole, ids)
@@ -170,13 +170,14 @@ def test_an_edge_store_without_with_edges_is_read_instead(chain):
             return backend.edge_rows(namespace, unit_ids)
 
     ids = [u.id for u in units] + ["loner"]
-    assert with_edges(walk_graph(EdgesOnly(), NS), ids) == set(ids[:-1]) == with_edges(walk_graph(backend, NS), ids)
+    assert with_edges(walkable_edges(EdgesOnly(), NS), ids) == set(ids[:-1]) \
+        == with_edges(walkable_edges(backend, NS), ids)
 
 
 def test_an_answer_asked_while_a_write_landed_is_not_kept(chain):
     units, backend, _ = chain
     a = units[0].id
-    graph = walk_graph(backend, NS)
+    graph = walkable_edges(backend, NS)
     adjacency = graph._adj
 
     class WriteDuringAsk:
@@ -199,8 +200,8 @@ def test_a_batched_read_gives_each_node_what_reading_it_alone_gives():
     pairs = {tuple(sorted(rng.choice(30, 2, replace=False))) for _ in range(120)}
     backend.add(NS, [Edge(src=ids[i], dst=ids[j], type=("semantic", "structural")[int(rng.integers(2))],
                           weight=round(float(rng.random()), 3)) for i, j in pairs])
-    alone = walk_graph(backend, NS)
-    batched = walk_graph(backend, NS)
+    alone = walkable_edges(backend, NS)
+    batched = walkable_edges(backend, NS)
     batched._adj.read(ids + ["no-such-memory"])
     for uid in ids:  # same neighbours, types, weights and neighbour order
         assert list(batched._adj[uid].items()) == list(alone.adj[uid].items())
@@ -211,14 +212,14 @@ def test_a_walk_reads_each_hop_in_one_query(chain):
     units, backend, _ = chain
     a, b, c, d, e, f = (u.id for u in units)
     counting = CountingBackend(backend)
-    graph = walk_graph(counting, NS)
+    graph = walkable_edges(counting, NS)
     found = reachable(graph, [a], "semantic", hops=3, exclude=set())
     assert set(found) == {b, c, d, f}
     # the anchor, then each hop's frontier ({b}, then {c, f}): one query each, not one a node
     assert counting.reads == [[a], [b], [c, f]]
     assert with_edges(graph, [a, b, c, d, e]) == {a, b, c, d, e} and counting.asks == [[d, e]]  # the unread ones
     counting.reads.clear()
-    hiding_f = nx.restricted_view(walk_graph(counting, NS), [f], [])  # recall hides memories so
+    hiding_f = nx.restricted_view(walkable_edges(counting, NS), [f], [])  # recall hides memories so
     assert set(reachable(hiding_f, [a], "semantic", hops=3, exclude=set())) == {b, c, d}
     assert counting.reads == [[a], [b], [c]]
 
@@ -234,13 +235,13 @@ def test_cue_values_follow_the_index_as_it_grows():
 
 def test_recalls_that_share_kept_walks_return_what_fresh_recalls_return(bow):
     conversation, questions = load_sample()
-    warm, cold = RippleMemory(bow), RippleMemory(bow)
+    warm, cold = RippleMem(bow), RippleMem(bow)
     for m in (warm, cold):
         m.add_conversation(conversation, namespace=NS)
     asked = [q["question"] for q in questions]
     for question in asked:  # the warm memory walks from these anchors first
         warm.recall(question, namespace=NS)
-    assert any(len(kept) for per_view in recall_walks._SHARED.values() for kept in per_view.values())
+    assert any(len(kept) for per_index in recall_walks._SHARED.values() for kept in per_index.values())
     for question in asked:
         again, fresh = warm.recall(question, namespace=NS), cold.recall(question, namespace=NS)
         assert [(m.unit.id, m.score, m.provenance) for m in again.memories] == \

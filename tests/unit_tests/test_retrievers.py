@@ -11,7 +11,7 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from langchain_ripplemem.config import RecallConfig
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER
 from langchain_ripplemem.retrievers import RippleMemRetriever
 
@@ -25,7 +25,7 @@ QUESTION = "Should Maya accept Sam's birthday dinner pick at Harbor Grill?"
 class TestRippleMemRetrieverStandard(RetrieversIntegrationTests):
     """The standard suite, run offline: the constructor params carry a pre-filled memory."""
 
-    _memory: RippleMemory | None = None
+    _memory: RippleMem | None = None
 
     @property
     def retriever_constructor(self) -> type[RippleMemRetriever]:
@@ -45,7 +45,7 @@ class TestRippleMemRetrieverStandard(RetrieversIntegrationTests):
 
 
 @pytest.fixture(scope="module")
-def memory() -> RippleMemory:
+def memory() -> RippleMem:
     return filled_memory(NS)
 
 

@@ -21,7 +21,7 @@ import pytest
 from langchain_core.embeddings import Embeddings
 
 from langchain_ripplemem.config import WriteConfig
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, Provenance
 from langchain_ripplemem.write.extraction.extractor import ExtractionResult, Window
 
@@ -81,9 +81,9 @@ from pathlib import Path
 sys.path.insert(0, {tests!r})
 from test_store_scale import CHEAP, TinyEmbeddings
 from langchain_ripplemem.cli.integrity import check_store
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 
-memory = RippleMemory(TinyEmbeddings(), persist_directory={path!r}, write_config=CHEAP)
+memory = RippleMem(TinyEmbeddings(), persist_directory={path!r}, write_config=CHEAP)
 big = memory.recall("zebra note number 32799", namespace=("big",), k=5)
 small = memory.recall("otter note number 1", namespace=("small", "n7"), k=5)
 report = check_store(memory)
@@ -100,7 +100,7 @@ print(json.dumps({{
 @pytest.fixture(scope="module")
 def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("big-store")
-    with RippleMemory(TinyEmbeddings(), persist_directory=path, write_config=CHEAP, extractor=TurnUnits()) as memory:
+    with RippleMem(TinyEmbeddings(), persist_directory=path, write_config=CHEAP, extractor=TurnUnits()) as memory:
         report = memory.add_conversation(_conversation("big", BIG_UNITS, "zebra"), namespace=BIG)
         assert report.new_units == BIG_UNITS
         for i in range(SMALL):

@@ -13,7 +13,7 @@ from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp,
 
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.errors import ExtractionError
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.stores import RippleMemStore, item_text
 from langchain_ripplemem.write.extraction.extractor import ExtractionResult
@@ -24,8 +24,8 @@ MAYA, SAM = ("users", "maya"), ("users", "sam")
 
 
 @pytest.fixture
-def memory() -> RippleMemory:
-    return RippleMemory(BagOfWordsEmbeddings(), write_config=PAPER_WRITE)  # tiny chats: the paper's edges
+def memory() -> RippleMem:
+    return RippleMem(BagOfWordsEmbeddings(), write_config=PAPER_WRITE)  # tiny chats: the paper's edges
 
 
 @pytest.fixture
@@ -128,7 +128,7 @@ async def test_search_filters_before_ranking_and_fills_the_page_as_langgraph_doe
 
 
 async def test_search_dedupes_an_item_split_into_several_units(mode):
-    memory = RippleMemory(BagOfWordsEmbeddings(), write_config=WriteConfig(extraction={"max_turn_chars": 100}))
+    memory = RippleMem(BagOfWordsEmbeddings(), write_config=WriteConfig(extraction={"max_turn_chars": 100}))
     store = RippleMemStore(memory)
     long_text = " ".join(f"In summer {year} Maya went hiking in the Cascades with Priya." for year in range(2018, 2024))
     await call(store, mode, "put", MAYA, "hiking", {"text": long_text})

@@ -8,7 +8,7 @@ from datetime import date, datetime, timezone
 import pytest
 
 from langchain_ripplemem.config import RecallConfig, WriteConfig
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
 from langchain_ripplemem.retrievers import RippleMemRetriever
 from langchain_ripplemem.schemas import Conversation
@@ -59,7 +59,7 @@ def test_fact_patterns(text, participants, expected):
 
 
 def test_newer_statement_supersedes_older(bow):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     assert memory.add_conversation(PARIS, namespace=MAYA).superseded == []
     report = memory.add_conversation(BERLIN, namespace=MAYA)
     paris, berlin = unit_id(memory, "Paris"), unit_id(memory, "Berlin")
@@ -74,7 +74,7 @@ def test_newer_statement_supersedes_older(bow):
 
 
 def test_recall_prefers_current_facts_and_answers_as_of(bow):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     memory.add_conversation(PARIS, namespace=MAYA)
     memory.add_conversation(BERLIN, namespace=MAYA)
     memory.add_conversation(talk("home-3", ("2026-03-05T10:00:00+00:00", [
@@ -109,11 +109,11 @@ def test_recall_prefers_current_facts_and_answers_as_of(bow):
 
 
 def test_as_of_threads_through_the_graph_context_and_the_retriever(bow):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     memory.add_conversation(PARIS, namespace=MAYA)
     memory.add_conversation(BERLIN, namespace=MAYA)
     paris, berlin = unit_id(memory, "Paris"), unit_id(memory, "Berlin")
-    graph = build_recall_graph(memory)
+    graph = build_recall_graph(memory.reader)
     out = graph.invoke({"query": "Where does Maya live?"},
                        context=RecallContext(namespace=MAYA, as_of="2026-02-01"))
     assert [m.unit.id for m in out["result"].memories] == [paris]
@@ -129,7 +129,7 @@ def test_as_of_threads_through_the_graph_context_and_the_retriever(bow):
 
 
 def test_supersession_rule_details(bow):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     memory.add_conversation(talk("a", ("2026-01-01T09:00:00+00:00", [
         ("Maya", "I live in Paris and I work at Acme."),
         ("Sam", "I live in Rome."),
@@ -149,7 +149,7 @@ def test_supersession_rule_details(bow):
 
 
 def test_supersession_follows_the_units_present(bow):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     memory.add_conversation(BERLIN, namespace=MAYA)  # newer first: order is by time, not arrival
     report = memory.add_conversation(PARIS, namespace=MAYA)
     paris, berlin = unit_id(memory, "Paris"), unit_id(memory, "Berlin")
@@ -163,14 +163,14 @@ def test_supersession_follows_the_units_present(bow):
 
 
 def test_supersession_can_be_switched_off(bow):
-    memory = RippleMemory(bow, write_config=WriteConfig(supersession={"enabled": False}))
+    memory = RippleMem(bow, write_config=WriteConfig(supersession={"enabled": False}))
     memory.add_conversation(PARIS, namespace=MAYA)
     assert memory.add_conversation(BERLIN, namespace=MAYA).superseded == []
     assert not any("superseded_by" in u.metadata for u in memory.list_units(MAYA))
 
 
 def test_reingest_keeps_marks_and_changes_nothing(bow):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     memory.add_conversation(PARIS, namespace=MAYA)
     memory.add_conversation(BERLIN, namespace=MAYA)
     memory.suppress([unit_id(memory, "Berlin")], namespace=MAYA, reason="typo")
@@ -191,7 +191,7 @@ def test_reingest_keeps_marks_and_changes_nothing(bow):
 
 
 def test_marks_persist_for_a_new_process(tmp_path, bow):
-    memory = RippleMemory(bow, persist_directory=tmp_path)
+    memory = RippleMem(bow, persist_directory=tmp_path)
     memory.add_conversation(make_conversation(), namespace=MAYA)
     memory.add_conversation(PARIS, namespace=MAYA)
     memory.add_conversation(BERLIN, namespace=MAYA)

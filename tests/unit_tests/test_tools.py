@@ -11,7 +11,7 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.tools import create_recall_tool, create_remember_tool, format_memories, resolve_namespace
 
 from .conftest import filled_memory
@@ -21,7 +21,7 @@ MAYA = {"configurable": {"user_id": "maya"}}
 
 
 @pytest.fixture
-def memory() -> RippleMemory:
+def memory() -> RippleMem:
     return filled_memory(("memories", "maya"), write_config=None)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from langchain_ripplemem.cache_bounds import clear_text_caches
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.recall.query_cues import move_speakers
 from langchain_ripplemem.schemas import Conversation, QueryCues
 from langchain_ripplemem.text.language import detect_language, stem_as
@@ -82,7 +82,7 @@ def _german_chat() -> Conversation:
 
 
 def test_a_german_word_with_diacritics_recalls_its_memory(bow):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     memory.add_conversation(_german_chat(), namespace=("de",))
     hits = memory.search("Wie viele Kühen?", namespace=("de",), k=1, view="lexical")
     assert hits and "Kühe" in hits[0][0].restatement
@@ -91,7 +91,7 @@ def test_a_german_word_with_diacritics_recalls_its_memory(bow):
 
 
 def test_the_cue_view_sees_a_name_with_a_diacritic(bow):
-    memory = RippleMemory(bow)
+    memory = RippleMem(bow)
     memory.add_conversation(_german_chat(), namespace=("de",))
     result = memory.recall("Was hat Zoë über das Wetter gesagt?", namespace=("de",))
     assert result.cues is not None and "zoë" in result.cues.participants

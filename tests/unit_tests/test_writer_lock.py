@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import namespace_key
 from langchain_ripplemem.storage.locks import WRITERS_SUFFIX, WriterLockTimeoutError, namespace_writer, writer_lock_path
 from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
@@ -110,7 +110,7 @@ class SignallingExtractor(RuleBasedExtractor):
 
 def test_a_memory_write_waits_for_another_process_writing_the_namespace(tmp_path):
     extractor = SignallingExtractor()
-    memory = RippleMemory(BagOfWordsEmbeddings(), persist_directory=tmp_path / "store", extractor=extractor)
+    memory = RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path / "store", extractor=extractor)
     memory.add_conversation(many_turns("before", 4), namespace=NS)
     proc = _spawn(WRITER_HOLDER, memory.namespace_log.path, KEY)
     errors: list[BaseException] = []
@@ -144,10 +144,10 @@ def test_a_memory_write_waits_for_another_process_writing_the_namespace(tmp_path
 def test_a_batch_stored_meanwhile_by_another_writer_is_not_written_twice(tmp_path):
     """The write path embeds before taking the lock; under it, ids stored meanwhile leave the batch."""
     bow = BagOfWordsEmbeddings()
-    other = RippleMemory(bow, extractor=RuleBasedExtractor(), persist_directory=tmp_path)
+    other = RippleMem(bow, extractor=RuleBasedExtractor(), persist_directory=tmp_path)
     conversation = make_conversation()
-    memory = RippleMemory(WriteMeanwhile(other, conversation, NS), extractor=RuleBasedExtractor(),
-                          persist_directory=tmp_path)
+    memory = RippleMem(WriteMeanwhile(other, conversation, NS), extractor=RuleBasedExtractor(),
+                       persist_directory=tmp_path)
     report = memory.add_conversation(conversation, namespace=NS)  # the same turns, stored while embedding
     assert report.units > 0 and report.new_units == 0
     units = memory.list_units(NS)

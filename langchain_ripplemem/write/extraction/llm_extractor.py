@@ -23,7 +23,7 @@ When the model call itself fails (sorted by :mod:`~langchain_ripplemem.llm.failu
   stores only units not stored yet (ids are stable).
 * **misconfigured** (HTTP 401/403, an unknown model, an exhausted quota): no
   window can succeed, so :class:`~langchain_ripplemem.errors.ModelConfigurationError`
-  is raised at once; ``RippleMemory.add_conversation`` writes nothing.
+  is raised at once; ``RippleMem.add_conversation`` writes nothing.
 
 No turn vanishes silently. ``events`` is required (``{"unexpected": 1}`` is
 invalid output), but ``{"events": []}`` is a valid answer: nothing worth

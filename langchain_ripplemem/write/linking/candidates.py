@@ -13,7 +13,7 @@ with the rows before it and keeps the rows over the threshold (less a margin for
 rounding). From there that product is linear in the namespace (12 ms a 20-unit
 write at 50k rows, docs/scale.md "Ingest"), so :func:`leading` bounds each cosine
 instead from the rows' coordinates on the namespace's ``DIMENSIONS`` leading
-directions (:class:`Projection`, kept per view and grown with it): for any two rows,
+directions (:class:`Projection`, kept per namespace index and grown with it): for any two rows,
 ``q . x = (Pq) . (Px) + q' . x'`` with ``|q' . x'| <= |q'| |x'|`` (Cauchy-Schwarz on
 what the directions leave). A row is dropped only when its upper bound is under the
 threshold, or under the lower bounds of ``keep`` other rows (then those rows are
@@ -56,13 +56,13 @@ __all__ = ["DIMENSIONS", "PROJECTED_FROM", "Projection", "above", "leading", "pr
 _MARGIN = 1e-4
 # Earlier rows from which a block is bounded through its projection instead of one full product.
 PROJECTED_FROM = 4096
-# Leading directions kept (4 bytes each per row, beside the view): 96 of 384 carry 94 % of the
+# Leading directions kept (4 bytes each per row, beside the index): 96 of 384 carry 94 % of the
 # benchmark dialogue's energy. Fewer leave more rows to read whole (at 50k, per new unit:
 # 64 directions 1,100 rows, 96: 400, 128: 180), more make the projected product dearer.
 DIMENSIONS = 96
 # Rows of the projected coordinates multiplied at a time (512 x 96 floats: 192 KB, kept in cache).
 _CHUNK = 512
-# Rows the directions are taken from (evenly spaced); taken again when the view has doubled.
+# Rows the directions are taken from (evenly spaced); taken again when the index has doubled.
 _SAMPLE = 2048
 
 
@@ -120,10 +120,10 @@ _lock = threading.Lock()
 
 
 def projection(owner: Any, matrix: np.ndarray) -> Projection:
-    """``owner``'s projection of ``matrix`` (its view's), made on first use, grown with it, renewed at twice the rows.
+    """``owner``'s projection of ``matrix`` (its index's), made on first use, grown with it, renewed at twice the rows.
 
-    Views only grow in place (a delete makes a new view), so the rows projected stay right.
-    Kept beside the view, not in its snapshot: a process that writes builds it once.
+    Indexes only grow in place (a delete makes a new index), so the rows projected stay right.
+    Kept beside the index, not in its snapshot: a process that writes builds it once.
     """
     with _lock, one_thread():  # numpy's BLAS and LAPACK would otherwise spin threads after each call
         held = _projections.get(owner)

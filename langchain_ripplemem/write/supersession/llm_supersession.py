@@ -3,7 +3,7 @@
 The rule-based facts of :mod:`langchain_ripplemem.write.supersession.statement_rules` catch "I moved to
 Berlin" after "I live in Paris"; they miss "Maya took the Lisbon offer" after
 "Maya works at Acme". With ``WriteConfig(supersession={"llm": True})`` and a chat
-model (``RippleMemory(llm=...)``), each ingest also asks the model, inside its
+model (``RippleMem(llm=...)``), each ingest also asks the model, inside its
 commit and before any new unit is written:
 
 1. **Candidates.** For each new unit with participants: the
@@ -74,7 +74,7 @@ def llm_supersession(llm: BaseChatModel | str | None, config: SupersessionConfig
     if not config.llm:
         return None
     if llm is None:
-        raise ValueError('WriteConfig(supersession={"llm": True}) needs a chat model: pass llm= to RippleMemory')
+        raise ValueError('WriteConfig(supersession={"llm": True}) needs a chat model: pass llm= to RippleMem')
     return LLMSupersession(llm, config, max_retries)
 
 
@@ -107,7 +107,7 @@ class LLMSupersession:
             report: the ingest's report.
             among: only these stored ids may be candidates, and the new units are not
                 candidates for each other: a second pass over units another writer
-                stored after the first pass (RippleMemory's write path).
+                stored after the first pass (RippleMem's write path).
         """
         started = time.perf_counter()
         candidates = self._candidates(index, new, np.asarray(vectors, dtype=np.float32), among)
