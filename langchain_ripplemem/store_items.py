@@ -159,8 +159,29 @@ def entries(units: Iterable[MemoryUnit]) -> dict[str, StoreEntry]:
 
 
 def passes(item: Item, conditions: Mapping[str, Any] | None) -> bool:
-    """Whether ``item`` meets every condition of a search ``filter``."""
-    return all(_matches(item.value.get(k), c) for k, c in (conditions or {}).items())
+    """Whether ``item`` meets every condition of a search ``filter``.
+
+    A key is a field of the value, else a dotted path into nested fields (as LangGraph's
+    SQL stores read ``"user.access-level"``).
+
+    Example:
+        >>> item = Item(value={"user": {"access-level": "admin"}, "n": 3}, key="k", namespace=("a",),
+        ...             created_at="2026-01-01T00:00:00+00:00", updated_at="2026-01-01T00:00:00+00:00")
+        >>> passes(item, {"user.access-level": "admin", "n": {"$gt": 2}}), passes(item, {"user.n": 3})
+        (True, False)
+    """
+    return all(_matches(_field(item.value, k), c) for k, c in (conditions or {}).items())
+
+
+def _field(value: Mapping[str, Any], key: str) -> Any:
+    if key in value or "." not in key:
+        return value.get(key)
+    found: Any = value
+    for part in key.split("."):
+        if not isinstance(found, Mapping):
+            return None
+        found = found.get(part)
+    return found
 
 
 def _matches(value: Any, condition: Any) -> bool:
