@@ -33,6 +33,7 @@ PLUGIN_DIR = ROOT / "tests" / "langgraph_store_contract"
 # Releases whose store tests run; each requires langgraph-checkpoint>=4.3,<5, as langgraph 1.2 installs it.
 RELEASES = {"langgraph-checkpoint-sqlite": "3.1.2", "langgraph-checkpoint-postgres": "3.2.0"}
 TEST_FILES = ("tests/test_store.py", "tests/test_async_store.py")
+PACKAGE_TIMEOUT = 1800  # hang guard for one package's tests on a slow machine, not a performance threshold
 # What the released tests import beyond the package itself.
 TEST_NEEDS = ["pytest-mock"]
 
@@ -84,7 +85,12 @@ def run_tests(source: Path, work: Path, env: dict[str, str], all_count: bool) ->
     if all_count:
         cmd.append("--runxfail")
     paths = [str(PLUGIN_DIR), str(source), env.get("PYTHONPATH", "")]
-    code = subprocess.run(cmd, cwd=source, env={**env, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}).returncode
+    try:
+        code = subprocess.run(cmd, cwd=source, env={**env, "PYTHONPATH": os.pathsep.join(p for p in paths if p)},
+                              timeout=PACKAGE_TIMEOUT).returncode
+    except subprocess.TimeoutExpired:
+        print(f"{source.name}: its tests did not end within {PACKAGE_TIMEOUT} s (a hang): failed", flush=True)
+        return 1, {"failed": 1}
     return code, counts(report) if report.exists() else {}
 
 

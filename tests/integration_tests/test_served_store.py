@@ -16,7 +16,7 @@ import pytest
 
 from tests.unit_tests.langgraph_dev import running_dev_server
 
-AGENT = Path(__file__).with_name("store_agent_graph.py")
+AGENT = f"{Path(__file__).with_name('store_agent_graph.py')}:graph"
 NS = ["memories", "maya"]
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -56,7 +56,7 @@ def check_the_served_store(url: str) -> None:
 
 
 def test_the_store_over_a_directory(tmp_path):
-    with running_dev_server(tmp_path, {"RIPPLEMEM_PERSIST": str(tmp_path / "memory")}, {"store_agent": f"{AGENT}:graph"}) as url:
+    with running_dev_server(tmp_path, {"RIPPLEMEM_PERSIST": str(tmp_path / "memory")}, {"store_agent": AGENT}) as url:
         check_the_served_store(url)
 
 
@@ -69,5 +69,5 @@ def test_the_store_over_a_chroma_server_and_postgres(tmp_path, chroma_server, po
     env = {"RIPPLEMEM_PERSIST": str(tmp_path / "unused"), "RIPPLEMEM_CHROMA_HOST": chroma_server.host,
            "RIPPLEMEM_CHROMA_PORT": str(chroma_server.port),
            "RIPPLEMEM_POSTGRES_DSN": postgres_server.dsn.rsplit("/", 1)[0] + f"/{database}"}
-    with running_dev_server(tmp_path, env, {"store_agent": f"{AGENT}:graph"}) as url:
+    with running_dev_server(tmp_path, env, {"store_agent": AGENT}) as url:
         check_the_served_store(url)

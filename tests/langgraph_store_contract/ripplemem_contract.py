@@ -161,8 +161,9 @@ class InMemoryContractStore(ContractStore):
         super().__init__(RippleMemory(embeddings), index=_index(index, embeddings))
 
 
-_STAND_INS = {"InMemoryStore": InMemoryContractStore, "SqliteStore": ContractStore, "AsyncSqliteStore": AsyncContractStore,
-              "PostgresStore": ContractStore, "AsyncPostgresStore": AsyncContractStore}
+_STAND_INS = {"InMemoryStore": InMemoryContractStore, "SqliteStore": ContractStore,
+              "AsyncSqliteStore": AsyncContractStore, "PostgresStore": ContractStore,
+              "AsyncPostgresStore": AsyncContractStore}
 
 
 def _postgres_uri(module: Any) -> None:
