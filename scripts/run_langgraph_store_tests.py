@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
+import signal
 import subprocess
 import sys
 import tarfile
@@ -102,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=["langgraph-checkpoint", *RELEASES], action="append",
                         help="run only this package's tests (repeatable)")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the PostgreSQL cluster on the way out
     wanted = {k: v for k, v in versions().items() if not args.only or k in args.only}
     if args.install:
         install(wanted)
