@@ -1,5 +1,7 @@
 """RippleMemStore's TTLs, per-item indexing, index_config and scores comparable across queries (sync and async)."""
 
+# ruff: noqa: F811 - test_stores' fixtures (memory, store, mode), imported, are the tests' parameters here
+
 from __future__ import annotations
 
 import threading
@@ -10,28 +12,12 @@ import pytest
 from langgraph.store.base import GetOp, PutOp, SearchOp
 
 from langchain_ripplemem.memory import RippleMemory
-from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.stores import RippleMemStore
 
 from .conftest import BagOfWordsEmbeddings
-from .test_stores import MAYA, SAM, call
+from .test_stores import MAYA, SAM, call, memory, mode, store  # noqa: F401 - fixtures shared
 
 LONG_AGO = "2000-01-01T00:00:00+00:00"
-
-
-@pytest.fixture
-def memory() -> RippleMemory:
-    return RippleMemory(BagOfWordsEmbeddings(), write_config=PAPER_WRITE)
-
-
-@pytest.fixture
-def store(memory) -> RippleMemStore:
-    return RippleMemStore(memory)
-
-
-@pytest.fixture(params=["sync", "async"])
-def mode(request) -> str:
-    return request.param
 
 
 def expire(memory: RippleMemory, ns: tuple[str, ...], key: str) -> None:
