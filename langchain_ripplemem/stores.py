@@ -451,12 +451,14 @@ class RippleMemStore(BaseStore):
                     continue
                 old = loaded.get(op.key)
                 kept = old is not None and not old.expired(batch.now)
-                conv, stamp = item_conversation(op, self._fields, old.item.created_at if kept else None, batch.now)
+                # Stamped when written: a TTL runs from the write, however long the batch before it took.
+                conv, stamp = item_conversation(op, self._fields, old.item.created_at if kept else None,
+                                                datetime.now(timezone.utc))
                 report = yield _Call("add_conversation", (conv,), {"namespace": _held(ns), "unit_metadata": stamp})
                 if report.units == 0:
                     why = "; ".join(w.error for w in report.failed_windows) or "the extractor found nothing to keep"
                     raise ExtractionError(f"put {ns}/{op.key!r}: the value produced no memory units ({why})")
-            fresh = {uid: {"store_expires_at": expires_after(e.ttl, batch.now)}
+            fresh = {uid: {"store_expires_at": expires_after(e.ttl, datetime.now(timezone.utc))}
                      for key, e in batch.refresh.get(ns, {}).items() if key not in written for uid in e.unit_ids}
             if fresh:
                 yield _Call("update_metadata", (fresh,), {"namespace": _held(ns)})

@@ -206,6 +206,11 @@ def _postgres_uri(module: Any) -> None:
             setattr(module, name, value)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Load the encoder before the first test: PostgreSQL's fixtures give every item a TTL of 6 seconds."""
+    _embeddings(None).embed_query("warm up")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Open RippleMemStores where the tests open stores; expect the inapplicable tests to fail."""
     import sys
