@@ -77,7 +77,8 @@ def counts(report: Path) -> dict[str, int]:
     return found
 
 
-def run_tests(source: Path, work: Path, env: dict[str, str], all_count: bool) -> tuple[int, dict[str, int]]:
+def run_tests(source: Path, work: Path, env: dict[str, str], all_count: bool,
+              keyword: str | None = None) -> tuple[int, dict[str, int]]:
     """Run one package's store tests; pytest's exit code and the outcome counts."""
     files = [f for f in TEST_FILES if (source / f).exists()]
     report = work / f"{source.name}.xml"
@@ -85,6 +86,8 @@ def run_tests(source: Path, work: Path, env: dict[str, str], all_count: bool) ->
            "--junitxml", str(report), "-q", "--no-header", "-rfE", "--tb=short"]
     if all_count:
         cmd.append("--runxfail")
+    if keyword:
+        cmd += ["-k", keyword]
     paths = [str(PLUGIN_DIR), str(source), env.get("PYTHONPATH", "")]
     try:
         code = subprocess.run(cmd, cwd=source, env={**env, "PYTHONPATH": os.pathsep.join(p for p in paths if p)},
@@ -102,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="expect nothing to fail: count how many of all the tests pass")
     parser.add_argument("--only", choices=["langgraph-checkpoint", *RELEASES], action="append",
                         help="run only this package's tests (repeatable)")
+    parser.add_argument("-k", dest="keyword", default=None, help="pytest's -k: only the tests it selects")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the PostgreSQL cluster on the way out
     wanted = {k: v for k, v in versions().items() if not args.only or k in args.only}
@@ -126,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
                         continue
                     env["RIPPLEMEM_CONTRACT_POSTGRES"] = f"postgres://postgres:postgres@{server.host}:{server.port}"
                 print(f"== {name} {version}: its store tests against RippleMemStore", flush=True)
-                code, found = run_tests(fetch(name, version, work / name), work, env, args.all_count)
+                code, found = run_tests(fetch(name, version, work / name), work, env, args.all_count, args.keyword)
                 print(f"{name}: " + ", ".join(f"{n} {kind}" for kind, n in found.items()), flush=True)
                 worst = max(worst, code)
                 for kind, n in found.items():

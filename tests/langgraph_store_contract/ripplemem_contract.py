@@ -68,6 +68,8 @@ NOT_APPLICABLE: dict[str, str] = {
     "postgres/test_store.py::test_scores[[]*-l2[]]": (
         "PostgreSQL's L2 distance (score = minus the distance): RippleMem's score is cosine similarity, "
         "which the cosine and inner-product cases check"),
+    "postgres/test_async_store.py::test_abatch_uses_single_pool_checkout": (
+        "it counts the checkouts of AsyncPostgresStore's connection pool (`_ainternal.get_connection`)"),
     "postgres/test_store.py::test_omit_expired_*": _SQL + " (it backdates `expires_at` with SQL)",
     "postgres/test_async_store.py::test_omit_expired_*": _SQL + " (it backdates `expires_at` with SQL)",
 }
