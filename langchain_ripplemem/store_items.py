@@ -35,7 +35,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -80,10 +80,10 @@ def indexed_texts(value: Mapping[str, Any], index: bool | list[str] | None, fiel
     return [text for text in texts if text.strip()]
 
 
-def check_index(index: object, argument: str = "index") -> bool | list[str] | None:
+def check_index(index: object, argument: str = "index") -> Literal[False] | list[str] | None:
     """``None``, ``False`` or a list of JSON paths; ``ValueError`` naming ``argument`` otherwise."""
     if index is None or index is False:
-        return index
+        return None if index is None else False
     if isinstance(index, (list, tuple)) and all(isinstance(p, str) and p.strip() for p in index):
         for path in index:
             try:
@@ -258,7 +258,7 @@ def index_settings(index: object, embeddings: Embeddings) -> tuple[list[str] | N
     dims = index.get("dims")
     if dims is not None and (isinstance(dims, bool) or not isinstance(dims, int) or dims < 1):
         raise ValueError(f"index['dims'] must be a positive integer, got {dims!r}")
-    return fields, dims
+    return fields or None, dims
 
 
 def item_conversation(op: PutOp, fields: list[str] | None, created_at: datetime | None,

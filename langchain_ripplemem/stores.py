@@ -450,10 +450,9 @@ class RippleMemStore(BaseStore):
                 if op.value is None:
                     continue
                 old = loaded.get(op.key)
-                kept = old is not None and not old.expired(batch.now)
+                created = old.item.created_at if old is not None and not old.expired(batch.now) else None
                 # Stamped when written: a TTL runs from the write, however long the batch before it took.
-                conv, stamp = item_conversation(op, self._fields, old.item.created_at if kept else None,
-                                                datetime.now(timezone.utc))
+                conv, stamp = item_conversation(op, self._fields, created, datetime.now(timezone.utc))
                 report = yield _Call("add_conversation", (conv,), {"namespace": _held(ns), "unit_metadata": stamp})
                 if report.units == 0:
                     why = "; ".join(w.error for w in report.failed_windows) or "the extractor found nothing to keep"
