@@ -31,7 +31,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_ripplemem.adapters import conversation_from_json
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.embeddings import embed_texts
-from langchain_ripplemem.errors import InvalidConversationError, InvalidNamespaceError
+from langchain_ripplemem.errors import ErasureError, InvalidConversationError, InvalidNamespaceError
 from langchain_ripplemem.extraction import known_turns
 from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
 from langchain_ripplemem.extraction.known_turns import KnownTurns
@@ -226,7 +226,10 @@ class WritePath:
         for edge in edges:
             report.edges[edge.type] = report.edges.get(edge.type, 0) + 1
         if report.replaced:  # the edited turns' old memories leave the files too, as any forget's
-            self.erase(ns)
+            try:
+                self.erase(ns)
+            except ErasureError as err:  # the ingest is done: say so rather than fail it
+                report.warnings.append(f"the replaced memories are deleted but not erased from every file: {err}")
         return report
 
     def _store(self, ns: Namespace, start: int, new: list[MemoryUnit], vectors: np.ndarray,
@@ -281,7 +284,7 @@ class WritePath:
             self.graphs.invalidate(ns)
             self.sync.resumed.discard(ns)
             self.sync.written(ns)
-        purged = self.erase(ns)
+        purged = self.erase(ns) if ids or edges else Purged()
         return ForgetReport(namespace=ns, unit_ids=tuple(ids), edges=edges, namespace_dropped=True,
                             files=purged.files, kept=purged.kept, seconds=time.perf_counter() - started)
 

@@ -22,7 +22,9 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langgraph.store.base import PutOp
 
 from langchain_ripplemem.cli import main
+from langchain_ripplemem.errors import ErasureError
 from langchain_ripplemem.memory import RippleMemory
+from langchain_ripplemem.storage import chroma
 from langchain_ripplemem.storage.chroma import HNSW_SYNC_THRESHOLD
 from langchain_ripplemem.stores import RippleMemStore
 
@@ -138,6 +140,31 @@ def test_an_edited_turn_replaced_at_ingest_is_erased(tmp_path, secret):
     report = memory.add_conversation(edited, namespace=MAYA)
     assert_erased(secret, tmp_path, memory)
     assert report.replaced and report.new_units == 1
+
+
+# -- when a file cannot be rewritten ------------------------------------------------------
+def test_a_failed_rewrite_is_reported_and_the_next_forget_erases(tmp_path, secret, monkeypatch):
+    memory = dense_memory(tmp_path)
+    memory.add_conversation(secret_conversation(secret), namespace=MAYA)
+    memory.add_conversation(filler("garden", 3), namespace=SAM)
+    ids = secret.remember_vectors(memory, MAYA)
+
+    def failing(database, *args):
+        raise ErasureError(f"VACUUM of {database} failed (exit 1): disk I/O error")
+
+    monkeypatch.setattr(chroma, "vacuum_store_file", failing)
+    edited = secret_conversation(secret)
+    edited.sessions[0].turns[0].text = "My dog sleeps by the window every night."
+    report = memory.add_conversation(edited, namespace=MAYA)  # an ingest that replaces does not fail for it
+    assert set(report.replaced) == set(ids) and any("not erased from every file" in w for w in report.warnings)
+    other = [u.id for u in memory.list_units(MAYA)]
+    with pytest.raises(ErasureError, match="disk I/O error"):
+        memory.delete(other, namespace=MAYA)
+    assert memory.list_units(MAYA) == []  # deleted all the same
+
+    monkeypatch.undo()
+    memory.delete([memory.list_units(SAM)[0].id], namespace=SAM)  # any later forget rewrites the files
+    assert_erased(secret, tmp_path, memory)
 
 
 # -- the MCP server ---------------------------------------------------------------------------
