@@ -233,8 +233,9 @@ class ChromaUnitBackend:
         self._directory = lock_dir  # an embedded store's files, which purge() rewrites
         self._server = lock_dir is None and is_server_client(client)
         self._erased: list[str] = []  # ids deleted since the last purge() began
-        self._erasing = threading.Lock()  # guards _erased; held by purge() throughout
-        self._writes = threading.RLock()  # held by every write: purge() edits index files no write may persist to
+        # Held by every write and by purge() throughout: purge() edits index files no write may persist to
+        # meanwhile, and a purge waits for another thread's purge that took its deletes.
+        self._writes = threading.RLock()
         self._last_purge = Purged()
         if self._lock is not None:
             weakref.finalize(self, self._lock.release)
@@ -515,8 +516,7 @@ class ChromaUnitBackend:
         """After deletes: make Chroma persist its index and purge its log; note the ids for :meth:`purge`."""
         if deleted and self._keeps_files():
             persist_index(self.collection, HNSW_SYNC_THRESHOLD)
-            with self._erasing:
-                self._erased += deleted
+            self._erased += deleted  # under the write lock, as every delete
 
     def purge(self) -> Purged:
         """Rewrite an embedded store's files so the records deleted since the last purge leave no bytes.
@@ -530,7 +530,7 @@ class ChromaUnitBackend:
         Raises:
             ErasureError: rewriting the file failed (the units are deleted; the next purge rewrites it).
         """
-        with self._erasing:
+        with self._writes:
             erased, self._erased = self._erased, []
             if erased:
                 try:
@@ -547,7 +547,6 @@ class ChromaUnitBackend:
         database = self._directory / "chroma.sqlite3"
         done = vacuum_store_file(database, [str(self.collection.id), str(self._registry.id)], erased)
         segments = [self._directory / segment for segment in done["vector_segments"]]
-        with self._writes:
-            for segment in segments:
-                clear_unused_capacity(segment)
+        for segment in segments:  # under the write lock (purge): no write persists the index meanwhile
+            clear_unused_capacity(segment)
         return Purged(files=(str(database), *(str(segment) for segment in segments)))

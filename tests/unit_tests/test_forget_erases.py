@@ -15,6 +15,7 @@ are found, so the scan reads the files that held them.
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import pytest
@@ -140,6 +141,37 @@ def test_an_edited_turn_replaced_at_ingest_is_erased(tmp_path, secret):
     report = memory.add_conversation(edited, namespace=MAYA)
     assert_erased(secret, tmp_path, memory)
     assert report.replaced and report.new_units == 1
+
+
+def test_forgets_and_writes_on_several_threads_all_finish_and_erase(tmp_path):
+    """A forget's purge waits for writes and other purges, and never the other way round (no deadlock)."""
+    memory = dense_memory(tmp_path)
+    secrets = {("users", f"u{i}"): Secret() for i in range(3)}
+    for ns, secret in secrets.items():
+        memory.add_conversation(secret_conversation(secret), namespace=ns)
+        secret.remember_vectors(memory, ns)
+    errors: list[BaseException] = []
+
+    def run(work):
+        try:
+            work()
+        except BaseException as err:  # noqa: BLE001 - reported by the assertion below
+            errors.append(err)
+
+    work = [lambda ns=ns: memory.delete_conversation("dog", namespace=ns) for ns in secrets]
+    work += [lambda i=i: memory.add_conversation(filler(f"more{i}", 30), namespace=SAM) for i in range(2)]
+    threads = [threading.Thread(target=run, args=(w,), daemon=True) for w in work]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)  # a hang guard, not a time limit
+    assert not any(thread.is_alive() for thread in threads) and errors == []
+    for secret in secrets.values():
+        assert_erased(secret, tmp_path)
+    memory.close()
+    assert all(secret.traces(tmp_path) == [] for secret in secrets.values())
+    with dense_memory(tmp_path) as reopened:
+        assert len(reopened.list_units(SAM)) == 60
 
 
 # -- when a file cannot be rewritten ------------------------------------------------------
