@@ -66,6 +66,7 @@ from langchain_ripplemem.storage.chroma import DEFAULT_COLLECTION, ChromaUnitBac
 from langchain_ripplemem.storage.embedding_record import EmbeddingModelCheck
 from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME, open_sqlite_graph
 from langchain_ripplemem.supersession.llm import llm_supersession
+from langchain_ripplemem.write.forget import ForgetReport
 from langchain_ripplemem.write.path import EmbedProgress, WritePath
 
 if TYPE_CHECKING:
@@ -393,17 +394,26 @@ class RippleMemory:
         return self._recall_graph, {"query": query, "with_answer": answer}, run_config, context
 
     # -- lifecycle -----------------------------------------------------------------
-    def delete(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> int:
-        """Delete units of ``namespace`` and every edge touching them; returns units deleted."""
-        ns = self._ns(namespace)
-        ids = list(ids)
-        with self._sync.writing(ns):
-            present = self._write.remove(ns, ids)
-            self._sync.written(ns)
-        return len(present)
+    def delete(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> ForgetReport:
+        """Delete units of ``namespace`` and every edge touching them, and erase them from the store's files.
 
-    def delete_conversation(self, conversation_id: str, *, namespace: Namespace | str | None = None) -> int:
-        """Delete every unit of ``namespace`` from ``conversation_id`` (and their edges); returns units deleted.
+        When it returns, no file of an embedded store holds the units' text, restatements,
+        cues or vectors (``docs/lifecycle.md``, "Deletes"); ids of other namespaces and unknown
+        ids are ignored. ``ids`` may be one id.
+
+        Returns:
+            What was deleted (``units``, ``unit_ids``, ``edges``), the files rewritten, and what
+            a server backend may still keep (``kept``).
+
+        Raises:
+            ErasureError: a file could not be rewritten (the units are deleted all the same).
+        """
+        ns = self._ns(namespace)
+        return self._write.forget(ns, [ids] if isinstance(ids, str) else list(ids))
+
+    def delete_conversation(self, conversation_id: str, *,
+                            namespace: Namespace | str | None = None) -> ForgetReport:
+        """Delete every unit of ``namespace`` from ``conversation_id`` (and their edges), as :meth:`delete`.
 
         Raises:
             ValueError: naming ``conversation_id`` when it is not a non-empty string.
@@ -412,7 +422,7 @@ class RippleMemory:
             raise ValueError(f"conversation_id must be a non-empty string, got {conversation_id!r}")
         ns = self._ns(namespace)
         ids = [u.id for u in conversation_units(self.index.namespace_index(ns), conversation_id)]
-        return self.delete(ids, namespace=ns) if ids else 0
+        return self.delete(ids, namespace=ns) if ids else ForgetReport(namespace=ns)
 
     def stats(self, namespace: Namespace | str | None = None) -> NamespaceStats:
         """Counts of what a namespace holds: units, suppressed and superseded ones, conversations, edges.
@@ -445,16 +455,13 @@ class RippleMemory:
         with_suppression([], reason)  # a blank reason fails before anything is locked
         return self._write.set_suppressed(self._ns(namespace), ids, reason)
 
-    def delete_namespace(self, namespace: Namespace | str) -> int:
-        """Delete every unit and edge of exactly ``namespace`` (it must be given explicitly)."""
+    def delete_namespace(self, namespace: Namespace | str) -> ForgetReport:
+        """Delete every unit and edge of exactly ``namespace`` (it must be given explicitly), as :meth:`delete`.
+
+        Child namespaces are not touched. The report has ``namespace_dropped=True``.
+        """
         ns = validate_namespace(namespace)
-        with self._sync.writing(ns):
-            n = self.index.drop_namespace(ns)
-            self.edge_backend.drop(ns)
-            self.graphs.invalidate(ns)
-            self._sync.resumed.discard(ns)
-            self._sync.written(ns)
-        return n
+        return self._write.forget_namespace(ns)
 
     def as_retriever(self, **kwargs: Any) -> RippleMemRetriever:
         """A LangChain retriever over this memory (see ``RippleMemRetriever``)."""

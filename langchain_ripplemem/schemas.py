@@ -298,7 +298,8 @@ class IngestReport(BaseModel):
     superseded: list[str] = Field(default_factory=list,
                                   description="ids this ingest marked superseded (see lifecycle.py)")
     replaced: list[str] = Field(default_factory=list,
-                                description="ids this ingest deleted: memories of turns whose text was edited since")
+                                description="ids this ingest deleted, and erased from the store's files as a forget "
+                                            "does: memories of turns whose text was edited since")
     edges: dict[str, int] = Field(default_factory=lambda: {"semantic": 0, "structural": 0})
     failed_windows: list[FailedWindow] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
