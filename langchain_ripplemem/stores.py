@@ -30,6 +30,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Awaitable, Generator, Iterable
 from concurrent.futures import Future
@@ -54,7 +55,7 @@ from langgraph.store.base import (
 from langchain_ripplemem._runtime.drivers import adrive, drive
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.errors import ExtractionError, InvalidNamespaceError
-from langchain_ripplemem.schemas import Namespace, ReservedNamespace, validate_namespace
+from langchain_ripplemem.schemas import Namespace, ReservedNamespace, is_blank, validate_namespace
 from langchain_ripplemem.store_items import (
     UNINDEXED_REASON,
     StoreEntry,
@@ -70,6 +71,7 @@ from langchain_ripplemem.store_items import (
     path_matches,
 )
 from langchain_ripplemem.store_sweeper import TTLSweeper, ttl_config
+from langchain_ripplemem.write.forget import ForgetReport
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -77,6 +79,8 @@ if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMemory
 
 __all__ = ["RippleMemStore", "item_text"]
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,12 @@ class _Batch:
 
 
 _Plan = Generator[_Call, Any, Any]
+
+
+def _logged(forgotten: ForgetReport) -> None:
+    """Log what a delete removed and erased: ``BaseStore`` operations return nothing to say it."""
+    _log.info("%s; erased from: %s%s", forgotten.summary(), ", ".join(forgotten.files) or "nothing",
+              "".join(f"; kept: {k}" for k in forgotten.kept))
 
 
 def _held(ns: Namespace) -> Namespace:
@@ -152,6 +162,11 @@ class RippleMemStore(BaseStore):
     from ``get`` and ``search`` but its memories stay for audit. A raw ``PutOp`` under
     LangGraph's reserved root ``"langgraph"`` is executed, as LangGraph's stores do
     (``put`` refuses it).
+
+    A delete (``delete``, a ``put`` of ``None``, a re-``put``) erases the old units from the
+    store's files as ``RippleMemory.delete`` does. ``BaseStore`` returns nothing, so the
+    :class:`~langchain_ripplemem.write.forget.ForgetReport` is logged (logger
+    ``langchain_ripplemem.stores``, INFO); :meth:`forget` returns it.
 
     Raises:
         InvalidNamespaceError: for namespaces LangGraph rejects (a subclass of LangGraph's).
@@ -220,6 +235,20 @@ class RippleMemStore(BaseStore):
         """Async :meth:`unsuppress`."""
         return await asyncio.to_thread(self.unsuppress, namespace, key)
 
+    # -- forgetting with a report (beyond BaseStore) -----------------------------------------
+    def forget(self, namespace: tuple[str, ...], key: str) -> ForgetReport:
+        """Delete an item, as ``delete`` does, and return what was removed and erased (``RippleMemory.delete``).
+
+        Raises:
+            ValueError: naming ``namespace`` or ``key`` when unusable.
+        """
+        ns, entry = self._item(namespace, key)
+        return self.memory.delete(entry.unit_ids, namespace=ns) if entry else ForgetReport(namespace=ns)
+
+    async def aforget(self, namespace: tuple[str, ...], key: str) -> ForgetReport:
+        """Async :meth:`forget`."""
+        return await asyncio.to_thread(self.forget, namespace, key)
+
     def _item(self, namespace: tuple[str, ...], key: str) -> tuple[Namespace, StoreEntry | None]:
         if not isinstance(key, str) or not key:
             raise ValueError(f"key must be a non-empty string, got {key!r}")
@@ -268,7 +297,7 @@ class RippleMemStore(BaseStore):
             units = yield _Call("list_units", (_held(ns),), {"include_suppressed": True})
             expired = [e for e in entries(units).values() if e.expired(now)]
             if expired:
-                yield _Call("delete", ([u for e in expired for u in e.unit_ids],), {"namespace": _held(ns)})
+                _logged((yield _Call("delete", ([u for e in expired for u in e.unit_ids],), {"namespace": _held(ns)})))
                 erased += len(expired)
         return erased
 
@@ -348,6 +377,7 @@ class RippleMemStore(BaseStore):
 
     def _search(self, op: SearchOp, batch: _Batch) -> Generator[_Call, Any, list[SearchItem]]:
         prefix, query = tuple(op.namespace_prefix), (op.query or "").strip()
+        query = "" if is_blank(query) else query  # a query showing nothing lists, as no query does
         spaces = [ns for ns in (yield from self._known(batch)) if ns[: len(prefix)] == prefix]
         wanted = op.offset + op.limit
         ranked: list[tuple[float, StoreEntry]] = []
@@ -445,7 +475,7 @@ class RippleMemStore(BaseStore):
             # Replaced items, and expired ones: erased as delete erases.
             stale = [uid for key, e in loaded.items() if key in written or e.expired(batch.now) for uid in e.unit_ids]
             if stale:  # one delete per namespace: each delete makes the memory reload its view
-                yield _Call("delete", (stale,), {"namespace": _held(ns)})
+                _logged((yield _Call("delete", (stale,), {"namespace": _held(ns)})))
             for op in ops:
                 if op.value is None:
                     continue
