@@ -65,6 +65,9 @@ NOT_APPLICABLE: dict[str, str] = {
         "SQL filter-key validation (`Invalid filter key`): RippleMem builds no SQL from filter keys, any key "
         "is a field name"),
     "*/test_async_store.py::test_no_running_loop[[]*[]]": _LOOP,
+    "*/test_store.py::test_namespace_labels_with_trailing_newline[[]*[]]": (
+        "RippleMem refuses a namespace label with a control character (tab, newline): a label must read "
+        "as what it is; the test puts ('users', 'alice\\n')"),
     "postgres/test_store.py::test_scores[[]*-l2[]]": (
         "PostgreSQL's L2 distance (score = minus the distance): RippleMem's score is cosine similarity, "
         "which the cosine and inner-product cases check"),
