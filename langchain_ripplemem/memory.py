@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -37,7 +37,7 @@ from langchain_ripplemem.extraction.llm import LLMExtractor
 from langchain_ripplemem.extraction.rules import RuleBasedExtractor
 from langchain_ripplemem.extraction.windows import with_progress
 from langchain_ripplemem.index.cache_bounds import CacheBounds
-from langchain_ripplemem.index.marks import is_suppressed, with_suppression
+from langchain_ripplemem.index.marks import is_suppressed, unit_metadata_fields, with_suppression
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.index.snapshot import ViewSnapshots
 from langchain_ripplemem.index.stats import namespace_stats
@@ -454,6 +454,20 @@ class RippleMemory:
             raise ValueError(f"ids must be a list of unit id strings, got {ids!r}")
         with_suppression([], reason)  # a blank reason fails before anything is locked
         return self._write.set_suppressed(self._ns(namespace), ids, reason)
+
+    def update_metadata(self, fields_by_id: Mapping[str, Mapping[str, Any]], *,
+                        namespace: Namespace | str | None = None) -> int:
+        """Merge JSON fields into units' metadata (a store item's expiry, for one); returns units changed.
+
+        Ids not in ``namespace`` are skipped. The lifecycle marks (``suppressed``, supersession's)
+        and ``seq`` are not set here: :meth:`suppress` and the write path own them.
+
+        Raises:
+            ValueError: naming ``fields_by_id`` when it is not ``{unit id: {field: JSON value}}``
+                or sets a mark.
+        """
+        fields = unit_metadata_fields(fields_by_id)
+        return self._write.set_metadata(self._ns(namespace), fields) if fields else 0
 
     def delete_namespace(self, namespace: Namespace | str) -> ForgetReport:
         """Delete every unit and edge of exactly ``namespace`` (it must be given explicitly), as :meth:`delete`.

@@ -35,6 +35,7 @@ LAZY = {
     "langchain_ripplemem.memory": "chromadb and onnxruntime: `ripplemem --help` and a bench report need neither",
     "langchain_ripplemem.embeddings": "onnxruntime and the tokenizer, loaded only when an encoder is built",
     "langchain_ripplemem.storage.sqlite": "opened only by commands that reach a store",
+    "langchain_ripplemem.storage.postgres": "psycopg ([postgres] extra), only for a deployment on PostgreSQL",
     "langchain_ripplemem.server.mcp": "the optional mcp SDK ([mcp] extra)",
     "langchain_ripplemem.picture.html": "only `--html` draws a picture",
     "langchain_ripplemem.bench.cli": "the benchmark harness, only under `ripplemem bench`",

@@ -12,7 +12,10 @@ With units in a Chroma server, every process on every host that opens
   its new version;
 * writer coordination: a session advisory lock per namespace
   (``pg_advisory_lock(hashtextextended(key, 0))``) held on a pooled connection
-  for the length of a write; PostgreSQL releases it when a writer dies;
+  for the length of a write; PostgreSQL releases it when a writer dies. Within a
+  process, writers first take a thread lock (one of :data:`WRITER_STRIPES`, by
+  namespace) and at most ``pool_size - 1`` hold a connection for a lock: a thread
+  waiting for a lock never holds the connection its holder needs to finish;
 * cache catch-up: a listener thread (``LISTEN ripplemem_ns``) keeps the versions
   it has been told, so a read asks the database for a namespace's version only
   the first time, and whenever the listener is down. Under the writer lock the
@@ -26,6 +29,7 @@ Use it as the graph store of a memory (psycopg 3 and psycopg_pool: the ``[postgr
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -36,7 +40,10 @@ from typing import Any
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_from_key, namespace_key
 from langchain_ripplemem.storage.base import Changes, EdgeRow, Purged
 
-__all__ = ["CHANNEL", "CHANGES_KEPT", "PostgresGraph"]
+__all__ = ["CHANGES_KEPT", "CHANNEL", "WRITER_STRIPES", "PostgresGraph"]
+
+#: Thread locks a process's writers take by namespace before its advisory lock (namespaces share them modulo this).
+WRITER_STRIPES = 64
 
 CHANNEL = "ripplemem_ns"
 # Versions whose changes are kept: a cache further behind than this reloads.
@@ -121,6 +128,9 @@ class PostgresGraph:
         self._held = threading.local()  # namespace keys whose writer lock this thread holds
         self._known: dict[str, int] = {}  # versions the listener has been told
         self._known_lock = threading.Lock()
+        # Waiters for a namespace wait here, holding no connection; holders leave one connection free.
+        self._stripes = [threading.RLock() for _ in range(WRITER_STRIPES)]
+        self._writers = threading.BoundedSemaphore(pool_size - 1)
         self._listening = threading.Event()
         self._stop = threading.Event()
         with self._pool.connection() as conn, conn.transaction():
@@ -257,7 +267,8 @@ class PostgresGraph:
         if key in held:
             yield
             return
-        with self._pool.connection() as conn:
+        stripe = self._stripes[int(hashlib.blake2b(key.encode(), digest_size=4).hexdigest(), 16) % WRITER_STRIPES]
+        with stripe, self._writers, self._pool.connection() as conn:
             conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
             held.add(key)
             try:

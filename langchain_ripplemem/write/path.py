@@ -334,6 +334,18 @@ class WritePath:
             self.sync.written(ns)
         return len(changed)
 
+    def set_metadata(self, ns: Namespace, fields_by_id: dict[str, dict[str, Any]]) -> int:
+        """Merge ``fields_by_id[unit id]`` into those units' metadata (under the writer lock); returns units changed.
+
+        Text and vectors stay; the marks and the view follow the new metadata (``UnitIndex.replace``).
+        """
+        with self.sync.writing(ns):
+            changed = [u.model_copy(update={"metadata": {**u.metadata, **fields_by_id[u.id]}})
+                       for u in self.index.get(ns, fields_by_id)]
+            self.index.replace(ns, changed)
+            self.sync.written(ns)
+        return len(changed)
+
     def link(self, ns: Namespace, rows: list[int]) -> tuple[list[Edge], list[str]]:
         """Link the units at ``rows``; returns the edges and the linked ids, which every new edge touches.
 
