@@ -39,6 +39,14 @@ class MemoryClosedError(RippleMemError, RuntimeError):
     """The memory was closed (``RippleMem.close()`` or the end of its ``with`` block): open a new one."""
 
 
+class ErasureError(RippleMemError, RuntimeError):
+    """A forget deleted its units, but rewriting a file that may still hold their bytes failed.
+
+    The units are gone from the memory (recall, lists, search); the message names the file
+    and the error. The next forget rewrites the file again (``docs/lifecycle.md``, "Deletes").
+    """
+
+
 class ModelConfigurationError(RippleMemError):
     """The chat model refuses every request with these settings (bad API key, no access, unknown model).
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -34,7 +34,7 @@ from langchain_ripplemem.conversations.messages import conversation_from_message
 from langchain_ripplemem.edges.calibration import semantic_threshold_for
 from langchain_ripplemem.edges.edge_cache import EdgeCache
 from langchain_ripplemem.embeddings import embed_query, embedding_dimension, embedding_model_name
-from langchain_ripplemem.index.marks import is_suppressed, with_suppression
+from langchain_ripplemem.index.marks import is_suppressed, unit_metadata_fields, with_suppression
 from langchain_ripplemem.index.sessions import conversation_units
 from langchain_ripplemem.index.snapshot import IndexSnapshots
 from langchain_ripplemem.index.stats import namespace_stats
@@ -44,7 +44,6 @@ from langchain_ripplemem.recall import build_recall_graph
 from langchain_ripplemem.recall.derived import derive_all
 from langchain_ripplemem.recall.reader import FunctionReader, MemoryReader
 from langchain_ripplemem.recall.state import ResolvedContext
-from langchain_ripplemem.recall.visibility import coerce_as_of
 from langchain_ripplemem.retrievers import RippleMemRetriever
 from langchain_ripplemem.schemas import (
     Conversation,
@@ -65,6 +64,7 @@ from langchain_ripplemem.write.extraction.known_turns import KnownTurns
 from langchain_ripplemem.write.extraction.llm_extractor import LLMExtractor
 from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 from langchain_ripplemem.write.extraction.windows import with_progress
+from langchain_ripplemem.write.forget import ForgetReport
 from langchain_ripplemem.write.supersession.llm_supersession import llm_supersession
 from langchain_ripplemem.write.transaction import EmbedProgress, WritePath
 
@@ -159,7 +159,8 @@ class RippleMem:
                                             lambda ns: self._sync.versions.get(ns))
         self.index = UnitIndex(self.unit_backend, cache_bounds, snapshots, derive=derive_all)
         self.edge_cache = EdgeCache(self.edge_backend, cache_bounds)
-        self.extractor = extractor or self._default_extractor()
+        self.extractor = extractor or (LLMExtractor(llm, config=cfg.extraction) if llm is not None
+                                       else RuleBasedExtractor(config=cfg.extraction))
         self._sync = NamespaceSync(self.namespace_log, self.index, self.edge_cache)
         self._write = WritePath(self.embeddings, self.write_config, self.index, self.edge_cache, self.edge_backend,
                                 self._sync, llm_supersession(llm, self.write_config.supersession,
@@ -187,12 +188,6 @@ class RippleMem:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def _default_extractor(self) -> Extractor:
-        if self.llm is not None:
-            return LLMExtractor(self.llm, config=self.write_config.extraction)
-
-        return RuleBasedExtractor(config=self.write_config.extraction)
 
     def _ns(self, namespace: Namespace | str | None) -> Namespace:
         ns = self.default_namespace if namespace is None else validate_namespace(namespace)
@@ -318,10 +313,7 @@ class RippleMem:
         ns = self._ns(namespace)
         self._check_model()
         found = self.index.namespace_index(ns)
-        hidden = found.suppressed
-        fetch = k + len(hidden)
-        hits = found.semantic(self._embed_query(query), fetch) if view == "semantic" else found.lexical(query, fetch)
-        return [(found.units[found.pos[uid]], score) for uid, score in hits if uid not in hidden][:k]
+        return found.plain_top_k(self._embed_query(query) if view == "semantic" else query, k)
 
     def recall(
         self, query: str, *, namespace: Namespace | str | None = None, k: int | None = None,
@@ -366,32 +358,36 @@ class RippleMem:
         callbacks: Any, as_of: datetime | str | None, answer: bool, asker: str | None = None,
     ) -> tuple[Any, dict[str, Any], dict[str, Any], Any]:
         """Arguments of one graph run: no storage work here (the graph's first node prepares)."""
-        cfg = config or self.recall_config
-        if k is not None:
-            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-                raise ValueError(f"k must be a positive integer, got {k!r}")
-            cfg = cfg.replace(assembly={"top_k": k})
+        ns = self.default_namespace if namespace is None else validate_namespace(namespace)
+        context = ResolvedContext.of_call(ns, config or self.recall_config, k=k, as_of=as_of, asker=asker)
         if answer and self.llm is None:
             raise ValueError("answer=True needs a chat model: create the memory with llm=...")
         if self._recall_graph is None:
             self._recall_graph = build_recall_graph(self._reader, llm=self.llm)
         run_config: dict[str, Any] = {"run_name": "ripplemem_recall", "callbacks": callbacks}  # None keeps the caller's
-        ns = self.default_namespace if namespace is None else validate_namespace(namespace)
-        context = ResolvedContext(namespace=ns, config=cfg, as_of=coerce_as_of(as_of), asker=asker)
         return self._recall_graph, {"query": query, "with_answer": answer}, run_config, context
 
     # -- lifecycle -----------------------------------------------------------------
-    def delete(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> int:
-        """Delete units of ``namespace`` and every edge touching them; returns units deleted."""
-        ns = self._ns(namespace)
-        ids = list(ids)
-        with self._sync.writing(ns):
-            present = self._write.remove(ns, ids)
-            self._sync.written(ns)
-        return len(present)
+    def delete(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> ForgetReport:
+        """Delete units of ``namespace`` and every edge touching them, and erase them from the store's files.
 
-    def delete_conversation(self, conversation_id: str, *, namespace: Namespace | str | None = None) -> int:
-        """Delete every unit of ``namespace`` from ``conversation_id`` (and their edges); returns units deleted.
+        When it returns, no file of an embedded store holds the units' text, restatements,
+        cues or vectors (``docs/lifecycle.md``, "Deletes"); ids of other namespaces and unknown
+        ids are ignored. ``ids`` may be one id.
+
+        Returns:
+            What was deleted (``units``, ``unit_ids``, ``edges``), the files rewritten, and what
+            a server backend may still keep (``kept``).
+
+        Raises:
+            ErasureError: a file could not be rewritten (the units are deleted all the same).
+        """
+        ns = self._ns(namespace)
+        return self._write.forget(ns, [ids] if isinstance(ids, str) else list(ids))
+
+    def delete_conversation(self, conversation_id: str, *,
+                            namespace: Namespace | str | None = None) -> ForgetReport:
+        """Delete every unit of ``namespace`` from ``conversation_id`` (and their edges), as :meth:`delete`.
 
         Raises:
             ValueError: naming ``conversation_id`` when it is not a non-empty string.
@@ -400,7 +396,7 @@ class RippleMem:
             raise ValueError(f"conversation_id must be a non-empty string, got {conversation_id!r}")
         ns = self._ns(namespace)
         ids = [u.id for u in conversation_units(self.index.namespace_index(ns), conversation_id)]
-        return self.delete(ids, namespace=ns) if ids else 0
+        return self.delete(ids, namespace=ns) if ids else ForgetReport(namespace=ns)
 
     def stats(self, namespace: Namespace | str | None = None) -> NamespaceStats:
         """Counts of what a namespace holds: units, suppressed and superseded ones, conversations, edges.
@@ -433,16 +429,27 @@ class RippleMem:
         with_suppression([], reason)  # a blank reason fails before anything is locked
         return self._write.set_suppressed(self._ns(namespace), ids, reason)
 
-    def delete_namespace(self, namespace: Namespace | str) -> int:
-        """Delete every unit and edge of exactly ``namespace`` (it must be given explicitly)."""
+    def update_metadata(self, fields_by_id: Mapping[str, Mapping[str, Any]], *,
+                        namespace: Namespace | str | None = None) -> int:
+        """Merge JSON fields into units' metadata (a store item's expiry, for one); returns units changed.
+
+        Ids not in ``namespace`` are skipped. The lifecycle marks (``suppressed``, supersession's)
+        and ``seq`` are not set here: :meth:`suppress` and the write path own them.
+
+        Raises:
+            ValueError: naming ``fields_by_id`` when it is not ``{unit id: {field: JSON value}}``
+                or sets a mark.
+        """
+        fields = unit_metadata_fields(fields_by_id)
+        return self._write.set_metadata(self._ns(namespace), fields) if fields else 0
+
+    def delete_namespace(self, namespace: Namespace | str) -> ForgetReport:
+        """Delete every unit and edge of exactly ``namespace`` (it must be given explicitly), as :meth:`delete`.
+
+        Child namespaces are not touched. The report has ``namespace_dropped=True``.
+        """
         ns = validate_namespace(namespace)
-        with self._sync.writing(ns):
-            n = self.index.drop_namespace(ns)
-            self.edge_backend.drop(ns)
-            self.edge_cache.invalidate(ns)
-            self._sync.resumed.discard(ns)
-            self._sync.written(ns)
-        return n
+        return self._write.forget_namespace(ns)
 
     def as_retriever(self, **kwargs: Any) -> RippleMemRetriever:
         """A LangChain retriever over this memory (see ``RippleMemRetriever``)."""
@@ -461,4 +468,5 @@ class RippleMem:
     asuppress = async_twin(suppress)
     aunsuppress = async_twin(unsuppress)
     adelete_namespace = async_twin(delete_namespace)
+    aupdate_metadata = async_twin(update_metadata)
 

@@ -298,7 +298,8 @@ class IngestReport(BaseModel):
     superseded: list[str] = Field(default_factory=list,
                                   description="ids this ingest marked superseded (see lifecycle.py)")
     replaced: list[str] = Field(default_factory=list,
-                                description="ids this ingest deleted: memories of turns whose text was edited since")
+                                description="ids this ingest deleted, and erased from the store's files as a forget "
+                                            "does: memories of turns whose text was edited since")
     edges: dict[str, int] = Field(default_factory=lambda: {"semantic": 0, "structural": 0})
     failed_windows: list[FailedWindow] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
@@ -390,12 +391,29 @@ def is_blank(text: str) -> bool:
     return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") for ch in text)
 
 
+class ReservedNamespace(tuple[str, ...]):
+    """A namespace under LangGraph's reserved root label ``"langgraph"``, held for a store's raw operations.
+
+    LangGraph's ``BaseStore.put`` refuses that root to its users, but a store still
+    executes a raw ``PutOp`` under it (LangGraph's own stores do): ``RippleMemStore``
+    passes such a namespace to the memory as this type, which :func:`validate_namespace`
+    lets through. Everywhere else the root stays refused.
+
+    Example:
+        >>> validate_namespace(ReservedNamespace(("langgraph", "runs")))
+        ('langgraph', 'runs')
+    """
+
+    __slots__ = ()
+
+
 def validate_namespace(namespace: object, *, argument: str = "namespace") -> Namespace:
     """Check the namespace rules and return the namespace as a tuple.
 
     A namespace is a non-empty tuple of string labels without ``"."`` (LangGraph's
     rule), ``"/"`` or control characters (tab, newline), each showing something (not
-    blank: :func:`is_blank`), whose root label is not ``"langgraph"``. A
+    blank: :func:`is_blank`), whose root label is not ``"langgraph"`` (unless it is a
+    :class:`ReservedNamespace`, which is returned as it is). A
     string is the same namespace written with ``/`` between labels, everywhere
     (Python, CLI, MCP, served graphs): ``"users/maya"`` is ``("users", "maya")``.
 
@@ -438,6 +456,8 @@ def validate_namespace(namespace: object, *, argument: str = "namespace") -> Nam
             raise InvalidNamespaceError(
                 f"{argument} labels cannot contain '/': it separates labels when a namespace is written "
                 f"as a string, so {label!r} would read as {tuple(label.split('/'))!r}")
+    if isinstance(namespace, ReservedNamespace):
+        return namespace
     if namespace[0] == "langgraph":
         raise InvalidNamespaceError(
             f"{argument} root label cannot be 'langgraph' (reserved by LangGraph): {tuple(namespace)!r}")

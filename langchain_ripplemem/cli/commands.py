@@ -47,6 +47,7 @@ from langchain_ripplemem.errors import DuplicateSessionWarning, FailedWindowsWar
 from langchain_ripplemem.presets import PRESETS, preset
 from langchain_ripplemem.render.plain_text import (
     counted,
+    format_forget,
     format_namespace_counts,
     format_recall,
     format_stats,
@@ -188,7 +189,11 @@ def confirm(action: str, *, assume_yes: bool) -> bool:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    """Delete units by id, a conversation's units, or a whole namespace (and every edge touching them)."""
+    """Delete units by id, a conversation's units, or a whole namespace (and every edge touching them).
+
+    Prints what was deleted and the files rewritten so nothing of the units remains in them
+    (``ForgetReport``; ``--json``: the report itself).
+    """
     chosen = [bool(args.ids), args.conversation is not None, args.all]
     if sum(chosen) != 1:
         raise CommandError("say what to forget: unit ids, --conversation ID, or --all (exactly one of them)")
@@ -202,10 +207,10 @@ def cmd_forget(args: argparse.Namespace) -> int:
             if not confirm(f"forget all {counted(count, 'unit')} of {where}", assume_yes=args.yes):
                 warn("nothing forgotten")
                 return EXIT_DECLINED
-            gone = memory.delete_namespace(ns)
+            report = memory.delete_namespace(ns)
         elif args.conversation is not None:
-            gone = memory.delete_conversation(args.conversation, namespace=ns)
-            if not gone:
+            report = memory.delete_conversation(args.conversation, namespace=ns)
+            if not report.units:
                 known = ", ".join(memory.stats(ns).conversations)
                 raise CommandError(f"{where} holds no units of conversation {args.conversation!r} "
                                    f"(its conversations: {known})")
@@ -215,8 +220,11 @@ def cmd_forget(args: argparse.Namespace) -> int:
             if missing:  # all or nothing: a typo must not leave half the list deleted
                 raise CommandError(f"{where} holds no unit {', '.join(missing)}; nothing forgotten "
                                    f"(`ripplemem list --namespace NS` shows unit ids)")
-            gone = memory.delete(args.ids, namespace=ns)
-    emit(f"forgot {counted(gone, 'unit')} and {'its' if gone == 1 else 'their'} edges from {where}")
+            report = memory.delete(args.ids, namespace=ns)
+    if args.json:
+        emit_json(report.model_dump(mode="json"))
+    else:
+        emit(format_forget(report, args.persist))
     return 0
 
 
@@ -333,6 +341,7 @@ def add_forget(sub: Subparsers) -> None:
     forget.add_argument("--all", action="store_true", help="forget the whole namespace (needs --namespace and a "
                         "confirmation: --yes, or an answer when stdin is a terminal)")
     forget.add_argument("--yes", action="store_true", help="confirm --all without asking")
+    add_json_option(forget, "the ForgetReport (units, edges, files rewritten)")
     add_store_options(forget)
     forget.set_defaults(func=cmd_forget)
 

@@ -25,14 +25,17 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
+from typing import Any
 
 from langchain_ripplemem.schemas import MemoryUnit, aware
 
 __all__ = [
-    "MARKS", "SUPERSEDED_ATTRIBUTE", "SUPERSEDED_BY", "SUPERSEDED_VIA", "SUPERSEDES", "SUPPRESSED", "VALID_UNTIL",
-    "claims", "is_suppressed", "order_key", "order_time", "stated_at", "with_suppression",
+    "MARKS", "OWNED_FIELDS", "SUPERSEDED_ATTRIBUTE", "SUPERSEDED_BY", "SUPERSEDED_VIA", "SUPERSEDES", "SUPPRESSED",
+    "VALID_UNTIL",
+    "claims", "is_suppressed", "order_key", "order_time", "stated_at", "unit_metadata_fields", "with_suppression",
 ]
 
 SUPPRESSED = "suppressed"
@@ -101,3 +104,38 @@ def with_suppression(units: Iterable[MemoryUnit], reason: str | None) -> list[Me
             metadata[SUPPRESSED] = stamp
         changed.append(unit.model_copy(update={"metadata": metadata}))
     return changed
+
+
+#: Metadata only the write path and the marks above set.
+OWNED_FIELDS = frozenset({SUPPRESSED, SUPERSEDES, *MARKS, "seq"})
+
+
+def unit_metadata_fields(fields_by_id: object) -> dict[str, dict[str, Any]]:
+    """``{unit id: {field: JSON value}}`` checked for ``RippleMem.update_metadata``, as plain dicts.
+
+    Raises:
+        ValueError: naming ``fields_by_id`` when it has another shape, a value JSON cannot
+            hold, or a field in :data:`OWNED_FIELDS`.
+
+    Example:
+        >>> unit_metadata_fields({"u1": {"store_expires_at": "2026-01-01T00:00:00+00:00"}})
+        {'u1': {'store_expires_at': '2026-01-01T00:00:00+00:00'}}
+        >>> unit_metadata_fields({"u1": {"seq": 3}})
+        Traceback (most recent call last):
+        ...
+        ValueError: fields_by_id: 'seq' is set by the write path or a lifecycle mark, not update_metadata
+    """
+    if not isinstance(fields_by_id, Mapping) or not all(
+            isinstance(uid, str) and isinstance(fields, Mapping) for uid, fields in fields_by_id.items()):
+        raise ValueError(f"fields_by_id must map unit ids to {{field: value}} dicts, got {fields_by_id!r}")
+    out: dict[str, dict[str, Any]] = {}
+    for uid, fields in fields_by_id.items():
+        for name in fields:
+            if not isinstance(name, str) or name in OWNED_FIELDS:
+                raise ValueError(f"fields_by_id: {name!r} is set by the write path or a lifecycle mark, "
+                                 "not update_metadata")
+        try:
+            out[uid] = json.loads(json.dumps(dict(fields)))
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"fields_by_id[{uid!r}] must be JSON-serialisable: {err}") from None
+    return out

@@ -175,6 +175,13 @@ class NamespaceIndex:
         rows, scores = top_k(self.lexical_rows.covering(self.units, self.ids).scores(tokens), k)
         return [(self.ids[int(d)], float(s)) for d, s in zip(rows, scores, strict=True)]
 
+    def plain_top_k(self, query: str | np.ndarray, k: int) -> list[tuple[MemoryUnit, float]]:
+        """Top ``k`` of one view, suppressed units left out: semantic for a query vector, lexical for a text."""
+        hidden = self.suppressed
+        fetch = k + len(hidden)
+        hits = self.lexical(query, fetch) if isinstance(query, str) else self.semantic(query, fetch)
+        return [(self.units[self.pos[uid]], score) for uid, score in hits if uid not in hidden][:k]
+
     def lexical_scores(self, query: str) -> np.ndarray:
         """BM25 score of every unit (row order) for ``query``; zeros when it has no terms."""
         tokens = lexical_tokens(query)

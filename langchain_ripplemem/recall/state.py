@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from langgraph.channels import EphemeralValue
 
@@ -85,6 +85,20 @@ class ResolvedContext(RecallContext):
 
     namespace: Namespace
     config: RecallConfig
+
+    @classmethod
+    def of_call(cls, namespace: Namespace, config: RecallConfig, *, k: int | None = None, as_of: Any = None,
+                asker: str | None = None) -> ResolvedContext:
+        """The context of one recall call: ``k`` (a positive integer) replaces ``config.assembly.top_k``.
+
+        Raises:
+            ValueError: naming ``k`` or ``as_of`` when unusable.
+        """
+        if k is not None:
+            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+                raise ValueError(f"k must be a positive integer, got {k!r}")
+            config = config.replace(assembly={"top_k": k})
+        return cls(namespace=namespace, config=config, as_of=coerce_as_of(as_of), asker=asker)
 
 
 # Per-run values. A checkpointed thread keeps a plain channel's last value, and a run's input writes

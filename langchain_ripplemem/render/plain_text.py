@@ -26,7 +26,8 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from langchain_ripplemem.index import marks
 from langchain_ripplemem.schemas import (
@@ -303,3 +304,29 @@ def format_stats(stats: NamespaceStats) -> str:
         f"  edges:         {edges}",
         f"  time span:     {day(stats.first_time)} .. {day(stats.last_time)}",
     ])
+
+
+class ForgetSummary(Protocol):
+    """What :func:`format_forget` reads of a forget's report (a ``write.forget.ForgetReport``)."""
+
+    files: tuple[str, ...]
+    kept: tuple[str, ...]
+
+    def summary(self) -> str:
+        """One line: how many units and edges left which namespace."""
+        ...
+
+
+def format_forget(report: ForgetSummary, store: str) -> str:
+    """What a forget deleted, the files it rewrote (relative to ``store`` when inside it), and what may remain."""
+    def shown(path: str) -> str:
+        try:
+            return str(Path(path).relative_to(store))
+        except ValueError:
+            return path
+
+    lines = [f"{report.summary()} of {store!r}"]
+    if report.files:
+        lines.append(f"erased from: {', '.join(shown(f) for f in report.files)}")
+    lines += [f"kept: {kept}" for kept in report.kept]
+    return "\n".join(lines)

@@ -59,6 +59,7 @@ from langchain_ripplemem.schemas import (
 from langchain_ripplemem.server.arguments import strict_tool
 from langchain_ripplemem.server.disconnects import quiet_client_disconnects
 from langchain_ripplemem.storage.sqlite import EDGES_FILENAME
+from langchain_ripplemem.write.forget import ForgetReport
 
 if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMem
@@ -162,11 +163,24 @@ class Remembered(BaseModel):
 
 
 class Forgotten(BaseModel):
-    """What a forget call deleted."""
+    """What a forget call deleted, and where it erased the memories from (``ForgetReport``)."""
 
     namespace: str
     deleted: int
+    memory_ids: list[str] = Field(default_factory=list, description="the memories deleted")
+    links: int = Field(default=0, description="links deleted with them")
+    files: list[str] = Field(default_factory=list,
+                             description="files rewritten so that nothing of the memories remains in them")
+    kept: list[str] = Field(default_factory=list,
+                            description="what a server backend may still keep, and how its operator purges it")
     unknown_ids: list[str] = Field(default_factory=list, description="ids not found in the namespace")
+
+    @classmethod
+    def of(cls, report: ForgetReport, unknown_ids: list[str] | None = None) -> Forgotten:
+        """The tool's outcome of a memory's :class:`~langchain_ripplemem.write.forget.ForgetReport`."""
+        return cls(namespace=format_namespace(report.namespace), deleted=report.units,
+                   memory_ids=list(report.unit_ids), links=report.edges, files=list(report.files),
+                   kept=list(report.kept), unknown_ids=unknown_ids or [])
 
 
 class Corrected(BaseModel):
@@ -257,12 +271,11 @@ def _forget(memory: RippleMem, ns: Namespace, memory_ids: list[str] | None, conv
             units = memory.stats(ns).units
             raise ValueError(f"erasing namespace {name!r} deletes all {counted(units, 'memory', 'memories')} in it: "
                              f"call again with confirm={name!r}" + (f" (got confirm={confirm!r})" if confirm else ""))
-        return Forgotten(namespace=name, deleted=memory.delete_namespace(ns))
+        return Forgotten.of(memory.delete_namespace(ns))
     if conversation_id is not None:
-        return Forgotten(namespace=name, deleted=memory.delete_conversation(conversation_id, namespace=ns))
+        return Forgotten.of(memory.delete_conversation(conversation_id, namespace=ns))
     known, unknown = _unknown(memory, ns, memory_ids)
-    return Forgotten(namespace=name, deleted=memory.delete(known, namespace=ns) if known else 0,
-                     unknown_ids=unknown)
+    return Forgotten.of(memory.delete(known, namespace=ns) if known else ForgetReport(namespace=ns), unknown)
 
 
 def _correct(memory: RippleMem, ns: Namespace, memory_ids: list[str] | None, reason: str,
@@ -352,8 +365,10 @@ def create_mcp_server(
     ) -> Annotated[CallToolResult, Forgotten]:
         done: Forgotten = await run(_forget, memory, scope.resolve(namespace), memory_ids, conversation_id,
                                     erase_namespace, confirm)
-        return _reply(f"Deleted {counted(done.deleted, 'memory', 'memories')} in {done.namespace}."
-                      + _unknown_note(done.unknown_ids), done)
+        erased = f" Erased from {counted(len(done.files), 'file')} of the store." if done.files else ""
+        return _reply(f"Deleted {counted(done.deleted, 'memory', 'memories')} in {done.namespace}.{erased}"
+                      + "".join(f" Still kept by {kept}." for kept in done.kept) + _unknown_note(done.unknown_ids),
+                      done)
 
     async def correct(
         memory_ids: IdsArg = None,

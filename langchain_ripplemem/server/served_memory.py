@@ -5,6 +5,15 @@ each file would give the recall, ingest and agent graphs three memories with thr
 stale caches. This package module is imported once per process, so its global is
 shared by all three.
 
+Where it lives comes from the environment: units and edges in the directory
+``$RIPPLEMEM_PERSIST`` (default ``./.ripplemem``); with ``$RIPPLEMEM_CHROMA_HOST``
+(and ``$RIPPLEMEM_CHROMA_PORT``, default 8000) units in that Chroma server; with
+``$RIPPLEMEM_POSTGRES_DSN`` edges, the namespace log and the writers' turns in that
+PostgreSQL database (``storage/postgres.py``, the ``[postgres]`` extra). A Chroma
+server and PostgreSQL together are the shared deployment: every process and host that
+serves them shares one memory. The deployment's store
+(:mod:`~langchain_ripplemem.server.served_store`) is this memory too.
+
 The memory is created on first use, never at import (loading a graph needs no
 model and no API key), and never on the event loop: creating it opens files and
 takes the store's lock, which LangGraph's dev server refuses on its loop
@@ -22,6 +31,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -33,24 +43,56 @@ if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMem
     from langchain_ripplemem.schemas import Namespace
 
-__all__ = ["DEFAULT_PERSIST", "PERSIST_ENV", "ServedReader", "get_memory", "set_memory"]
+__all__ = ["CHROMA_HOST_ENV", "CHROMA_PORT_ENV", "DEFAULT_PERSIST", "PERSIST_ENV", "POSTGRES_ENV", "ServedReader",
+           "get_memory", "open_served_memory", "set_memory"]
 
 PERSIST_ENV = "RIPPLEMEM_PERSIST"
 DEFAULT_PERSIST = ".ripplemem"
+CHROMA_HOST_ENV, CHROMA_PORT_ENV = "RIPPLEMEM_CHROMA_HOST", "RIPPLEMEM_CHROMA_PORT"
+POSTGRES_ENV = "RIPPLEMEM_POSTGRES_DSN"
 
 _lock = threading.Lock()
 _memory: RippleMem | None = None
 
 
 def get_memory() -> RippleMem:
-    """The process-wide memory, in ``$RIPPLEMEM_PERSIST`` (default ``./.ripplemem``); call it off the event loop."""
+    """The process-wide memory, where the environment says (:func:`open_served_memory`); call it off the event loop."""
     global _memory
     with _lock:
         if _memory is None:
-            from langchain_ripplemem.memory import RippleMem
-
-            _memory = RippleMem(persist_directory=os.environ.get(PERSIST_ENV, DEFAULT_PERSIST))
+            _memory = open_served_memory(dict(os.environ))
         return _memory
+
+
+def open_served_memory(environ: dict[str, str]) -> RippleMem:
+    """A memory where ``environ`` says: ``$RIPPLEMEM_PERSIST``, a Chroma server, PostgreSQL (see the module docs).
+
+    Raises:
+        ValueError: naming ``$RIPPLEMEM_CHROMA_PORT`` when it is not a port number.
+    """
+    from langchain_ripplemem.memory import RippleMem
+    from langchain_ripplemem.storage.sqlite import EDGES_FILENAME
+
+    persist = Path(environ.get(PERSIST_ENV) or DEFAULT_PERSIST)
+    edge_backend = None
+    if dsn := environ.get(POSTGRES_ENV):
+        from langchain_ripplemem.storage.postgres import PostgresEdgeBackend
+
+        edge_backend = PostgresEdgeBackend(dsn)
+    host = environ.get(CHROMA_HOST_ENV)
+    if not host:
+        return RippleMem(persist_directory=persist, edge_backend=edge_backend)
+    port = environ.get(CHROMA_PORT_ENV) or "8000"
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"${CHROMA_PORT_ENV} must be a port number (1-65535), got {port!r}")
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.HttpClient(host=host, port=int(port), settings=Settings(anonymized_telemetry=False))
+    if edge_backend is not None:
+        return RippleMem(client=client, edge_backend=edge_backend)
+    persist.mkdir(parents=True, exist_ok=True)
+    return RippleMem(client=client, edges_path=persist / EDGES_FILENAME)
 
 
 def set_memory(memory: RippleMem | None) -> None:

@@ -12,7 +12,10 @@ With units in a Chroma server, every process on every host that opens
   its new version;
 * writer coordination: a session advisory lock per namespace
   (``pg_advisory_lock(hashtextextended(key, 0))``) held on a pooled connection
-  for the length of a write; PostgreSQL releases it when a writer dies;
+  for the length of a write; PostgreSQL releases it when a writer dies. Within a
+  process, writers first take a thread lock (one of :data:`WRITER_STRIPES`, by
+  namespace) and at most ``pool_size - 1`` hold a connection for a lock: a thread
+  waiting for a lock never holds the connection its holder needs to finish;
 * cache catch-up: a listener thread (``LISTEN ripplemem_ns``) keeps the versions
   it has been told, so a read asks the database for a namespace's version only
   the first time, and whenever the listener is down. Under the writer lock the
@@ -26,6 +29,7 @@ Use it as the edge backend of a memory (psycopg 3 and psycopg_pool: the ``[postg
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -34,9 +38,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_from_key, namespace_key
-from langchain_ripplemem.storage.protocols import Changes, EdgeRow
+from langchain_ripplemem.storage.protocols import Changes, EdgeRow, Purged
 
-__all__ = ["CHANNEL", "CHANGES_KEPT", "PostgresEdgeBackend"]
+__all__ = ["CHANGES_KEPT", "CHANNEL", "WRITER_STRIPES", "PostgresEdgeBackend"]
+
+#: Thread locks a process's writers take by namespace before its advisory lock (namespaces share them modulo this).
+WRITER_STRIPES = 64
 
 CHANNEL = "ripplemem_ns"
 # Versions whose changes are kept: a cache further behind than this reloads.
@@ -121,6 +128,9 @@ class PostgresEdgeBackend:
         self._held = threading.local()  # namespace keys whose writer lock this thread holds
         self._known: dict[str, int] = {}  # versions the listener has been told
         self._known_lock = threading.Lock()
+        # Waiters for a namespace wait here, holding no connection; holders leave one connection free.
+        self._stripes = [threading.RLock() for _ in range(WRITER_STRIPES)]
+        self._writers = threading.BoundedSemaphore(pool_size - 1)
         self._listening = threading.Event()
         self._stop = threading.Event()
         with self._pool.connection() as conn, conn.transaction():
@@ -179,12 +189,24 @@ class PostgresEdgeBackend:
             conn.execute("DELETE FROM ripplemem_linked WHERE ns = %s AND unit_id = ANY(%s)", (key, ids))
         return int(removed)
 
-    def drop(self, namespace: Namespace) -> None:
-        """Remove every edge and mark of exactly this namespace."""
+    def drop(self, namespace: Namespace) -> int:
+        """Remove every edge and mark of exactly this namespace; returns edges removed."""
         key = namespace_key(namespace)
         with self._pool.connection() as conn, conn.transaction():
-            conn.execute("DELETE FROM ripplemem_edges WHERE ns = %s", (key,))
+            removed = conn.execute("DELETE FROM ripplemem_edges WHERE ns = %s", (key,)).rowcount
             conn.execute("DELETE FROM ripplemem_linked WHERE ns = %s", (key,))
+        return int(removed)
+
+    def purge(self) -> Purged:
+        """Nothing the package can do safely: say what the server keeps (``docs/lifecycle.md``, "Deletes").
+
+        The tables hold unit ids, namespace keys and weights, no text. A deleted row stays
+        in its page as a dead tuple until a vacuum reuses the space (``VACUUM FULL`` rewrites
+        the table, under an exclusive lock), and in the server's WAL, archives and backups.
+        """
+        return Purged(kept=("PostgreSQL: the deleted edge and linked rows (unit ids, no text) stay as dead tuples "
+                            "until VACUUM (VACUUM FULL ripplemem_edges, ripplemem_linked rewrites them), and in the "
+                            "server's WAL, WAL archive and backups",))
 
     def linked_ids(self, namespace: Namespace) -> set[str]:
         """Units whose linking completed."""
@@ -245,7 +267,8 @@ class PostgresEdgeBackend:
         if key in held:
             yield
             return
-        with self._pool.connection() as conn:
+        stripe = self._stripes[int(hashlib.blake2b(key.encode(), digest_size=4).hexdigest(), 16) % WRITER_STRIPES]
+        with stripe, self._writers, self._pool.connection() as conn:
             conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
             held.add(key)
             try:

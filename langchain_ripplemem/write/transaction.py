@@ -11,6 +11,11 @@ Units are stored before their edges: a crash in between leaves units without a
 "linked" mark, and :meth:`WritePath.ensure_linked` (run by each memory object's
 first write or recall of a namespace; never by reads such as ``stats``) links them with
 the edges a clean run would have made.
+
+Deletes go through :meth:`WritePath.forget` and :meth:`WritePath.forget_namespace` (and the
+replacement of an edited turn's memories in :meth:`WritePath.commit`): the units leave under
+the writer lock, and once the delete is logged every file that could keep their bytes is
+rewritten (:mod:`~langchain_ripplemem.write.forget`).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -30,23 +35,30 @@ from langchain_ripplemem.conversations.checks import checked_conversation, repea
 from langchain_ripplemem.conversations.files import conversation_from_json
 from langchain_ripplemem.edges.edge_cache import EdgeCache
 from langchain_ripplemem.embeddings import embed_texts
-from langchain_ripplemem.errors import FailedWindowsWarning, InvalidConversationError, InvalidNamespaceError
+from langchain_ripplemem.errors import (
+    ErasureError,
+    FailedWindowsWarning,
+    InvalidConversationError,
+    InvalidNamespaceError,
+)
 from langchain_ripplemem.index.marks import with_suppression
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.index.sessions import conversation_units
 from langchain_ripplemem.index.sync import NamespaceSync
 from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.schemas import Conversation, Edge, IngestReport, MemoryUnit, Namespace
-from langchain_ripplemem.storage.protocols import EdgeBackend
+from langchain_ripplemem.storage.protocols import EdgeBackend, Purged
 from langchain_ripplemem.write.extraction import known_turns
 from langchain_ripplemem.write.extraction.extractor import ExtractionResult, Extractor, Window
 from langchain_ripplemem.write.extraction.known_turns import KnownTurns
 from langchain_ripplemem.write.extraction.windows import make_windows
+from langchain_ripplemem.write.forget import ForgetReport, erase_files
 from langchain_ripplemem.write.linking.local_linking import link_rows
 from langchain_ripplemem.write.supersession.llm_supersession import LLMSupersession
 from langchain_ripplemem.write.supersession.statement_rules import refresh_supersession
 
-__all__ = ["PROGRESS_SLICE", "EmbedProgress", "Snapshot", "WritePath", "collect_units", "embed_reporting", "numbered"]
+__all__ = ["PROGRESS_SLICE", "EmbedProgress", "Removed", "Snapshot", "WritePath", "collect_units", "embed_reporting",
+           "numbered"]
 
 #: ``(texts embedded so far, texts to embed)``, called as a write's embedding advances.
 EmbedProgress = Callable[[int, int], None]
@@ -129,6 +141,13 @@ def numbered(namespace_index: NamespaceIndex, new: list[MemoryUnit],
     first = 1 + namespace_index.max_seq  # kept up to date by the index: no scan of its units
     return [u.model_copy(update={"metadata": {**u.metadata, **(extra or {}), "seq": first + i}})
             for i, u in enumerate(new)]
+
+
+class Removed(NamedTuple):
+    """What :meth:`WritePath.remove` deleted: the ids that were present, and the edges touching them."""
+
+    ids: list[str]
+    edges: int
 
 
 @dataclass
@@ -224,37 +243,82 @@ class WritePath:
                     new = self.superseder.annotate(namespace_index, new, vectors, report, among=since)
             report.new_units = len(new)
             stale = known.replaced(units.values()) if known is not None else []  # edited turns' old memories
-            if not new:
-                if stale:
-                    report.replaced = self.remove(ns, stale)
-                    self.sync.written(ns)
-                return report
-            start = len(namespace_index)
-            timer = time.perf_counter()
-            # Units first, edges second: a crash in between leaves units without a
-            # "linked" mark, and the next open links them (see ensure_linked).
-            self.index.add(ns, new, vectors)
-            report.usage.seconds["index"] = time.perf_counter() - timer
-            timer = time.perf_counter()
-            edges, touched = self.link(ns, list(range(start, start + len(new))))
-            report.usage.seconds["link"] = time.perf_counter() - timer
-            if self.config.supersession.enabled:
-                report.superseded = refresh_supersession(self.index, ns, new)
+            edges: list[Edge] = []
+            touched: list[str] = []
+            if new:
+                edges, touched = self._store(ns, len(namespace_index), new, vectors, report)
             if stale:  # after linking, which reads the rows just added
-                report.replaced = self.remove(ns, stale)
-            self.sync.written(ns, edges=touched)
+                report.replaced = self.remove(ns, stale).ids
+            if new or stale:
+                self.sync.written(ns, edges=touched)
         for edge in edges:
             report.edges[edge.type] = report.edges.get(edge.type, 0) + 1
+        if report.replaced:  # the edited turns' old memories leave the files too, as any forget's
+            try:
+                self.erase(ns)
+            except ErasureError as err:  # the ingest is done: say so rather than fail it
+                report.warnings.append(f"the replaced memories are deleted but not erased from every file: {err}")
         return report
 
-    def remove(self, ns: Namespace, ids: list[str]) -> list[str]:
-        """Delete units of ``ns`` and every edge touching them (under the writer lock); returns the ids present."""
+    def _store(self, ns: Namespace, start: int, new: list[MemoryUnit], vectors: np.ndarray,
+               report: IngestReport) -> tuple[list[Edge], list[str]]:
+        """Store and link new units (under the writer lock); the edges made and the ids linked."""
+        timer = time.perf_counter()
+        # Units first, edges second: a crash in between leaves units without a
+        # "linked" mark, and the next open links them (see ensure_linked).
+        self.index.add(ns, new, vectors)
+        report.usage.seconds["index"] = time.perf_counter() - timer
+        timer = time.perf_counter()
+        edges, touched = self.link(ns, list(range(start, start + len(new))))
+        report.usage.seconds["link"] = time.perf_counter() - timer
+        if self.config.supersession.enabled:
+            report.superseded = refresh_supersession(self.index, ns, new)
+        return edges, touched
+
+    def remove(self, ns: Namespace, ids: list[str]) -> Removed:
+        """Delete units of ``ns`` and every edge touching them (under the writer lock); the ids present, edges."""
         gone = self.index.get(ns, ids) if self.config.supersession.enabled else []
         present = self.index.delete(ns, ids)
-        self.edge_backend.remove_units(ns, present)
+        edges = self.edge_backend.remove_units(ns, present) if present else 0
         self.edge_cache.remove(ns, present)
         refresh_supersession(self.index, ns, gone)  # what they superseded is current again
-        return present
+        return Removed(present, edges)
+
+    def forget(self, ns: Namespace, ids: list[str]) -> ForgetReport:
+        """Delete units of ``ns`` with their edges, then erase them from every file of the store.
+
+        The one way units leave a memory (a time-to-live's expiry too): under the writer
+        lock the units, their edges and marks are deleted and the delete logged; then
+        :meth:`erase` rewrites what could still hold their bytes.
+
+        Raises:
+            ErasureError: a file could not be rewritten (the units are deleted all the same).
+        """
+        started = time.perf_counter()
+        with self.sync.writing(ns):
+            removed = self.remove(ns, ids)
+            self.sync.written(ns)
+        purged = self.erase(ns) if removed.ids else Purged()
+        return ForgetReport(namespace=ns, unit_ids=tuple(removed.ids), edges=removed.edges, files=purged.files,
+                            kept=purged.kept, seconds=time.perf_counter() - started)
+
+    def forget_namespace(self, ns: Namespace) -> ForgetReport:
+        """Delete every unit, edge and mark of exactly ``ns``, then erase them from every file (see :meth:`forget`)."""
+        started = time.perf_counter()
+        with self.sync.writing(ns):
+            ids = list(self.index.namespace_index(ns).ids)
+            self.index.drop_namespace(ns)
+            edges = self.edge_backend.drop(ns) or 0
+            self.edge_cache.invalidate(ns)
+            self.sync.resumed.discard(ns)
+            self.sync.written(ns)
+        purged = self.erase(ns) if ids or edges else Purged()
+        return ForgetReport(namespace=ns, unit_ids=tuple(ids), edges=edges, namespace_dropped=True,
+                            files=purged.files, kept=purged.kept, seconds=time.perf_counter() - started)
+
+    def erase(self, ns: Namespace) -> Purged:
+        """Rewrite every file that may hold units of ``ns`` deleted since the last erase (once the delete is logged)."""
+        return erase_files(ns, (self.index.backend, self.edge_backend, self.sync.log), self.index.snapshots)
 
     def set_suppressed(self, ns: Namespace, ids: list[str], reason: str | None) -> int:
         """Suppress units of ``ns`` with ``reason``, or lift it with ``None``; returns units changed.
@@ -267,6 +331,18 @@ class WritePath:
             if self.config.supersession.enabled:
                 # A suppressed statement neither supersedes nor is superseded.
                 refresh_supersession(self.index, ns, changed)
+            self.sync.written(ns)
+        return len(changed)
+
+    def set_metadata(self, ns: Namespace, fields_by_id: dict[str, dict[str, Any]]) -> int:
+        """Merge ``fields_by_id[unit id]`` into those units' metadata (under the writer lock); returns units changed.
+
+        Text and vectors stay; the marks and the index follow the new metadata (``UnitIndex.replace``).
+        """
+        with self.sync.writing(ns):
+            changed = [u.model_copy(update={"metadata": {**u.metadata, **fields_by_id[u.id]}})
+                       for u in self.index.get(ns, fields_by_id)]
+            self.index.replace(ns, changed)
             self.sync.written(ns)
         return len(changed)
 

@@ -180,3 +180,23 @@ def test_a_writer_killed_mid_batch_loses_nothing_committed_and_leaves_nothing_ha
     assert report.ok, report.summary()
     assert not any(item.dangling_edges or item.unlinked_units for item in report.namespaces)
     memory.close()
+
+
+def test_more_writers_than_pooled_connections_take_turns(dsn):
+    """Waiting writers once held every pooled connection, and the holder of the lock needed one to finish."""
+    import threading
+
+    done: list[int] = []
+    with PostgresEdgeBackend(dsn, pool_size=2) as graph:
+        def write(n: int) -> None:
+            with graph.writer(("shared",)):
+                graph.record(("shared",), None)  # a second connection while the lock's is held
+                done.append(n)
+
+        threads = [threading.Thread(target=write, args=(n,), daemon=True) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=WAIT)  # hang guard only
+        assert sorted(done) == [0, 1, 2, 3]
+        assert graph.version(("shared",)) == 4

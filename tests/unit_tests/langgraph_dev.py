@@ -84,11 +84,12 @@ def _free_port() -> int:
 
 
 @contextmanager
-def running_dev_server(workdir: Path, env: dict[str, str]) -> Iterator[str]:
-    """``langgraph dev`` serving this checkout's ``langgraph.json`` graphs; yields its URL.
+def running_dev_server(workdir: Path, env: dict[str, str], graphs: dict[str, str] | None = None) -> Iterator[str]:
+    """``langgraph dev`` serving this checkout's ``langgraph.json`` graphs and store; yields its URL.
 
     It runs in ``workdir`` (its ``.langgraph_api`` state and log stay there) with a copy
-    of the config whose paths are absolute, and ``env`` added to the environment.
+    of the config whose paths are absolute, ``graphs`` (name: ``file.py:attribute``) served
+    beside the checkout's, and ``env`` added to the environment.
     Skips the test when the CLI or its in-memory server is not installed.
     """
     cli = os.environ.get(CLI_ENV) or shutil.which("langgraph")
@@ -97,6 +98,7 @@ def running_dev_server(workdir: Path, env: dict[str, str]) -> Iterator[str]:
     config = json.loads((ROOT / "langgraph.json").read_text())
     config["dependencies"] = [str(ROOT / d) for d in config["dependencies"]]
     config["graphs"] = {name: str(ROOT / spec) for name, spec in config["graphs"].items()}
+    config["graphs"].update({name: str(spec) for name, spec in (graphs or {}).items()})
     (workdir / "langgraph.json").write_text(json.dumps(config))
     port, log_path = _free_port(), workdir / "server.log"
     with log_path.open("wb") as log:

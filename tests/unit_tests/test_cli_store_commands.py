@@ -138,9 +138,11 @@ def test_forget_units_by_id_all_or_nothing(store, capsys):
     assert code == 2 and sam[0].id in err  # an id of another namespace is not one of this namespace
     assert [u.id for u in units_of(store, MAYA)] == [u.id for u in before]
     assert len(units_of(store, SAM)) == len(sam)
+    with bow_memory(str(store)) as memory:
+        edges = sum(1 for e in memory.edges(MAYA) if {e.src, e.dst} & {before[0].id, before[1].id})
 
     code, out, _ = cli(capsys, "forget", before[0].id, before[1].id, "--persist", store, "--namespace", "users/maya")
-    assert code == 0 and out.startswith("forgot 2 units and their edges from namespace 'users/maya'")
+    assert code == 0 and out.startswith(f"forgot 2 units and {edges} edges from namespace 'users/maya' of '{store}'")
     assert [u.id for u in units_of(store, MAYA)] == [u.id for u in before[2:]]
     with bow_memory(str(store)) as memory:
         assert not {before[0].id, before[1].id} & {x for e in memory.edges(MAYA) for x in (e.src, e.dst)}

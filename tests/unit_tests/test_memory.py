@@ -45,7 +45,7 @@ def test_namespaces_never_share_units_or_edges(bow, conversation):
     assert memory.get(list(sam), namespace=("users", "maya")) == []
     result = memory.recall("Harbor Grill dinner", namespace=("users", "sam"))
     assert {m.unit.id for m in result.memories} <= sam
-    assert memory.delete_namespace(("users", "sam")) == len(sam)
+    assert memory.delete_namespace(("users", "sam")).units == len(sam)
     assert {u.id for u in memory.list_units(("users", "maya"))} == maya
     assert memory.namespaces() == [("users", "maya")]
 
@@ -60,7 +60,7 @@ def test_delete_removes_units_and_their_edges(bow, conversation):
     memory = RippleMem(bow)
     memory.add_conversation(conversation, namespace=("maya",))
     victim = next(e.src for e in memory.edges(("maya",)))
-    assert memory.delete([victim], namespace=("maya",)) == 1
+    assert memory.delete([victim], namespace=("maya",)).units == 1
     assert all(victim not in (e.src, e.dst) for e in memory.edges(("maya",)))
     assert memory.get([victim], namespace=("maya",)) == []
     ids = {m.unit.id for m in memory.recall("shellfish allergy", namespace=("maya",)).memories}
@@ -141,10 +141,10 @@ def test_delete_conversation_and_stats(bow, conversation):
     assert stats.edges["semantic"] + stats.edges["structural"] > 0
     assert stats.first_time is not None and stats.first_time <= stats.last_time
     gone = memory.delete_conversation("c2", namespace=("maya",))
-    assert gone > 0
+    assert gone.units > 0
     assert memory.stats(("maya",)).conversations == [conversation.id]
     assert all(u.source.conversation_id != "c2" for u in memory.list_units(("maya",)))
-    assert memory.delete_conversation("c2", namespace=("maya",)) == 0
+    assert memory.delete_conversation("c2", namespace=("maya",)).units == 0
     assert memory.stats(("sam",)).conversations == ["c3"]  # another namespace is untouched
     with pytest.raises(ValueError, match="conversation_id"):
         memory.delete_conversation("", namespace=("maya",))
@@ -316,7 +316,8 @@ def test_a_unit_backend_refuses_vectors_of_another_width_before_chroma_sees_them
 # -- one public face: the methods a user calls, each with an async twin (issue 51, item 5) ----------------
 
 READS_AND_WRITES = ["add_conversation", "add_messages", "get", "list_units", "edges", "namespaces", "search", "recall",
-                    "delete", "delete_conversation", "stats", "suppress", "unsuppress", "delete_namespace", "close"]
+                    "delete", "delete_conversation", "stats", "suppress", "unsuppress", "update_metadata",
+                    "delete_namespace", "close"]
 
 
 def test_the_facade_holds_only_what_a_user_calls_and_every_read_or_write_has_an_async_twin():
@@ -343,9 +344,11 @@ async def test_the_async_twins_answer_as_the_sync_methods(bow, conversation):
     assert await memory.astats("n") == memory.stats("n")
     assert await memory.asuppress([ids[0]], namespace="n", reason="wrong") == 1
     assert await memory.aunsuppress([ids[0]], namespace="n") == 1
-    assert await memory.adelete([ids[0]], namespace="n") == 1
-    assert await memory.adelete_conversation("chat", namespace="n") == 0  # its one unit was ids[0]
-    assert await memory.adelete_namespace("n") == len(ids) - 1
+    assert await memory.aupdate_metadata({ids[1]: {"topic": "pets"}}, namespace="n") == 1
+    assert memory.get([ids[1]], namespace="n")[0].metadata["topic"] == "pets"
+    assert (await memory.adelete([ids[0]], namespace="n")).units == 1
+    assert (await memory.adelete_conversation("chat", namespace="n")).units == 0  # its one unit was ids[0]
+    assert (await memory.adelete_namespace("n")).units == len(ids) - 1
     await memory.aclose()
     with pytest.raises(MemoryClosedError):
         memory.list_units("n")

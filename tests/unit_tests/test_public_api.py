@@ -7,7 +7,6 @@ import types
 
 import langgraph.store.base
 import pytest
-from langgraph.store.base import PutOp
 
 import langchain_ripplemem
 from langchain_ripplemem import RippleMem, RippleMemStore
@@ -74,7 +73,7 @@ def test_one_invalid_namespace_error_a_langgraph_one(bow):
     memory = RippleMem(bow)
     try:
         with pytest.raises(InvalidNamespaceError):
-            RippleMemStore(memory).batch([PutOp(("langgraph", "x"), "k", {"text": "x"})])
+            RippleMemStore(memory).put(("users/maya",), "k", {"text": "x"})  # a label the memory refuses
     finally:
         memory.close()
 

@@ -194,13 +194,28 @@ async def test_namespaces_are_isolated(store, mode):
     assert await call(store, mode, "search", ("users", "ma")) == []  # prefixes match whole labels
 
 
-@pytest.mark.parametrize("namespace", [(), ("the", "thing.about"), ("some", "fun", ""), ("langgraph", "foo"), (123,)])
+@pytest.mark.parametrize("namespace", [(), ("the", "thing.about"), ("some", "fun", ""), (123,)])
 async def test_invalid_namespaces_are_rejected_like_langgraph(store, mode, namespace):
     with pytest.raises(InvalidNamespaceError):
         await call(store, mode, "put", namespace, "foo", {"text": "bar"})
     ops = [PutOp(namespace, "foo", {"text": "bar"})]
     with pytest.raises(InvalidNamespaceError):
         store.batch(ops) if mode == "sync" else await store.abatch(ops)
+
+
+async def test_the_reserved_root_only_through_a_raw_put_as_langgraph_does(store, memory, mode):
+    doc, ns = {"foo": "bar"}, ("langgraph", "foo")
+    with pytest.raises(InvalidNamespaceError):
+        await call(store, mode, "put", ns, "bar", doc)
+    ops = [PutOp(ns, "bar", doc)]
+    store.batch(ops) if mode == "sync" else await store.abatch(ops)  # before: InvalidNamespaceError
+    assert (await call(store, mode, "get", ns, "bar")).value == doc
+    assert [i.value for i in await call(store, mode, "search", ns)] == [doc]
+    assert ns in await call(store, mode, "list_namespaces", prefix=("langgraph",))
+    await call(store, mode, "delete", ns, "bar")
+    assert await call(store, mode, "get", ns, "bar") is None
+    with pytest.raises(InvalidNamespaceError, match="langgraph"):  # the memory's own API still refuses the root
+        memory.list_units(ns)
 
 
 @pytest.mark.parametrize("namespace", [("foo.bar",), ("foo", ""), (123,)])
@@ -229,8 +244,10 @@ async def test_bad_values_name_the_argument(store, mode):
         await call(store, mode, "put", MAYA, "k", {"text": "x", "time": "not a time"})
     with pytest.raises(ValueError, match="key must be"):
         await call(store, mode, "put", MAYA, "", {"text": "x"})
-    with pytest.raises(NotImplementedError, match="TTL"):
-        await call(store, mode, "put", MAYA, "k", {"text": "x"}, ttl=5)
+    with pytest.raises(ValueError, match="ttl must be"):
+        await call(store, mode, "put", MAYA, "k", {"text": "x"}, ttl=-5)
+    with pytest.raises(ValueError, match="index must be"):
+        await call(store, mode, "put", MAYA, "k", {"text": "x"}, index="text")
     assert await call(store, mode, "search", MAYA) == []  # nothing half-written
 
 
