@@ -33,6 +33,7 @@ from langchain_ripplemem.index.dense_rows import DenseRows
 from langchain_ripplemem.index.lexical import lexical_tokens
 from langchain_ripplemem.index.lexical_rows import LexicalRows
 from langchain_ripplemem.index.lifecycle_state import LifecycleState
+from langchain_ripplemem.index.read_view import RowsBelow
 from langchain_ripplemem.index.row_arrays import top_indices
 from langchain_ripplemem.index.unit_list import UnitList
 from langchain_ripplemem.memory_graph.scoring import HasCues
@@ -70,6 +71,10 @@ class NamespaceIndex:
         # What readers derive from the units, by name: (rows covered, value) (recall/smoothing.py::per_view).
         self.derived: dict[str, tuple[int, Any]] = {}
         self.snapshot_version: int | None = None  # the namespace version of the snapshot it matches
+        self._read_view: NamespaceIndex | None = None  # this state's read view, until the next write
+        self._shared = False  # a read view holds the name counts and lifecycle state: copy before writing
+        self.frozen = False  # a read view: never written
+        self.overtaken = False  # a read view handed out while a write ran: the edge store may be ahead of it
 
     def _expose(self, cue_rows: CueRows, lifecycle: LifecycleState) -> None:
         self.cue_rows, self.lifecycle = cue_rows, lifecycle
@@ -89,8 +94,61 @@ class NamespaceIndex:
         """``(n, dim)`` unit vectors, row ``i`` for ``ids[i]``."""
         return self.dense.rows(len(self.ids))
 
+    # -- read views ------------------------------------------------------------------
+    def read_view(self) -> NamespaceIndex:
+        """The view as it is now, for a reader: what a recall reads from its start to its end.
+
+        A read view is a :class:`NamespaceIndex` of this one's first ``n`` rows that no
+        write changes: the rows, postings and BM25 statistics written later are read
+        below ``n`` (:mod:`~langchain_ripplemem.index.read_view`), a unit rewritten later
+        reads as it was (:class:`~langchain_ripplemem.index.unit_list.UnitPrefix`), and the
+        next write copies the name counts and lifecycle state before it changes them
+        (copy on write: writers pay, once a write after a read view was taken; readers
+        never wait). A delete builds a new view and leaves this one as it is. One read view
+        serves every reader until the next write (and the caches kept per view with it).
+        The caller serialises this with the writes (``UnitIndex``'s lock).
+
+        Example:
+            >>> from langchain_ripplemem.schemas import Provenance
+            >>> def unit(text):
+            ...     return MemoryUnit.create(namespace=("d",), restatement=text, participants=["Maya"],
+            ...                              source=Provenance(conversation_id="c", session_id="s", turn_ids=[text]))
+            >>> index = NamespaceIndex(("d",))
+            >>> index.add([unit("Maya hiked.")], np.ones((1, 2), dtype=np.float32))
+            >>> view = index.read_view()
+            >>> index.add([unit("Maya hiked again.")], np.ones((1, 2), dtype=np.float32))
+            >>> len(view), len(view.postings["participants"]["maya"]), len(view.lexical_scores("hiked"))
+            (1, 1, 1)
+            >>> len(index.read_view()), view.read_view() is view
+            (2, True)
+        """
+        if self.frozen:
+            return self
+        view = self._read_view
+        if view is None:
+            n = len(self.ids)
+            view = NamespaceIndex(self.namespace, self.dense.width)
+            view.ids, view.units, view.pos = self.ids[:n], self.units.prefix(n), RowsBelow(self.pos, n)  # type: ignore[assignment]
+            view.dense, view.lexical_rows = self.dense, self.lexical_rows
+            view._expose(self.cue_rows.prefix(n), self.lifecycle)
+            view.max_seq, view._unit_bytes, view.derived = self.max_seq, self._unit_bytes, self.derived
+            view.snapshot_version, view.frozen = self.snapshot_version, True
+            self._read_view, self._shared = view, True
+        return view
+
+    def _writing(self) -> None:
+        """Before a write: a read view keeps what it holds (copy on write), and the next reader gets a new one."""
+        if self.frozen:
+            raise TypeError("a read view is never written: write to the namespace's view (UnitIndex)")
+        self._read_view = None
+        if self._shared:
+            self.cue_rows.name_counts = self.cue_rows.name_counts.copy()
+            self._expose(self.cue_rows, self.lifecycle.copy())
+            self._shared = False
+
     def add(self, units: Sequence[MemoryUnit], vectors: np.ndarray, json: Sequence[bytes] | None = None) -> None:
         """Append units that are not in the view yet (``json``: their JSON, when at hand)."""
+        self._writing()
         n = len(self.ids)
         self.dense.write(n, n + len(units), vectors)
         for offset, unit in enumerate(units):
@@ -110,6 +168,7 @@ class NamespaceIndex:
 
     def replace(self, unit: MemoryUnit) -> None:
         """Swap in a unit whose metadata changed (text, cues and vector must be the same)."""
+        self._writing()
         i = self.pos[unit.id]
         old = self.units[i]
         if (old.restatement, old.participants, old.locations, old.time) != (
@@ -172,7 +231,7 @@ class NamespaceIndex:
         tokens = lexical_tokens(query)
         if k <= 0 or not tokens or not self.ids:
             return []
-        rows, scores = top_k(self.lexical_rows.covering(self.units, self.ids).scores(tokens), k)
+        rows, scores = top_k(self.lexical_rows.covering(self.units, self.ids).scores(tokens, len(self.ids)), k)
         return [(self.ids[int(d)], float(s)) for d, s in zip(rows, scores, strict=True)]
 
     def lexical_scores(self, query: str) -> np.ndarray:
@@ -180,21 +239,24 @@ class NamespaceIndex:
         tokens = lexical_tokens(query)
         if not tokens or not self.ids:
             return np.zeros(len(self.ids), dtype=np.float32)
-        scores = self.lexical_rows.covering(self.units, self.ids).scores(tokens)
+        n = len(self.ids)
+        scores = self.lexical_rows.covering(self.units, self.ids).scores(tokens, n)
         # A writer may append units after the BM25 index was extended: they score 0
         # until the next call rather than falling off the end of the array.
-        n = len(self.ids)
         if len(scores) < n:
             scores = np.concatenate([scores, np.zeros(n - len(scores), dtype=np.float32)])
         return scores[:n]
 
     def term_rows(self, term: str) -> np.ndarray:
         """Rows whose restatement holds ``term``, a stemmed content word (the BM25 vocabulary)."""
-        return self.lexical_rows.covering(self.units, self.ids).rows_of(term)
+        n = len(self.ids)
+        rows = self.lexical_rows.covering(self.units, self.ids).rows_of(term)
+        return rows[: int(np.searchsorted(rows, n))] if len(rows) and rows[-1] >= n else rows
 
     def term_counts(self) -> np.ndarray:
         """Each unit's number of BM25 terms (content words), row order."""
-        return self.lexical_rows.covering(self.units, self.ids).lengths()
+        n = len(self.ids)
+        return self.lexical_rows.covering(self.units, self.ids).lengths()[:n]
 
     def posting_lists(self, cues: HasCues) -> list[list[int]]:
         """The row lists (insertion order) of every participant, location and day of ``cues``."""

@@ -81,11 +81,14 @@ class NamespaceSync:
 
         The namespace's writer lock comes first, so waiting for another process blocks
         no lock of this object; then the caches catch up with every earlier write.
+        Until the block ends, readers get the namespace's read view as it was before
+        (``UnitIndex.writing``).
         """
         self.check_open()
         with self.log.writer(ns), self.lock:
             self.catch_up(ns)
-            yield
+            with self.index.writing(ns):  # readers meanwhile read the namespace as it was before
+                yield
 
     def written(self, ns: Namespace, edges: Iterable[str] = ()) -> None:
         """Log this object's write (units from the index's record, and ids that gained edges)."""

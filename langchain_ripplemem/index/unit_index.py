@@ -26,7 +26,8 @@ Example:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -77,6 +78,8 @@ class UnitIndex:
         self._lock = threading.RLock()
         # Per namespace since the last take_written(): (ids written, ids deleted); None = a drop.
         self._written: dict[str, tuple[set[str], set[str]] | None] = {}
+        # Namespaces being written: (nested writing() blocks, the read view readers get meanwhile).
+        self._held: dict[str, tuple[int, NamespaceIndex]] = {}
 
     def namespace_index(self, namespace: Namespace) -> NamespaceIndex:
         """The namespace's view, loaded from the backend on first use."""
@@ -90,6 +93,41 @@ class UnitIndex:
                     self._load(index, None)
                 self._views.put(key, index)
             return index
+
+    def read_view(self, namespace: Namespace) -> NamespaceIndex:
+        """The namespace's view as the last whole write left it, which no later write changes.
+
+        While a write of the namespace is under way (:meth:`writing`), the view as it was
+        before it: a reader never sees a write half done (units without their edges, a
+        suppression before supersession is refreshed), and never waits for one
+        (:meth:`NamespaceIndex.read_view`).
+        """
+        key = namespace_key(namespace)
+        with self._lock:
+            held = self._held.get(key)
+            return held[1] if held is not None else self.namespace_index(namespace).read_view()
+
+    @contextmanager
+    def writing(self, namespace: Namespace) -> Iterator[None]:
+        """Hold the namespace's read view as it is for the readers that come while a write runs.
+
+        Writes of one namespace take turns (``NamespaceSync.writing``); nested blocks
+        hold the view the outermost took.
+        """
+        key = namespace_key(namespace)
+        with self._lock:
+            depth, view = self._held.get(key, (0, None))
+            if view is None:
+                view = self.namespace_index(namespace).read_view()
+                view.overtaken = True  # the store may hold this write's edges before it ends
+            self._held[key] = (depth + 1, view)
+        try:
+            yield
+        finally:
+            with self._lock:
+                depth, view = self._held.pop(key)
+                if depth > 1:
+                    self._held[key] = (depth - 1, view)
 
     def _restored(self, namespace: Namespace) -> NamespaceIndex | None:
         """The namespace's snapshot, caught up with the changes logged since it was saved."""

@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterable
 
 import networkx as nx
@@ -109,6 +110,8 @@ class GraphCache:
         self._graphs: LRUCache[nx.Graph] = LRUCache(bounds.max_namespaces, bounds.graph_bytes, _graph_bytes)
         self._walks: LRUCache[nx.Graph] = LRUCache(bounds.max_namespaces, bounds.graph_bytes, _walk_bytes)
         self._lock = threading.RLock()
+        # Per namespace, the walk graphs handed out that are still held (by recalls, or the cache).
+        self._handed: dict[str, list[weakref.ref[nx.Graph]]] = {}
 
     def graph(self, namespace: Namespace) -> nx.Graph:
         """The namespace's graph (loaded from the backend on first use)."""
@@ -128,7 +131,24 @@ class GraphCache:
             if graph is None:
                 graph = walk_graph(self.backend, namespace)
                 self._walks.put(key, graph)
+                handed = [ref for ref in self._handed.get(key, ()) if ref() is not None]
+                self._handed[key] = [*handed, weakref.ref(graph)]
             return graph
+
+    def removing(self, namespace: Namespace, unit_ids: Iterable[str]) -> None:
+        """Before the edge store deletes the edges of ``unit_ids``: the walk graphs still held keep reading them.
+
+        A recall walks the graph it started with (``recall/nodes.py``), whose read view
+        still holds those units; the graph a later recall gets reads the store as it is.
+        """
+        key, unit_ids = namespace_key(namespace), list(unit_ids)
+        with self._lock:
+            held = [graph for ref in self._handed.get(key, ()) if (graph := ref()) is not None]
+            self._handed[key] = [weakref.ref(graph) for graph in held]
+        if held and unit_ids:
+            rows = list(self.backend.edge_rows(namespace, unit_ids))
+            for graph in held:
+                adjacency_of(graph).keep(rows)
 
     def _forget(self, key: str, nodes: Iterable[str]) -> None:
         """The walk graph reads ``nodes`` again on their next touch (their edges changed)."""

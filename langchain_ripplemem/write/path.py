@@ -228,6 +228,7 @@ class WritePath:
         """Delete units of ``ns`` and every edge touching them (under the writer lock); returns the ids present."""
         gone = self.index.get(ns, ids) if self.config.supersession.enabled else []
         present = self.index.delete(ns, ids)
+        self.graphs.removing(ns, present)  # recalls under way keep walking the edges they started with
         self.edge_backend.remove_units(ns, present)
         self.graphs.remove(ns, present)
         refresh_supersession(self.index, ns, gone)  # what they superseded is current again

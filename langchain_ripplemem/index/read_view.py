@@ -1,0 +1,134 @@
+"""The first ``n`` rows of a namespace view's growing maps, without copying them: what a read view holds.
+
+Writers append rows to a namespace view (:mod:`~langchain_ripplemem.index.namespace_index`)
+while recalls read it. A recall reads a *read view*, the view as it was when the recall
+started: its first ``n`` rows. The view's id-to-row map and its cue postings only
+grow (a delete builds a new view), so the read view holds them as they are and
+bounds every read by ``n`` here, instead of copying maps of a whole namespace per
+recall.
+
+Example:
+    >>> pos, postings = {"a": 0, "b": 1}, {"maya": [0, 1]}
+    >>> rows, below = RowsBelow(pos, 2), PostingsBelow(postings, 2)
+    >>> pos["late"] = 2; postings["maya"].append(2); postings["new"] = [2]
+    >>> "late" in rows, len(rows), list(below["maya"]), "new" in below, sorted(below)
+    (False, 2, [0, 1], False, ['maya'])
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import islice
+from typing import Any, overload
+
+__all__ = ["PostingsBelow", "RowPrefix", "RowsBelow"]
+
+
+class RowsBelow(Mapping[str, int]):
+    """``id -> row`` of the first ``n`` rows, over a map that writers extend (rows are never renumbered).
+
+    Args:
+        rows: the view's id-to-row map (it only grows).
+        n: how many rows are read.
+    """
+
+    __slots__ = ("_n", "_rows")
+
+    def __init__(self, rows: Mapping[str, int], n: int) -> None:
+        self._rows, self._n = rows, n
+
+    def __getitem__(self, uid: str) -> int:
+        row = self._rows[uid]
+        if row >= self._n:
+            raise KeyError(uid)
+        return row
+
+    def get(self, uid: str, default: Any = None) -> Any:  # type: ignore[override]
+        """``uid``'s row, if it is one of the first ``n``; else ``default``."""
+        row = self._rows.get(uid)
+        return row if row is not None and row < self._n else default
+
+    def __contains__(self, uid: object) -> bool:
+        row = self._rows.get(uid)  # type: ignore[call-overload]
+        return row is not None and row < self._n
+
+    def __len__(self) -> int:
+        return self._n  # each of the first n rows has its id
+
+    def __iter__(self) -> Iterator[str]:
+        return (uid for uid, row in list(self._rows.items()) if row < self._n)
+
+
+class RowPrefix(Sequence[int]):
+    """The first ``k`` entries of a posting list (ascending rows) that writers append to."""
+
+    __slots__ = ("_k", "_rows")
+
+    def __init__(self, rows: list[int], k: int) -> None:
+        self._rows, self._k = rows, k
+
+    def __len__(self) -> int:
+        return self._k
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[int]: ...
+
+    def __getitem__(self, i: int | slice) -> int | list[int]:
+        if isinstance(i, slice):
+            return self._rows[: self._k][i]
+        if i < 0:
+            i += self._k
+        if not 0 <= i < self._k:
+            raise IndexError("posting out of range")
+        return self._rows[i]
+
+    def __iter__(self) -> Iterator[int]:
+        return islice(self._rows, self._k)
+
+    def __bool__(self) -> bool:
+        return self._k > 0
+
+
+class PostingsBelow(Mapping[Any, RowPrefix]):
+    """``value -> rows`` of one cue field, rows below ``n`` only; values first posted later are absent.
+
+    Args:
+        postings: the field's posting lists (each ascending; they only grow).
+        n: how many rows are read.
+    """
+
+    __slots__ = ("_n", "_postings")
+
+    def __init__(self, postings: Mapping[Any, list[int]], n: int) -> None:
+        self._postings, self._n = postings, n
+
+    def _prefix(self, value: Any) -> RowPrefix | None:
+        rows = dict.get(self._postings, value) if isinstance(self._postings, dict) else self._postings.get(value)
+        if not rows or rows[0] >= self._n:  # a defaultdict is never grown by a read
+            return None
+        k = len(rows)
+        return RowPrefix(rows, k if rows[k - 1] < self._n else bisect_left(rows, self._n, 0, k))
+
+    def __getitem__(self, value: Any) -> RowPrefix:
+        found = self._prefix(value)
+        if found is None:
+            raise KeyError(value)
+        return found
+
+    def get(self, value: Any, default: Any = None) -> Any:  # type: ignore[override]
+        """``value``'s rows below ``n``, if it has any; else ``default``."""
+        found = self._prefix(value)
+        return default if found is None else found
+
+    def __contains__(self, value: object) -> bool:
+        return self._prefix(value) is not None
+
+    def __iter__(self) -> Iterator[Any]:
+        return (value for value, rows in list(self._postings.items()) if rows and rows[0] < self._n)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
