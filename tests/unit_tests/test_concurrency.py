@@ -181,7 +181,7 @@ def assert_changed_by_the_writes(memory: RippleMemory, shown: list[str], gone: l
 
 
 def assert_one_state(result: Any, deleted_before: set[str], ever_added: set[str]) -> None:
-    """What a recall under concurrent writes may return: memories that were written and not deleted before it, once each.
+    """What a recall under concurrent writes may return: memories written, not deleted before it, once each.
 
     Its evidence agrees with its memories: each returned memory was found, by a first-hop view or expansion.
     """
