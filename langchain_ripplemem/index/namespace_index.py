@@ -70,6 +70,7 @@ class NamespaceIndex:
         self._unit_bytes = 0  # estimated memory of the units and what is derived from them (nbytes)
         # What readers derive from the units, by name: (rows covered, value) (recall/smoothing.py::per_view).
         self.derived: dict[str, tuple[int, Any]] = {}
+        self.derived_behind: dict[str, Any] = {}  # a read view's own derived values, once derived moved past it
         self.snapshot_version: int | None = None  # the namespace version of the snapshot it matches
         self._read_view: NamespaceIndex | None = None  # this state's read view, until the next write
         self._shared = False  # a read view holds the name counts and lifecycle state: copy before writing

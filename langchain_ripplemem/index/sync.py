@@ -81,13 +81,14 @@ class NamespaceSync:
 
         The namespace's writer lock comes first, so waiting for another process blocks
         no lock of this object; then the caches catch up with every earlier write.
-        Until the block ends, readers get the namespace's read view as it was before
-        (``UnitIndex.writing``).
+        Until the block ends, readers get the namespace's read view and walk graph as
+        they were before (``UnitIndex.writing``, ``GraphCache.writing``).
         """
         self.check_open()
         with self.log.writer(ns), self.lock:
             self.catch_up(ns)
-            with self.index.writing(ns):  # readers meanwhile read the namespace as it was before
+            # Readers meanwhile read the namespace as it was before: the walk graph first, as recall takes them.
+            with self.graphs.writing(ns), self.index.writing(ns):
                 yield
 
     def written(self, ns: Namespace, edges: Iterable[str] = ()) -> None:

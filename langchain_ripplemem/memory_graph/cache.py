@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 import networkx as nx
 
@@ -112,6 +113,8 @@ class GraphCache:
         self._lock = threading.RLock()
         # Per namespace, the walk graphs handed out that are still held (by recalls, or the cache).
         self._handed: dict[str, list[weakref.ref[nx.Graph]]] = {}
+        # Namespaces being written: (nested writing() blocks, the walk graph readers get meanwhile).
+        self._held: dict[str, tuple[int, nx.Graph]] = {}
 
     def graph(self, namespace: Namespace) -> nx.Graph:
         """The namespace's graph (loaded from the backend on first use)."""
@@ -124,9 +127,15 @@ class GraphCache:
             return graph
 
     def walkable(self, namespace: Namespace) -> nx.Graph:
-        """The namespace's graph for walks: adjacency read node by node from the backend, and kept."""
+        """The namespace's graph for walks: adjacency read node by node from the backend, and kept.
+
+        While a write of the namespace runs (:meth:`writing`), the graph from before it.
+        """
         key = namespace_key(namespace)
         with self._lock:
+            held = self._held.get(key)
+            if held is not None:
+                return held[1]
             graph = self._walks.get(key)
             if graph is None:
                 graph = walk_graph(self.backend, namespace)
@@ -134,6 +143,25 @@ class GraphCache:
                 handed = [ref for ref in self._handed.get(key, ()) if ref() is not None]
                 self._handed[key] = [*handed, weakref.ref(graph)]
             return graph
+
+    @contextmanager
+    def writing(self, namespace: Namespace) -> Iterator[None]:
+        """Hand readers that come while a write runs the walk graph from before it (``UnitIndex.writing``'s view).
+
+        A delete then hands that graph the edges it removes (:meth:`removing`), so it
+        still reads the edges of the units the view from before the write holds.
+        """
+        key = namespace_key(namespace)
+        with self._lock:
+            depth, graph = self._held.get(key, (0, None))
+            self._held[key] = (depth + 1, graph if graph is not None else self.walkable(namespace))
+        try:
+            yield
+        finally:
+            with self._lock:
+                depth, graph = self._held.pop(key)
+                if depth > 1:
+                    self._held[key] = (depth - 1, graph)
 
     def removing(self, namespace: Namespace, unit_ids: Iterable[str]) -> None:
         """Before the edge store deletes the edges of ``unit_ids``: the walk graphs still held keep reading them.

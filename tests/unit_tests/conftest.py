@@ -89,8 +89,12 @@ class RecallPause(BagOfWordsEmbeddings):
 
 
 def recall_trace(result: Any) -> dict[str, Any]:
-    """What a recall found, in order, with its scores and rounds: all of its result but the timings."""
-    return result.model_dump(exclude={"usage": True, "rounds": {"__all__": {"usage"}}})
+    """What a recall found, in order, with its scores and rounds: all of its result but the timings.
+
+    And the units' ``created_at``: two memories that hold the same conversation compare equal.
+    """
+    return result.model_dump(exclude={"usage": True, "rounds": {"__all__": {"usage"}},
+                                      "memories": {"__all__": {"unit": {"created_at"}}}})
 
 
 @pytest.fixture(autouse=True)

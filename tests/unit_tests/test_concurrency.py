@@ -158,12 +158,28 @@ SHARED = ("shared",)
 WAIT = 120  # hang guard for threads and processes on a slow machine, not a performance threshold
 
 
-def shared_memory(**kwargs: Any) -> tuple[RippleMemory, RecallPause]:
-    """A memory of 24 turns about hikes, places and friends, on embeddings that can hold a recall still."""
+def shared_memory(turns: int = 24, **kwargs: Any) -> tuple[RippleMemory, RecallPause]:
+    """A memory of ``turns`` turns about hikes, places and friends, on embeddings that can hold a recall still."""
     pause = RecallPause()
     memory = RippleMemory(pause, **kwargs)
-    memory.add_conversation(many_turns("base", 24), namespace=SHARED)
+    memory.add_conversation(many_turns("base", turns), namespace=SHARED)
     return memory, pause
+
+
+def run_in_thread(write: Callable[[], object]) -> None:
+    """Run ``write`` on another thread to its end (a writer beside the recall that waits here)."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            write()
+        except BaseException as err:  # noqa: BLE001 - raised below
+            errors.append(err)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(WAIT)
+    assert not thread.is_alive() and not errors, errors
 
 
 def matching(name: str) -> list[tuple[str, str]]:
@@ -230,6 +246,36 @@ def test_a_recall_reads_one_state_while_writer_threads_add_delete_and_suppress()
     assert not errors, errors
     assert recall_trace(during) == recall_trace(quiet)
     assert_changed_by_the_writes(memory, shown, shown[:3])
+
+
+def test_a_recall_walks_the_edges_it_started_with_while_a_delete_removes_them():
+    """The recall's walk reads the graph after the delete (nothing read before): the deleted edges still lead on.
+
+    Its twin, the same memory with no recall before, gives the answer alone.
+    """
+    memory, pause = shared_memory(turns=60)
+    twin, _ = shared_memory(turns=60)
+    quiet = twin.recall(QUERY, namespace=SHARED)
+    on_paths = sorted({uid for trace in quiet.rounds for path in trace.paths.values() for uid in path})
+    assert on_paths  # expansion reached a memory over an edge
+    pause.arm(lambda: run_in_thread(lambda: memory.delete(on_paths, namespace=SHARED)))
+    during = memory.recall(QUERY, namespace=SHARED)
+    assert recall_trace(during) == recall_trace(quiet)
+    assert not {m.unit.id for m in memory.recall(QUERY, namespace=SHARED).memories} & set(on_paths)
+
+
+def test_a_walk_graph_handed_out_before_a_delete_keeps_reading_its_edges():
+    memory, _ = shared_memory()
+    units = memory.list_units(SHARED)
+    gone = units[0].id
+    neighbours = {e.dst if e.src == gone else e.src for e in memory.edges(SHARED) if gone in (e.src, e.dst)}
+    assert neighbours
+    held = memory.walk_graph(SHARED)  # nothing read yet: every node is read after the delete
+    memory.delete([gone], namespace=SHARED)
+    assert all(gone in held.adj[node] for node in neighbours) and gone in held
+    fresh = memory.walk_graph(SHARED)
+    assert fresh is not held and gone not in fresh and not any(gone in fresh.adj[node] for node in neighbours
+                                                                if node in fresh)
 
 
 def test_reader_and_writer_threads_on_one_memory_each_recall_one_state():
