@@ -3,7 +3,10 @@
 Nodes read the memory through :class:`~langchain_ripplemem.recall.reader.MemoryReader`
 only. The first node, ``extract_cues``, runs :meth:`MemoryReader.prepare`, so
 every way into recall (``RippleMemory.recall``, the compiled graph, a parent
-graph) catches up with other writers and recovers from crashes the same way.
+graph) catches up with other writers and recovers from crashes the same way;
+then it pins the namespace's walk graph and read view
+(:class:`~langchain_ripplemem.recall.state.PinnedView`), which every later node
+reads: one recall reads one state of the namespace, whatever is written meanwhile.
 
 Nodes that may call an LLM (``extract_cues``, ``check_sufficiency``,
 ``answer``) have a sync and an async entry that share their preparation and

@@ -1,7 +1,8 @@
 """Concurrency: threads sharing one memory; processes sharing one embedded store.
 
 Supported: any number of threads on one ``RippleMemory`` (writes are serialised
-by the memory's lock, reads run alongside). Not supported: several processes on
+by the memory's lock, reads run alongside, and each recall reads one state of its
+namespace from start to end, whatever is written meanwhile). Not supported: several processes on
 one embedded ``persist_directory`` (Chroma's PersistentClient is not
 process-safe and RippleMem's per-process views would go stale); that is
 enforced by :mod:`langchain_ripplemem.storage.locks`, and several processes use a
