@@ -36,6 +36,8 @@ from typing import Any
 # Only what the ref's tree has too: the worker below runs against either package.
 from langchain_ripplemem.bench.scale.bench_scale import NS, SEMANTIC_THRESHOLD, seeded_questions
 from langchain_ripplemem.bench.scale.scale_dialogue import Dialogue, FastFakeEmbeddings
+from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.memory import RippleMemory
 
 __all__ = ["measure", "run_tree"]
 
@@ -50,9 +52,6 @@ def _cpu_ms(call: Any) -> float:
 
 def measure(size: int, queries: int, writes: int) -> dict[str, Any]:
     """In the imported package: fill a namespace to ``size`` memories, then time recalls and writes (CPU ms)."""
-    from langchain_ripplemem.config import WriteConfig
-    from langchain_ripplemem.memory import RippleMemory
-
     memory = RippleMemory(FastFakeEmbeddings(), write_config=WriteConfig(
         linking={"semantic_threshold": SEMANTIC_THRESHOLD}))
     dialogue, stored = Dialogue(seed=1), 0
