@@ -24,10 +24,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from langchain_ripplemem.adapters import conversation_from_messages
 from langchain_ripplemem.cli.integrity import check_store
+from langchain_ripplemem.config import LinkingConfig
 from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.storage.locks import (
     LOCK_FILENAME,
@@ -247,6 +249,40 @@ def test_a_recall_reads_one_state_while_writer_threads_add_delete_and_suppress()
     assert not errors, errors
     assert recall_trace(during) == recall_trace(quiet)
     assert_changed_by_the_writes(memory, shown, shown[:3])
+
+
+def test_a_read_view_answers_as_it_did_whatever_is_written_after_it():
+    """Every read recall makes of a view, before and after writes that append, rewrite and claim."""
+    memory, _ = shared_memory()
+    live = memory.index.namespace_index(SHARED)
+    view = memory.namespace_index(SHARED)
+    cues = memory.recall(QUERY, namespace=SHARED).cues
+    vector = np.asarray(BagOfWordsEmbeddings().embed_query(QUERY), dtype=np.float32)
+    keys = view.known_keys(QUERY + " Rafa Lisbon", ["maya"])
+
+    def reads() -> dict[str, Any]:
+        return {"n": len(view), "ids": list(view.ids), "units": [u.model_dump() for u in view.units],
+                "suppressed": set(view.suppressed), "claims": dict(view.claimed_by),
+                "semantic": view.semantic(vector, 10), "lexical": view.lexical(QUERY, 10),
+                "bm25": view.lexical_scores(QUERY).tolist(), "terms": view.term_counts().tolist(),
+                "hike": view.term_rows("hike").tolist(), "cue": view.cues(cues, 10, LinkingConfig(), vector),
+                "keys": keys, "known": view.known_keys(QUERY + " Rafa Lisbon", ["maya"]),
+                "rarity": [view.rarity(k) for k in keys], "names": [view.is_name(k) for k in keys],
+                "overlap": view.key_overlap(keys).tolist(), "maya": list(view.postings["participants"]["maya"]),
+                "pos": sorted(view.pos.items())}
+
+    before = reads()
+    first = live.units[0]
+    memory.add_messages([("human", "Rafa and Maya went hiking in Lisbon with Maya's cousin Rafa."),
+                         ("ai", "Rafa hiking in Lisbon sounds great.")], namespace=SHARED)
+    memory.suppress([first.id], namespace=SHARED, reason="wrong")
+    claim = live.units[-1].model_copy(update={"metadata": {**live.units[-1].metadata,
+                                                          "supersedes": {first.id: "moved"}}})
+    memory.index.replace(SHARED, [claim])
+    assert len(live) > before["n"] and first.id in live.suppressed and live.claimed_by[first.id]
+    assert reads() == before
+    with pytest.raises(TypeError, match="never written"):
+        view.add([first], np.zeros((1, BagOfWordsEmbeddings.dim), dtype=np.float32))
 
 
 def test_a_recall_walks_the_edges_it_started_with_while_a_delete_removes_them():
