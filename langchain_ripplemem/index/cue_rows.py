@@ -36,7 +36,7 @@ import numpy as np
 from langchain_ripplemem.config import LinkingConfig
 from langchain_ripplemem.extraction.identifying import Cues, identifying_cues, rarity
 from langchain_ripplemem.index.cue_names import NameCounts
-from langchain_ripplemem.index.read_view import PostingsBelow
+from langchain_ripplemem.index.read_view import PostingsBelow, Prefix
 from langchain_ripplemem.index.row_arrays import distinct_rows, extended
 from langchain_ripplemem.memory_graph.scoring import HasCues, normalised_cues
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit
@@ -122,7 +122,7 @@ class CueRows:
         """
         held = copy.copy(self)
         held.postings = {field: PostingsBelow(rows, n) for field, rows in self.postings.items()}  # type: ignore[misc]
-        held.keys = self.keys[:n]
+        held.keys = Prefix(self.keys, n)  # type: ignore[assignment]
         return held
 
     def describe(self, row: int, unit: MemoryUnit) -> tuple[str, ...]:

@@ -33,7 +33,7 @@ from langchain_ripplemem.index.dense_rows import DenseRows
 from langchain_ripplemem.index.lexical import lexical_tokens
 from langchain_ripplemem.index.lexical_rows import LexicalRows
 from langchain_ripplemem.index.lifecycle_state import LifecycleState
-from langchain_ripplemem.index.read_view import RowsBelow
+from langchain_ripplemem.index.read_view import Prefix, RowsBelow
 from langchain_ripplemem.index.row_arrays import top_indices
 from langchain_ripplemem.index.unit_list import UnitList
 from langchain_ripplemem.memory_graph.scoring import HasCues
@@ -129,7 +129,8 @@ class NamespaceIndex:
         if view is None:
             n = len(self.ids)
             view = NamespaceIndex(self.namespace, self.dense.width)
-            view.ids, view.units, view.pos = self.ids[:n], self.units.prefix(n), RowsBelow(self.pos, n)  # type: ignore[assignment]
+            view.ids, view.pos = Prefix(self.ids, n), RowsBelow(self.pos, n)  # type: ignore[assignment]
+            view.units = self.units.prefix(n)  # type: ignore[assignment]
             view.dense, view.lexical_rows = self.dense, self.lexical_rows
             view._expose(self.cue_rows.prefix(n), self.lifecycle)
             view.max_seq, view._unit_bytes, view.derived = self.max_seq, self._unit_bytes, self.derived

@@ -2,10 +2,10 @@
 
 Writers append rows to a namespace view (:mod:`~langchain_ripplemem.index.namespace_index`)
 while recalls read it. A recall reads a *read view*, the view as it was when the recall
-started: its first ``n`` rows. The view's id-to-row map and its cue postings only
-grow (a delete builds a new view), so the read view holds them as they are and
-bounds every read by ``n`` here, instead of copying maps of a whole namespace per
-recall.
+started: its first ``n`` rows. The view's ids, keys per row, id-to-row map and cue
+postings only grow (a delete builds a new view), so the read view holds them as they
+are and bounds every read by ``n`` here, instead of copying a whole namespace's lists
+and maps per read view (about 0.5 ms per 20k memories, per write).
 
 Example:
     >>> pos, postings = {"a": 0, "b": 1}, {"maya": [0, 1]}
@@ -20,9 +20,11 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
-__all__ = ["PostingsBelow", "RowPrefix", "RowsBelow"]
+__all__ = ["PostingsBelow", "Prefix", "RowsBelow"]
+
+_T = TypeVar("_T")
 
 
 class RowsBelow(Mapping[str, int]):
@@ -60,40 +62,40 @@ class RowsBelow(Mapping[str, int]):
         return (uid for uid, row in list(self._rows.items()) if row < self._n)
 
 
-class RowPrefix(Sequence[int]):
-    """The first ``k`` entries of a posting list (ascending rows) that writers append to."""
+class Prefix(Sequence[_T]):
+    """The first ``k`` items of a list that writers append to (ids, keys per row, a posting list's rows)."""
 
-    __slots__ = ("_k", "_rows")
+    __slots__ = ("_items", "_k")
 
-    def __init__(self, rows: list[int], k: int) -> None:
-        self._rows, self._k = rows, k
+    def __init__(self, items: list[_T], k: int) -> None:
+        self._items, self._k = items, k
 
     def __len__(self) -> int:
         return self._k
 
     @overload
-    def __getitem__(self, i: int) -> int: ...
+    def __getitem__(self, i: int) -> _T: ...
 
     @overload
-    def __getitem__(self, i: slice) -> list[int]: ...
+    def __getitem__(self, i: slice) -> list[_T]: ...
 
-    def __getitem__(self, i: int | slice) -> int | list[int]:
+    def __getitem__(self, i: int | slice) -> _T | list[_T]:
         if isinstance(i, slice):
-            return self._rows[: self._k][i]
+            return self._items[: self._k][i]
         if i < 0:
             i += self._k
         if not 0 <= i < self._k:
-            raise IndexError("posting out of range")
-        return self._rows[i]
+            raise IndexError("row out of range")
+        return self._items[i]
 
-    def __iter__(self) -> Iterator[int]:
-        return islice(self._rows, self._k)
+    def __iter__(self) -> Iterator[_T]:
+        return islice(self._items, self._k)
 
     def __bool__(self) -> bool:
         return self._k > 0
 
 
-class PostingsBelow(Mapping[Any, RowPrefix]):
+class PostingsBelow(Mapping[Any, Prefix[int]]):
     """``value -> rows`` of one cue field, rows below ``n`` only; values first posted later are absent.
 
     Args:
@@ -106,14 +108,14 @@ class PostingsBelow(Mapping[Any, RowPrefix]):
     def __init__(self, postings: Mapping[Any, list[int]], n: int) -> None:
         self._postings, self._n = postings, n
 
-    def _prefix(self, value: Any) -> RowPrefix | None:
+    def _prefix(self, value: Any) -> Prefix[int] | None:
         rows = dict.get(self._postings, value) if isinstance(self._postings, dict) else self._postings.get(value)
         if not rows or rows[0] >= self._n:  # a defaultdict is never grown by a read
             return None
         k = len(rows)
-        return RowPrefix(rows, k if rows[k - 1] < self._n else bisect_left(rows, self._n, 0, k))
+        return Prefix(rows, k if rows[k - 1] < self._n else bisect_left(rows, self._n, 0, k))
 
-    def __getitem__(self, value: Any) -> RowPrefix:
+    def __getitem__(self, value: Any) -> Prefix[int]:
         found = self._prefix(value)
         if found is None:
             raise KeyError(value)
