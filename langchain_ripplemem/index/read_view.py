@@ -17,14 +17,68 @@ Example:
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from itertools import islice
-from typing import Any, TypeVar, overload
+from typing import Any, Generic, TypeVar, overload
 
-__all__ = ["PostingsBelow", "Prefix", "RowsBelow"]
+__all__ = ["HeldDuringWrites", "PostingsBelow", "Prefix", "RowsBelow", "row_of"]
 
 _T = TypeVar("_T")
+
+
+def row_of(i: int, n: int) -> int:
+    """Index ``i`` of a sequence of ``n`` rows as a row (negative: from the end); ``IndexError`` outside.
+
+    Example:
+        >>> row_of(-1, 3), row_of(2, 3)
+        (2, 2)
+    """
+    row = i + n if i < 0 else i
+    if not 0 <= row < n:
+        raise IndexError("row out of range")
+    return row
+
+
+class HeldDuringWrites(Generic[_T]):
+    """Per namespace, what readers get while a write of it runs: what was there before the outermost write began.
+
+    Writes of one namespace take turns, and a write may open another inside it (the
+    same thread): the thing is taken when the outermost block opens and let go when it
+    closes.
+
+    Example:
+        >>> held, lock = HeldDuringWrites(), threading.RLock()
+        >>> with held.holding("ns", lock, lambda: "before"):
+        ...     with held.holding("ns", lock, lambda: "never taken"):
+        ...         inside = held.get("ns")
+        >>> inside, held.get("ns")
+        ('before', None)
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[str, tuple[int, _T]] = {}
+
+    def get(self, key: str) -> _T | None:
+        """What readers of ``key`` get while a write runs; ``None`` when none does."""
+        found = self._held.get(key)
+        return None if found is None else found[1]
+
+    @contextmanager
+    def holding(self, key: str, lock: threading.RLock, take: Callable[[], _T]) -> Iterator[None]:
+        """Hold ``take()`` (called under ``lock`` by the outermost block) for ``key``'s readers until the block ends."""
+        with lock:
+            depth, thing = self._held[key] if key in self._held else (0, take())
+            self._held[key] = (depth + 1, thing)
+        try:
+            yield
+        finally:
+            with lock:
+                depth, thing = self._held.pop(key)
+                if depth > 1:
+                    self._held[key] = (depth - 1, thing)
 
 
 class RowsBelow(Mapping[str, int]):
@@ -82,11 +136,7 @@ class Prefix(Sequence[_T]):
     def __getitem__(self, i: int | slice) -> _T | list[_T]:
         if isinstance(i, slice):
             return self._items[: self._k][i]
-        if i < 0:
-            i += self._k
-        if not 0 <= i < self._k:
-            raise IndexError("row out of range")
-        return self._items[i]
+        return self._items[row_of(i, self._k)]
 
     def __iter__(self) -> Iterator[_T]:
         return islice(self._items, self._k)

@@ -35,6 +35,7 @@ import numpy as np
 from langchain_ripplemem._runtime import heap
 from langchain_ripplemem.index.cache_bounds import CacheBounds, LRUCache
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
+from langchain_ripplemem.index.read_view import HeldDuringWrites
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_key
 from langchain_ripplemem.storage.base import UnitBackend
 
@@ -78,8 +79,7 @@ class UnitIndex:
         self._lock = threading.RLock()
         # Per namespace since the last take_written(): (ids written, ids deleted); None = a drop.
         self._written: dict[str, tuple[set[str], set[str]] | None] = {}
-        # Namespaces being written: (nested writing() blocks, the read view readers get meanwhile).
-        self._held: dict[str, tuple[int, NamespaceIndex]] = {}
+        self._held: HeldDuringWrites[NamespaceIndex] = HeldDuringWrites()  # namespaces being written: their view
 
     def namespace_index(self, namespace: Namespace) -> NamespaceIndex:
         """The namespace's view, loaded from the backend on first use."""
@@ -102,10 +102,9 @@ class UnitIndex:
         suppression before supersession is refreshed), and never waits for one
         (:meth:`NamespaceIndex.read_view`).
         """
-        key = namespace_key(namespace)
         with self._lock:
-            held = self._held.get(key)
-            return held[1] if held is not None else self.namespace_index(namespace).read_view()
+            held = self._held.get(namespace_key(namespace))
+            return held if held is not None else self.namespace_index(namespace).read_view()
 
     @contextmanager
     def writing(self, namespace: Namespace) -> Iterator[None]:
@@ -114,20 +113,13 @@ class UnitIndex:
         Writes of one namespace take turns (``NamespaceSync.writing``); nested blocks
         hold the view the outermost took.
         """
-        key = namespace_key(namespace)
-        with self._lock:
-            depth, view = self._held.get(key, (0, None))
-            if view is None:
-                view = self.namespace_index(namespace).read_view()
-                view.overtaken = True  # the store may hold this write's edges before it ends
-            self._held[key] = (depth + 1, view)
-        try:
+        def before() -> NamespaceIndex:
+            view = self.namespace_index(namespace).read_view()
+            view.overtaken = True  # the store may hold this write's edges before it ends
+            return view
+
+        with self._held.holding(namespace_key(namespace), self._lock, before):
             yield
-        finally:
-            with self._lock:
-                depth, view = self._held.pop(key)
-                if depth > 1:
-                    self._held[key] = (depth - 1, view)
 
     def _restored(self, namespace: Namespace) -> NamespaceIndex | None:
         """The namespace's snapshot, caught up with the changes logged since it was saved."""

@@ -38,6 +38,7 @@ from typing import overload
 
 import numpy as np
 
+from langchain_ripplemem.index.read_view import row_of
 from langchain_ripplemem.schemas import MemoryUnit
 
 __all__ = ["PARSED_KEPT", "UnitList", "UnitPrefix"]
@@ -155,11 +156,7 @@ class UnitList(Sequence[MemoryUnit]):
     def __getitem__(self, i: int | slice) -> MemoryUnit | list[MemoryUnit]:
         if isinstance(i, slice):
             return [self._row(j) for j in range(*i.indices(len(self._units)))]
-        if i < 0:
-            i += len(self._units)
-        if not 0 <= i < len(self._units):
-            raise IndexError("unit row out of range")
-        return self._row(i)
+        return self._row(row_of(i, len(self._units)))
 
     def take(self, rows: Iterable[int]) -> list[MemoryUnit]:
         """The units of ``rows`` (non-negative), as ``[self[i] for i in rows]`` gives them, in one pass.
@@ -267,11 +264,7 @@ class UnitPrefix(Sequence[MemoryUnit]):
     def __getitem__(self, i: int | slice) -> MemoryUnit | list[MemoryUnit]:
         if isinstance(i, slice):
             return self.take(range(*i.indices(self._n)))
-        if i < 0:
-            i += self._n
-        if not 0 <= i < self._n:
-            raise IndexError("unit row out of range")
-        return self._row(i)
+        return self._row(row_of(i, self._n))
 
     def take(self, rows: Iterable[int]) -> list[MemoryUnit]:
         """The units of ``rows`` (non-negative, below ``len(self)``), as :meth:`UnitList.take` gives them."""

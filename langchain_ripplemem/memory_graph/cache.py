@@ -39,6 +39,7 @@ from langchain_ripplemem.index.cache_bounds import (
     CacheBounds,
     LRUCache,
 )
+from langchain_ripplemem.index.read_view import HeldDuringWrites
 from langchain_ripplemem.memory_graph.adjacency import adjacency_of, walk_graph
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_key
 from langchain_ripplemem.storage.base import EdgeBackend, EdgeRow
@@ -113,8 +114,7 @@ class GraphCache:
         self._lock = threading.RLock()
         # Per namespace, the walk graphs handed out that are still held (by recalls, or the cache).
         self._handed: dict[str, list[weakref.ref[nx.Graph]]] = {}
-        # Namespaces being written: (nested writing() blocks, the walk graph readers get meanwhile).
-        self._held: dict[str, tuple[int, nx.Graph]] = {}
+        self._held: HeldDuringWrites[nx.Graph] = HeldDuringWrites()  # namespaces being written: their walk graph
 
     def graph(self, namespace: Namespace) -> nx.Graph:
         """The namespace's graph (loaded from the backend on first use)."""
@@ -135,7 +135,7 @@ class GraphCache:
         with self._lock:
             held = self._held.get(key)
             if held is not None:
-                return held[1]
+                return held
             graph = self._walks.get(key)
             if graph is None:
                 graph = walk_graph(self.backend, namespace)
@@ -151,17 +151,8 @@ class GraphCache:
         A delete then hands that graph the edges it removes (:meth:`removing`), so it
         still reads the edges of the units the view from before the write holds.
         """
-        key = namespace_key(namespace)
-        with self._lock:
-            depth, graph = self._held.get(key, (0, None))
-            self._held[key] = (depth + 1, graph if graph is not None else self.walkable(namespace))
-        try:
+        with self._held.holding(namespace_key(namespace), self._lock, lambda: self.walkable(namespace)):
             yield
-        finally:
-            with self._lock:
-                depth, graph = self._held.pop(key)
-                if depth > 1:
-                    self._held[key] = (depth - 1, graph)
 
     def removing(self, namespace: Namespace, unit_ids: Iterable[str]) -> None:
         """Before the edge store deletes the edges of ``unit_ids``: the walk graphs still held keep reading them.
