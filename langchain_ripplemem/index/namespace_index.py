@@ -19,6 +19,7 @@ saves and restores its own state (:meth:`NamespaceIndex.state`, for the snapshot
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -33,7 +34,6 @@ from langchain_ripplemem.index.dense_rows import DenseRows
 from langchain_ripplemem.index.lexical import lexical_tokens
 from langchain_ripplemem.index.lexical_rows import LexicalRows
 from langchain_ripplemem.index.lifecycle_state import LifecycleState
-from langchain_ripplemem.index.read_view import Prefix, RowsBelow
 from langchain_ripplemem.index.row_arrays import top_indices
 from langchain_ripplemem.index.unit_list import UnitList
 from langchain_ripplemem.memory_graph.scoring import HasCues
@@ -127,15 +127,8 @@ class NamespaceIndex:
             return self
         view = self._read_view
         if view is None:
-            n = len(self.ids)
-            view = NamespaceIndex(self.namespace, self.dense.width)
-            view.ids, view.pos = Prefix(self.ids, n), RowsBelow(self.pos, n)  # type: ignore[assignment]
-            view.units = self.units.prefix(n)  # type: ignore[assignment]
-            view.dense, view.lexical_rows = self.dense, self.lexical_rows
-            view._expose(self.cue_rows.prefix(n), self.lifecycle)
-            view.max_seq, view._unit_bytes, view.derived = self.max_seq, self._unit_bytes, self.derived
-            view.snapshot_version, view.frozen = self.snapshot_version, True
-            self._read_view, self._shared = view, True
+            view = self._read_view = _ReadView(self)
+            self._shared = True
         return view
 
     def _writing(self) -> None:
@@ -345,3 +338,36 @@ class NamespaceIndex:
 def _seq(unit: MemoryUnit) -> int:
     seq = unit.metadata.get("seq", -1)
     return seq if isinstance(seq, int) else -1
+
+
+class _ReadView(NamespaceIndex):
+    """A read view of ``of``'s first rows (:meth:`NamespaceIndex.read_view`).
+
+    Its ids, keys per row and id map are copied from ``of``'s growing ones the first
+    time a reader asks: once per read view, which serves every recall until the next
+    write, and never for the view a write holds for readers who may not come.
+    """
+
+    def __init__(self, of: NamespaceIndex) -> None:
+        n = len(of.ids)
+        super().__init__(of.namespace, of.dense.width)
+        self._n, self._of_ids, self._of_keys = n, of.ids, of.cue_rows.keys
+        self.units = of.units.prefix(n)  # type: ignore[assignment]
+        self.dense, self.lexical_rows = of.dense, of.lexical_rows
+        self._expose(of.cue_rows.prefix(n), of.lifecycle)
+        self.max_seq, self._unit_bytes, self.derived = of.max_seq, of._unit_bytes, of.derived
+        self.snapshot_version, self.frozen = of.snapshot_version, True
+        for name in ("ids", "keys", "pos"):  # read through the properties below
+            del self.__dict__[name]
+
+    @functools.cached_property
+    def ids(self) -> list[str]:  # type: ignore[override]
+        return self._of_ids[: self._n]
+
+    @functools.cached_property
+    def keys(self) -> list[tuple[str, ...]]:  # type: ignore[override]
+        return self._of_keys[: self._n]
+
+    @functools.cached_property
+    def pos(self) -> dict[str, int]:  # type: ignore[override]
+        return dict(zip(self.ids, range(self._n), strict=True))

@@ -1,18 +1,17 @@
-"""The first ``n`` rows of a namespace view's growing maps, without copying them: what a read view holds.
+"""What a read view shares with the namespace view that writers keep growing: its first ``n`` rows.
 
 Writers append rows to a namespace view (:mod:`~langchain_ripplemem.index.namespace_index`)
 while recalls read it. A recall reads a *read view*, the view as it was when the recall
-started: its first ``n`` rows. The view's ids, keys per row, id-to-row map and cue
-postings only grow (a delete builds a new view), so the read view holds them as they
-are and bounds every read by ``n`` here, instead of copying a whole namespace's lists
-and maps per read view (about 0.5 ms per 20k memories, per write).
+started: its first ``n`` rows. The cue postings only grow (a delete builds a new view),
+so a read view holds them as they are and bounds every read by ``n`` here
+(:class:`PostingsBelow`), instead of copying every posting list of a namespace.
 
 Example:
-    >>> pos, postings = {"a": 0, "b": 1}, {"maya": [0, 1]}
-    >>> rows, below = RowsBelow(pos, 2), PostingsBelow(postings, 2)
-    >>> pos["late"] = 2; postings["maya"].append(2); postings["new"] = [2]
-    >>> "late" in rows, len(rows), list(below["maya"]), "new" in below, sorted(below)
-    (False, 2, [0, 1], False, ['maya'])
+    >>> postings = {"maya": [0, 1]}
+    >>> below = PostingsBelow(postings, 2)
+    >>> postings["maya"].append(2); postings["new"] = [2]
+    >>> list(below["maya"]), "new" in below, sorted(below)
+    ([0, 1], False, ['maya'])
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from contextlib import contextmanager
 from itertools import islice
 from typing import Any, Generic, TypeVar, overload
 
-__all__ = ["HeldDuringWrites", "PostingsBelow", "Prefix", "RowsBelow", "row_of"]
+__all__ = ["HeldDuringWrites", "PostingsBelow", "Prefix", "row_of"]
 
 _T = TypeVar("_T")
 
@@ -79,41 +78,6 @@ class HeldDuringWrites(Generic[_T]):
                 depth, thing = self._held.pop(key)
                 if depth > 1:
                     self._held[key] = (depth - 1, thing)
-
-
-class RowsBelow(Mapping[str, int]):
-    """``id -> row`` of the first ``n`` rows, over a map that writers extend (rows are never renumbered).
-
-    Args:
-        rows: the view's id-to-row map (it only grows).
-        n: how many rows are read.
-    """
-
-    __slots__ = ("_n", "_rows")
-
-    def __init__(self, rows: Mapping[str, int], n: int) -> None:
-        self._rows, self._n = rows, n
-
-    def __getitem__(self, uid: str) -> int:
-        row = self._rows[uid]
-        if row >= self._n:
-            raise KeyError(uid)
-        return row
-
-    def get(self, uid: str, default: Any = None) -> Any:  # type: ignore[override]
-        """``uid``'s row, if it is one of the first ``n``; else ``default``."""
-        row = self._rows.get(uid)
-        return row if row is not None and row < self._n else default
-
-    def __contains__(self, uid: object) -> bool:
-        row = self._rows.get(uid)  # type: ignore[call-overload]
-        return row is not None and row < self._n
-
-    def __len__(self) -> int:
-        return self._n  # each of the first n rows has its id
-
-    def __iter__(self) -> Iterator[str]:
-        return (uid for uid, row in list(self._rows.items()) if row < self._n)
 
 
 class Prefix(Sequence[_T]):
