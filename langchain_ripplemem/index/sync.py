@@ -62,6 +62,10 @@ class NamespaceSync:
         """Apply what other writers changed in ``ns`` since this object last looked."""
         self.check_open()
         current = self.log.version(ns)
+        if self.versions.get(ns) == current or self.index.held(ns):
+            # Nothing new, or this object's write of ns runs (it caught up as it began; readers read
+            # the view from before it): no lock, which that write holds to its end. Reads never wait.
+            return
         with self.lock:
             seen = self.versions.get(ns)
             if seen is not None and seen != current:

@@ -102,9 +102,18 @@ class UnitIndex:
         suppression before supersession is refreshed), and never waits for one
         (:meth:`NamespaceIndex.read_view`).
         """
+        key = namespace_key(namespace)
+        # Asked before the lock, which a write holds while it stores its units: a reader never waits for it.
+        held = self._held.get(key)
+        if held is not None:
+            return held
         with self._lock:
-            held = self._held.get(namespace_key(namespace))
+            held = self._held.get(key)
             return held if held is not None else self.namespace_index(namespace).read_view()
+
+    def held(self, namespace: Namespace) -> bool:
+        """Whether a write of ``namespace`` runs (:meth:`writing`), so readers get the view from before it."""
+        return self._held.get(namespace_key(namespace)) is not None
 
     @contextmanager
     def writing(self, namespace: Namespace) -> Iterator[None]:

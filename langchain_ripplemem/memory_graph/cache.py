@@ -132,6 +132,9 @@ class GraphCache:
         While a write of the namespace runs (:meth:`writing`), the graph from before it.
         """
         key = namespace_key(namespace)
+        held = self._held.get(key)  # asked before the lock: a reader never waits for a write
+        if held is not None:
+            return held
         with self._lock:
             held = self._held.get(key)
             if held is not None:

@@ -315,6 +315,23 @@ def test_a_walk_graph_handed_out_before_a_delete_keeps_reading_its_edges():
                                                                 if node in fresh)
 
 
+def test_a_recall_never_waits_for_a_write_under_way():
+    """A write held still with its locks taken (storing its edges): a recall on another thread runs to its end."""
+    memory, _ = shared_memory()
+    quiet = memory.recall(QUERY, namespace=SHARED)
+    store_edges, recalled = memory.edge_backend.add, []
+
+    def recall_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        if not recalled:  # the first batch of edges: the write holds its writer lock, the memory's, the index's
+            recalled.append(None)
+            run_in_thread(lambda: recalled.append(memory.recall(QUERY, namespace=SHARED)))
+        return store_edges(*args, **kwargs)
+
+    memory.edge_backend.add = recall_meanwhile  # type: ignore[method-assign]
+    memory.add_messages(matching("held"), namespace=SHARED)
+    assert recall_trace(recalled[1]) == recall_trace(quiet)  # nor does it see the write half done
+
+
 def test_reader_and_writer_threads_on_one_memory_each_recall_one_state():
     """The issue's load: two threads adding messages, two recalling, one deleting, 25 calls each."""
     memory, pause = shared_memory()
