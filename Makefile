@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev143.json
 
-.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma small-memory-cases bench-all bench-summary demo
+.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma bench-forget small-memory-cases bench-all bench-summary demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -115,6 +115,10 @@ bench-chroma:
 	$(PY) -m langchain_ripplemem.bench.measurements.chroma_upsert --out results/chroma_upsert.json
 	$(PY) -m langchain_ripplemem.bench.measurements.chroma_upsert --documents --out results/chroma_documents.json
 	$(PY) -m langchain_ripplemem.bench.measurements.chroma_reads --records 100000 --out results/chroma_reads.json
+
+# What a forget that erases costs against a delete that only deletes (docs/lifecycle.md, Deletes).
+bench-forget:
+	$(PY) -m langchain_ripplemem.bench.measurements.forget_cost --out results/forget_cost.json
 
 # The small-memory suite's cases file, written from the cases in bench/small_memory_source.py.
 small-memory-cases:

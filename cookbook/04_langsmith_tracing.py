@@ -72,7 +72,7 @@ def _short(value: Any) -> Any:
 def main() -> None:
     tracing = os.environ.get("LANGSMITH_TRACING", "").lower() == "true" and os.environ.get("LANGSMITH_API_KEY")
     print("LangSmith tracing:", "on (runs also go to LangSmith)" if tracing else "off (local collector only)")
-    # A six-turn chat is too small for rare-cue edges: the paper's structural edges here.
+    # A four-turn chat is too small for rare-cue edges: the paper's structural edges here.
     memory = RippleMemory(write_config=PAPER_WRITE)
     memory.add_conversation(CHAT, namespace=NAMESPACE)
     # A small first hop, so one expansion round runs.

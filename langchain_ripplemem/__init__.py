@@ -23,7 +23,9 @@ from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.errors import (
     DuplicateSessionWarning,
     EmbeddingModelMismatchError,
+    ErasureError,
     ExtractionError,
+    FailedWindowsWarning,
     InvalidConversationError,
     InvalidNamespaceError,
     MemoryClosedError,
@@ -61,6 +63,7 @@ __version__ = "0.1.0"
 # (and the optional mcp SDK is imported only by create_mcp_server's module).
 _LAZY = {
     "ChromaUnitBackend": "langchain_ripplemem.storage.chroma",
+    "ForgetReport": "langchain_ripplemem.write.forget",
     "LLMExtractor": "langchain_ripplemem.extraction.llm",
     "MiniLMOnnxEmbeddings": "langchain_ripplemem.embeddings",
     "PostgresGraph": "langchain_ripplemem.storage.postgres",
@@ -102,7 +105,10 @@ __all__ = [
     "DuplicateSessionWarning",
     "Edge",
     "EmbeddingModelMismatchError",
+    "ErasureError",
     "ExtractionError",
+    "FailedWindowsWarning",
+    "ForgetReport",
     "GraphStore",
     "IngestReport",
     "InvalidConversationError",

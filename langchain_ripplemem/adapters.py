@@ -198,6 +198,11 @@ def load_conversations(path: str | Path) -> list[Conversation]:
         raise InvalidConversationError(
             f"{path}: line {line_number}: not UTF-8 (byte {raw[exc.start]:#04x} at offset "
             f"{exc.start}); re-save the file as UTF-8") from exc
+    if not text.strip():  # else the JSON parser's "Expecting value", as if the file were malformed
+        size = "0 bytes" if not raw else "only whitespace"
+        raise InvalidConversationError(
+            f"{path} is empty ({size}): a .json file holds one conversation object or a list of them, "
+            "a .jsonl file one per line")
     records: list[tuple[str, Any]] = []
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         for number, line in enumerate(text.splitlines(), start=1):

@@ -39,6 +39,14 @@ class MemoryClosedError(RippleMemError, RuntimeError):
     """The memory was closed (``RippleMemory.close()`` or the end of its ``with`` block): open a new one."""
 
 
+class ErasureError(RippleMemError, RuntimeError):
+    """A forget deleted its units, but rewriting a file that may still hold their bytes failed.
+
+    The units are gone from the memory (recall, lists, search); the message names the file
+    and the error. The next forget rewrites the file again (``docs/lifecycle.md``, "Deletes").
+    """
+
+
 class ModelConfigurationError(RippleMemError):
     """The chat model refuses every request with these settings (bad API key, no access, unknown model).
 
@@ -46,5 +54,17 @@ class ModelConfigurationError(RippleMemError):
     """
 
 
+class FailedWindowsWarning(UserWarning):
+    """Some extraction windows of an ingest failed: nothing of them was stored.
+
+    ``IngestReport.failed_windows`` names each (turns, error); ingesting the conversation
+    again extracts them again.
+    """
+
+
 class DuplicateSessionWarning(UserWarning):
-    """A source lists one session twice with the same turns; it is kept once (the message names it)."""
+    """A conversation uses one session id twice; the message names both places.
+
+    A LongMemEval record listing a session twice with the same turns keeps it once; two
+    sessions of one conversation with the same id and other turns are both kept.
+    """

@@ -66,6 +66,7 @@ from langchain_ripplemem.storage.chroma import DEFAULT_COLLECTION, ChromaUnitBac
 from langchain_ripplemem.storage.embedding_record import EmbeddingModelCheck
 from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME, open_sqlite_graph
 from langchain_ripplemem.supersession.llm import llm_supersession
+from langchain_ripplemem.write.forget import ForgetReport
 from langchain_ripplemem.write.path import EmbedProgress, WritePath
 
 if TYPE_CHECKING:
@@ -102,14 +103,17 @@ class RippleMemory:
         write_config: windows, linking thresholds and caps.
         recall_config: recollection budgets and weights (default ``RecallConfig()``,
             the recommended settings; ``presets.PAPER`` is METHOD.md's).
-        namespace: default namespace for calls that do not pass one.
+        namespace: default namespace for calls that do not pass one: every method whose
+            ``namespace`` is optional takes ``None`` (its default) as this namespace; those
+            that need one (``delete_namespace``, ``prepare``, ``namespace_index``, ``graph``)
+            refuse ``None``.
         cache_bounds: how many namespaces, and how many bytes, of views and graphs stay
             in memory (least recently used out first; default ``CacheBounds()``).
         snapshot_directory: a local cache of views for fast cold opens (:mod:`~langchain_ripplemem.index.snapshot`;
             default ``ripplemem_views`` in ``persist_directory``, none without it; ``False``: none).
 
     Raises:
-        ValueError: naming the arguments that cannot go together.
+        ValueError: naming the arguments that cannot go together, or a ``persist_directory`` that is a file.
 
     A store of another embedding model fails the first add, recall or search, before anything is
     read or written (``EmbeddingModelMismatchError``, :mod:`~langchain_ripplemem.storage.embedding_record`).
@@ -139,6 +143,8 @@ class RippleMemory:
             raise ValueError("pass either unit_backend or client, not both")
         if graph_store is not None and graph_path is not None:
             raise ValueError("pass either graph_store or graph_path, not both")
+        if persist_directory is not None and Path(persist_directory).exists() and not Path(persist_directory).is_dir():
+            raise ValueError(f"persist_directory {str(persist_directory)!r} is a file, not a directory")
         if embeddings is None:
             from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
 
@@ -212,7 +218,7 @@ class RippleMemory:
     # -- the reader recall uses (recall/reader.py) ---------------------------------
     def prepare(self, namespace: Namespace | str) -> None:
         """Make a namespace current: catch up with other writers, link what a crash left unlinked."""
-        ns = self._ns(namespace)
+        ns = self._ns(validate_namespace(namespace))
         self._check_model()
         self._write.ensure_linked(ns)
 
@@ -261,8 +267,8 @@ class RippleMemory:
         ns, conv, windows, report, known = self._prepare(conversation, namespace)
         started = time.perf_counter()
         results = [self.extractor.extract(w, ns) for w in with_progress(windows, progress, conv.id)]
-        report.usage.seconds["extract"] = time.perf_counter() - started
-        return self._write.commit(ns, results, report, unit_metadata, on_embedded, known=known)
+        return self._write.commit(ns, results, report, unit_metadata, on_embedded, known=known,
+                                  extract_seconds=time.perf_counter() - started)
 
     async def aadd_conversation(
         self, conversation: Conversation | dict[str, Any], *, namespace: Namespace | str | None = None,
@@ -272,15 +278,17 @@ class RippleMemory:
         ns, _, windows, report, known = await asyncio.to_thread(self._prepare, conversation, namespace)
         started = time.perf_counter()
         results = list(await asyncio.gather(*(self.extractor.aextract(w, ns) for w in windows)))
-        report.usage.seconds["extract"] = time.perf_counter() - started
         return await asyncio.to_thread(self._write.commit, ns, results, report, unit_metadata, on_embedded,
-                                       known=known)
+                                       known=known, extract_seconds=time.perf_counter() - started)
 
     def add_messages(
         self, messages: Iterable[MessageLikeRepresentation], *, namespace: Namespace | str | None = None,
         session_time: datetime | None = None, conversation_id: str | None = None,
     ) -> IngestReport:
-        """Remember chat messages as one session (``adapters.conversation_from_messages``: ids, errors)."""
+        """Remember chat messages as one session (``adapters.conversation_from_messages``: ids, errors).
+
+        ``namespace=None`` is the memory's default namespace, as in :meth:`add_conversation`.
+        """
         conv = conversation_from_messages(messages, conversation_id=conversation_id, session_time=session_time)
         return self.add_conversation(conv, namespace=namespace)
 
@@ -303,10 +311,8 @@ class RippleMemory:
         return list(units) if include_suppressed else [u for u in units if not is_suppressed(u)]
 
     def edges(self, namespace: Namespace | str | None = None) -> list[Edge]:
-        """Every edge of a namespace."""
-        ns = self._ns(namespace)
-        self._write.ensure_linked(ns)
-        return self.graphs.edges(ns)
+        """Every edge of a namespace, as stored (reading links nothing: see :meth:`stats`)."""
+        return self.graphs.edges(self._ns(namespace))
 
     def namespaces(self) -> list[Namespace]:
         """Namespaces that hold units."""
@@ -350,8 +356,8 @@ class RippleMemory:
             as_of: answer as of that time: later memories are hidden and only
                 supersessions before it down-weight a memory (``docs/lifecycle.md``).
             answer: also answer from the memories with the memory's chat model
-                (``RecallResult.answer``); a failed answer keeps the memories and
-                records the error in ``RecallResult.warnings``.
+                (``RecallResult.answer``); a failed or empty answer keeps the memories,
+                leaves ``answer`` ``None`` and says why in ``RecallResult.warnings``.
             asker: the speaker asking (e.g. ``"user"``): the query's "I" and "my"
                 mean that speaker, whose own memories then get ``scoring.speaker_bonus``.
 
@@ -392,17 +398,26 @@ class RippleMemory:
         return self._recall_graph, {"query": query, "with_answer": answer}, run_config, context
 
     # -- lifecycle -----------------------------------------------------------------
-    def delete(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> int:
-        """Delete units of ``namespace`` and every edge touching them; returns units deleted."""
-        ns = self._ns(namespace)
-        ids = list(ids)
-        with self._sync.writing(ns):
-            present = self._write.remove(ns, ids)
-            self._sync.written(ns)
-        return len(present)
+    def delete(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> ForgetReport:
+        """Delete units of ``namespace`` and every edge touching them, and erase them from the store's files.
 
-    def delete_conversation(self, conversation_id: str, *, namespace: Namespace | str | None = None) -> int:
-        """Delete every unit of ``namespace`` from ``conversation_id`` (and their edges); returns units deleted.
+        When it returns, no file of an embedded store holds the units' text, restatements,
+        cues or vectors (``docs/lifecycle.md``, "Deletes"); ids of other namespaces and unknown
+        ids are ignored. ``ids`` may be one id.
+
+        Returns:
+            What was deleted (``units``, ``unit_ids``, ``edges``), the files rewritten, and what
+            a server backend may still keep (``kept``).
+
+        Raises:
+            ErasureError: a file could not be rewritten (the units are deleted all the same).
+        """
+        ns = self._ns(namespace)
+        return self._write.forget(ns, [ids] if isinstance(ids, str) else list(ids))
+
+    def delete_conversation(self, conversation_id: str, *,
+                            namespace: Namespace | str | None = None) -> ForgetReport:
+        """Delete every unit of ``namespace`` from ``conversation_id`` (and their edges), as :meth:`delete`.
 
         Raises:
             ValueError: naming ``conversation_id`` when it is not a non-empty string.
@@ -411,12 +426,15 @@ class RippleMemory:
             raise ValueError(f"conversation_id must be a non-empty string, got {conversation_id!r}")
         ns = self._ns(namespace)
         ids = [u.id for u in conversation_units(self.index.namespace_index(ns), conversation_id)]
-        return self.delete(ids, namespace=ns) if ids else 0
+        return self.delete(ids, namespace=ns) if ids else ForgetReport(namespace=ns)
 
     def stats(self, namespace: Namespace | str | None = None) -> NamespaceStats:
-        """Counts of what a namespace holds: units, suppressed and superseded ones, conversations, edges."""
+        """Counts of what a namespace holds: units, suppressed and superseded ones, conversations, edges.
+
+        A read: it writes nothing, so units an interrupted ingest stored but did not link
+        stay unlinked (the next write or recall of the namespace links them).
+        """
         ns = self._ns(namespace)
-        self._write.ensure_linked(ns)
         return namespace_stats(ns, self.index.namespace_index(ns).units, self.graphs.count(ns))
 
     def suppress(self, ids: Iterable[str], *, namespace: Namespace | str | None = None, reason: str) -> int:
@@ -441,16 +459,13 @@ class RippleMemory:
         with_suppression([], reason)  # a blank reason fails before anything is locked
         return self._write.set_suppressed(self._ns(namespace), ids, reason)
 
-    def delete_namespace(self, namespace: Namespace | str) -> int:
-        """Delete every unit and edge of exactly ``namespace`` (it must be given explicitly)."""
+    def delete_namespace(self, namespace: Namespace | str) -> ForgetReport:
+        """Delete every unit and edge of exactly ``namespace`` (it must be given explicitly), as :meth:`delete`.
+
+        Child namespaces are not touched. The report has ``namespace_dropped=True``.
+        """
         ns = validate_namespace(namespace)
-        with self._sync.writing(ns):
-            n = self.index.drop_namespace(ns)
-            self.edge_backend.drop(ns)
-            self.graphs.invalidate(ns)
-            self._sync.resumed.discard(ns)
-            self._sync.written(ns)
-        return n
+        return self._write.forget_namespace(ns)
 
     def as_retriever(self, **kwargs: Any) -> RippleMemRetriever:
         """A LangChain retriever over this memory (see ``RippleMemRetriever``)."""

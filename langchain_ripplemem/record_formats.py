@@ -37,6 +37,7 @@ __all__ = [
     "conversation_from_longmemeval",
     "error_location",
     "error_message",
+    "repeated_sessions",
     "required_fields",
     "time_field",
 ]
@@ -158,6 +159,24 @@ def error_message(error: Any) -> str:
     """Pydantic's message for one error, without the ``"Value error, "`` it puts before our own."""
     raised = error.get("ctx", {}).get("error") if error["type"] == "value_error" else None
     return str(raised) if raised is not None else str(error["msg"])
+
+
+def repeated_sessions(conv: Conversation, where: str) -> list[str]:
+    """A message per session whose id an earlier session of ``conv`` has (each also a :class:`DuplicateSessionWarning`).
+
+    Both sessions keep their turns, but memories name their session by id, so recall
+    takes them for one session.
+    """
+    first: dict[str, int] = {}
+    messages = []
+    for s, session in enumerate(conv.sessions):
+        if session.id in first:
+            messages.append(f"{where}: sessions[{s}].id: session id {session.id!r} is used again (first at "
+                            f"sessions[{first[session.id]}]); both are kept, but recall takes them for one "
+                            "session: give each session its own id")
+            warnings.warn(messages[-1], DuplicateSessionWarning, stacklevel=5)  # the caller of add_conversation
+        first.setdefault(session.id, s)
+    return messages
 
 
 def checked_conversation(conv: Conversation, where: str) -> Conversation:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import unicodedata
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -120,7 +121,7 @@ class Turn(BaseModel):
     @property
     def has_content(self) -> bool:
         """Whether the turn says anything: text or an image caption that is not blank."""
-        return bool(self.text.strip() or (self.image_caption or "").strip())
+        return not (is_blank(self.text) and is_blank(self.image_caption or ""))
 
 
 class Session(BaseModel):
@@ -297,7 +298,8 @@ class IngestReport(BaseModel):
     superseded: list[str] = Field(default_factory=list,
                                   description="ids this ingest marked superseded (see lifecycle.py)")
     replaced: list[str] = Field(default_factory=list,
-                                description="ids this ingest deleted: memories of turns whose text was edited since")
+                                description="ids this ingest deleted, and erased from the store's files as a forget "
+                                            "does: memories of turns whose text was edited since")
     edges: dict[str, int] = Field(default_factory=lambda: {"semantic": 0, "structural": 0})
     failed_windows: list[FailedWindow] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
@@ -375,11 +377,26 @@ class RecallResult(BaseModel):
         return [m.unit for m in self.memories]
 
 
+def is_blank(text: str) -> bool:
+    r"""Whether ``text`` shows nothing: only whitespace, control and format characters.
+
+    Format characters (Unicode category Cf: zero-width space U+200B, the joiners U+200C
+    and U+200D, word joiner U+2060, byte order mark U+FEFF, ...) draw nothing on their
+    own, so a query or label of only them is as empty as one of spaces.
+
+    Example:
+        >>> is_blank(" \u200b\ufeff\t"), is_blank("tea\u200b")
+        (True, False)
+    """
+    return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") for ch in text)
+
+
 def validate_namespace(namespace: object, *, argument: str = "namespace") -> Namespace:
     """Check the namespace rules and return the namespace as a tuple.
 
-    A namespace is a non-empty tuple of non-empty string labels without ``"."``
-    (LangGraph's rule) or ``"/"``, whose root label is not ``"langgraph"``. A
+    A namespace is a non-empty tuple of string labels without ``"."`` (LangGraph's
+    rule), ``"/"`` or control characters (tab, newline), each showing something (not
+    blank: :func:`is_blank`), whose root label is not ``"langgraph"``. A
     string is the same namespace written with ``/`` between labels, everywhere
     (Python, CLI, MCP, served graphs): ``"users/maya"`` is ``("users", "maya")``.
 
@@ -409,6 +426,12 @@ def validate_namespace(namespace: object, *, argument: str = "namespace") -> Nam
             raise InvalidNamespaceError(
                 f"{argument} labels must be non-empty strings, got {label!r} in {tuple(namespace)!r}"
             )
+        if is_blank(label):
+            raise InvalidNamespaceError(
+                f"{argument} labels must show something, got the blank label {label!r} in {tuple(namespace)!r}")
+        if any(unicodedata.category(ch) == "Cc" for ch in label):
+            raise InvalidNamespaceError(
+                f"{argument} labels cannot contain control characters (tab, newline, ...), got {label!r}")
         if "." in label:
             raise InvalidNamespaceError(
                 f"{argument} labels cannot contain '.' (LangGraph's namespace rule), got {label!r}")

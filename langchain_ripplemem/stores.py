@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Awaitable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -53,7 +54,8 @@ from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.errors import ExtractionError, InvalidNamespaceError
 from langchain_ripplemem.extraction.timeparse import parse_timestamp
 from langchain_ripplemem.index.marks import is_suppressed
-from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, validate_namespace
+from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace, is_blank, validate_namespace
+from langchain_ripplemem.write.forget import ForgetReport
 
 if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMemory
@@ -61,6 +63,7 @@ if TYPE_CHECKING:
 __all__ = ["RippleMemStore", "item_text"]
 
 _RESERVED = ("speaker", "time")
+_log = logging.getLogger(__name__)
 
 
 def item_text(value: Mapping[str, Any]) -> str:
@@ -178,6 +181,11 @@ class RippleMemStore(BaseStore):
     :meth:`unsuppress` (not ``BaseStore`` operations): a suppressed item is absent
     from ``get`` and ``search`` but its memories stay for audit.
 
+    A delete (``delete``, a ``put`` of ``None``, a re-``put``) erases the old units from the
+    store's files as ``RippleMemory.delete`` does. ``BaseStore`` returns nothing, so the
+    :class:`~langchain_ripplemem.write.forget.ForgetReport` is logged (logger
+    ``langchain_ripplemem.stores``, INFO); :meth:`forget` returns it.
+
     Raises:
         InvalidNamespaceError: for namespaces LangGraph rejects (a subclass of LangGraph's).
         ValueError: naming ``key``, ``value`` or ``filter`` when they are unusable.
@@ -213,6 +221,20 @@ class RippleMemStore(BaseStore):
     async def aunsuppress(self, namespace: tuple[str, ...], key: str) -> int:
         """Async :meth:`unsuppress`."""
         return await asyncio.to_thread(self.unsuppress, namespace, key)
+
+    # -- forgetting with a report (beyond BaseStore) -----------------------------------------
+    def forget(self, namespace: tuple[str, ...], key: str) -> ForgetReport:
+        """Delete an item, as ``delete`` does, and return what was removed and erased (``RippleMemory.delete``).
+
+        Raises:
+            ValueError: naming ``namespace`` or ``key`` when unusable.
+        """
+        ns, ids = self._item_units(namespace, key)
+        return self.memory.delete(ids, namespace=ns) if ids else ForgetReport(namespace=ns)
+
+    async def aforget(self, namespace: tuple[str, ...], key: str) -> ForgetReport:
+        """Async :meth:`forget`."""
+        return await asyncio.to_thread(self.forget, namespace, key)
 
     def _item_units(self, namespace: tuple[str, ...], key: str) -> tuple[Namespace, list[str]]:
         if not isinstance(key, str) or not key:
@@ -290,6 +312,7 @@ class RippleMemStore(BaseStore):
     def _search(self, op: SearchOp, known: list[Namespace],
                 cache: dict[Namespace, dict[str, _Entry]]) -> Generator[_Call, Any, list[SearchItem]]:
         prefix, query = tuple(op.namespace_prefix), (op.query or "").strip()
+        query = "" if is_blank(query) else query  # a query showing nothing lists, as no query does
         spaces = [ns for ns in known if ns[: len(prefix)] == prefix]
         wanted = op.offset + op.limit
         scored: list[tuple[float, Item]] = []
@@ -346,7 +369,9 @@ class RippleMemStore(BaseStore):
             entries = yield from self._namespace(ns, cache)
             stale = [uid for op in ops if op.key in entries for uid in entries[op.key].unit_ids]
             if stale:  # one delete per namespace: each delete makes the memory reload its view
-                yield _Call("delete", (stale,), {"namespace": ns})
+                forgotten = yield _Call("delete", (stale,), {"namespace": ns})
+                _log.info("%s; erased from: %s%s", forgotten.summary(), ", ".join(forgotten.files) or "nothing",
+                          "".join(f"; kept: {k}" for k in forgotten.kept))
             for op in ops:
                 if op.value is None:
                     continue

@@ -40,6 +40,7 @@ from langchain_ripplemem.schemas import (
     IngestReport,
     Namespace,
     RecallResult,
+    is_blank,
     validate_namespace,
 )
 
@@ -198,7 +199,7 @@ def create_recall_tool(
     template, get_memory, recall_config = _check_template(namespace), _getter(memory), config
 
     def prepare(query: str, run_config: RunnableConfig) -> tuple[RippleMemory, dict[str, Any]]:
-        if not query.strip():
+        if is_blank(query):
             raise ToolException("query must be a non-empty question or topic")
         # The tool run's callbacks make the recall graph's node runs nest under the tool run.
         return get_memory(), {"namespace": resolve_namespace(template, run_config), "k": k,
@@ -247,7 +248,7 @@ def create_remember_tool(
     template, get_memory = _check_template(namespace), _getter(memory)
 
     def prepare(content: str, run_config: RunnableConfig) -> tuple[RippleMemory, Namespace, Conversation]:
-        if not content.strip():
+        if is_blank(content):
             raise ToolException("content must be a non-empty statement")
         conv = single_turn_conversation(content.strip(), speaker=speaker)
         return get_memory(), resolve_namespace(template, run_config), conv

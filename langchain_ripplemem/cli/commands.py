@@ -17,6 +17,7 @@ import argparse
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from langchain_ripplemem.adapters import load_conversations
 from langchain_ripplemem.cli.demo import run_demo
 from langchain_ripplemem.cli.rendering import (
     counted,
+    format_forget,
     format_namespace_counts,
     format_recall,
     format_stats,
@@ -40,6 +42,7 @@ from langchain_ripplemem.cli.support import (
     add_llm_option,
     add_store_options,
     chat_model_option,
+    check_persist,
     default_memory,
     emit,
     emit_json,
@@ -49,6 +52,7 @@ from langchain_ripplemem.cli.support import (
     require_namespace,
     warn,
 )
+from langchain_ripplemem.errors import DuplicateSessionWarning, FailedWindowsWarning
 from langchain_ripplemem.presets import PRESETS, preset
 from langchain_ripplemem.schemas import format_namespace
 
@@ -56,11 +60,13 @@ if TYPE_CHECKING:
     pass
 
 EXIT_ERROR, EXIT_DECLINED, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 1, 130, 141  # 141 = 128 + SIGPIPE, as a shell shows
+EXIT_NOTHING_STORED = 1  # `ingest`: every extraction window that ran failed (like `check`'s 1: it ran, and says no)
 
 DESCRIPTION = "RippleMem long-term memory from the command line: store conversations, recollect, inspect, forget."
 EPILOG = """\
 namespaces: labels separated by '/': --namespace users/maya is ("users", "maya"), as in Python.
-exit status: 0 done; 1 `check` found problems or `forget` was declined; 2 error (bad input, no store,
+exit status: 0 done; 1 `check` found problems, `forget` was declined, or `ingest` stored nothing because
+its extraction windows failed (e.g. --llm answered with invalid output); 2 error (bad input, no store,
 store in use by another process); 130 interrupted; 141 output closed early (e.g. `| head`).
 `ripplemem COMMAND --help` describes a command."""
 
@@ -85,7 +91,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         return 0
     started = time.perf_counter()
     units = new = replaced = semantic = structural = failed = 0
-    with open_store(args, create=True, llm=llm) as memory:
+    with open_store(args, create=True, llm=llm) as memory, warnings.catch_warnings():
+        for reported in (FailedWindowsWarning, DuplicateSessionWarning):  # report.warnings says them, line by line
+            warnings.simplefilter("ignore", reported)
         for conv in tqdm(conversations, desc="ingest", unit="conversation", disable=args.quiet):
             report = memory.add_conversation(conv, namespace=args.namespace, progress=not args.quiet)
             units, new, replaced = units + report.units, new + report.new_units, replaced + len(report.replaced)
@@ -99,6 +107,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
          f"edges: {semantic} semantic + {structural} structural, {counted(failed, 'failed window')}, "
          f"{time.perf_counter() - started:.1f}s "
          f"[{args.persist}, namespace {format_namespace(args.namespace)}]")
+    if failed and not units:
+        warn(f"error: nothing was stored: {counted(failed, 'extraction window')} failed (the warnings above say why); "
+             "ingesting the file again retries them")
+        return EXIT_NOTHING_STORED
     return 0
 
 
@@ -177,7 +189,11 @@ def confirm(action: str, *, assume_yes: bool) -> bool:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    """Delete units by id, a conversation's units, or a whole namespace (and every edge touching them)."""
+    """Delete units by id, a conversation's units, or a whole namespace (and every edge touching them).
+
+    Prints what was deleted and the files rewritten so nothing of the units remains in them
+    (``ForgetReport``; ``--json``: the report itself).
+    """
     chosen = [bool(args.ids), args.conversation is not None, args.all]
     if sum(chosen) != 1:
         raise CommandError("say what to forget: unit ids, --conversation ID, or --all (exactly one of them)")
@@ -191,10 +207,10 @@ def cmd_forget(args: argparse.Namespace) -> int:
             if not confirm(f"forget all {counted(count, 'unit')} of {where}", assume_yes=args.yes):
                 warn("nothing forgotten")
                 return EXIT_DECLINED
-            gone = memory.delete_namespace(ns)
+            report = memory.delete_namespace(ns)
         elif args.conversation is not None:
-            gone = memory.delete_conversation(args.conversation, namespace=ns)
-            if not gone:
+            report = memory.delete_conversation(args.conversation, namespace=ns)
+            if not report.units:
                 known = ", ".join(memory.stats(ns).conversations)
                 raise CommandError(f"{where} holds no units of conversation {args.conversation!r} "
                                    f"(its conversations: {known})")
@@ -204,8 +220,11 @@ def cmd_forget(args: argparse.Namespace) -> int:
             if missing:  # all or nothing: a typo must not leave half the list deleted
                 raise CommandError(f"{where} holds no unit {', '.join(missing)}; nothing forgotten "
                                    f"(`ripplemem list --namespace NS` shows unit ids)")
-            gone = memory.delete(args.ids, namespace=ns)
-    emit(f"forgot {counted(gone, 'unit')} and {'its' if gone == 1 else 'their'} edges from {where}")
+            report = memory.delete(args.ids, namespace=ns)
+    if args.json:
+        emit_json(report.model_dump(mode="json"))
+    else:
+        emit(format_forget(report, args.persist))
     return 0
 
 
@@ -259,7 +278,11 @@ def add_demo(sub: Subparsers) -> None:
 
 def add_ingest(sub: Subparsers) -> None:
     """The ``ingest`` subcommand."""
-    ingest = sub.add_parser("ingest", help="ingest a JSON/JSONL conversation file (creates the store if needed)")
+    ingest = sub.add_parser("ingest", help="ingest a JSON/JSONL conversation file (creates the store if needed)",
+                            description="Ingest a JSON/JSONL conversation file (creates the store if needed). "
+                            "Exit status 1 when nothing was stored because extraction windows failed (with "
+                            "--llm: the model's output stayed invalid after the retries); windows that failed "
+                            "beside stored ones are warnings, and ingesting the file again retries them.")
     ingest.add_argument("file", help="conversations: a .json file (one or a list) or .jsonl (one per line)")
     add_store_options(ingest)
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -318,6 +341,7 @@ def add_forget(sub: Subparsers) -> None:
     forget.add_argument("--all", action="store_true", help="forget the whole namespace (needs --namespace and a "
                         "confirmation: --yes, or an answer when stdin is a terminal)")
     forget.add_argument("--yes", action="store_true", help="confirm --all without asking")
+    add_json_option(forget, "the ForgetReport (units, edges, files rewritten)")
     add_store_options(forget)
     forget.set_defaults(func=cmd_forget)
 
@@ -391,6 +415,7 @@ def main(argv: Sequence[str] | None = None, *, memory_factory: MemoryFactory | N
         args.memory_factory = memory_factory or default_memory
         if getattr(args, "persist", None):
             args.persist = str(Path(args.persist))
+            check_persist(args.persist)
         status = int(args.func(args))
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers, not at interpreter exit
         return status

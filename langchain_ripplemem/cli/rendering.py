@@ -26,7 +26,8 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from langchain_ripplemem.index import marks
 from langchain_ripplemem.schemas import (
@@ -38,6 +39,9 @@ from langchain_ripplemem.schemas import (
     counted,
     format_namespace,
 )
+
+if TYPE_CHECKING:
+    from langchain_ripplemem.write.forget import ForgetReport
 
 DISPLAY_CHARS = 240  # longest text shown in a listing line before it is cut
 CUT_NOTE = "(long texts were cut: --full prints them whole, --json prints everything)"
@@ -303,3 +307,18 @@ def format_stats(stats: NamespaceStats) -> str:
         f"  edges:         {edges}",
         f"  time span:     {day(stats.first_time)} .. {day(stats.last_time)}",
     ])
+
+
+def format_forget(report: ForgetReport, store: str) -> str:
+    """What a forget deleted, the files it rewrote (relative to ``store`` when inside it), and what may remain."""
+    def shown(path: str) -> str:
+        try:
+            return str(Path(path).relative_to(store))
+        except ValueError:
+            return path
+
+    lines = [f"{report.summary()} of {store!r}"]
+    if report.files:
+        lines.append(f"erased from: {', '.join(shown(f) for f in report.files)}")
+    lines += [f"kept: {kept}" for kept in report.kept]
+    return "\n".join(lines)

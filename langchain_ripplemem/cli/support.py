@@ -127,6 +127,14 @@ def has_store(directory: str | Path) -> bool:
     return any((Path(directory) / name).is_file() for name in (CHROMA_FILENAME, GRAPH_FILENAME))
 
 
+def check_persist(persist: str) -> None:
+    """An error when ``--persist`` names something that is not a directory (else Chroma's raw ``[Errno 17]``)."""
+    path = Path(persist)
+    if path.exists() and not path.is_dir():
+        raise CommandError(f"--persist {persist}: it is a file, not a directory (a store is a directory; "
+                           "`ripplemem ingest FILE --persist DIR` creates one)")
+
+
 def open_store(args: argparse.Namespace, *, create: bool = False, llm: Any = None) -> RippleMemory:
     """The memory at ``--persist``, with the chat model ``llm`` if given; unless ``create``, an error if none is."""
     if not create and not has_store(args.persist):

@@ -212,18 +212,35 @@ class ViewSnapshots:
         return index, changes
 
     def save(self, index: NamespaceIndex) -> bool:
-        """Save ``index`` if it changed since its snapshot; whether a file was written (failures are logged)."""
+        """Save ``index`` if it changed since its snapshot; whether a file was written (failures are logged).
+
+        Only a view as current as the namespace log is saved, and a file whose namespace
+        changed while it was written is removed again: a view from before another writer's
+        delete must not write the units it forgot back to disk (that writer removes the
+        file after logging its delete, see :meth:`remove`).
+        """
         version = self.seen(index.namespace)
         if version is None or version == index.snapshot_version or not len(index):
             return False
+        if self.log.version(index.namespace) != version:
+            return False
+        path = self.path(index.namespace)
         try:
-            write_snapshot(self.path(index.namespace), index, version, self.model)
+            write_snapshot(path, index, version, self.model)
         except Exception as err:  # noqa: BLE001 - a cache: the store of record is untouched
             _log.warning("could not save the view snapshot of %s: %s: %s", index.namespace, type(err).__name__, err)
+            return False
+        if self.log.version(index.namespace) != version:
+            path.unlink(missing_ok=True)
             return False
         index.snapshot_version = version
         return True
 
-    def remove(self, namespace: Namespace) -> None:
-        """Delete the namespace's snapshot (a drop)."""
-        self.path(namespace).unlink(missing_ok=True)
+    def remove(self, namespace: Namespace) -> Path | None:
+        """Delete the namespace's snapshot (a drop, or a forget); the file removed, ``None`` if there was none."""
+        path = self.path(namespace)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return None
+        return path

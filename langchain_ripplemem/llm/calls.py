@@ -67,7 +67,13 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel
 
 from langchain_ripplemem._runtime.drivers import adrive, drive
-from langchain_ripplemem.llm.errors import FailureKind, describe_error, failure_kind, rejects_structured_output
+from langchain_ripplemem.llm.errors import (
+    FailureKind,
+    describe_error,
+    empty_answer,
+    failure_kind,
+    rejects_structured_output,
+)
 from langchain_ripplemem.schemas import Usage
 
 if TYPE_CHECKING:
@@ -179,21 +185,25 @@ def read_structured(response: Any, schema: type[T]) -> T:
     wrong_call = _wrong_tool_call(raw, schema.__name__)
     if wrong_call:  # before the parser's error, which would only say "unknown tool"
         raise InvalidOutput(wrong_call)
+    if parsed is None and (empty := empty_answer(raw)):  # before the parser's error: a dump of the message
+        raise InvalidOutput(f"{empty}: no {schema.__name__} object")
     if error is not None:
         raise InvalidOutput(describe_error(error))
     if parsed is None:
         text: str = getattr(raw, "content", None) or ""
         text = text if isinstance(text, str) else ""
-        if text.strip():
-            raise InvalidOutput(f"answered with text instead of a {schema.__name__} object: "
-                                f"{' '.join(text.split())[:80]!r}")
-        raise InvalidOutput(f"empty answer: no {schema.__name__} object")
+        raise InvalidOutput(f"answered with text instead of {_article(schema.__name__)} {schema.__name__} object: "
+                            f"{' '.join(text.split())[:80]!r}")
     if not isinstance(parsed, schema):  # a dict from a JSON-schema or TypedDict path
         try:
             parsed = schema.model_validate(parsed)
         except ValueError as err:
             raise InvalidOutput(describe_error(err)) from None
     return parsed
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def _wrong_tool_call(raw: Any, name: str) -> str | None:

@@ -46,7 +46,10 @@ from typing import Any, Literal
 from langchain_core import exceptions as lc
 from pydantic import ValidationError
 
-__all__ = ["FailureKind", "describe_error", "failure_kind", "rejects_structured_output", "summarise_validation"]
+from langchain_ripplemem.schemas import is_blank
+
+__all__ = ["FailureKind", "describe_error", "empty_answer", "failure_kind", "rejects_structured_output",
+           "summarise_validation"]
 
 FailureKind = Literal["invalid_output", "unreachable", "rejected", "misconfigured"]
 
@@ -115,6 +118,36 @@ def describe_error(exc: BaseException) -> str:
     text = " ".join(_URL.sub("", _BOILERPLATE.sub("", str(exc))).split())
     text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return text if len(text) <= _MAX_CHARS else text[: _MAX_CHARS - 3] + "..."
+
+
+def empty_answer(message: Any) -> str | None:
+    """``"the model 'NAME' returned an empty answer"`` when ``message`` says nothing, else ``None``.
+
+    Empty: no text, no tool call, no refusal. Said instead of what a parser raises on
+    it (langchain-openai's "does not have a 'parsed' field nor a 'refusal' field",
+    with the whole message; "Invalid json output:"). The name is the one the provider
+    reports (``response_metadata["model_name"]``), if any.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage
+        >>> empty_answer(AIMessage("", response_metadata={"model_name": "gpt-4.1-mini"}))
+        "the model 'gpt-4.1-mini' returned an empty answer"
+        >>> empty_answer(AIMessage("No.")) is None
+        True
+
+    """
+    if not hasattr(message, "content") or getattr(message, "tool_calls", None) or \
+            getattr(message, "invalid_tool_calls", None) or (getattr(message, "additional_kwargs", None) or {}).get(
+                "refusal"):
+        return None
+    content = message.content
+    parts = [content] if isinstance(content, str) else \
+        [b if isinstance(b, str) else str(b.get("text") or "") for b in content if isinstance(b, (str, dict))]
+    if not all(is_blank(part) for part in parts):
+        return None
+    name = (getattr(message, "response_metadata", None) or {}).get("model_name")
+    return f"the model {name!r} returned an empty answer" if isinstance(name, str) and name else \
+        "the model returned an empty answer"
 
 
 def summarise_validation(error: ValidationError, limit: int = 4) -> str:

@@ -38,7 +38,7 @@ from langchain_ripplemem.llm.calls import (
     resolve_chat_model,
     usage_of,
 )
-from langchain_ripplemem.llm.errors import describe_error
+from langchain_ripplemem.llm.errors import describe_error, empty_answer
 from langchain_ripplemem.memory_graph.adjacency import lazy_adjacency, with_edges
 from langchain_ripplemem.memory_graph.expansion import Unreachable, expand_channel
 from langchain_ripplemem.memory_graph.scoring import structural_score
@@ -55,7 +55,7 @@ from langchain_ripplemem.recall.state import PinnedView, Plan, RecallContext, Re
 from langchain_ripplemem.recall.views import RECALL_VIEWS, ViewQuery
 from langchain_ripplemem.recall.visibility import hidden_ids, score_weight
 from langchain_ripplemem.recall.walks import shared_walks
-from langchain_ripplemem.schemas import EdgeType, RecallResult, RoundTrace, Usage
+from langchain_ripplemem.schemas import EdgeType, RecallResult, RoundTrace, Usage, is_blank
 
 
 def _timed(usage: Usage | None, stage: str, started: float, extra: Usage | None = None) -> Usage:
@@ -125,7 +125,7 @@ class RecallNodes:
     def _start(self, state: RecallState) -> tuple[ResolvedContext, PinnedView, Any]:
         """Check the query, prepare the namespace (every recall's one preparation), pin it, build the cue prompt."""
         query = state.get("query")
-        if not isinstance(query, str) or not query.strip():
+        if not isinstance(query, str) or is_blank(query):  # zero-width characters alone are as empty as spaces
             raise ValueError(f"query must be a non-empty string, got {query!r}")
         ctx = self._ctx()
         self.reader.prepare(ctx.namespace)
@@ -424,8 +424,12 @@ class RecallNodes:
 
     def _answer_update(self, state: RecallState, message: Any, started: float) -> dict[str, Any]:
         result = state["result"]
-        text = message.content if isinstance(message.content, str) else str(message.content)
         usage = _timed(result.usage, "answer", started, usage_of(message))
+        if empty := empty_answer(message):  # no answer, said in one line
+            warning = f"answer: {empty}; the memories are returned without an answer"
+            result = result.model_copy(update={"usage": usage, "warnings": [*result.warnings, warning]})
+            return {"result": result, "answer": None, "usage": usage}
+        text = message.content if isinstance(message.content, str) else str(message.content)
         result = result.model_copy(update={"answer": text, "usage": usage,
                                            "cited_ids": parse_citations(text, result.memories)})
         return {"result": result, "answer": text, "usage": usage}

@@ -15,8 +15,9 @@ from typing import Any
 from mcp.server.fastmcp.tools import Tool
 from mcp.server.fastmcp.utilities.func_metadata import FuncMetadata
 from mcp.types import ToolAnnotations
+from pydantic import ValidationError
 
-__all__ = ["strict_tool"]
+__all__ = ["describe_validation_error", "strict_tool"]
 
 
 class _KnownArguments(FuncMetadata):
@@ -38,8 +39,31 @@ class _KnownArguments(FuncMetadata):
             noun = "argument" if len(unknown) == 1 else "arguments"
             raise ValueError(f"unknown {noun} {', '.join(map(repr, unknown))}: {self.tool} takes "
                              + (", ".join(takes) or "no arguments"))
+        try:  # as the SDK validates next, to say what was wrong without pydantic's model name and URL
+            self.arg_model.model_validate(self.pre_parse_json(arguments_to_validate))
+        except ValidationError as err:
+            raise ValueError(describe_validation_error(err)) from None
         return await super().call_fn_with_arg_validation(fn, fn_is_async, arguments_to_validate,
                                                          arguments_to_pass_directly)
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """Each bad argument as ``name: what was wrong (got value)``, without pydantic's type codes and URL.
+
+    Example:
+        >>> from pydantic import BaseModel
+        >>> class Arguments(BaseModel):
+        ...     k: int
+        >>> try:
+        ...     Arguments(k="many")
+        ... except ValidationError as err:
+        ...     print(describe_validation_error(err))
+        k: Input should be a valid integer, unable to parse string as an integer (got 'many')
+    """
+    return "; ".join(
+        f"{'.'.join(map(str, item['loc'])) or 'arguments'}: {item['msg']}"
+        + (f" (got {item['input']!r})" if item["type"] != "missing" else "")
+        for item in error.errors(include_url=False))
 
 
 def strict_tool(fn: Callable[..., Any], description: str, annotations: ToolAnnotations) -> Tool:

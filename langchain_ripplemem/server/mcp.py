@@ -52,9 +52,12 @@ from langchain_ripplemem.schemas import (
     RecallResult,
     counted,
     format_namespace,
+    is_blank,
     validate_namespace,
 )
 from langchain_ripplemem.server.arguments import strict_tool
+from langchain_ripplemem.server.disconnects import quiet_client_disconnects
+from langchain_ripplemem.write.forget import ForgetReport
 
 if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMemory
@@ -158,11 +161,24 @@ class Remembered(BaseModel):
 
 
 class Forgotten(BaseModel):
-    """What a forget call deleted."""
+    """What a forget call deleted, and where it erased the memories from (``ForgetReport``)."""
 
     namespace: str
     deleted: int
+    memory_ids: list[str] = Field(default_factory=list, description="the memories deleted")
+    links: int = Field(default=0, description="links deleted with them")
+    files: list[str] = Field(default_factory=list,
+                             description="files rewritten so that nothing of the memories remains in them")
+    kept: list[str] = Field(default_factory=list,
+                            description="what a server backend may still keep, and how its operator purges it")
     unknown_ids: list[str] = Field(default_factory=list, description="ids not found in the namespace")
+
+    @classmethod
+    def of(cls, report: ForgetReport, unknown_ids: list[str] | None = None) -> Forgotten:
+        """The tool's outcome of a memory's :class:`~langchain_ripplemem.write.forget.ForgetReport`."""
+        return cls(namespace=format_namespace(report.namespace), deleted=report.units,
+                   memory_ids=list(report.unit_ids), links=report.edges, files=list(report.files),
+                   kept=list(report.kept), unknown_ids=unknown_ids or [])
 
 
 class Corrected(BaseModel):
@@ -253,12 +269,11 @@ def _forget(memory: RippleMemory, ns: Namespace, memory_ids: list[str] | None, c
             units = memory.stats(ns).units
             raise ValueError(f"erasing namespace {name!r} deletes all {counted(units, 'memory', 'memories')} in it: "
                              f"call again with confirm={name!r}" + (f" (got confirm={confirm!r})" if confirm else ""))
-        return Forgotten(namespace=name, deleted=memory.delete_namespace(ns))
+        return Forgotten.of(memory.delete_namespace(ns))
     if conversation_id is not None:
-        return Forgotten(namespace=name, deleted=memory.delete_conversation(conversation_id, namespace=ns))
+        return Forgotten.of(memory.delete_conversation(conversation_id, namespace=ns))
     known, unknown = _unknown(memory, ns, memory_ids)
-    return Forgotten(namespace=name, deleted=memory.delete(known, namespace=ns) if known else 0,
-                     unknown_ids=unknown)
+    return Forgotten.of(memory.delete(known, namespace=ns) if known else ForgetReport(namespace=ns), unknown)
 
 
 def _correct(memory: RippleMemory, ns: Namespace, memory_ids: list[str] | None, reason: str,
@@ -313,9 +328,9 @@ def create_mcp_server(
         if conversation is not None and text is None:
             conv = conversation_from_json(conversation)
         elif text is not None and conversation is None:
-            if not text.strip():
+            if is_blank(text):
                 raise ValueError("text must be a non-empty statement")
-            if not speaker.strip():
+            if is_blank(speaker):
                 raise ValueError("speaker must be a non-empty name")
             conv = single_turn_conversation(text.strip(), speaker=speaker.strip())
         else:
@@ -348,8 +363,10 @@ def create_mcp_server(
     ) -> Annotated[CallToolResult, Forgotten]:
         done: Forgotten = await run(_forget, memory, scope.resolve(namespace), memory_ids, conversation_id,
                                     erase_namespace, confirm)
-        return _reply(f"Deleted {counted(done.deleted, 'memory', 'memories')} in {done.namespace}."
-                      + _unknown_note(done.unknown_ids), done)
+        erased = f" Erased from {counted(len(done.files), 'file')} of the store." if done.files else ""
+        return _reply(f"Deleted {counted(done.deleted, 'memory', 'memories')} in {done.namespace}.{erased}"
+                      + "".join(f" Still kept by {kept}." for kept in done.kept) + _unknown_note(done.unknown_ids),
+                      done)
 
     async def correct(
         memory_ids: IdsArg = None,
@@ -434,6 +451,7 @@ def serve(memory: RippleMemory, *, namespace: Namespace | str, http: bool = Fals
         print(f"ripplemem mcp: serving {format_namespace(validate_namespace(namespace))} at "
               f"http://127.0.0.1:{port}{server.settings.streamable_http_path}", file=sys.stderr, flush=True)
     if http:
+        quiet_client_disconnects()  # a client ending its session is no ERROR with a traceback
         server.run("streamable-http")
         return
     with _own_stdio():

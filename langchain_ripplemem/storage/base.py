@@ -12,6 +12,10 @@ constructor argument of :class:`~langchain_ripplemem.memory.RippleMemory`:
   writer coordination that makes writers of one namespace take turns (SQLite
   plus file locks by default).
 
+A backend whose files can keep deleted records' bytes (a write-ahead log, free
+pages) also implements :class:`Purging`: after a delete, its ``purge()`` rewrites
+them, or says what it cannot reach (``docs/lifecycle.md``, "Deletes").
+
 Every method takes the namespace it works in; an implementation must never
 return or touch another namespace's records.
 """
@@ -26,7 +30,8 @@ import numpy as np
 
 from langchain_ripplemem.schemas import Edge, MemoryUnit, Namespace
 
-__all__ = ["Changes", "EdgeBackend", "EdgeRow", "GraphStore", "NamespaceLog", "StoredRecord", "UnitBackend"]
+__all__ = ["Changes", "EdgeBackend", "EdgeRow", "GraphStore", "NamespaceLog", "Purged", "Purging", "StoredRecord",
+           "UnitBackend"]
 
 # One stored edge as ``(src, dst, type, weight)``: what :meth:`EdgeBackend.edge_rows` returns.
 EdgeRow = tuple[str, str, str, float]
@@ -47,6 +52,22 @@ class Changes(NamedTuple):
     units: set[str]  # ids whose stored record was added or rewritten
     edges: set[str]  # ids that gained edges
     removed: set[str]  # ids deleted, with every edge touching them
+
+
+class Purged(NamedTuple):
+    """What a :meth:`Purging.purge` did: the files it rewrote, and what it could not reach."""
+
+    files: tuple[str, ...] = ()  # files rewritten so that no deleted record's bytes remain in them
+    kept: tuple[str, ...] = ()  # what may still hold them, each with how an operator purges it
+
+
+@runtime_checkable
+class Purging(Protocol):
+    """A backend that can rewrite its files so that records it deleted leave no bytes behind."""
+
+    def purge(self) -> Purged:
+        """Rewrite what still holds deleted records (logs, free pages); say what is out of reach."""
+        ...
 
 
 @runtime_checkable
@@ -111,8 +132,8 @@ class EdgeBackend(Protocol):
         """Delete every edge touching these units, and their linked marks; returns edges removed."""
         ...
 
-    def drop(self, namespace: Namespace) -> None:
-        """Remove every edge and mark of exactly this namespace."""
+    def drop(self, namespace: Namespace) -> int | None:
+        """Remove every edge and mark of exactly this namespace; returns edges removed (``None``: not counted)."""
         ...
 
     def linked_ids(self, namespace: Namespace) -> set[str]:

@@ -33,6 +33,9 @@ embedded store, paged reads and their retries.
 * **One process per embedded store.** Embedded Chroma is not process-safe, so a
   persistent directory is locked (:class:`~langchain_ripplemem.storage.locks.StoreLock`)
   before Chroma opens it, and released by :meth:`ChromaUnitBackend.close`.
+* **Deletes erase.** A delete overwrites the records' vectors first and makes Chroma persist
+  its index and purge its log after; :meth:`ChromaUnitBackend.purge` then rewrites an embedded
+  store's SQLite file (:mod:`~langchain_ripplemem.storage.chroma_erase`).
 
 Example:
     >>> import numpy as np
@@ -51,7 +54,9 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
+import threading
 import time
 import uuid
 import weakref
@@ -62,7 +67,15 @@ from typing import Any, TypeVar
 import numpy as np
 
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_from_key, namespace_key
-from langchain_ripplemem.storage.base import StoredRecord
+from langchain_ripplemem.storage.base import Purged, StoredRecord
+from langchain_ripplemem.storage.chroma_erase import (
+    SERVER_KEEPS,
+    clear_unused_capacity,
+    is_server_client,
+    overwrite_vectors,
+    persist_index,
+    vacuum_store_file,
+)
 from langchain_ripplemem.storage.embedding_record import EmbeddingModel, mismatch
 from langchain_ripplemem.storage.locks import StoreLock, embedded_store_directory
 
@@ -184,6 +197,15 @@ def _tune_sync_threshold(collection: Any) -> None:
         collection.modify(configuration={"hnsw": {"sync_threshold": HNSW_SYNC_THRESHOLD}})
 
 
+def _one_write_at_a_time(write: Callable[..., T]) -> Callable[..., T]:
+    """Hold the backend's write lock around ``write``: :meth:`ChromaUnitBackend.purge` edits index files."""
+    @functools.wraps(write)
+    def holding(self: ChromaUnitBackend, *args: Any, **kwargs: Any) -> T:
+        with self._writes:
+            return write(self, *args, **kwargs)
+    return holding
+
+
 class ChromaUnitBackend:
     """Units and vectors in one Chroma collection, namespaced.
 
@@ -208,6 +230,13 @@ class ChromaUnitBackend:
         lock_dir = Path(persist_directory) if client is None and persist_directory is not None else \
             embedded_store_directory(client) if client is not None else None
         self._lock: StoreLock | None = StoreLock(lock_dir).acquire() if lock_dir is not None else None
+        self._directory = lock_dir  # an embedded store's files, which purge() rewrites
+        self._server = lock_dir is None and is_server_client(client)
+        self._erased: list[str] = []  # ids deleted since the last purge() began
+        # Held by every write and by purge() throughout: purge() edits index files no write may persist to
+        # meanwhile, and a purge waits for another thread's purge that took its deletes.
+        self._writes = threading.RLock()
+        self._last_purge = Purged()
         if self._lock is not None:
             weakref.finalize(self, self._lock.release)
         # A client made here is this backend's to close; an in-memory store made here is private
@@ -408,6 +437,7 @@ class ChromaUnitBackend:
                 raise ValueError(f"unit {unit.id} belongs to {unit.namespace}, not {namespace}")
         return namespace_key(namespace)
 
+    @_one_write_at_a_time
     def upsert(self, namespace: Namespace, units: Sequence[MemoryUnit], vectors: np.ndarray) -> None:
         """Write units and their vectors.
 
@@ -428,6 +458,7 @@ class ChromaUnitBackend:
                 embeddings=np.asarray(vectors[start : start + PAGE_SIZE], dtype=np.float32),
                 metadatas=[self._metadata(key, u) for u in chunk])
 
+    @_one_write_at_a_time
     def update(self, namespace: Namespace, units: Sequence[MemoryUnit]) -> None:
         """Rewrite stored units' metadata (ids, text and vectors stay)."""
         key = self._check(namespace, units)
@@ -435,6 +466,7 @@ class ChromaUnitBackend:
             chunk = units[start : start + PAGE_SIZE]
             self.collection.update(ids=[u.id for u in chunk], metadatas=[self._metadata(key, u) for u in chunk])
 
+    @_one_write_at_a_time
     def delete(self, namespace: Namespace, ids: Sequence[str]) -> None:
         """Remove these units of this namespace only (an id of another namespace is left alone).
 
@@ -442,20 +474,79 @@ class ChromaUnitBackend:
         a namespace filter made Chroma pass over the collection for each id (:meth:`_pages`).
         """
         key = namespace_key(namespace)
+        deleted: list[str] = []
         for got in self._pages(f"namespace {list(namespace)}", ["metadatas"], ids=list(ids)):
             own = [got["ids"][i] for i in self._own(got, key)]
             if own:
-                self.collection.delete(ids=own)
+                self._delete_erasing(own)
+                deleted += own
+        self._persist_deletes(deleted)
         if ids and not self._holds_units(key):
             self._registry.delete(ids=[key])
 
+    @_one_write_at_a_time
     def drop(self, namespace: Namespace) -> None:
         """Remove every unit of exactly this namespace, and its registry entry."""
         key = namespace_key(namespace)
+        deleted: list[str] = []
         while True:  # page by page: one delete of a huge namespace would bind too many variables
             ids = self._get(self.collection, f"namespace {list(namespace)}", where={"ns": key}, limit=PAGE_SIZE,
                             include=[])["ids"]
             if not ids:
                 break
-            self.collection.delete(ids=ids)
+            self._delete_erasing(ids)
+            deleted += ids
+        self._persist_deletes(deleted)
         self._registry.delete(ids=[key])
+
+    # -- erasing (storage/chroma_erase.py) ---------------------------------------------
+    def _keeps_files(self) -> bool:
+        """Whether deleted records can linger in files: an embedded persistent store's, or a server's."""
+        return self._directory is not None or self._server
+
+    def _delete_erasing(self, ids: list[str]) -> None:
+        """Delete records, their vectors overwritten first (a delete alone leaves them in the HNSW index)."""
+        if self._keeps_files():
+            dimension = self.embedding_model()
+            if dimension is not None:
+                overwrite_vectors(self.collection, ids, dimension.dimension)
+        self.collection.delete(ids=ids)
+
+    def _persist_deletes(self, deleted: list[str]) -> None:
+        """After deletes: make Chroma persist its index and purge its log; note the ids for :meth:`purge`."""
+        if deleted and self._keeps_files():
+            persist_index(self.collection, HNSW_SYNC_THRESHOLD)
+            self._erased += deleted  # under the write lock, as every delete
+
+    def purge(self) -> Purged:
+        """Rewrite an embedded store's files so the records deleted since the last purge leave no bytes.
+
+        The deletes purged the index and the log through Chroma's API (a server's too); this
+        runs ``VACUUM`` on the SQLite file and zeroes the index files' unused capacity
+        (:mod:`~langchain_ripplemem.storage.chroma_erase`); for a server it says what the
+        server keeps. With nothing deleted since the last purge began (another thread's purge
+        took this thread's deletes, and this call waited for it to finish), the last purge's result.
+
+        Raises:
+            ErasureError: rewriting the file failed (the units are deleted; the next purge rewrites it).
+        """
+        with self._writes:
+            erased, self._erased = self._erased, []
+            if erased:
+                try:
+                    self._last_purge = self._purged(erased)
+                except BaseException:
+                    self._erased = erased + self._erased  # the next purge tries again
+                    raise
+            return self._last_purge
+
+    def _purged(self, erased: list[str]) -> Purged:
+        """An embedded store's SQLite file vacuumed and its index files' unused capacity zeroed; a server's note."""
+        if self._directory is None:
+            return Purged(kept=(SERVER_KEEPS,))
+        database = self._directory / "chroma.sqlite3"
+        done = vacuum_store_file(database, [str(self.collection.id), str(self._registry.id)], erased)
+        segments = [self._directory / segment for segment in done["vector_segments"]]
+        for segment in segments:  # under the write lock (purge): no write persists the index meanwhile
+            clear_unused_capacity(segment)
+        return Purged(files=(str(database), *(str(segment) for segment in segments)))

@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_from_key, namespace_key
-from langchain_ripplemem.storage.base import Changes, EdgeRow
+from langchain_ripplemem.storage.base import Changes, EdgeRow, Purged
 
 __all__ = ["CHANNEL", "CHANGES_KEPT", "PostgresGraph"]
 
@@ -179,12 +179,24 @@ class PostgresGraph:
             conn.execute("DELETE FROM ripplemem_linked WHERE ns = %s AND unit_id = ANY(%s)", (key, ids))
         return int(removed)
 
-    def drop(self, namespace: Namespace) -> None:
-        """Remove every edge and mark of exactly this namespace."""
+    def drop(self, namespace: Namespace) -> int:
+        """Remove every edge and mark of exactly this namespace; returns edges removed."""
         key = namespace_key(namespace)
         with self._pool.connection() as conn, conn.transaction():
-            conn.execute("DELETE FROM ripplemem_edges WHERE ns = %s", (key,))
+            removed = conn.execute("DELETE FROM ripplemem_edges WHERE ns = %s", (key,)).rowcount
             conn.execute("DELETE FROM ripplemem_linked WHERE ns = %s", (key,))
+        return int(removed)
+
+    def purge(self) -> Purged:
+        """Nothing the package can do safely: say what the server keeps (``docs/lifecycle.md``, "Deletes").
+
+        The tables hold unit ids, namespace keys and weights, no text. A deleted row stays
+        in its page as a dead tuple until a vacuum reuses the space (``VACUUM FULL`` rewrites
+        the table, under an exclusive lock), and in the server's WAL, archives and backups.
+        """
+        return Purged(kept=("PostgreSQL: the deleted edge and linked rows (unit ids, no text) stay as dead tuples "
+                            "until VACUUM (VACUUM FULL ripplemem_edges, ripplemem_linked rewrites them), and in the "
+                            "server's WAL, WAL archive and backups",))
 
     def linked_ids(self, namespace: Namespace) -> set[str]:
         """Units whose linking completed."""

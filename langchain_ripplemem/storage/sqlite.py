@@ -19,6 +19,12 @@ mode) holds both:
 ``path=None`` keeps everything in memory, private to one memory object (no
 writer lock needed).
 
+The file holds unit ids, namespace keys and edge weights, never a unit's text.
+Deleted rows still leave no bytes behind: the connection zeroes what it deletes
+(``PRAGMA secure_delete``), and :meth:`SQLiteEdgeBackend.purge` (run after every
+forget) checkpoints the write-ahead log into the file and truncates it, so no older
+page image stays in ``-wal`` either.
+
 Example:
     >>> from langchain_ripplemem.schemas import Edge
     >>> edges, log = open_sqlite_graph(None)
@@ -41,7 +47,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from langchain_ripplemem.schemas import Edge, Namespace, namespace_from_key, namespace_key
-from langchain_ripplemem.storage.base import Changes, EdgeRow
+from langchain_ripplemem.storage.base import Changes, EdgeRow, Purged
 from langchain_ripplemem.storage.locks import namespace_writer
 
 __all__ = ["CHANGES_KEPT", "GRAPH_FILENAME", "WAL_CHECKPOINT_PAGES", "SQLiteEdgeBackend", "SQLiteNamespaceLog",
@@ -120,10 +126,27 @@ class _Connection:
             if path is not None:
                 _to_wal(self.conn)
                 self.conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
+            # Deleted rows (edges, marks, pruned change rows) are overwritten with zeros, not left in free space.
+            self.conn.execute("PRAGMA secure_delete=ON")
             self.conn.executescript(_SCHEMA)
             columns = {row[1] for row in self.conn.execute("PRAGMA table_info(ns_changes)")}
             if "removed" not in columns:  # an edge file from before deletes were logged
                 self.conn.execute("ALTER TABLE ns_changes ADD COLUMN removed TEXT")
+
+    def purge(self) -> Purged:
+        """Copy the write-ahead log into the file and truncate it: no page image from before a delete stays.
+
+        Another process reading the file can keep the checkpoint from finishing; the
+        result then says so (its next forget, or any later one, checkpoints again).
+        """
+        if self.path == ":memory:":
+            return Purged()
+        with self.lock:
+            busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            return Purged(kept=(f"{self.path}-wal: another process was reading the edge file, so its write-ahead "
+                                "log (unit ids of the forgotten units, no text) was not truncated",))
+        return Purged(files=(self.path, f"{self.path}-wal"))
 
     def close(self) -> None:
         with self.lock:
@@ -213,12 +236,13 @@ class SQLiteEdgeBackend:
                 self._db.conn.execute("DELETE FROM linked WHERE ns = ? AND unit_id = ?", (key, uid))
         return removed
 
-    def drop(self, namespace: Namespace) -> None:
-        """Remove every edge and mark of exactly this namespace."""
+    def drop(self, namespace: Namespace) -> int:
+        """Remove every edge and mark of exactly this namespace; returns edges removed."""
         key = namespace_key(namespace)
         with self._db.lock, self._db.conn:
-            self._db.conn.execute("DELETE FROM edges WHERE ns = ?", (key,))
+            removed = self._db.conn.execute("DELETE FROM edges WHERE ns = ?", (key,)).rowcount
             self._db.conn.execute("DELETE FROM linked WHERE ns = ?", (key,))
+        return int(removed)
 
     def linked_ids(self, namespace: Namespace) -> set[str]:
         """Units whose linking completed."""
@@ -232,6 +256,10 @@ class SQLiteEdgeBackend:
         with self._db.lock:
             rows = self._db.conn.execute("SELECT ns FROM linked UNION SELECT ns FROM edges").fetchall()
         return sorted(namespace_from_key(r[0]) for r in rows)
+
+    def purge(self) -> Purged:
+        """Checkpoint and truncate the file's write-ahead log (see :meth:`_Connection.purge`)."""
+        return self._db.purge()
 
     def close(self) -> None:
         """Close the SQLite connection."""

@@ -8,17 +8,24 @@ work (embedding, LLM supersession) runs before the lock, against a
 tells which units another writer stored in between, so only that part is redone.
 
 Units are stored before their edges: a crash in between leaves units without a
-"linked" mark, and :meth:`WritePath.ensure_linked` (run on a namespace's first
-use by each memory object) links them with the edges a clean run would have made.
+"linked" mark, and :meth:`WritePath.ensure_linked` (run by each memory object's
+first write or recall of a namespace; never by reads such as ``stats``) links them with
+the edges a clean run would have made.
+
+Deletes go through :meth:`WritePath.forget` and :meth:`WritePath.forget_namespace` (and the
+replacement of an edited turn's memories in :meth:`WritePath.commit`): the units leave under
+the writer lock, and once the delete is logged every file that could keep their bytes is
+rewritten (:mod:`~langchain_ripplemem.write.forget`).
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -26,7 +33,12 @@ from langchain_core.embeddings import Embeddings
 from langchain_ripplemem.adapters import conversation_from_json
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.embeddings import embed_texts
-from langchain_ripplemem.errors import InvalidConversationError, InvalidNamespaceError
+from langchain_ripplemem.errors import (
+    ErasureError,
+    FailedWindowsWarning,
+    InvalidConversationError,
+    InvalidNamespaceError,
+)
 from langchain_ripplemem.extraction import known_turns
 from langchain_ripplemem.extraction.base import ExtractionResult, Extractor, Window
 from langchain_ripplemem.extraction.known_turns import KnownTurns
@@ -38,12 +50,15 @@ from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.memory_graph.cache import GraphCache
 from langchain_ripplemem.memory_graph.linking import link_rows
 from langchain_ripplemem.recall.smoothing import conversation_units
+from langchain_ripplemem.record_formats import checked_conversation, repeated_sessions
 from langchain_ripplemem.schemas import Conversation, Edge, IngestReport, MemoryUnit, Namespace
-from langchain_ripplemem.storage.base import EdgeBackend
+from langchain_ripplemem.storage.base import EdgeBackend, Purged
 from langchain_ripplemem.supersession.llm import LLMSupersession
 from langchain_ripplemem.supersession.rules import refresh_supersession
+from langchain_ripplemem.write.forget import ForgetReport, erase_files
 
-__all__ = ["PROGRESS_SLICE", "EmbedProgress", "Snapshot", "WritePath", "collect_units", "embed_reporting", "numbered"]
+__all__ = ["PROGRESS_SLICE", "EmbedProgress", "Removed", "Snapshot", "WritePath", "collect_units", "embed_reporting",
+           "numbered"]
 
 #: ``(texts embedded so far, texts to embed)``, called as a write's embedding advances.
 EmbedProgress = Callable[[int, int], None]
@@ -78,25 +93,41 @@ def embed_reporting(embeddings: Embeddings, texts: list[str], batch_size: int,
     return np.vstack(parts)
 
 
-def collect_units(ns: Namespace, results: list[ExtractionResult], report: IngestReport) -> dict[str, MemoryUnit]:
+def collect_units(ns: Namespace, results: list[ExtractionResult], report: IngestReport,
+                  extract_seconds: float | None = None) -> dict[str, MemoryUnit]:
     """Units of every window that did not fail, first occurrence per id; failures and usage go to ``report``.
+
+    ``extract_seconds``, the extraction's wall time when the caller measured it, is the
+    report's ``"extract"`` time; else the windows' own times are summed. (Windows may
+    run concurrently, and adding their times to the wall time counted the wait twice.)
+    Failed windows are also a :class:`~langchain_ripplemem.errors.FailedWindowsWarning`.
 
     Raises:
         InvalidNamespaceError: an extractor returned a unit of another namespace.
     """
     units: dict[str, MemoryUnit] = {}
+    failed = []
     for result in results:
         report.usage = report.usage.add(result.usage)
         report.warnings.extend(result.warnings)
         if result.failed is not None:
-            report.failed_windows.append(result.failed)
+            failed.append(result.failed)
             continue
         for unit in result.units:
             if unit.namespace != ns:
                 raise InvalidNamespaceError(f"extractor returned unit {unit.id} for {unit.namespace}, expected {ns}")
             units.setdefault(unit.id, unit)
+    if extract_seconds is not None:
+        report.usage.seconds["extract"] = extract_seconds
+    report.failed_windows.extend(failed)
     report.units = len(units)
     report.unit_ids = list(units)
+    if failed:
+        warnings.warn(FailedWindowsWarning(
+            f"{len(failed)} of {len(results)} extraction windows of conversation {failed[0].conversation_id!r} "
+            f"failed, and nothing of them was stored (IngestReport.failed_windows names them; ingesting the "
+            f"conversation again retries them); the first: turns {', '.join(failed[0].turn_ids)}: "
+            f"{failed[0].error}"), stacklevel=4)
     return units
 
 
@@ -110,6 +141,13 @@ def numbered(namespace_index: NamespaceIndex, new: list[MemoryUnit],
     first = 1 + namespace_index.max_seq  # kept up to date by the view: no scan of its units
     return [u.model_copy(update={"metadata": {**u.metadata, **(extra or {}), "seq": first + i}})
             for i, u in enumerate(new)]
+
+
+class Removed(NamedTuple):
+    """What :meth:`WritePath.remove` deleted: the ids that were present, and the edges touching them."""
+
+    ids: list[str]
+    edges: int
 
 
 @dataclass
@@ -162,17 +200,20 @@ class WritePath:
         n_turns = sum(len(s.turns) for s in conv.sessions)
         if n_turns == 0:
             raise InvalidConversationError(f"conversation {conv.id!r} has no turns")
+        if conv is conversation:  # a JSON object was checked as it was read
+            checked_conversation(conv, f"conversation {conv.id!r}")
+        repeats = repeated_sessions(conv, f"conversation {conv.id!r}")
         self.ensure_linked(ns)
         extraction = self.config.extraction
         windows = make_windows(conv, extraction.window_size, extraction.window_overlap)
         known_units = conversation_units(self.index.namespace_index(ns), conv.id,
                                          [session.id for session in conv.sessions])
         windows, known = known_turns.new_work(extractor, known_units, conv, windows)
-        return conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns), known
+        return conv, windows, IngestReport(namespace=ns, conversations=1, turns=n_turns, warnings=repeats), known
 
     def commit(self, ns: Namespace, results: list[ExtractionResult], report: IngestReport,
                unit_metadata: dict[str, Any] | None = None, on_embedded: EmbedProgress | None = None, *,
-               known: KnownTurns | None = None) -> IngestReport:
+               known: KnownTurns | None = None, extract_seconds: float | None = None) -> IngestReport:
         """Write every valid window's units, then link them. Failed windows write nothing.
 
         Embedding and LLM supersession, the slow steps, run before the namespace's
@@ -180,8 +221,9 @@ class WritePath:
         writer stored meanwhile leave the batch, or are asked about as candidates.
         ``on_embedded(done, total)`` hears of the embedding's progress (see :func:`embed_reporting`).
         With ``known``, units citing only turns memories already cite are dropped (``extraction/known_turns.py``).
+        ``extract_seconds``: the extraction's wall time (see :func:`collect_units`).
         """
-        units = collect_units(ns, results if known is None else known.kept(results), report)
+        units = collect_units(ns, results if known is None else known.kept(results), report, extract_seconds)
         self.sync.catch_up(ns)
         snapshot = Snapshot(self.index.namespace_index(ns))
         new = numbered(snapshot.namespace_index,
@@ -201,38 +243,83 @@ class WritePath:
                     new = self.superseder.annotate(namespace_index, new, vectors, report, among=since)
             report.new_units = len(new)
             stale = known.replaced(units.values()) if known is not None else []  # edited turns' old memories
-            if not new:
-                if stale:
-                    report.replaced = self.remove(ns, stale)
-                    self.sync.written(ns)
-                return report
-            start = len(namespace_index)
-            timer = time.perf_counter()
-            # Units first, edges second: a crash in between leaves units without a
-            # "linked" mark, and the next open links them (see ensure_linked).
-            self.index.add(ns, new, vectors)
-            report.usage.seconds["index"] = time.perf_counter() - timer
-            timer = time.perf_counter()
-            edges, touched = self.link(ns, list(range(start, start + len(new))))
-            report.usage.seconds["link"] = time.perf_counter() - timer
-            if self.config.supersession.enabled:
-                report.superseded = refresh_supersession(self.index, ns, new)
+            edges: list[Edge] = []
+            touched: list[str] = []
+            if new:
+                edges, touched = self._store(ns, len(namespace_index), new, vectors, report)
             if stale:  # after linking, which reads the rows just added
-                report.replaced = self.remove(ns, stale)
-            self.sync.written(ns, edges=touched)
+                report.replaced = self.remove(ns, stale).ids
+            if new or stale:
+                self.sync.written(ns, edges=touched)
         for edge in edges:
             report.edges[edge.type] = report.edges.get(edge.type, 0) + 1
+        if report.replaced:  # the edited turns' old memories leave the files too, as any forget's
+            try:
+                self.erase(ns)
+            except ErasureError as err:  # the ingest is done: say so rather than fail it
+                report.warnings.append(f"the replaced memories are deleted but not erased from every file: {err}")
         return report
 
-    def remove(self, ns: Namespace, ids: list[str]) -> list[str]:
-        """Delete units of ``ns`` and every edge touching them (under the writer lock); returns the ids present."""
+    def _store(self, ns: Namespace, start: int, new: list[MemoryUnit], vectors: np.ndarray,
+               report: IngestReport) -> tuple[list[Edge], list[str]]:
+        """Store and link new units (under the writer lock); the edges made and the ids linked."""
+        timer = time.perf_counter()
+        # Units first, edges second: a crash in between leaves units without a
+        # "linked" mark, and the next open links them (see ensure_linked).
+        self.index.add(ns, new, vectors)
+        report.usage.seconds["index"] = time.perf_counter() - timer
+        timer = time.perf_counter()
+        edges, touched = self.link(ns, list(range(start, start + len(new))))
+        report.usage.seconds["link"] = time.perf_counter() - timer
+        if self.config.supersession.enabled:
+            report.superseded = refresh_supersession(self.index, ns, new)
+        return edges, touched
+
+    def remove(self, ns: Namespace, ids: list[str]) -> Removed:
+        """Delete units of ``ns`` and every edge touching them (under the writer lock); the ids present, edges."""
         gone = self.index.get(ns, ids) if self.config.supersession.enabled else []
         present = self.index.delete(ns, ids)
         self.graphs.removing(ns, present)  # recalls under way keep walking the edges they started with
-        self.edge_backend.remove_units(ns, present)
+        edges = self.edge_backend.remove_units(ns, present) if present else 0
         self.graphs.remove(ns, present)
         refresh_supersession(self.index, ns, gone)  # what they superseded is current again
-        return present
+        return Removed(present, edges)
+
+    def forget(self, ns: Namespace, ids: list[str]) -> ForgetReport:
+        """Delete units of ``ns`` with their edges, then erase them from every file of the store.
+
+        The one way units leave a memory (a time-to-live's expiry too): under the writer
+        lock the units, their edges and marks are deleted and the delete logged; then
+        :meth:`erase` rewrites what could still hold their bytes.
+
+        Raises:
+            ErasureError: a file could not be rewritten (the units are deleted all the same).
+        """
+        started = time.perf_counter()
+        with self.sync.writing(ns):
+            removed = self.remove(ns, ids)
+            self.sync.written(ns)
+        purged = self.erase(ns) if removed.ids else Purged()
+        return ForgetReport(namespace=ns, unit_ids=tuple(removed.ids), edges=removed.edges, files=purged.files,
+                            kept=purged.kept, seconds=time.perf_counter() - started)
+
+    def forget_namespace(self, ns: Namespace) -> ForgetReport:
+        """Delete every unit, edge and mark of exactly ``ns``, then erase them from every file (see :meth:`forget`)."""
+        started = time.perf_counter()
+        with self.sync.writing(ns):
+            ids = list(self.index.namespace_index(ns).ids)
+            self.index.drop_namespace(ns)
+            edges = self.edge_backend.drop(ns) or 0
+            self.graphs.invalidate(ns)
+            self.sync.resumed.discard(ns)
+            self.sync.written(ns)
+        purged = self.erase(ns) if ids or edges else Purged()
+        return ForgetReport(namespace=ns, unit_ids=tuple(ids), edges=edges, namespace_dropped=True,
+                            files=purged.files, kept=purged.kept, seconds=time.perf_counter() - started)
+
+    def erase(self, ns: Namespace) -> Purged:
+        """Rewrite every file that may hold units of ``ns`` deleted since the last erase (once the delete is logged)."""
+        return erase_files(ns, (self.index.backend, self.edge_backend, self.sync.log), self.index.snapshots)
 
     def set_suppressed(self, ns: Namespace, ids: list[str], reason: str | None) -> int:
         """Suppress units of ``ns`` with ``reason``, or lift it with ``None``; returns units changed.

@@ -75,13 +75,13 @@ def test_delete_and_delete_namespace_keep_namespaces_apart(memory_factory):
     recalled = {m.unit.id for m in memory.recall("Harbor Grill dinner", namespace=SAM).memories}
     assert recalled and recalled <= set(sam)
 
-    assert memory.delete(sam[:2], namespace=MAYA) == 0  # another namespace's ids: untouched
-    assert memory.delete([maya[0], maya[1]], namespace=MAYA) == 2
+    assert memory.delete(sam[:2], namespace=MAYA).units == 0  # another namespace's ids: untouched
+    assert memory.delete([maya[0], maya[1]], namespace=MAYA).units == 2
     assert {u.id for u in memory.list_units(MAYA)} == set(maya[2:])
     assert all(maya[0] not in (e.src, e.dst) for e in memory.edges(MAYA))
     assert len(memory.list_units(SAM)) == 7
 
-    assert memory.delete_namespace(SAM) == 7
+    assert memory.delete_namespace(SAM).units == 7
     assert memory.list_units(SAM) == [] and memory.edges(SAM) == []
     assert memory.namespaces() == [MAYA]
     fresh = memory_factory()
@@ -173,7 +173,7 @@ for i in range(6):
     ids = memory.add_conversation(many_turns(f"{me}-c{i}", 12), namespace=("churn",)).unit_ids
     out["churn"] += ids
     gone = previous[::2]
-    assert memory.delete(gone, namespace=("churn",)) == len(gone)
+    assert memory.delete(gone, namespace=("churn",)).units == len(gone)
     out["deleted"] += gone
     previous = ids
 print(json.dumps(out))

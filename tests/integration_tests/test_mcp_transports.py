@@ -113,7 +113,10 @@ def http_server(tmp_path_factory) -> Iterator[str]:
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=30)
-    assert "serving users/maya at http://127.0.0.1:" in log.read_text(errors="replace")
+    text = log.read_text(errors="replace")
+    assert "serving users/maya at http://127.0.0.1:" in text
+    # Every test's client ended its session: a normal disconnect, no ERROR with a traceback (it logged one each).
+    assert "ERROR" not in text and "Traceback" not in text, text[-3000:]
 
 
 async def test_streamable_http_remember_recall_forget(http_server):

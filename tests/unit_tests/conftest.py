@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import subprocess
 import sys
 import threading
@@ -182,3 +183,71 @@ def openai_server() -> Iterator[ScriptedOpenAIServer]:
     """A local OpenAI-compatible chat server answering from a script (see ``openai_server.py``)."""
     with ScriptedOpenAIServer() as server:
         yield server
+
+
+# -- a secret to forget (test_forget_erases.py, integration_tests/test_forget_servers.py) -------------
+# Floats of a vector that must match, consecutively, for the vector to count as found.
+VECTOR_PREFIX = 8
+
+
+class Secret:
+    """A sentence no other text shares: its token is in the dog's name and the place, and nowhere else."""
+
+    def __init__(self) -> None:
+        rng = random.Random()
+        self.token = "".join(rng.choice("bcdfghjkmnpqrtvwxz") for _ in range(10))
+        self.text = (f"My border collie Zephyr{self.token.capitalize()} sleeps by the "
+                     f"Quill{self.token} lighthouse every night.")
+        self.vectors: list[np.ndarray] = []
+
+    def remember_vectors(self, memory: RippleMemory, namespace: tuple[str, ...]) -> list[str]:
+        """The ids of the units holding the secret; their vectors are kept to look for on disk."""
+        units = memory.list_units(namespace, include_suppressed=True)
+        ids = [u.id for u in units if self.token in u.restatement.lower()]
+        assert ids, "the secret was not stored"
+        view = memory.namespace_index(namespace)
+        self.vectors = [np.array(view.vector(uid), dtype=np.float32) for uid in ids]
+        return ids
+
+    def traces(self, directory: Path) -> list[tuple[str, str]]:
+        """``(file, what)`` for every file under ``directory`` that holds the token or a vector."""
+        found = []
+        for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+            data = path.read_bytes()
+            name = str(path.relative_to(directory))
+            if self.token.encode() in data.lower():
+                found.append((name, "text"))
+            if any(holds_vector(data, vector) for vector in self.vectors):
+                found.append((name, "vector"))
+        return found
+
+
+def holds_vector(data: bytes, vector: np.ndarray) -> bool:
+    """Whether ``data`` holds ``vector``'s first floats as float32, at any byte offset, within rounding."""
+    head = vector[:VECTOR_PREFIX].astype(np.float32)
+    for offset in range(4):
+        usable = (len(data) - offset) // 4
+        if usable < VECTOR_PREFIX:
+            continue
+        floats = np.frombuffer(data, dtype="<f4", count=usable, offset=offset)
+        with np.errstate(invalid="ignore"):
+            starts = np.flatnonzero(np.abs(floats[: usable - VECTOR_PREFIX + 1] - head[0]) < 1e-5)
+        for start in starts:
+            if np.allclose(floats[start : start + VECTOR_PREFIX], head, atol=1e-5):
+                return True
+    return False
+
+
+def filler(conversation_id: str, turns: int) -> Conversation:
+    """A conversation of ``turns`` plain turns (enough of them make Chroma persist its HNSW index)."""
+    return Conversation.model_validate({"id": conversation_id, "sessions": [
+        {"id": "S1", "time": "2026-03-02T19:00:00+00:00", "turns": [
+            {"id": f"S1:{i}", "speaker": "Sam", "text": f"Note {i}: the garden needs water on day {i}."}
+            for i in range(turns)]}]})
+
+
+def secret_conversation(secret: Secret, conversation_id: str = "dog") -> Conversation:
+    return Conversation.model_validate({"id": conversation_id, "sessions": [
+        {"id": "S1", "time": "2026-03-01T19:00:00+00:00", "turns": [
+            {"id": "S1:1", "speaker": "Maya", "text": secret.text},
+            {"id": "S1:2", "speaker": "Sam", "text": "What a good dog, and what a view."}]}]})

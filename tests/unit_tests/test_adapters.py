@@ -274,7 +274,8 @@ def test_load_other_file_problems(tmp_path: Path) -> None:
     assert "cannot read" in error_of(tmp_path / "missing.json")
     assert "duplicate conversation id 'n1'" in error_of(
         write(tmp_path, "dup.json", json.dumps([NATIVE, NATIVE])))
-    assert "no conversations" in error_of(write(tmp_path, "empty.jsonl", "\n\n"))
+    assert "empty.jsonl is empty (only whitespace)" in error_of(write(tmp_path, "empty.jsonl", "\n\n"))
+    assert "no conversations" in error_of(write(tmp_path, "none.json", "[]"))
     assert "expected a conversation object" in error_of(write(tmp_path, "n.json", "[1]"))
     bad = json.loads(json.dumps(LOCOMO))
     del bad["conversation"]["session_1"][0]["text"]

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from langchain_ripplemem.cli import main
+from langchain_ripplemem.memory import RippleMemory
 
-from .conftest import make_conversation
+from .conftest import BagOfWordsEmbeddings, make_conversation
 from .test_cli_store_commands import ROOT, cli, ingest
 
 READ_COMMANDS = [["recall", "Where did Maya go hiking?"], ["check"], ["list"], ["stats"],
@@ -79,6 +80,40 @@ def test_every_expected_error_is_one_line_with_exit_2(tmp_path, capsys):
         assert err.startswith("error: ") and reason in err and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.parametrize(("name", "content", "size"), [("empty.json", "", "0 bytes"), ("empty.jsonl", "", "0 bytes"),
+                                                  ("blank.json", " \n\n", "only whitespace")])
+def test_an_empty_file_is_named_empty_not_malformed(tmp_path, capsys, name, content, size):
+    file = tmp_path / name
+    file.write_text(content, encoding="utf-8")
+    code, out, err = cli(capsys, "ingest", file, "--persist", tmp_path / "store")
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {file} is empty ({size}): a .json file holds one conversation object") and \
+        "Expecting value" not in err
+    assert not (tmp_path / "store").exists()
+
+
+@pytest.mark.parametrize("command", [["ingest", "chat.json"], ["mcp"], *READ_COMMANDS], ids=lambda c: " ".join(c[:2]))
+def test_persist_naming_a_file_says_so(tmp_path, capsys, command):
+    chat = tmp_path / "chat.json"
+    chat.write_text(make_conversation().model_dump_json(), encoding="utf-8")
+    file = tmp_path / "notes.txt"
+    file.write_text("mine", encoding="utf-8")
+    argv = [str(chat) if arg == "chat.json" else arg for arg in command]
+    code, out, err = cli(capsys, *argv, "--persist", file)
+    assert code == 2 and out == ""
+    assert err == f"error: --persist {file}: it is a file, not a directory (a store is a directory; " \
+        f"`ripplemem ingest FILE --persist DIR` creates one)\n"
+    assert file.read_text(encoding="utf-8") == "mine"
+
+
+def test_a_memory_whose_persist_directory_is_a_file_says_so(tmp_path):
+    file = tmp_path / "notes.txt"
+    file.write_text("mine", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"persist_directory {str(file)!r} is a file, not a directory"):
+        RippleMemory(BagOfWordsEmbeddings(), persist_directory=file)
+    assert file.read_text(encoding="utf-8") == "mine"
+
+
 def test_namespace_errors_give_the_library_reason(tmp_path, capsys):
     for namespace, reason in (("bad.label", "labels cannot contain '.'"), ("users//maya", "has an empty label"),
                               ("langgraph/x", "langgraph")):
@@ -104,6 +139,7 @@ def test_an_interrupt_ends_with_130_and_no_traceback(tmp_path, capsys):
 RUN_WITH_BOW = """
 import sys
 from langchain_ripplemem.cli import main
+from langchain_ripplemem.memory import RippleMemory
 from langchain_ripplemem.memory import RippleMemory
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 sys.exit(main(memory_factory=lambda persist: RippleMemory(BagOfWordsEmbeddings(), persist_directory=persist)))

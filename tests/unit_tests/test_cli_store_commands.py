@@ -138,9 +138,11 @@ def test_forget_units_by_id_all_or_nothing(store, capsys):
     assert code == 2 and sam[0].id in err  # an id of another namespace is not one of this namespace
     assert [u.id for u in units_of(store, MAYA)] == [u.id for u in before]
     assert len(units_of(store, SAM)) == len(sam)
+    with bow_memory(str(store)) as memory:
+        edges = sum(1 for e in memory.edges(MAYA) if {e.src, e.dst} & {before[0].id, before[1].id})
 
     code, out, _ = cli(capsys, "forget", before[0].id, before[1].id, "--persist", store, "--namespace", "users/maya")
-    assert code == 0 and out.startswith("forgot 2 units and their edges from namespace 'users/maya'")
+    assert code == 0 and out.startswith(f"forgot 2 units and {edges} edges from namespace 'users/maya' of '{store}'")
     assert [u.id for u in units_of(store, MAYA)] == [u.id for u in before[2:]]
     with bow_memory(str(store)) as memory:
         assert not {before[0].id, before[1].id} & {x for e in memory.edges(MAYA) for x in (e.src, e.dst)}
@@ -257,3 +259,32 @@ def test_ingesting_a_corrected_file_replaces_the_edited_turns(store, capsys):
     assert "(1 new, 1 replaced (edited turns))" in out
     texts = [u.restatement for u in units_of(store, ("users", "sam"))]
     assert any("peanuts" in t for t in texts) and not any("shellfish, no shrimp" in t for t in texts)
+
+
+def test_read_commands_link_nothing_an_interrupted_ingest_left_unlinked(tmp_path, capsys, monkeypatch):
+    """`stats`, `list` and `check` only read: units a crash left unlinked stay so, and the edge file is unchanged.
+
+    (`stats` used to link them: 2,000 units of a crashed ingest, written by a command that reads.)
+    The next write links them, as the crash-safety promise says.
+    """
+    from langchain_ripplemem.storage.sqlite import GRAPH_FILENAME
+
+    store = tmp_path / "store"
+    crashing = bow_memory(str(store))
+    monkeypatch.setattr(crashing._write, "link", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        crashing.add_conversation(make_conversation("c1"), namespace=MAYA)
+    crashing.close()
+    monkeypatch.undo()
+    edge_file = (store / GRAPH_FILENAME).read_bytes()
+    for argv in (["stats"], ["stats", "--namespace", "users/maya", "--json"], ["list"],
+                 ["list", "--namespace", "users/maya"], ["check"]):
+        code, _, err = cli(capsys, *argv, "--persist", store)
+        assert code in (0, 1), (argv, err)  # check reports the unlinked units: status 1
+        assert (store / GRAPH_FILENAME).read_bytes() == edge_file, argv
+    code, out, _ = cli(capsys, "stats", "--persist", store, "--namespace", "users/maya", "--json")
+    assert sum(json.loads(out)["edges"].values()) == 0
+    with bow_memory(str(store)) as memory:
+        assert memory.edge_backend.linked_ids(MAYA) == set()
+        memory.add_conversation(make_conversation("c2"), namespace=MAYA)  # the next write links them
+        assert memory.edge_backend.linked_ids(MAYA) == {u.id for u in memory.list_units(MAYA)}

@@ -1,27 +1,59 @@
-"""Every cookbook script runs offline and prints what its docstring promises."""
+"""Every cookbook script runs offline and shows what its docstring promises.
+
+The checks are on what a script computes (recalled memories, their turns, expansion
+paths, tool results), never on a stand-in chat model's scripted reply.
+"""
 
 from __future__ import annotations
 
+import re
 import runpy
 from pathlib import Path
 
 import pytest
 
 COOKBOOK = Path(__file__).resolve().parents[2] / "cookbook"
+# Per script, patterns (re.MULTILINE) its output must match.
 EXPECTED = {
-    "01_retriever_rag_chain.py": ["['expansion:structural'] via", "allergic to shellfish", "chain answer: Maybe not"],
-    "02_subgraph_agent_with_tools.py": ["tool remember: Remembered 1 memory in memories/maya",
-                                        "step recall: extract_cues", "recalled", "agent: Careful"],
-    "03_store_per_user_namespaces.py": ["get: {'text': \"I'm allergic to shellfish.\"", "users/sam food",
-                                        "filter kind=pets: ['pet']", "graph (priya): I don't know you yet."],
-    "04_langsmith_tracing.py": ["LangSmith tracing: off", "expand round 1 [chain]  metadata={'anchors':",
-                                "retriever run 'RippleMemRetriever' -> children ['ripplemem_recall']"],
-    "05_bring_your_own_models.py": ["LLM extraction: 3 turns -> 3 units", "locations=['Harbor Grill']",
-                                    "answer: Probably not", "recall llm calls: 3"],
-    "06_other_languages.py": ["'kühen', 'kuh'",
-                              "recall 'Wie viele Kühen hat Jürgen?' -> Zoë: Jürgen hat jetzt drei Kühe",
-                              "lexical view '张伟搬到哪里去了？' -> Zoë: 张伟上个月搬到成都去了",
-                              "participants of 'Was hat Zoë über das Wetter gesagt?': ['das wetter', 'zoë']"],
+    "01_retriever_rag_chain.py": [
+        r"^plain top-4 \(memory\.search, dense\): \[(?!.*'S1:1')",
+        r"turns=\['S1:1'\] \['expansion:structural'\] via S4:1 -> S3:1 -> S1:1$",
+        r"^the model is given:\n(.+\n){0,5}\[\w{8}\] 2026-03-02 Maya: The allergist confirmed it: I'm allergic",
+        r"^k per call: 2 documents with k=2$",
+    ],
+    "02_subgraph_agent_with_tools.py": [
+        r"^tool remember: Remembered 1 memory in memories/maya",
+        r"^  step recall: extract_cues$",
+        # The second turn's recall finds what the remember tool wrote in the first.
+        r"^    recalled [\d.]+ User: Maya is allergic to shellfish\.$",
+        r"^    recalled [\d.]+ Sam: My cousin cooks at Harbor Grill, it's a seafood place\.$",
+    ],
+    "03_store_per_user_namespaces.py": [
+        r"^get: \{'text': \"I'm allergic to shellfish\.\"",
+        r"^search users/: [\d.]+ users/sam food: I love oysters at Harbor Grill\.$",
+        r"^maya only: \['allergy', 'pet'\]$",
+        r"^filter kind=pets: \['pet'\]$",
+        r"^graph \(maya\): From your memories: Update: the allergist says shellfish is fine now\.$",
+        r"^graph \(priya\): I don't know you yet\.$",
+        r"^namespaces now: \[\('users', 'maya'\), \('users', 'priya'\), \('users', 'sam'\)\]$",
+    ],
+    "04_langsmith_tracing.py": [
+        r"^LangSmith tracing: off",
+        r"expand round 1 \[chain\]  metadata=\{'anchors': \[.+\]\} outputs=\{'expanded': \['\w{8}'",
+        r"^retriever run 'RippleMemRetriever' -> children \['ripplemem_recall'\]$",
+    ],
+    "05_bring_your_own_models.py": [
+        r"^LLM extraction: 3 turns -> 3 units",
+        r"locations=\['Harbor Grill'\]",
+        r"^cited: \[.*I\\'m allergic to shellfish",
+        r"^recall llm calls: 3$",
+    ],
+    "06_other_languages.py": [
+        r"'kühen', 'kuh'",
+        r"^recall 'Wie viele Kühen hat Jürgen\?' -> Zoë: Jürgen hat jetzt drei Kühe",
+        r"^lexical view '张伟搬到哪里去了？' -> Zoë: 张伟上个月搬到成都去了",
+        r"^participants of 'Was hat Zoë über das Wetter gesagt\?': \['das wetter', 'zoë'\]$",
+    ],
 }
 
 
@@ -40,4 +72,22 @@ def test_script_runs_offline(script, capsys, monkeypatch):
     runpy.run_path(str(COOKBOOK / script), run_name="__main__")
     out = capsys.readouterr().out
     for expected in EXPECTED[script]:
-        assert expected in out, f"{script}: {expected!r} not in output:\n{out}"
+        assert re.search(expected, out, flags=re.MULTILINE), f"{script}: {expected!r} not in output:\n{out}"
+
+
+@pytest.mark.slow
+def test_retriever_example_reaches_the_allergy_through_the_graph(capsys):
+    """Cookbook 01's claim: plain top-k misses the allergy; the retriever, with the same k, expands to it."""
+    plain, docs = runpy.run_path(str(COOKBOOK / "01_retriever_rag_chain.py"))["main"]()
+    assert len(plain) == len(docs) == 4
+    assert "S1:1" not in plain
+    by_turn = {tuple(d.metadata["turn_ids"]): d for d in docs}
+    allergy = by_turn[("S1:1",)]
+    assert "allergic to shellfish" in allergy.page_content
+    assert allergy.metadata["found_by"] == ["expansion:structural"]  # no recall view found it
+    # Each path runs from a memory the first hop found to the allergy, through Harbor Grill's shellfish (S3:1).
+    first_hop = {d.id for d in docs if set(d.metadata["found_by"]) - {"expansion:structural"}}
+    shellfish_place = by_turn[("S3:1",)].id
+    for path in allergy.metadata["paths"]:
+        assert path[-1] == allergy.id and path[-2] == shellfish_place
+    assert any(path[0] in first_hop for path in allergy.metadata["paths"])

@@ -376,7 +376,7 @@ def test_llm_a_malformed_tool_call_says_what_was_wrong(dinner: Conversation) -> 
     first, second, third = (w.split(": ", 2)[-1] for w in result.warnings)
     assert first.startswith("the ExtractionOutput call's arguments are not valid JSON: Expecting value")
     assert second == "called 'Search' instead of answering with ExtractionOutput"
-    assert third == "answered with text instead of a ExtractionOutput object: 'Here are the memories.'"
+    assert third == "answered with text instead of an ExtractionOutput object: 'Here are the memories.'"
     assert not any("answer by calling" in w for w in result.warnings)
 
 

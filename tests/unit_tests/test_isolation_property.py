@@ -78,12 +78,12 @@ class IsolationMachine(RuleBasedStateMachine):
         theirs = data.draw(st.lists(st.sampled_from(foreign), unique=True, max_size=3)
                            if foreign else st.just([]))
         # Ids of other namespaces passed to this namespace's delete must survive.
-        assert self.memory.delete([*theirs, *mine, "no-such-id"], namespace=ns) == len(mine)
+        assert self.memory.delete([*theirs, *mine, "no-such-id"], namespace=ns).units == len(mine)
         self.owned[ns] -= set(mine)
 
     @rule(ns=st.sampled_from(NAMESPACES))
     def delete_namespace(self, ns: tuple[str, ...]) -> None:
-        assert self.memory.delete_namespace(ns) == len(self.owned[ns])
+        assert self.memory.delete_namespace(ns).units == len(self.owned[ns])
         self.owned[ns] = set()
 
     @invariant()

@@ -66,7 +66,7 @@ def test_expansion_fixture(memory):
 def test_deleted_units_never_come_back(memory):
     shellfish, epipen = unit_id(memory, "allergic to shellfish"), unit_id(memory, "epipen")
     top = memory.recall(QUERY, namespace=MAYA, config=EXPAND).memories[0].unit.id  # first hop
-    assert memory.delete([shellfish, top], namespace=MAYA) == 2
+    assert memory.delete([shellfish, top], namespace=MAYA).units == 2
     result = memory.recall(QUERY, namespace=MAYA, config=EXPAND)
     assert not {shellfish, top} & seen_ids(result)
     assert result.memories and epipen in {u.id for u in memory.list_units(MAYA)}
@@ -95,7 +95,7 @@ def test_delete_namespace_leaves_every_other_namespace_byte_for_byte(tmp_path, b
     memory.suppress([memory.list_units(("users", "sam"))[0].id], namespace=("users", "sam"), reason="wrong")
     before = {ns: snapshot(memory, ns) for ns in spaces[1:]}
     recalled = memory.recall("Harbor Grill dinner", namespace=("users", "sam")).model_dump_json(exclude={"usage"})
-    assert memory.delete_namespace(("users", "maya")) == 7
+    assert memory.delete_namespace(("users", "maya")).units == 7
     assert memory.list_units(("users", "maya"), include_suppressed=True) == []
     assert memory.edges(("users", "maya")) == []
     assert {ns: snapshot(memory, ns) for ns in spaces[1:]} == before

@@ -69,3 +69,20 @@ async def test_recall_text_carries_the_results_warnings():
     assert text.splitlines()[-len(result.warnings):] == [f"warning: {w}" for w in result.warnings]
     assert empty_text.startswith("No memories found") and empty["warnings"]
     assert empty_text.splitlines()[1:] == [f"warning: {w}" for w in empty["warnings"]]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "says"), [
+    ("recall", {"query": "x", "k": "many"}, "k: Input should be a valid integer, unable to parse string as an "
+                                            "integer (got 'many')"),
+    ("recall", {"query": 5}, "query: Input should be a valid string (got 5)"),
+    ("remember", {"text": ["a"]}, "text: Input should be a valid string (got ['a'])"),
+    ("forget", {"memory_ids": "abc"}, "memory_ids: Input should be a valid list (got 'abc')"),
+    ("correct", {"memory_ids": ["x"], "reason": "wrong", "restore": "maybe"},
+     "restore: Input should be a valid boolean, unable to interpret input (got 'maybe')"),
+])
+async def test_an_argument_of_the_wrong_type_is_named_without_pydantics_url(memory, tool, arguments, says):
+    units = _units(memory, MAYA)
+    async with await _serve(memory) as session:
+        error, text, _ = await Client(session)(tool, **arguments)
+    assert error and text == f"Error executing tool {tool}: {says}"  # no model name, type code or URL
+    assert _units(memory, MAYA) == units

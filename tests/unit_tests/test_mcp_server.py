@@ -99,6 +99,8 @@ async def test_remember_a_conversation_object_or_json_text_is_idempotent(memory)
     ({"text": "a", "conversation": {"id": "c"}}, "pass exactly one of text or conversation"),
     ({}, "pass exactly one of text or conversation"),
     ({"text": "   "}, "text must be a non-empty statement"),
+    ({"text": "\u200b\u200d"}, "text must be a non-empty statement"),  # zero-width characters show nothing
+    ({"text": "hi", "namespace": "users/maya/ "}, "blank label ' '"),
     ({"conversation": {"id": "c", "sessions": [{"id": "S1", "time": "someday", "turns": [
         {"id": "t1", "speaker": "Maya", "text": "hi"}]}]}}, "sessions[0].time: cannot parse timestamp 'someday'"),
     ({"conversation": {"id": "c", "sessions": [{"id": "S1", "turns": [
@@ -222,7 +224,9 @@ async def test_correct_hides_a_memory_from_recall_until_restored(memory):
     ({"query": "x", "k": 0}, "k must be between 1 and 100, got 0"),
     ({"query": "x", "k": 101}, "k must be between 1 and 100, got 101"),
     ({"query": " "}, "query must be a non-empty string"),
-    ({"query": "x", "k": "many"}, "k\n  Input should be a valid integer"),
+    ({"query": "\u200b\ufeff"}, "query must be a non-empty string"),
+    ({"query": "x", "k": "many"}, "k: Input should be a valid integer, unable to parse string as an integer "
+                                  "(got 'many')"),
     ({"query": "x", "namespace": "users//maya"}, "has an empty label"),
 ])
 async def test_bad_recall_arguments_are_tool_errors_that_say_what_was_wrong(memory, arguments, message):

@@ -102,7 +102,7 @@ def writer(i: int, cfg: dict[str, Any], start: Any, results: Any, shared: Any) -
                     kind = "delete"
                     alive = sorted(set(out["written"]) - set(out["deleted"]))
                     victim = rng.choice(alive)
-                    if memory.delete([victim], namespace=ns) != 1:
+                    if memory.delete([victim], namespace=ns).units != 1:
                         raise RuntimeError(f"delete of own unit {victim} deleted nothing")
                     out["deleted"].append(victim)
                 else:
