@@ -197,7 +197,7 @@ client = chromadb.HttpClient(host={host!r}, port={port}, settings=Settings(anony
 memory = RippleMemory(BagOfWordsEmbeddings(), client=client, collection_name={collection!r},
                       graph_store=PostgresGraph({dsn!r}))
 added = [uid for i in range(3) for uid in memory.add_messages(matching(f"host-{{i}}"), namespace=SHARED).unit_ids]
-assert memory.delete({deleted!r}, namespace=SHARED) == {n_deleted}
+assert len(memory.delete({deleted!r}, namespace=SHARED).unit_ids) == {n_deleted}
 assert memory.suppress({suppressed!r}, namespace=SHARED, reason="wrong") == 1
 memory.close()
 print(json.dumps(added), flush=True)

@@ -228,7 +228,7 @@ def test_a_recall_reads_one_state_while_writer_threads_add_delete_and_suppress()
     def delete_and_suppress() -> None:
         try:
             go.wait(WAIT)
-            assert memory.delete(shown[:2], namespace=SHARED) == 2
+            assert len(memory.delete(shown[:2], namespace=SHARED).unit_ids) == 2
             assert memory.suppress([shown[2]], namespace=SHARED, reason="wrong") == 1
         except BaseException as err:  # noqa: BLE001
             errors.append(err)
