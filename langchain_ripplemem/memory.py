@@ -223,8 +223,12 @@ class RippleMemory:
         self._write.ensure_linked(ns)
 
     def namespace_index(self, namespace: Namespace | str) -> NamespaceIndex:
-        """The namespace's in-memory search structures (as of the last :meth:`prepare` or write)."""
-        return self.index.namespace_index(validate_namespace(namespace))
+        """The namespace's in-memory search structures as they are now; later writes never change them.
+
+        A read view (:meth:`~langchain_ripplemem.index.namespace_index.NamespaceIndex.read_view`):
+        what one recall reads from its start to its end, whatever is written meanwhile.
+        """
+        return self.index.read_view(validate_namespace(namespace))
 
     def graph(self, namespace: Namespace | str) -> nx.Graph:
         """The namespace's typed memory graph (NetworkX; ``data["types"]`` per edge)."""
@@ -330,7 +334,7 @@ class RippleMemory:
             raise ValueError(f"k must be at least 1, got {k}")
         ns = self._ns(namespace)
         self._check_model()
-        found = self.index.namespace_index(ns)
+        found = self.index.read_view(ns)
         hidden = found.suppressed
         fetch = k + len(hidden)
         hits = found.semantic(self.embed_query(query), fetch) if view == "semantic" else found.lexical(query, fetch)

@@ -50,7 +50,12 @@ class MemoryReader(Protocol):
         ...
 
     def namespace_index(self, namespace: Namespace) -> NamespaceIndex:
-        """The namespace's search structures (vectors, BM25, cue postings, units)."""
+        """The namespace's search structures (vectors, BM25, cue postings, units) as they are now.
+
+        A read view that later writes leave as it is
+        (:meth:`~langchain_ripplemem.index.namespace_index.NamespaceIndex.read_view`): a
+        recall pins the one it gets first and reads it to its end.
+        """
         ...
 
     def graph(self, namespace: Namespace) -> nx.Graph:

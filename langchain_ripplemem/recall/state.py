@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
-from langgraph.channels import EphemeralValue
+from langgraph.channels import EphemeralValue, UntrackedValue
 
 # typing's TypedDict has no JSON schema before Python 3.12 (pydantic refuses it): LangGraph Server would
 # show the graph with no input form.
@@ -34,6 +34,9 @@ from langchain_ripplemem.schemas import (
 )
 
 if TYPE_CHECKING:
+    import networkx as nx
+
+    from langchain_ripplemem.index.namespace_index import NamespaceIndex
     from langchain_ripplemem.recall.reader import MemoryReader
 
 
@@ -93,6 +96,31 @@ class ResolvedContext(RecallContext):
 # input's into ``answering``, and ``answer`` is written at the last step, where the output reads it.
 WithAnswer = Annotated[bool, EphemeralValue(bool)]
 Answer = Annotated[str | None, EphemeralValue(str)]
+
+
+@dataclass(frozen=True, repr=False)
+class PinnedView:
+    """What one recall reads from its first node to its last: the namespace's read view and walk graph.
+
+    Taken once, by the first node, after the namespace is prepared: the read view
+    (:meth:`~langchain_ripplemem.index.namespace_index.NamespaceIndex.read_view`) is the
+    namespace as the last whole write left it, and no write changes it while the recall
+    runs; the walk graph keeps the edges of units deleted meanwhile
+    (``GraphCache.removing``), and a walk steps only on the view's units.
+    """
+
+    namespace: Namespace
+    index: NamespaceIndex
+    graph: nx.Graph
+
+    def __repr__(self) -> str:
+        return f"PinnedView({'/'.join(self.namespace)}, {len(self.index)} memories)"
+
+
+# Held for one run and never checkpointed (a view is the process's memory, not state to save): a run
+# resumed from a checkpoint, or a node run on its own, pins the namespace again.
+# Typed Any: a schema of the state (``langgraph dev``) need not describe a view.
+Pinned = Annotated[Any, UntrackedValue(object)]
 
 
 class RecallInput(TypedDict):
@@ -163,3 +191,4 @@ class RecallState(TypedDict, total=False):
     answer: Answer
     model_down: str | None  # set once a chat model call found the model unreachable: no more LLM calls
     warnings: list[str]  # fallbacks taken, copied into the result
+    pinned: Pinned  # the PinnedView this run reads (never checkpointed)
