@@ -167,7 +167,7 @@ class RippleMem:
                                                              self.write_config.extraction.llm_max_retries))
         self._reader = FunctionReader(
             self, prepare=self._prepare_recall, embed_query=self._embed_query,
-            namespace_index=lambda ns: self.index.namespace_index(validate_namespace(ns)),
+            namespace_index=lambda ns: self.index.pinned(validate_namespace(ns)),
             walkable_edges=lambda ns: self.edge_cache.walkable(validate_namespace(ns)))
         self._recall_graph: Any = None
 
@@ -312,7 +312,7 @@ class RippleMem:
             raise ValueError(f"k must be at least 1, got {k}")
         ns = self._ns(namespace)
         self._check_model()
-        found = self.index.namespace_index(ns)
+        found = self.index.pinned(ns)
         return found.plain_top_k(self._embed_query(query) if view == "semantic" else query, k)
 
     def recall(

@@ -2,7 +2,7 @@
 
 Builds one namespace of ``--size`` memories of the scale benchmark's dialogue
 (``bench_scale.py``'s fake encoder and settings), then runs ``--queries`` warm recalls
-with each of its two recall settings and records every read the walk graph makes of
+with each of its two recall settings and records every read the walkable edges makes of
 the edge store (``edge_rows`` with the units whose edges it needs). Recall reads a
 walk's hop at a time (``LazyAdjacency.read``); before, it read each unit alone. Both
 patterns are replayed, same units in the same order, on the store's SQLite file and
@@ -32,7 +32,7 @@ from langchain_ripplemem.storage.postgres import PostgresEdgeBackend
 
 
 def recorded_reads(memory: Any, queries: int) -> dict[str, list[list[str]]]:
-    """Per recall setting, the unit lists recall's walk graph asked the edge store for."""
+    """Per recall setting, the unit lists recall's walkable edges asked the edge store for."""
     reads: list[list[str]] = []
     backend = type(memory.edge_backend)
     original = backend.edge_rows

@@ -86,6 +86,8 @@ class LazyAdjacency(dict):  # type: ignore[type-arg]
         # Counts the changes :meth:`forget` was told of: what was read at one version holds until the next.
         self.version = 0
         self._lock = threading.Lock()
+        # node -> edge rows the store deleted after this graph was made (:meth:`keep`), still read here.
+        self._kept: dict[str, list[EdgeRow]] = {}
 
     def __missing__(self, node: str) -> _Packed:
         if not isinstance(node, str):
@@ -115,6 +117,8 @@ class LazyAdjacency(dict):  # type: ignore[type-arg]
                 rows_of[src].append(row)
             if dst != src and dst in rows_of:
                 rows_of[dst].append(row)
+        for node, rows in rows_of.items() if self._kept else ():
+            rows += [row for row in self._kept.get(node, ()) if row not in rows]
         with self._lock:
             for node, rows in rows_of.items():
                 nbrs = _packed(node, rows)
@@ -142,6 +146,7 @@ class LazyAdjacency(dict):  # type: ignore[type-arg]
         if ask:
             version = self.version
             found = _asked_with_edges(self.backend, self.namespace, ask)
+            found.update(node for node in ask if node in self._kept)
             with self._lock:
                 if self.version == version:
                     self.has_edges.update((node, node in found) for node in ask)
@@ -156,6 +161,17 @@ class LazyAdjacency(dict):  # type: ignore[type-arg]
 
     def __contains__(self, node: object) -> bool:
         return isinstance(node, str) and bool(self.packed(node))
+
+    def keep(self, rows: Iterable[EdgeRow]) -> None:
+        """Edge rows the store is about to delete (a delete of their units): this graph still reads them.
+
+        Readers walk one graph from their start to their end (a recall's pinned index still
+        holds the deleted units); the graph a later reader gets no longer has them.
+        """
+        with self._lock:
+            for row in rows:
+                for node in dict.fromkeys(row[:2]):
+                    self._kept.setdefault(node, []).append(row)
 
     def forget(self, nodes: Iterable[str]) -> None:
         """Drop what was read about ``nodes`` (their edges changed): the next touch reads them again."""

@@ -24,10 +24,13 @@ Example:
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+import weakref
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 import networkx as nx
 
+from langchain_ripplemem._runtime.held_during_writes import HeldDuringWrites
 from langchain_ripplemem.cache_bounds import (
     EDGES_BYTES_FIXED,
     EDGES_BYTES_PER_EDGE,
@@ -109,6 +112,9 @@ class EdgeCache:
         self._graphs: LRUCache[nx.Graph] = LRUCache(bounds.max_namespaces, bounds.edge_bytes, _graph_bytes)
         self._walks: LRUCache[nx.Graph] = LRUCache(bounds.max_namespaces, bounds.edge_bytes, _walk_bytes)
         self._lock = threading.RLock()
+        # Per namespace, the walkable edges handed out that are still held (by recalls, or the cache).
+        self._handed: dict[str, list[weakref.ref[nx.Graph]]] = {}
+        self._held: HeldDuringWrites[nx.Graph] = HeldDuringWrites()  # namespaces being written: their walkable edges
 
     def networkx(self, namespace: Namespace) -> nx.Graph:
         """The namespace's edges as one NetworkX graph (loaded from the backend on first use)."""
@@ -121,14 +127,50 @@ class EdgeCache:
             return graph
 
     def walkable(self, namespace: Namespace) -> nx.Graph:
-        """The namespace's edges for walks: adjacency read node by node from the backend, and kept."""
+        """The namespace's edges for walks: adjacency read node by node from the backend, and kept.
+
+        While a write of the namespace runs (:meth:`writing`), the edges from before it.
+        """
         key = namespace_key(namespace)
+        held = self._held.get(key)  # asked before the lock: a reader never waits for a write
+        if held is not None:
+            return held
         with self._lock:
+            held = self._held.get(key)
+            if held is not None:
+                return held
             graph = self._walks.get(key)
             if graph is None:
                 graph = walkable_edges(self.backend, namespace)
                 self._walks.put(key, graph)
+                handed = [ref for ref in self._handed.get(key, ()) if ref() is not None]
+                self._handed[key] = [*handed, weakref.ref(graph)]
             return graph
+
+    @contextmanager
+    def writing(self, namespace: Namespace) -> Iterator[None]:
+        """Hand readers that come while a write runs the walkable edges from before it (``UnitIndex.writing``'s index).
+
+        A delete then hands that graph the edges it removes (:meth:`removing`), so it
+        still reads the edges of the units the index from before the write holds.
+        """
+        with self._held.holding(namespace_key(namespace), self._lock, lambda: self.walkable(namespace)):
+            yield
+
+    def removing(self, namespace: Namespace, unit_ids: Iterable[str]) -> None:
+        """Before the edge store deletes the edges of ``unit_ids``: the walkable edges still held keep reading them.
+
+        A recall walks the graph it started with (``recall/nodes.py``), whose pinned index
+        still holds those units; the graph a later recall gets reads the store as it is.
+        """
+        key, unit_ids = namespace_key(namespace), list(unit_ids)
+        with self._lock:
+            held = [graph for ref in self._handed.get(key, ()) if (graph := ref()) is not None]
+            self._handed[key] = [weakref.ref(graph) for graph in held]
+        if held and unit_ids:
+            rows = list(self.backend.edge_rows(namespace, unit_ids))
+            for graph in held:
+                adjacency_of(graph).keep(rows)
 
     def _forget(self, key: str, nodes: Iterable[str]) -> None:
         """The walkable edges read ``nodes`` again on their next touch (their edges changed)."""

@@ -87,15 +87,29 @@ class BM25Index:
                 self._total += len(tokens)
                 row += 1
 
-    def scores(self, query: Sequence[str]) -> np.ndarray:
-        """``float32`` BM25 score of every row for the query's tokens (0 for rows without any)."""
+    def scores(self, query: Sequence[str], upto: int | None = None) -> np.ndarray:
+        """``float32`` BM25 score of every row for the query's tokens (0 for rows without any).
+
+        ``upto``: score as the index of its first ``upto`` rows only (``N``, ``l_avg`` and each
+        term's ``df`` of those rows): a reader's view of a namespace that writers grew since.
+
+        Example:
+            >>> index = BM25Index()
+            >>> index.extend([["maya", "hike"], ["sam", "oyster"]])
+            >>> before = index.scores(["maya"])
+            >>> index.extend([["maya", "portland"]])
+            >>> bool((index.scores(["maya"], upto=2) == before).all()), len(index.scores(["maya"]))
+            (True, 3)
+        """
         with self._lock:
-            n = len(self._lengths)
+            held = len(self._lengths)
+            n = held if upto is None else min(upto, held)
             out = np.zeros(n, dtype=np.float32)
             if n == 0:
                 return out
-            l_avg = np.float64(self._total) / n  # == np.mean(lengths), as bm25s computes it
             lengths = np.frombuffer(self._lengths, dtype=np.int64)
+            total = self._total if n == held else int(lengths[:n].sum())
+            l_avg = np.float64(total) / n  # == np.mean(lengths), as bm25s computes it
             if self._term_cache_rows != n:
                 self._term_cache, self._term_cache_rows, self._term_cache_size = {}, n, 0
             contributions = self._term_cache
@@ -115,6 +129,9 @@ class BM25Index:
     def _term_scores(self, term: str, n: int, lengths: np.ndarray, l_avg: np.float64) -> tuple[np.ndarray, np.ndarray]:
         rows = np.frombuffer(self._rows[term], dtype=np.int64)
         tf = np.frombuffer(self._tfs[term], dtype=np.float32)
+        if n < len(self._lengths):  # rows only grow, in order: the first n rows' postings are a prefix
+            cut = int(np.searchsorted(rows, n))
+            rows, tf = rows[:cut], tf[:cut]
         df = len(rows)
         idf = np.float32(math.log(1 + (n - df + 0.5) / (df + 0.5)))
         norm = (K1 * ((1 - B) + B * lengths[rows] / l_avg)).astype(_SCALAR_PLUS_F32)

@@ -49,6 +49,11 @@ class NameCounts:
             self.first_initial.setdefault(key, row)
             self.initial_rows[key] += 1
 
+    def copy(self) -> NameCounts:
+        """An equal count that counts on alone (what a reader holds stays as it is)."""
+        return NameCounts(dict(self.first_name), self.name_rows.copy(), self.lower_rows.copy(),
+                          dict(self.first_initial), self.initial_rows.copy())
+
     def is_name(self, key: str, upto: int | None = None) -> bool:
         """Whether ``key`` names something among the first ``upto`` rows: no more memories write it in lower case.
 

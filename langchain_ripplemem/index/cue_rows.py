@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 from bisect import bisect_left
@@ -34,6 +35,7 @@ import numpy as np
 
 from langchain_ripplemem.config import LinkingConfig
 from langchain_ripplemem.index.cue_names import NameCounts
+from langchain_ripplemem.index.pinned_rows import PostingsBelow, Prefix
 from langchain_ripplemem.index.row_arrays import distinct_rows, extended
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit
 from langchain_ripplemem.text.cue_scores import HasCues, normalised_cues
@@ -110,6 +112,18 @@ class CueRows:
         self.keys: list[tuple[str, ...]] = []
         self.name_counts = NameCounts()  # how the memories write each key (is_name)
         self._arrays: dict[object, tuple[int, np.ndarray]] = {}
+
+    def prefix(self, n: int) -> CueRows:
+        """The cue rows of the first ``n`` rows, as a reader holds them while writers append.
+
+        The posting lists and per-row tables are shared and read below ``n``
+        (:class:`~langchain_ripplemem.index.pinned_rows.PostingsBelow`); the name counts are
+        the same object: a writer that counts on gives this object a copy first.
+        """
+        held = copy.copy(self)
+        held.postings = {field: PostingsBelow(rows, n) for field, rows in self.postings.items()}  # type: ignore[misc]
+        held.keys = Prefix(self.keys, n)  # type: ignore[assignment]
+        return held
 
     def describe(self, row: int, unit: MemoryUnit) -> tuple[str, ...]:
         """Record row ``row``'s cue table, keys and name counts (before the row is published); its keys."""

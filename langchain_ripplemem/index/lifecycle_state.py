@@ -54,6 +54,13 @@ class LifecycleState:
         else:
             self.suppressed.discard(unit.id)
 
+    def copy(self) -> LifecycleState:
+        """An equal state that changes on alone (what a reader holds stays as it is)."""
+        lifecycle = LifecycleState()
+        lifecycle.suppressed = set(self.suppressed)
+        lifecycle.claimed_by = defaultdict(list, {old: list(ids) for old, ids in self.claimed_by.items()})
+        return lifecycle
+
     def state(self) -> dict[str, Any]:
         """The suppressed ids and the claims, as plain containers (a snapshot pickles them)."""
         return {"suppressed": self.suppressed, "claimed_by": dict(self.claimed_by)}

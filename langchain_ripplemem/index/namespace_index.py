@@ -19,6 +19,7 @@ saves and restores its own state (:meth:`NamespaceIndex.state`, for the snapshot
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -69,7 +70,12 @@ class NamespaceIndex:
         self._unit_bytes = 0  # estimated memory of the units and what is derived from them (nbytes)
         # What readers derive from the units, by name: (rows covered, value) (index/sessions.py::per_index).
         self.derived: dict[str, tuple[int, Any]] = {}
+        self.derived_behind: dict[str, Any] = {}  # a pinned index's own derived values, once derived moved past it
         self.snapshot_version: int | None = None  # the namespace version of the snapshot it matches
+        self._pinned: NamespaceIndex | None = None  # this state's pinned index, until the next write
+        self._shared = False  # a pinned index holds the name counts and lifecycle state: copy before writing
+        self.frozen = False  # a pinned index: never written
+        self.overtaken = False  # a pinned index handed out while a write ran: the edge store may be ahead of it
 
     def _expose(self, cue_rows: CueRows, lifecycle: LifecycleState) -> None:
         self.cue_rows, self.lifecycle = cue_rows, lifecycle
@@ -89,8 +95,55 @@ class NamespaceIndex:
         """``(n, dim)`` unit vectors, row ``i`` for ``ids[i]``."""
         return self.dense.rows(len(self.ids))
 
+    # -- pinned indexes ------------------------------------------------------------------
+    def pinned(self) -> NamespaceIndex:
+        """The index as it is now, for a reader: what a recall reads from its start to its end.
+
+        A pinned index is a :class:`NamespaceIndex` of this one's first ``n`` rows that no
+        write changes: the rows, postings and BM25 statistics written later are read
+        below ``n`` (:mod:`~langchain_ripplemem.index.pinned_rows`), a unit rewritten later
+        reads as it was (:class:`~langchain_ripplemem.index.unit_list.UnitPrefix`), and the
+        next write copies the name counts and lifecycle state before it changes them
+        (copy on write: writers pay, once a write after a pinned index was taken; readers
+        never wait). A delete builds a new index and leaves this one as it is. One pinned index
+        serves every reader until the next write (and the caches kept per index with it).
+        The caller serialises this with the writes (``UnitIndex``'s lock).
+
+        Example:
+            >>> from langchain_ripplemem.schemas import Provenance
+            >>> def unit(text):
+            ...     return MemoryUnit.create(namespace=("d",), restatement=text, participants=["Maya"],
+            ...                              source=Provenance(conversation_id="c", session_id="s", turn_ids=[text]))
+            >>> index = NamespaceIndex(("d",))
+            >>> index.add([unit("Maya hiked.")], np.ones((1, 2), dtype=np.float32))
+            >>> pinned = index.pinned()
+            >>> index.add([unit("Maya hiked again.")], np.ones((1, 2), dtype=np.float32))
+            >>> len(pinned), len(pinned.postings["participants"]["maya"]), len(pinned.lexical_scores("hiked"))
+            (1, 1, 1)
+            >>> len(index.pinned()), pinned.pinned() is pinned
+            (2, True)
+        """
+        if self.frozen:
+            return self
+        pinned = self._pinned
+        if pinned is None:
+            pinned = self._pinned = _PinnedIndex(self)
+            self._shared = True
+        return pinned
+
+    def _writing(self) -> None:
+        """Before a write: a pinned index keeps what it holds (copy on write), and the next reader gets a new one."""
+        if self.frozen:
+            raise TypeError("a pinned index is never written: write to the namespace's index (UnitIndex)")
+        self._pinned = None
+        if self._shared:
+            self.cue_rows.name_counts = self.cue_rows.name_counts.copy()
+            self._expose(self.cue_rows, self.lifecycle.copy())
+            self._shared = False
+
     def add(self, units: Sequence[MemoryUnit], vectors: np.ndarray, json: Sequence[bytes] | None = None) -> None:
         """Append units that are not in the index yet (``json``: their JSON, when at hand)."""
+        self._writing()
         n = len(self.ids)
         self.dense.write(n, n + len(units), vectors)
         for offset, unit in enumerate(units):
@@ -110,6 +163,7 @@ class NamespaceIndex:
 
     def replace(self, unit: MemoryUnit) -> None:
         """Swap in a unit whose metadata changed (text, cues and vector must be the same)."""
+        self._writing()
         i = self.pos[unit.id]
         old = self.units[i]
         if (old.restatement, old.participants, old.locations, old.time) != (
@@ -172,7 +226,7 @@ class NamespaceIndex:
         tokens = lexical_tokens(query)
         if k <= 0 or not tokens or not self.ids:
             return []
-        rows, scores = top_k(self.lexical_rows.covering(self.units, self.ids).scores(tokens), k)
+        rows, scores = top_k(self.lexical_rows.covering(self.units, self.ids).scores(tokens, len(self.ids)), k)
         return [(self.ids[int(d)], float(s)) for d, s in zip(rows, scores, strict=True)]
 
     def plain_top_k(self, query: str | np.ndarray, k: int) -> list[tuple[MemoryUnit, float]]:
@@ -187,21 +241,24 @@ class NamespaceIndex:
         tokens = lexical_tokens(query)
         if not tokens or not self.ids:
             return np.zeros(len(self.ids), dtype=np.float32)
-        scores = self.lexical_rows.covering(self.units, self.ids).scores(tokens)
+        n = len(self.ids)
+        scores = self.lexical_rows.covering(self.units, self.ids).scores(tokens, n)
         # A writer may append units after the BM25 index was extended: they score 0
         # until the next call rather than falling off the end of the array.
-        n = len(self.ids)
         if len(scores) < n:
             scores = np.concatenate([scores, np.zeros(n - len(scores), dtype=np.float32)])
         return scores[:n]
 
     def term_rows(self, term: str) -> np.ndarray:
         """Rows whose restatement holds ``term``, a stemmed content word (the BM25 vocabulary)."""
-        return self.lexical_rows.covering(self.units, self.ids).rows_of(term)
+        n = len(self.ids)
+        rows = self.lexical_rows.covering(self.units, self.ids).rows_of(term)
+        return rows[: int(np.searchsorted(rows, n))] if len(rows) and rows[-1] >= n else rows
 
     def term_counts(self) -> np.ndarray:
         """Each unit's number of BM25 terms (content words), row order."""
-        return self.lexical_rows.covering(self.units, self.ids).lengths()
+        n = len(self.ids)
+        return self.lexical_rows.covering(self.units, self.ids).lengths()[:n]
 
     def posting_lists(self, cues: HasCues) -> list[list[int]]:
         """The row lists (insertion order) of every participant, location and day of ``cues``."""
@@ -288,3 +345,36 @@ class NamespaceIndex:
 def _seq(unit: MemoryUnit) -> int:
     seq = unit.metadata.get("seq", -1)
     return seq if isinstance(seq, int) else -1
+
+
+class _PinnedIndex(NamespaceIndex):
+    """A pinned index of ``of``'s first rows (:meth:`NamespaceIndex.pinned`).
+
+    Its ids, keys per row and id map are copied from ``of``'s growing ones the first
+    time a reader asks: once per pinned index, which serves every recall until the next
+    write, and never for the index a write holds for readers who may not come.
+    """
+
+    def __init__(self, of: NamespaceIndex) -> None:
+        n = len(of.ids)
+        super().__init__(of.namespace, of.dense.width)
+        self._n, self._of_ids, self._of_keys = n, of.ids, of.cue_rows.keys
+        self.units = of.units.prefix(n)  # type: ignore[assignment]
+        self.dense, self.lexical_rows = of.dense, of.lexical_rows
+        self._expose(of.cue_rows.prefix(n), of.lifecycle)
+        self.max_seq, self._unit_bytes, self.derived = of.max_seq, of._unit_bytes, of.derived
+        self.snapshot_version, self.frozen = of.snapshot_version, True
+        for name in ("ids", "keys", "pos"):  # read through the properties below
+            del self.__dict__[name]
+
+    @functools.cached_property
+    def ids(self) -> list[str]:  # type: ignore[override]
+        return self._of_ids[: self._n]
+
+    @functools.cached_property
+    def keys(self) -> list[tuple[str, ...]]:  # type: ignore[override]
+        return self._of_keys[: self._n]
+
+    @functools.cached_property
+    def pos(self) -> dict[str, int]:  # type: ignore[override]
+        return dict(zip(self.ids, range(self._n), strict=True))

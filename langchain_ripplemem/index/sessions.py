@@ -47,7 +47,8 @@ def per_index(index: NamespaceIndex, name: str, build: Callable[[NamespaceIndex,
 
     A namespace index only grows (deletes and rewrites replace the whole index), so the unit
     count is a sufficient cache key. Values live in ``index.derived`` (the index's
-    snapshot keeps them, so a cold open does not read every unit again).
+    snapshot keeps them, so a cold open does not read every unit again); a pinned index
+    shares its namespace's, and keeps its own values once writers grew the namespace past it.
     ``grow(index, value, before, n)`` turns the value for the first ``before``
     units into the one for ``n`` looking only at the new rows (under a lock: it
     may reuse ``value``'s parts; readers of the old value must not see it
@@ -59,6 +60,8 @@ def per_index(index: NamespaceIndex, name: str, build: Callable[[NamespaceIndex,
         hit = index.derived.get(name)
         if hit is not None and hit[0] == n:
             return hit[1]  # type: ignore[no-any-return]
+        if (own := index.derived_behind.get(name)) is not None:
+            return own  # type: ignore[no-any-return]
         if hit is not None and grow is not None and hit[0] < n:
             value = grow(index, hit[1], hit[0], n)
             index.derived[name] = (n, value)
@@ -68,6 +71,8 @@ def per_index(index: NamespaceIndex, name: str, build: Callable[[NamespaceIndex,
         cached = index.derived
         if name not in cached or cached[name][0] < n:  # a reader behind a writer never rolls the cache back
             cached[name] = (n, value)
+        elif cached[name][0] > n:  # a pinned index the namespace grew past (index.pinned) keeps its own
+            index.derived_behind[name] = value
     return value
 
 

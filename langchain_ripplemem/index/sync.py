@@ -62,6 +62,10 @@ class NamespaceSync:
         """Apply what other writers changed in ``ns`` since this object last looked."""
         self.check_open()
         current = self.log.version(ns)
+        if self.versions.get(ns) == current or self.index.held(ns):
+            # Nothing new, or this object's write of ns runs (it caught up as it began; readers read
+            # the index from before it): no lock, which that write holds to its end. Reads never wait.
+            return
         with self.lock:
             seen = self.versions.get(ns)
             if seen is not None and seen != current:
@@ -81,11 +85,15 @@ class NamespaceSync:
 
         The namespace's writer lock comes first, so waiting for another process blocks
         no lock of this object; then the caches catch up with every earlier write.
+        Until the block ends, readers get the namespace's pinned index and walkable edges as
+        they were before (``UnitIndex.writing``, ``EdgeCache.writing``).
         """
         self.check_open()
         with self.log.writer(ns), self.lock:
             self.catch_up(ns)
-            yield
+            # Readers meanwhile read the namespace as it was before: the walkable edges first, as recall takes them.
+            with self.graphs.writing(ns), self.index.writing(ns):
+                yield
 
     def written(self, ns: Namespace, edges: Iterable[str] = ()) -> None:
         """Log this object's write (units from the index's record, and ids that gained edges)."""

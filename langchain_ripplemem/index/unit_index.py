@@ -26,12 +26,14 @@ Example:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from langchain_ripplemem._runtime import heap
+from langchain_ripplemem._runtime.held_during_writes import HeldDuringWrites
 from langchain_ripplemem.cache_bounds import CacheBounds, LRUCache
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_key
@@ -77,6 +79,7 @@ class UnitIndex:
         self._lock = threading.RLock()
         # Per namespace since the last take_written(): (ids written, ids deleted); None = a drop.
         self._written: dict[str, tuple[set[str], set[str]] | None] = {}
+        self._held: HeldDuringWrites[NamespaceIndex] = HeldDuringWrites()  # namespaces being written: their index
 
     def namespace_index(self, namespace: Namespace) -> NamespaceIndex:
         """The namespace's index, loaded from the backend on first use."""
@@ -90,6 +93,42 @@ class UnitIndex:
                     self._load(index, None)
                 self._indexes.put(key, index)
             return index
+
+    def pinned(self, namespace: Namespace) -> NamespaceIndex:
+        """The namespace's index as the last whole write left it, which no later write changes.
+
+        While a write of the namespace is under way (:meth:`writing`), the index as it was
+        before it: a reader never sees a write half done (units without their edges, a
+        suppression before supersession is refreshed), and never waits for one
+        (:meth:`NamespaceIndex.pinned`).
+        """
+        key = namespace_key(namespace)
+        # Asked before the lock, which a write holds while it stores its units: a reader never waits for it.
+        held = self._held.get(key)
+        if held is not None:
+            return held
+        with self._lock:
+            held = self._held.get(key)
+            return held if held is not None else self.namespace_index(namespace).pinned()
+
+    def held(self, namespace: Namespace) -> bool:
+        """Whether a write of ``namespace`` runs (:meth:`writing`), so readers get the index from before it."""
+        return self._held.get(namespace_key(namespace)) is not None
+
+    @contextmanager
+    def writing(self, namespace: Namespace) -> Iterator[None]:
+        """Hold the namespace's pinned index as it is for the readers that come while a write runs.
+
+        Writes of one namespace take turns (``NamespaceSync.writing``); nested blocks
+        hold the index the outermost took.
+        """
+        def before() -> NamespaceIndex:
+            pinned = self.namespace_index(namespace).pinned()
+            pinned.overtaken = True  # the store may hold this write's edges before it ends
+            return pinned
+
+        with self._held.holding(namespace_key(namespace), self._lock, before):
+            yield
 
     def _restored(self, namespace: Namespace) -> NamespaceIndex | None:
         """The namespace's snapshot, caught up with the changes logged since it was saved."""

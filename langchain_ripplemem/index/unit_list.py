@@ -30,16 +30,18 @@ Example:
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import overload
 
 import numpy as np
 
+from langchain_ripplemem.index.pinned_rows import row_of
 from langchain_ripplemem.schemas import MemoryUnit
 
-__all__ = ["PARSED_KEPT", "UnitList"]
+__all__ = ["PARSED_KEPT", "UnitList", "UnitPrefix"]
 
 # Parsed models a list keeps (the rest stay JSON until read; see the module docs).
 PARSED_KEPT = 4096
@@ -63,6 +65,7 @@ class UnitList(Sequence[MemoryUnit]):
         self._kept: deque[int] = deque()  # rows parsed or appended, oldest first
         self._holding = 0  # open holding() blocks: nothing parsed is let go
         self._lock = threading.Lock()
+        self._prefixes: list[weakref.ref[UnitPrefix]] = []  # prefixes still read: a rewrite keeps their rows
         for unit in units:
             self.append(unit)
 
@@ -153,11 +156,7 @@ class UnitList(Sequence[MemoryUnit]):
     def __getitem__(self, i: int | slice) -> MemoryUnit | list[MemoryUnit]:
         if isinstance(i, slice):
             return [self._row(j) for j in range(*i.indices(len(self._units)))]
-        if i < 0:
-            i += len(self._units)
-        if not 0 <= i < len(self._units):
-            raise IndexError("unit row out of range")
-        return self._row(i)
+        return self._row(row_of(i, len(self._units)))
 
     def take(self, rows: Iterable[int]) -> list[MemoryUnit]:
         """The units of ``rows`` (non-negative), as ``[self[i] for i in rows]`` gives them, in one pass.
@@ -174,11 +173,30 @@ class UnitList(Sequence[MemoryUnit]):
 
     def __setitem__(self, i: int, unit: MemoryUnit) -> None:
         data, base = unit.model_dump_json().encode(), len(self._offsets) - 1
-        if i >= base:
-            self._json[i - base] = data
-        else:
-            self._rewritten[i] = data
+        with self._lock:
+            # The row as it was goes to every prefix still read (UnitPrefix) before it changes.
+            for prefix in self._live_prefixes():
+                if i < len(prefix) and i not in prefix.before:
+                    prefix.before[i] = self._source(i)
+            if i >= base:
+                self._json[i - base] = data
+            else:
+                self._rewritten[i] = data
         self._keep(i, unit)
+
+    def _live_prefixes(self) -> list[UnitPrefix]:
+        alive = [p for ref in self._prefixes if (p := ref()) is not None]
+        if len(alive) < len(self._prefixes):
+            self._prefixes = [weakref.ref(p) for p in alive]
+        return alive
+
+    def prefix(self, n: int) -> UnitPrefix:
+        """The first ``n`` rows as they are now: rows rewritten later still read as now (:class:`UnitPrefix`)."""
+        prefix = UnitPrefix(self, n)
+        with self._lock:
+            self._live_prefixes()
+            self._prefixes.append(weakref.ref(prefix))
+        return prefix
 
     def __iter__(self) -> Iterator[MemoryUnit]:
         return (self._row(i) for i in range(len(self._units)))
@@ -198,3 +216,74 @@ class UnitList(Sequence[MemoryUnit]):
         lengths = np.zeros(len(parts) + 1, dtype=np.int64)
         lengths[1:] = [len(part) for part in parts]
         return b"".join(parts), np.cumsum(lengths)
+
+
+class UnitPrefix(Sequence[MemoryUnit]):
+    """The first ``n`` rows of a :class:`UnitList` as they were when it was made (:meth:`UnitList.prefix`).
+
+    Rows appended later are not in it; a row rewritten later (new metadata) reads as
+    it was: the list hands the prefix the row's earlier JSON before it changes it.
+
+    Example:
+        >>> from langchain_ripplemem.schemas import Provenance
+        >>> unit = MemoryUnit.create(namespace=("d",), restatement="Hi.", source=Provenance(
+        ...     conversation_id="c", session_id="s"))
+        >>> units = UnitList([unit])
+        >>> prefix = units.prefix(1)
+        >>> units[0] = unit.model_copy(update={"metadata": {"suppressed": {"reason": "wrong"}}})
+        >>> units.append(unit)
+        >>> len(prefix), prefix[0].metadata, len(units), units[0].metadata["suppressed"]["reason"]
+        (1, {}, 2, 'wrong')
+    """
+
+    def __init__(self, units: UnitList, n: int) -> None:
+        self._units, self._n = units, n
+        self.before: dict[int, bytes] = {}  # row -> its JSON when the prefix was made (rows rewritten since)
+        self._parsed: dict[int, MemoryUnit] = {}  # those rows, parsed
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _earlier(self, i: int) -> MemoryUnit:
+        unit = self._parsed.get(i)
+        if unit is None:
+            unit = self._parsed[i] = MemoryUnit.model_validate_json(self.before[i])
+        return unit
+
+    def _row(self, i: int) -> MemoryUnit:
+        unit = self._units._row(i)
+        # Asked after the read: a rewrite hands the earlier row over before it changes the row.
+        return self._earlier(i) if i in self.before else unit
+
+    @overload
+    def __getitem__(self, i: int) -> MemoryUnit: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[MemoryUnit]: ...
+
+    def __getitem__(self, i: int | slice) -> MemoryUnit | list[MemoryUnit]:
+        if isinstance(i, slice):
+            return self.take(range(*i.indices(self._n)))
+        return self._row(row_of(i, self._n))
+
+    def take(self, rows: Iterable[int]) -> list[MemoryUnit]:
+        """The units of ``rows`` (non-negative, below ``len(self)``), as :meth:`UnitList.take` gives them."""
+        rows = list(rows)
+        units = self._units.take(rows)
+        if self.before:  # asked after the reads, as in _row
+            units = [self._earlier(i) if i in self.before else unit for i, unit in zip(rows, units, strict=True)]
+        return units
+
+    def __iter__(self) -> Iterator[MemoryUnit]:
+        return (self._row(i) for i in range(self._n))
+
+    def json(self, i: int) -> bytes:
+        """Row ``i``'s JSON as it was when the prefix was made."""
+        if not 0 <= i < self._n:
+            raise IndexError("unit row out of range")
+        data = self._units.json(i)
+        return self.before.get(i, data)
+
+    def holding(self) -> AbstractContextManager[None]:
+        """:meth:`UnitList.holding` of the list."""
+        return self._units.holding()

@@ -3,7 +3,10 @@
 Nodes read the memory through :class:`~langchain_ripplemem.recall.reader.MemoryReader`
 only. The first node, ``extract_cues``, runs :meth:`MemoryReader.prepare`, so
 every way into recall (``RippleMem.recall``, the compiled graph, a parent
-graph) catches up with other writers and recovers from crashes the same way.
+graph) catches up with other writers and recovers from crashes the same way;
+then it pins the namespace's walkable edges and pinned index
+(:class:`~langchain_ripplemem.recall.state.PinnedNamespace`), which every later node
+reads: one recall reads one state of the namespace, whatever is written meanwhile.
 
 Nodes that may call an LLM (``extract_cues``, ``check_sufficiency``,
 ``answer``) have a sync and an async entry that share their preparation and
@@ -27,7 +30,7 @@ from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
 from langchain_ripplemem._runtime.tracing import round_run
-from langchain_ripplemem.edges.adjacency import with_edges
+from langchain_ripplemem.edges.adjacency import lazy_adjacency, with_edges
 from langchain_ripplemem.index.sessions import speakers
 from langchain_ripplemem.llm.calls import (
     StructuredOutcome,
@@ -54,7 +57,7 @@ from langchain_ripplemem.recall.reader import MemoryReader
 from langchain_ripplemem.recall.recall_prompts import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
 from langchain_ripplemem.recall.set_questions import own_views
 from langchain_ripplemem.recall.smoothing import unknown_asker
-from langchain_ripplemem.recall.state import Plan, RecallContext, RecallState, ResolvedContext
+from langchain_ripplemem.recall.state import PinnedNamespace, Plan, RecallContext, RecallState, ResolvedContext
 from langchain_ripplemem.recall.views import RECALL_VIEWS, ViewQuery
 from langchain_ripplemem.recall.visibility import hidden_ids, score_weight
 from langchain_ripplemem.recall.walks import shared_walks
@@ -95,23 +98,54 @@ class RecallNodes:
         ctx = raw if isinstance(raw, RecallContext) else RecallContext(**dict(raw or {}))
         return ctx.resolved(self.reader)
 
+    # -- the namespace one recall reads -------------------------------------------------
+    def _pin(self, ctx: ResolvedContext) -> PinnedNamespace:
+        """The namespace as this recall reads it to its end: its pinned index, and the graph it walks.
+
+        The graph first: a delete that runs between the two leaves the index without the
+        units, or the graph still reading their edges (``EdgeCache.removing``).
+        """
+        graph = self.reader.walkable_edges(ctx.namespace)
+        return PinnedNamespace(ctx.namespace, self.reader.namespace_index(ctx.namespace), graph)
+
+    def _view(self, state: RecallState, ctx: ResolvedContext) -> PinnedNamespace:
+        """What the first node pinned (pinned again in a run resumed from a checkpoint, which does not keep it)."""
+        pinned = state.get("pinned")
+        return pinned if isinstance(pinned, PinnedNamespace) and pinned.namespace == ctx.namespace else self._pin(ctx)
+
+    def _with_edges(self, pinned: PinnedNamespace, nodes: Collection[str]) -> set[str]:
+        """Those of ``nodes`` with an edge to a memory of the pinned index.
+
+        The edge store answers for all edges: while the index is the namespace's newest
+        whole write, every edge is between its memories. Once a write ran since, an
+        edge may lead to a memory the index does not hold: the nodes' edges are read.
+        """
+        found = with_edges(pinned.graph, nodes)
+        if not found or (not pinned.index.overtaken and self.reader.namespace_index(pinned.namespace) is pinned.index):
+            return found
+        lazy, held = lazy_adjacency(pinned.graph), pinned.index.pos
+        if lazy is not None:
+            lazy.read(found)
+        return {node for node in found if node in pinned.graph and any(nbr in held for nbr in pinned.graph.adj[node])}
+
     # -- extract_cues ----------------------------------------------------------------
-    def _start(self, state: RecallState) -> tuple[ResolvedContext, Any]:
-        """Check the query, prepare the namespace (the one preparation of every recall), build the cue prompt."""
+    def _start(self, state: RecallState) -> tuple[ResolvedContext, PinnedNamespace, Any]:
+        """Check the query, prepare the namespace (every recall's one preparation), pin it, build the cue prompt."""
         query = state.get("query")
         if not isinstance(query, str) or is_blank(query):  # zero-width characters alone are as empty as spaces
             raise ValueError(f"query must be a non-empty string, got {query!r}")
         ctx = self._ctx()
         self.reader.prepare(ctx.namespace)
+        pinned = self._pin(ctx)
         if self.llm is None:
-            return ctx, None
-        ref = ctx.reference_time or ctx.as_of or reference_time(self.reader.namespace_index(ctx.namespace))
-        return ctx, QUERY_CUES_PROMPT.invoke({"query": query, "reference": ref.date().isoformat()})
+            return ctx, pinned, None
+        ref = ctx.reference_time or ctx.as_of or reference_time(pinned.index)
+        return ctx, pinned, QUERY_CUES_PROMPT.invoke({"query": query, "reference": ref.date().isoformat()})
 
-    def _cues_update(self, state: RecallState, ctx: ResolvedContext, started: float,
+    def _cues_update(self, state: RecallState, ctx: ResolvedContext, pinned: PinnedNamespace, started: float,
                      outcome: StructuredOutcome | None = None) -> dict[str, Any]:
         query = state["query"]
-        index = self.reader.namespace_index(ctx.namespace)
+        index = pinned.index
         parsed: QueryCueOutput | None = outcome.value if outcome is not None else None
         cues = rule_based_cues(query, index, ctx.reference_time or ctx.as_of)
         if parsed is not None:  # the LLM's cues add to the grounded ones
@@ -129,7 +163,8 @@ class RecallNodes:
         vector = self.reader.embed_query(cues.query)
         # Suppressed memories (and, with as_of, later ones) stay out of every view, walk and assembly.
         hidden = sorted(hidden_ids(index, ctx.as_of))
-        return {"cues": cues, "query_vector": vector.tolist(), "evidence": {}, "hidden": hidden, "anchors": [],
+        return {"pinned": pinned, "cues": cues, "query_vector": vector.tolist(), "evidence": {}, "hidden": hidden,
+                "anchors": [],
                 "answering": bool(state.get("with_answer")),
                 "round": 0, "last_added": -1, "rounds": [], "warnings": warnings, "model_down": down,
                 "usage": _timed(None, "extract_cues", started, outcome.usage if outcome else None)}
@@ -137,28 +172,28 @@ class RecallNodes:
     def extract_cues(self, state: RecallState) -> dict[str, Any]:
         """Semantic query, keywords, participants, locations and time of the question."""
         started = time.perf_counter()
-        ctx, messages = self._start(state)
+        ctx, pinned, messages = self._start(state)
         if messages is None:
-            return self._cues_update(state, ctx, started)
+            return self._cues_update(state, ctx, pinned, started)
         retries = ctx.config.controller.llm_max_retries
         outcome = call_structured(self.llm, QueryCueOutput, messages, retries=retries)
-        return self._cues_update(state, ctx, started, outcome)
+        return self._cues_update(state, ctx, pinned, started, outcome)
 
     async def aextract_cues(self, state: RecallState) -> dict[str, Any]:
         """Async :meth:`extract_cues`."""
         started = time.perf_counter()
-        ctx, messages = await asyncio.to_thread(self._start, state)
+        ctx, pinned, messages = await asyncio.to_thread(self._start, state)
         if messages is None:
-            return await asyncio.to_thread(self._cues_update, state, ctx, started)
+            return await asyncio.to_thread(self._cues_update, state, ctx, pinned, started)
         retries = ctx.config.controller.llm_max_retries
         outcome = await acall_structured(self.llm, QueryCueOutput, messages, retries=retries)
-        return await asyncio.to_thread(self._cues_update, state, ctx, started, outcome)
+        return await asyncio.to_thread(self._cues_update, state, ctx, pinned, started, outcome)
 
     # -- tri_view_recall -------------------------------------------------------------
     def tri_view_recall(self, state: RecallState, config: RunnableConfig) -> Command[str]:
         """Every first-hop view's top-k (``views.RECALL_VIEWS``), united by id with per-view rank and score."""
         ctx, started = self._ctx(), time.perf_counter()
-        index = self.reader.namespace_index(ctx.namespace)
+        index = self._view(state, ctx).index
         query = ViewQuery(state["cues"], np.asarray(state["query_vector"], dtype=np.float32),
                           set(state.get("hidden") or ()))
         views = {v.name: v.search(index, query, v.k(ctx.config), ctx.config, self.reader.write_config.linking)
@@ -192,11 +227,12 @@ class RecallNodes:
     # -- check_sufficiency -------------------------------------------------------------
     def _controller_input(self, state: RecallState, ctx: ResolvedContext,
                           connected: Collection[str] | None = None) -> ControllerInput:
+        pinned = self._view(state, ctx)
         if connected is None:
-            connected = with_edges(self.reader.walkable_edges(ctx.namespace), state["evidence"])
+            connected = self._with_edges(pinned, state["evidence"])
         return ControllerInput(
             query=state["query"], cues=state["cues"], evidence=state["evidence"],
-            index=self.reader.namespace_index(ctx.namespace), round=state["round"], config=ctx.config,
+            index=pinned.index, round=state["round"], config=ctx.config,
             with_edges=set(connected),
             support=state.get("support"))
 
@@ -262,7 +298,7 @@ class RecallNodes:
         plan = self._controller(state).plan(inp, state["plan"])
         if not ctx.config.controller.use_planning:
             # Ablation: the same anchors, but search for the query itself (its cues, not the anchors' names).
-            cues, index = state["cues"], self.reader.namespace_index(ctx.namespace)
+            cues, index = state["cues"], self._view(state, ctx).index
             keys = index.known_keys(cues.query, speakers(index)) if ctx.config.controller.target_cues else []
             plan["target"] = None if plan.get("target") is None else plan["target"].model_copy(update={
                 "restatement": state["query"], "keywords": cues.keywords, "restates_query": True,
@@ -294,9 +330,9 @@ class RecallNodes:
         target, anchors = plan.get("target"), plan["anchors"]
         if target is None:  # controllers always pair anchors with a target; routing needs anchors
             raise RuntimeError("expand: the plan has anchors but no missing-support target")
-        index = self.reader.namespace_index(ctx.namespace)
-        rows_now = len(index)  # the scores below cover at least these rows
-        graph = self.reader.walkable_edges(ctx.namespace)
+        pinned = self._view(state, ctx)
+        index, graph = pinned.index, pinned.graph
+        rows_now = len(index)  # the scores below cover these rows
         if state.get("hidden"):
             # Hidden memories are neither results nor bridges: no path runs through them.
             graph = nx.restricted_view(graph, state["hidden"], [])
@@ -370,7 +406,7 @@ class RecallNodes:
     def assemble(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
         """rho-scored, deduplicated, budgeted evidence set: the RecallResult."""
         ctx, started = self._ctx(), time.perf_counter()
-        index, cfg = self.reader.namespace_index(ctx.namespace), ctx.config
+        index, cfg = self._view(state, ctx).index, ctx.config
         reference = (ctx.as_of or ctx.reference_time or reference_time(index)) \
             if cfg.lifecycle.recency_half_life_days is not None else None
         vector = np.asarray(state["query_vector"], dtype=np.float32)

@@ -74,7 +74,12 @@ class MemoryReader(Protocol):
         ...
 
     def namespace_index(self, namespace: Namespace) -> NamespaceIndex:
-        """The namespace's search structures (vectors, BM25, cue postings, units)."""
+        """The namespace's search structures (vectors, BM25, cue postings, units) as they are now.
+
+        A pinned index that later writes leave as it is
+        (:meth:`~langchain_ripplemem.index.namespace_index.NamespaceIndex.pinned`): a
+        recall pins the one it gets first and reads it to its end.
+        """
         ...
 
     def walkable_edges(self, namespace: Namespace) -> nx.Graph:

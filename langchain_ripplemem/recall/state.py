@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
-from langgraph.channels import EphemeralValue
+from langgraph.channels import EphemeralValue, UntrackedValue
 
 # typing's TypedDict has no JSON schema before Python 3.12 (pydantic refuses it): LangGraph Server would
 # show the graph with no input form.
@@ -34,6 +34,9 @@ from langchain_ripplemem.schemas import (
 )
 
 if TYPE_CHECKING:
+    import networkx as nx
+
+    from langchain_ripplemem.index.namespace_index import NamespaceIndex
     from langchain_ripplemem.recall.reader import MemoryReader
 
 
@@ -109,6 +112,31 @@ WithAnswer = Annotated[bool, EphemeralValue(bool)]
 Answer = Annotated[str | None, EphemeralValue(str)]
 
 
+@dataclass(frozen=True, repr=False)
+class PinnedNamespace:
+    """What one recall reads from its first node to its last: the namespace's pinned index and walkable edges.
+
+    Taken once, by the first node, after the namespace is prepared: the pinned index
+    (:meth:`~langchain_ripplemem.index.namespace_index.NamespaceIndex.pinned`) is the
+    namespace as the last whole write left it, and no write changes it while the recall
+    runs; the walkable edges keeps the edges of units deleted meanwhile
+    (``EdgeCache.removing``), and a walk steps only on the index's units.
+    """
+
+    namespace: Namespace
+    index: NamespaceIndex
+    graph: nx.Graph
+
+    def __repr__(self) -> str:
+        return f"PinnedNamespace({'/'.join(self.namespace)}, {len(self.index)} memories)"
+
+
+# Held for one run and never checkpointed (a index is the process's memory, not state to save): a run
+# resumed from a checkpoint, or a node run on its own, pins the namespace again.
+# Typed Any: a schema of the state (``langgraph dev``) need not describe a index.
+Pinned = Annotated[Any, UntrackedValue(object)]
+
+
 class RecallInput(TypedDict):
     """What the graph needs: the question, and whether to answer it (needs a chat model)."""
 
@@ -177,3 +205,4 @@ class RecallState(TypedDict, total=False):
     answer: Answer
     model_down: str | None  # set once a chat model call found the model unreachable: no more LLM calls
     warnings: list[str]  # fallbacks taken, copied into the result
+    pinned: Pinned  # the PinnedNamespace this run reads (never checkpointed)

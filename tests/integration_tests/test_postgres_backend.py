@@ -21,14 +21,15 @@ from langchain_ripplemem.cli.integrity import check_store
 from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import Edge
 
-from ..unit_tests.conftest import BagOfWordsEmbeddings
+from ..unit_tests.conftest import BagOfWordsEmbeddings, RecallPause, recall_trace
+from ..unit_tests.test_concurrency import QUERY, SHARED, WAIT, assert_changed_by_the_writes
+from ..unit_tests.test_crash_safety import many_turns
 
 pytestmark = pytest.mark.integration
 psycopg = pytest.importorskip("psycopg")
 from langchain_ripplemem.storage.postgres import PostgresEdgeBackend  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 120  # hang guard for subprocesses on a slow machine, not a performance threshold
 
 
 @pytest.fixture
@@ -200,3 +201,60 @@ def test_more_writers_than_pooled_connections_take_turns(dsn):
             thread.join(timeout=WAIT)  # hang guard only
         assert sorted(done) == [0, 1, 2, 3]
         assert graph.version(("shared",)) == 4
+
+
+OTHER_HOST = """
+import json, sys
+sys.path.insert(0, {root!r})
+import chromadb
+from chromadb.config import Settings
+from langchain_ripplemem.memory import RippleMem
+from langchain_ripplemem.storage.postgres import PostgresEdgeBackend
+from tests.unit_tests.conftest import BagOfWordsEmbeddings
+from tests.unit_tests.test_concurrency import SHARED, matching
+
+client = chromadb.HttpClient(host={host!r}, port={port}, settings=Settings(anonymized_telemetry=False))
+memory = RippleMem(BagOfWordsEmbeddings(), client=client, collection_name={collection!r},
+                      edge_backend=PostgresEdgeBackend({dsn!r}))
+added = [uid for i in range(3) for uid in memory.add_messages(matching(f"host-{{i}}"), namespace=SHARED).unit_ids]
+assert len(memory.delete({deleted!r}, namespace=SHARED).unit_ids) == {n_deleted}
+assert memory.suppress({suppressed!r}, namespace=SHARED, reason="wrong") == 1
+memory.close()
+print(json.dumps(added), flush=True)
+"""
+
+
+def test_a_recall_reads_one_state_while_another_host_writes(tmp_path, dsn, chroma_server, collection_name):
+    """Another host adds, deletes and suppresses while a recall runs; this host catches up meanwhile.
+
+    The recall, held still once it took its state, returns what it returned alone; the
+    next recall sees the other host's writes.
+    """
+    pause = RecallPause()
+    memory = RippleMem(pause, client=chroma_server.client(), collection_name=collection_name,
+                          edge_backend=PostgresEdgeBackend(dsn))
+    memory.add_conversation(many_turns("base", 24), namespace=SHARED)
+    quiet = memory.recall(QUERY, namespace=SHARED)
+    shown = [m.unit.id for m in quiet.memories]
+    script = OTHER_HOST.format(root=str(ROOT), host=chroma_server.host, port=chroma_server.port,
+                               collection=collection_name, dsn=dsn, deleted=shown[:2], n_deleted=2,
+                               suppressed=shown[2:3])
+
+    def other_host_writes() -> None:  # inside the recall, once it has taken its state
+        cwd = tmp_path / "other-host"  # its own working directory, as on its own host
+        cwd.mkdir()
+        done = subprocess.run([sys.executable, "-c", script], cwd=cwd, capture_output=True, text=True, timeout=WAIT)
+        assert done.returncode == 0, done.stderr[-3000:]
+        added = set(json.loads(done.stdout.splitlines()[-1]))
+        # This host hears of the writes (LISTEN/NOTIFY) and its caches catch up while the recall is held.
+        deadline = time.monotonic() + WAIT
+        while not added <= {u.id for u in memory.list_units(SHARED)} and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert added <= {u.id for u in memory.list_units(SHARED)}
+        assert not set(shown[:3]) & {u.id for u in memory.list_units(SHARED)}
+
+    pause.arm(other_host_writes)
+    during = memory.recall(QUERY, namespace=SHARED)
+    assert recall_trace(during) == recall_trace(quiet)
+    assert_changed_by_the_writes(memory, shown, shown[:3])
+    memory.close()

@@ -8,7 +8,7 @@ import random
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,36 @@ class WriteMeanwhile(BagOfWordsEmbeddings):
             thread.join(timeout=30)
             assert not thread.is_alive(), "the other writer was kept waiting"
         return super().embed_documents(texts)
+
+
+class RecallPause(BagOfWordsEmbeddings):
+    """Embeddings that hold one recall still while others write: a deterministic interleaving.
+
+    A recall embeds its query in its first node, once it has taken the namespace it
+    reads (``recall/nodes.py``); the first ``embed_query`` after :meth:`arm` runs
+    ``during`` there (other threads or processes writing), and the recall goes on after it.
+    """
+
+    def __init__(self) -> None:
+        self._during: Callable[[], object] | None = None
+
+    def arm(self, during: Callable[[], object]) -> None:
+        self._during = during
+
+    def embed_query(self, text: str) -> list[float]:
+        during, self._during = self._during, None
+        if during is not None:
+            during()
+        return super().embed_query(text)
+
+
+def recall_trace(result: Any) -> dict[str, Any]:
+    """What a recall found, in order, with its scores and rounds: all of its result but the timings.
+
+    And the units' ``created_at``: two memories that hold the same conversation compare equal.
+    """
+    return result.model_dump(exclude={"usage": True, "rounds": {"__all__": {"usage"}},
+                                      "memories": {"__all__": {"unit": {"created_at"}}}})
 
 
 @pytest.fixture(autouse=True)

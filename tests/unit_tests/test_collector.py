@@ -161,7 +161,7 @@ def test_recall_graph_nodes_run_paused_as_a_subgraph_too(memory):
 
 
 def test_what_recall_keeps_between_recalls_is_not_tracked_by_the_collector(memory):
-    """The walk graph's edges, the walks' steps and the time bridges a view keeps: flat tuples, not dicts and lists.
+    """The walkable edges' edges, the walks' steps and the time bridges a view keeps: flat tuples, not dicts and lists.
 
     Each tracked object a recall keeps is walked by every later full collection, and
     moving it to the oldest generation brings the next one closer.

@@ -1,7 +1,8 @@
 """Concurrency: threads sharing one memory; processes sharing one embedded store.
 
 Supported: any number of threads on one ``RippleMem`` (writes are serialised
-by the memory's lock, reads run alongside). Not supported: several processes on
+by the memory's lock, reads run alongside, and each recall reads one state of its
+namespace from start to end, whatever is written meanwhile). Not supported: several processes on
 one embedded ``persist_directory`` (Chroma's PersistentClient is not
 process-safe and RippleMem's per-process views would go stale); that is
 enforced by :mod:`langchain_ripplemem.storage.locks`, and several processes use a
@@ -10,6 +11,8 @@ Chroma server instead (tests/integration_tests/test_chroma_server.py).
 
 from __future__ import annotations
 
+import asyncio
+import math
 import os
 import select
 import signal
@@ -17,11 +20,16 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from langchain_ripplemem.cli.integrity import check_store
+from langchain_ripplemem.config import LinkingConfig
+from langchain_ripplemem.conversations.messages import conversation_from_messages
 from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.storage.locks import (
     LOCK_FILENAME,
@@ -31,7 +39,7 @@ from langchain_ripplemem.storage.locks import (
     lock_holder,
 )
 
-from .conftest import BagOfWordsEmbeddings
+from .conftest import BagOfWordsEmbeddings, RecallPause, recall_trace
 from .test_crash_safety import many_turns
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,6 +151,280 @@ def test_two_memories_on_one_store_leave_no_dangling_edges(tmp_path):
     b.add_conversation(many_turns("c2", 8), namespace=("n",))
     report = check_store(RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path))
     assert report.ok, report.summary()
+
+
+# -- one recall, one state ------------------------------------------------------------
+# A recall reads the namespace as the last whole write before it left it, to its end: writes that
+# run meanwhile (adds, deletes, suppressions) change what later recalls find, never this one.
+QUERY = "hiking in Portland with Maya"
+SHARED = ("shared",)
+WAIT = 120  # hang guard for threads and processes on a slow machine, not a performance threshold
+
+
+def shared_memory(turns: int = 24, **kwargs: Any) -> tuple[RippleMem, RecallPause]:
+    """A memory of ``turns`` turns about hikes, places and friends, on embeddings that can hold a recall still."""
+    pause = RecallPause()
+    memory = RippleMem(pause, **kwargs)
+    memory.add_conversation(many_turns("base", turns), namespace=SHARED)
+    return memory, pause
+
+
+def run_in_thread(write: Callable[[], object]) -> None:
+    """Run ``write`` on another thread to its end (a writer beside the recall that waits here)."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            write()
+        except BaseException as err:  # noqa: BLE001 - raised below
+            errors.append(err)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(WAIT)
+    assert not thread.is_alive() and not errors, errors
+
+
+def matching(name: str) -> list[tuple[str, str]]:
+    """Chat messages that answer :data:`QUERY` better than anything the memory holds."""
+    return [("human", f"Maya and I went hiking in Portland again, trip {name}."),
+            ("ai", f"Hiking in Portland with Maya, trip {name}: lovely.")]
+
+
+def assert_changed_by_the_writes(memory: RippleMem, shown: list[str], gone: list[str]) -> None:
+    """A recall after the writes sees them: the deleted and suppressed memories are gone, new ones come first."""
+    after = memory.recall(QUERY, namespace=SHARED)
+    ids = [m.unit.id for m in after.memories]
+    assert not set(gone) & set(ids)
+    assert ids[0] not in shown and "trip" in after.memories[0].unit.restatement
+
+
+def assert_one_state(result: Any, deleted_before: set[str], ever_added: set[str]) -> None:
+    """What a recall under concurrent writes may return: memories written, not deleted before it, once each.
+
+    Its evidence agrees with its memories: each returned memory was found, by a first-hop view or expansion.
+    """
+    ids = [m.unit.id for m in result.memories]
+    assert len(ids) == len(set(ids))
+    assert not set(ids) & deleted_before and set(ids) <= ever_added
+    found = {uid for trace in result.rounds for uids in [*trace.first_hop.values(), trace.expanded] for uid in uids}
+    assert all(math.isfinite(m.score) and m.provenance for m in result.memories) and set(ids) <= found
+
+
+def test_a_recall_reads_one_state_while_writer_threads_add_delete_and_suppress():
+    memory, pause = shared_memory()
+    quiet = memory.recall(QUERY, namespace=SHARED)
+    shown = [m.unit.id for m in quiet.memories]
+    go, errors = threading.Event(), []
+
+    def write(name: str) -> None:
+        try:
+            go.wait(WAIT)
+            for i in range(3):
+                memory.add_messages(matching(f"{name}-{i}"), namespace=SHARED)
+        except BaseException as err:  # noqa: BLE001 - collected and asserted below
+            errors.append(err)
+
+    def delete_and_suppress() -> None:
+        try:
+            go.wait(WAIT)
+            assert len(memory.delete(shown[:2], namespace=SHARED).unit_ids) == 2
+            assert memory.suppress([shown[2]], namespace=SHARED, reason="wrong") == 1
+        except BaseException as err:  # noqa: BLE001
+            errors.append(err)
+
+    writers = [threading.Thread(target=write, args=(f"w{i}",)) for i in range(2)]
+    writers.append(threading.Thread(target=delete_and_suppress))
+    for thread in writers:
+        thread.start()
+
+    def writes_run_to_their_end() -> None:  # inside the recall, once it has taken its state
+        go.set()
+        for thread in writers:
+            thread.join(WAIT)
+            assert not thread.is_alive()
+
+    pause.arm(writes_run_to_their_end)
+    during = memory.recall(QUERY, namespace=SHARED)
+    assert not errors, errors
+    assert recall_trace(during) == recall_trace(quiet)
+    assert_changed_by_the_writes(memory, shown, shown[:3])
+
+
+def test_a_read_view_answers_as_it_did_whatever_is_written_after_it():
+    """Every read recall makes of a index, before and after writes that append, rewrite and claim."""
+    memory, _ = shared_memory()
+    live = memory.index.namespace_index(SHARED)
+    view = memory.namespace_index(SHARED)
+    cues = memory.recall(QUERY, namespace=SHARED).cues
+    vector = np.asarray(BagOfWordsEmbeddings().embed_query(QUERY), dtype=np.float32)
+    keys = view.known_keys(QUERY + " Rafa Lisbon", ["maya"])
+
+    def reads() -> dict[str, Any]:
+        return {"n": len(view), "ids": list(view.ids), "units": [u.model_dump() for u in view.units],
+                "suppressed": set(view.suppressed), "claims": dict(view.claimed_by),
+                "semantic": view.semantic(vector, 10), "lexical": view.lexical(QUERY, 10),
+                "bm25": view.lexical_scores(QUERY).tolist(), "terms": view.term_counts().tolist(),
+                "hike": view.term_rows("hike").tolist(), "cue": view.cues(cues, 10, LinkingConfig(), vector),
+                "keys": keys, "known": view.known_keys(QUERY + " Rafa Lisbon", ["maya"]),
+                "rarity": [view.rarity(k) for k in keys], "names": [view.is_name(k) for k in keys],
+                "overlap": view.key_overlap(keys).tolist(), "maya": list(view.postings["participants"]["maya"]),
+                "pos": sorted(view.pos.items())}
+
+    before = reads()
+    first = live.units[0]
+    memory.add_messages([("human", "Rafa and Maya went hiking in Lisbon with Maya's cousin Rafa."),
+                         ("ai", "Rafa hiking in Lisbon sounds great.")], namespace=SHARED)
+    memory.suppress([first.id], namespace=SHARED, reason="wrong")
+    claim = live.units[-1].model_copy(update={"metadata": {**live.units[-1].metadata,
+                                                          "supersedes": {first.id: "moved"}}})
+    memory.index.replace(SHARED, [claim])
+    assert len(live) > before["n"] and first.id in live.suppressed and live.claimed_by[first.id]
+    assert reads() == before
+    with pytest.raises(TypeError, match="never written"):
+        view.add([first], np.zeros((1, BagOfWordsEmbeddings.dim), dtype=np.float32))
+
+
+def test_a_recall_walks_the_edges_it_started_with_while_a_delete_removes_them():
+    """The recall's walk reads the graph after the delete (nothing read before): the deleted edges still lead on.
+
+    Its twin, the same memory with no recall before, gives the answer alone.
+    """
+    memory, pause = shared_memory(turns=60)
+    twin, _ = shared_memory(turns=60)
+    quiet = twin.recall(QUERY, namespace=SHARED)
+    on_paths = sorted({uid for trace in quiet.rounds for path in trace.paths.values() for uid in path})
+    assert on_paths  # expansion reached a memory over an edge
+    pause.arm(lambda: run_in_thread(lambda: memory.delete(on_paths, namespace=SHARED)))
+    during = memory.recall(QUERY, namespace=SHARED)
+    assert recall_trace(during) == recall_trace(quiet)
+    assert not {m.unit.id for m in memory.recall(QUERY, namespace=SHARED).memories} & set(on_paths)
+
+
+def test_a_walk_graph_handed_out_before_a_delete_keeps_reading_its_edges():
+    memory, _ = shared_memory()
+    units = memory.list_units(SHARED)
+    gone = units[0].id
+    neighbours = {e.dst if e.src == gone else e.src for e in memory.edges(SHARED) if gone in (e.src, e.dst)}
+    assert neighbours
+    held = memory.walkable_edges(SHARED)  # nothing read yet: every node is read after the delete
+    memory.delete([gone], namespace=SHARED)
+    assert all(gone in held.adj[node] for node in neighbours) and gone in held
+    fresh = memory.walkable_edges(SHARED)
+    assert fresh is not held and gone not in fresh and not any(gone in fresh.adj[node] for node in neighbours
+                                                                if node in fresh)
+
+
+def test_a_recall_never_waits_for_a_write_under_way():
+    """A write held still with its locks taken (storing its edges): a recall on another thread runs to its end."""
+    memory, _ = shared_memory()
+    quiet = memory.recall(QUERY, namespace=SHARED)
+    store_edges, recalled = memory.edge_backend.add, []
+
+    def recall_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        if not recalled:  # the first batch of edges: the write holds its writer lock, the memory's, the index's
+            recalled.append(None)
+            run_in_thread(lambda: recalled.append(memory.recall(QUERY, namespace=SHARED)))
+        return store_edges(*args, **kwargs)
+
+    memory.edge_backend.add = recall_meanwhile  # type: ignore[method-assign]
+    memory.add_messages(matching("held"), namespace=SHARED)
+    assert recall_trace(recalled[1]) == recall_trace(quiet)  # nor does it see the write half done
+
+
+def test_reader_and_writer_threads_on_one_memory_each_recall_one_state():
+    """The issue's load: two threads adding messages, two recalling, one deleting, 25 calls each."""
+    memory, pause = shared_memory()
+    base = [u.id for u in memory.list_units(SHARED)]
+    ever, deleted, errors, results = set(base), set(), [], []
+    guard, start = threading.Lock(), threading.Barrier(5)
+
+    def write(name: str) -> None:
+        start.wait(WAIT)
+        for i in range(25):
+            report = memory.add_messages(matching(f"{name}-{i}"), namespace=SHARED)
+            with guard:
+                ever.update(report.unit_ids)
+
+    def delete() -> None:
+        start.wait(WAIT)
+        for uid in base[::2]:
+            memory.delete([uid], namespace=SHARED)
+            with guard:
+                deleted.add(uid)
+
+    def read() -> None:
+        start.wait(WAIT)
+        for _ in range(25):
+            with guard:
+                gone = set(deleted)
+            results.append((memory.recall(QUERY, namespace=SHARED), gone))
+
+    def run(target: Callable[..., None], *args: Any) -> None:
+        try:
+            target(*args)
+        except BaseException as err:  # noqa: BLE001 - collected and asserted below
+            errors.append(err)
+
+    threads = [threading.Thread(target=run, args=(write, f"w{i}")) for i in range(2)]
+    threads += [threading.Thread(target=run, args=(read,)) for _ in range(2)]
+    threads.append(threading.Thread(target=run, args=(delete,)))
+    # One recall held still while a write, a delete and a suppression run: fails without pinned indexes on every run.
+    quiet = memory.recall(QUERY, namespace=SHARED)
+    shown = [m.unit.id for m in quiet.memories]
+
+    def one_of_each() -> None:
+        ever.update(memory.add_messages(matching("held"), namespace=SHARED).unit_ids)
+        memory.delete([shown[1]], namespace=SHARED)
+        memory.suppress([shown[2]], namespace=SHARED, reason="wrong")
+        for thread in threads:
+            thread.start()
+
+    pause.arm(one_of_each)
+    held = memory.recall(QUERY, namespace=SHARED)
+    for thread in threads:
+        thread.join(WAIT)
+    assert not errors, errors
+    assert recall_trace(held) == recall_trace(quiet)
+    assert len(results) == 50
+    for result, gone in results:
+        assert_one_state(result, gone | {shown[1]}, ever)
+
+
+def test_asyncio_gather_of_writes_and_recalls_each_recall_one_state():
+    memory, pause = shared_memory()
+    quiet = memory.recall(QUERY, namespace=SHARED)
+    shown = [m.unit.id for m in quiet.memories]
+    reached, release = threading.Event(), threading.Event()
+
+    def held_until_written() -> None:  # in the recall's worker thread: the event loop runs the writes
+        reached.set()
+        assert release.wait(WAIT)
+
+    async def write() -> None:
+        assert await asyncio.to_thread(reached.wait, WAIT)
+        try:
+            await asyncio.gather(*(memory.aadd_conversation(conversation_from_messages(matching(f"a{i}")),
+                                                            namespace=SHARED) for i in range(4)))
+            await asyncio.to_thread(memory.delete, shown[:2], namespace=SHARED)
+            await asyncio.to_thread(memory.suppress, [shown[2]], namespace=SHARED, reason="wrong")
+        finally:
+            release.set()
+
+    async def main() -> list[Any]:
+        held, _ = await asyncio.gather(memory.arecall(QUERY, namespace=SHARED), write())
+        assert recall_trace(held) == recall_trace(quiet)
+        # The issue's load: 20 ingests and 20 recalls at once.
+        return await asyncio.gather(
+            *(memory.aadd_conversation(many_turns(f"load{i}", 6), namespace=SHARED) for i in range(20)),
+            *(memory.arecall(QUERY, namespace=SHARED) for _ in range(20)))
+
+    pause.arm(held_until_written)
+    gathered = asyncio.run(main())
+    ever = {u.id for u in memory.list_units(SHARED, include_suppressed=True)} | set(shown)
+    for result in gathered[20:]:
+        assert_one_state(result, set(shown[:2]), ever)
+    assert_changed_by_the_writes(memory, shown, shown[:3])
 
 
 # -- processes: the lock -------------------------------------------------------------

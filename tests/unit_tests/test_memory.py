@@ -327,7 +327,7 @@ def test_the_facade_holds_only_what_a_user_calls_and_every_read_or_write_has_an_
     for name in READS_AND_WRITES:
         assert inspect.iscoroutinefunction(getattr(RippleMem, f"a{name}")), name
     # What recall reads is the reader's, not the facade's.
-    reader_side = {"prepare", "namespace_index", "graph", "walk_graph", "walkable_edges", "embed_query"}
+    reader_side = {"prepare", "namespace_index", "graph", "walkable_edges", "embed_query"}
     assert not reader_side & set(vars(RippleMem))
 
 

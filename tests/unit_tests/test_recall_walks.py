@@ -39,7 +39,7 @@ def index_of(units: list[MemoryUnit]) -> NamespaceIndex:
 
 @pytest.fixture
 def chain():
-    """Six memories: a-b-c-d semantic chain, a-e structural, b-f semantic; a walk graph over them."""
+    """Six memories: a-b-c-d semantic chain, a-e structural, b-f semantic; a walkable edges over them."""
     units = make_units(6)
     a, b, c, d, e, f = (u.id for u in units)
     backend, _ = open_sqlite_edges(None)
@@ -132,7 +132,7 @@ def test_the_walk_graph_says_which_memories_have_edges_as_the_whole_graph_does(c
 
 
 class CountingBackend:
-    """An edge store that counts its reads (the walk graph's queries) and its questions of which ids have edges."""
+    """An edge store that counts its reads (the walkable edges' queries) and its questions of which ids have edges."""
 
     def __init__(self, backend):
         self.backend, self.reads, self.asks = backend, [], []
