@@ -22,9 +22,7 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from langchain_ripplemem._runtime.lazy import lazy_getattr
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.errors import InvalidConversationError, RippleMemError
 from langchain_ripplemem.presets import preset
@@ -55,13 +53,8 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'langchain_ripplemem' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
+del lazy_getattr
 
 
 # At most 25 names (tests/unit_tests/test_public_api.py), the LangChain-shaped ones first; room is left

@@ -92,7 +92,7 @@ class NamespaceSync:
         with self.log.writer(ns), self.lock:
             self.catch_up(ns)
             # Readers meanwhile read the namespace as it was before: the walkable edges first, as recall takes them.
-            with self.graphs.writing(ns), self.index.writing(ns):
+            with self.edge_cache.writing(ns), self.index.writing(ns):
                 yield
 
     def written(self, ns: Namespace, edges: Iterable[str] = ()) -> None:

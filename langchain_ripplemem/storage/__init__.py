@@ -9,9 +9,7 @@ Backends load on first access: importing the protocols loads neither chromadb no
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from langchain_ripplemem._runtime.lazy import lazy_getattr
 from langchain_ripplemem.storage.protocols import (
     Changes,
     EdgeBackend,
@@ -33,13 +31,8 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'langchain_ripplemem.storage' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
+del lazy_getattr
 
 
 __all__ = [

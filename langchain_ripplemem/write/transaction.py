@@ -279,7 +279,7 @@ class WritePath:
         """Delete units of ``ns`` and every edge touching them (under the writer lock); the ids present, edges."""
         gone = self.index.get(ns, ids) if self.config.supersession.enabled else []
         present = self.index.delete(ns, ids)
-        self.graphs.removing(ns, present)  # recalls under way keep walking the edges they started with
+        self.edge_cache.removing(ns, present)  # recalls under way keep walking the edges they started with
         edges = self.edge_backend.remove_units(ns, present) if present else 0
         self.edge_cache.remove(ns, present)
         refresh_supersession(self.index, ns, gone)  # what they superseded is current again
