@@ -426,7 +426,7 @@ class RippleMemStore(BaseStore):
         """Each item's best cosine between the query's embedding and its texts' (``None`` without texts)."""
         from langchain_ripplemem.embeddings import embed_texts
 
-        query_vector = self.memory.embed_query(query)
+        query_vector = self.memory.reader.embed_query(query)
         vectors = self._vectors.of((t for texts in texts_per_item for t in texts),
                                    lambda texts: embed_texts(self.memory.embeddings, texts))
         return [max(float(vectors[t] @ query_vector) for t in texts) if texts else None

@@ -131,9 +131,9 @@ class PinnedNamespace:
         return f"PinnedNamespace({'/'.join(self.namespace)}, {len(self.index)} memories)"
 
 
-# Held for one run and never checkpointed (a index is the process's memory, not state to save): a run
+# Held for one run and never checkpointed (an index is the process's memory, not state to save): a run
 # resumed from a checkpoint, or a node run on its own, pins the namespace again.
-# Typed Any: a schema of the state (``langgraph dev``) need not describe a index.
+# Typed Any: a schema of the state (``langgraph dev``) need not describe an index.
 Pinned = Annotated[Any, UntrackedValue(object)]
 
 

@@ -205,8 +205,8 @@ class Secret:
         units = memory.list_units(namespace, include_suppressed=True)
         ids = [u.id for u in units if self.token in u.restatement.lower()]
         assert ids, "the secret was not stored"
-        view = memory.namespace_index(namespace)
-        self.vectors = [np.array(view.vector(uid), dtype=np.float32) for uid in ids]
+        index = memory.reader.namespace_index(namespace)
+        self.vectors = [np.array(index.vector(uid), dtype=np.float32) for uid in ids]
         return ids
 
     def traces(self, directory: Path) -> list[tuple[str, str]]:

@@ -79,7 +79,7 @@ def test_namespace_none_is_the_memorys_default_namespace_where_optional_and_refu
     assert report.namespace == ("users", "ana") and memory.namespaces() == [("users", "ana")]
     assert memory.recall("Lisbon", namespace=None).namespace == ("users", "ana")
     assert memory.stats(None).units == 1 and len(memory.list_units(None)) == 1
-    for required in (memory.prepare, memory.namespace_index, memory.graph, memory.delete_namespace):
+    for required in (memory.reader.prepare, memory.reader.namespace_index, memory.delete_namespace):
         with pytest.raises(InvalidNamespaceError, match="got None"):
             required(None)  # type: ignore[arg-type]
     assert memory.stats().units == 1  # delete_namespace(None) deleted nothing

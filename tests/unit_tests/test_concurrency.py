@@ -251,11 +251,11 @@ def test_a_recall_reads_one_state_while_writer_threads_add_delete_and_suppress()
     assert_changed_by_the_writes(memory, shown, shown[:3])
 
 
-def test_a_read_view_answers_as_it_did_whatever_is_written_after_it():
-    """Every read recall makes of a index, before and after writes that append, rewrite and claim."""
+def test_a_pinned_index_answers_as_it_did_whatever_is_written_after_it():
+    """Every read recall makes of an index, before and after writes that append, rewrite and claim."""
     memory, _ = shared_memory()
     live = memory.index.namespace_index(SHARED)
-    view = memory.namespace_index(SHARED)
+    view = memory.reader.namespace_index(SHARED)
     cues = memory.recall(QUERY, namespace=SHARED).cues
     vector = np.asarray(BagOfWordsEmbeddings().embed_query(QUERY), dtype=np.float32)
     keys = view.known_keys(QUERY + " Rafa Lisbon", ["maya"])
@@ -307,10 +307,10 @@ def test_a_walk_graph_handed_out_before_a_delete_keeps_reading_its_edges():
     gone = units[0].id
     neighbours = {e.dst if e.src == gone else e.src for e in memory.edges(SHARED) if gone in (e.src, e.dst)}
     assert neighbours
-    held = memory.walkable_edges(SHARED)  # nothing read yet: every node is read after the delete
+    held = memory.reader.walkable_edges(SHARED)  # nothing read yet: every node is read after the delete
     memory.delete([gone], namespace=SHARED)
     assert all(gone in held.adj[node] for node in neighbours) and gone in held
-    fresh = memory.walkable_edges(SHARED)
+    fresh = memory.reader.walkable_edges(SHARED)
     assert fresh is not held and gone not in fresh and not any(gone in fresh.adj[node] for node in neighbours
                                                                 if node in fresh)
 
