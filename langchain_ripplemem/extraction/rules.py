@@ -176,7 +176,7 @@ class RuleBasedExtractor:
         self._aliases = dict(aliases or {})
         self.addressee = addressee
         # Session contexts are reused by the next (overlapping) window of the same session.
-        self._contexts: OrderedDict[tuple[str, ...], _SessionContext] = OrderedDict()
+        self._contexts: OrderedDict[tuple[object, ...], _SessionContext] = OrderedDict()
         self._lock = threading.Lock()
 
     def extract(self, window: Window, namespace: Namespace) -> ExtractionResult:
@@ -184,13 +184,17 @@ class RuleBasedExtractor:
         started = time.perf_counter()
         units: dict[str, MemoryUnit] = {}
         warnings: list[str] = []
+        # By id(session) only while the window holds its sessions (so no other object can have that id).
+        contexts: dict[int, _SessionContext] = {}
         for session, turn in window.items:
             if not turn.text.strip() and not (turn.image_caption or "").strip():
                 warnings.append(
                     f"conversation {window.conversation_id!r}, session {session.id!r}, turn "
                     f"{turn.id!r}: no text and no image caption; skipped")
                 continue
-            context = self._context(window.conversation_id, session)
+            context = contexts.get(id(session))
+            if context is None:
+                context = contexts[id(session)] = self._context(window.conversation_id, session)
             for unit in self._turn_units(window.conversation_id, session, turn, context,
                                          namespace):
                 units.setdefault(unit.id, unit)
@@ -276,8 +280,10 @@ class RuleBasedExtractor:
     # ----------------------------------------------------------------- per session
 
     def _context(self, conversation_id: str, session: Session) -> _SessionContext:
-        # id(session): a re-loaded conversation gets fresh contexts, never stale ones.
-        key = (conversation_id, session.id, str(len(session.turns)), str(id(session)))
+        # Keyed by what the context is made of (each turn's id, speaker and text), never by id(session):
+        # Python gives a freed session's id to the next object, and a session may be edited in place, so
+        # an edited message found the old text's context and its unit kept the old text's names as cues.
+        key = (conversation_id, session.id, tuple((t.id, t.speaker, t.text) for t in session.turns))
         with self._lock:
             context = self._contexts.get(key)
             if context is not None:
