@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev143.json
 
-.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma bench-forget small-memory-cases bench-all bench-summary demo
+.PHONY: install test lint format typecheck bench-env bench-runtime bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma bench-forget small-memory-cases bench-all bench-summary demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -24,6 +24,20 @@ typecheck:
 
 demo:
 	ripplemem demo
+
+# The benchmarks' environment: the package within its declared ranges, at the exact versions the committed results
+# files were made under (constraints/bench.txt; another onnxruntime or tokenizers gives other vectors).
+bench-env:
+	$(PY) -m pip install -e ".[bench,openai]" -c constraints/bench.txt
+
+# Every target that measures warns first about each installed version that differs from those.
+bench-runtime:
+	@$(PY) scripts/bench_runtime.py
+
+BENCH_TARGETS = bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small \
+	bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-calibration \
+	bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma
+$(BENCH_TARGETS): bench-runtime
 
 # Retrieval quality and latency against baselines in one run (offline, ~10 min). Tables before the
 # plot: the plot needs matplotlib (the [bench] extra), the results and tables do not.

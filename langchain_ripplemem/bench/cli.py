@@ -306,23 +306,10 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def _chat_model(spec: str) -> Any:
-    """A chat model from ``"provider:model"`` (``init_chat_model`` when LangChain has it)."""
-    try:
-        from langchain.chat_models import init_chat_model
-    except ImportError:
-        init_chat_model = None
-    if init_chat_model is not None:
-        return init_chat_model(spec, temperature=0)
-    provider, _, model = spec.partition(":")
-    if not model:
-        provider, model = "openai", spec
-    if provider != "openai":
-        raise ValueError(
-            f"cannot load {spec!r}: only 'openai:<model>' works without the 'langchain' package"
-        )
-    from langchain_openai import ChatOpenAI
+    """A chat model at temperature 0 from ``"provider:model"`` (as the package resolves every model string)."""
+    from langchain_ripplemem.llm.calls import resolve_chat_model
 
-    return ChatOpenAI(model=model, temperature=0)
+    return resolve_chat_model(spec, temperature=0)
 
 
 def _systems(value: str) -> list[str]:
