@@ -254,6 +254,20 @@ class ExpansionTarget(BaseModel):
         "reuses the query's vector and weighs the added keywords lexically instead of embedding it again",
     )
 
+    def names(self) -> list[str]:
+        """Its participants, then its places, each once (case-insensitively), in order: for display.
+
+        Example:
+            >>> ExpansionTarget(restatement="q", participants=["Lumen Labs", "maya"],
+            ...                 locations=["lumen labs", "Lisbon"]).names()
+            ['Lumen Labs', 'maya', 'Lisbon']
+
+        """
+        first: dict[str, str] = {}
+        for name in [*self.participants, *self.locations]:
+            first.setdefault(name.casefold(), name)
+        return list(first.values())
+
 
 class Usage(BaseModel):
     """Cost accounting: LLM calls, tokens and seconds per stage."""

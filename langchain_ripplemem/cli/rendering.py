@@ -220,14 +220,15 @@ def describe_round(trace: RoundTrace, names: Mapping[str, str], line: _Line | No
     if trace.anchors:
         lines.append(f"  anchors: {labels(trace.anchors)}")
     if trace.target is not None:
-        cues = ", ".join([*trace.target.participants, *trace.target.locations])
+        cues = ", ".join(trace.target.names())
         lines.append(f"  target: {line(trace.target.restatement)}" + (f"  cues: {line(cues)}" if cues else ""))
     if trace.round > 0:
         lines.append(f"  expanded: {labels(trace.expanded) or 'nothing'}")
         for uid in trace.expanded:
             if trace.paths.get(uid):
                 lines.append(f"    {label(uid)} via {' -> '.join(label(p) for p in trace.paths[uid])}")
-    lines.append(f"  sufficient: {trace.sufficient} ({line(trace.reason)})")
+    # A stop for a spent budget or nothing to expand from is no sufficiency: the line says which it was.
+    lines.append(f"  {'sufficient' if trace.sufficient else 'not sufficient'}: {line(trace.reason) or '-'}")
     return lines
 
 
