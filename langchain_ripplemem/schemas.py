@@ -343,13 +343,24 @@ class NamespaceStats(BaseModel):
 
 
 class RecalledMemory(BaseModel):
-    """A memory in a recall result, with its assembly score and every way it was found."""
+    """A memory in a recall result, with its assembly score and every way it was found.
+
+    ``repeats``: where the same speaker said the same words again (identical restatements,
+    whitespace and case aside), in the order stored. A result lists such memories once
+    (the best-ranked copy); their units stay stored. :attr:`sources` is every place it was said.
+    """
 
     unit: MemoryUnit
     score: float
     alignment: float = 0.0
     is_anchor: bool = False
     provenance: list[Hit] = Field(default_factory=list)
+    repeats: list[Provenance] = Field(default_factory=list)
+
+    @property
+    def sources(self) -> list[Provenance]:
+        """Where this memory was said: its unit's source, then its repeats'."""
+        return [self.unit.source, *self.repeats]
 
 
 class RoundTrace(BaseModel):

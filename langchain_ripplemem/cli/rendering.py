@@ -201,7 +201,9 @@ def describe_memory(memory: RecalledMemory, label: str, line: _Line | None = Non
     views = sorted({h.source if h.source != "expansion" else f"expand:{h.channel}" for h in memory.provenance})
     anchor = " anchor" if memory.is_anchor else ""
     turns = line(turns_label(memory.unit, conversation=conversation))
-    return f"{label:>3}  {memory.score:5.2f}  [{'+'.join(views)}]{anchor}  {turns}  {line(memory.unit.restatement)}"
+    again = f" (+{len(memory.repeats)} said again)" if memory.repeats else ""
+    return (f"{label:>3}  {memory.score:5.2f}  [{'+'.join(views)}]{anchor}  {turns}{again}  "
+            f"{line(memory.unit.restatement)}")
 
 
 def describe_round(trace: RoundTrace, names: Mapping[str, str], line: _Line | None = None) -> list[str]:
