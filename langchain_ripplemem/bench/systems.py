@@ -26,7 +26,7 @@ from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.extraction.timeparse import parse_timestamp
 from langchain_ripplemem.presets import LONG_HISTORY
 from langchain_ripplemem.recall.cue_bonus import speaker_of
-from langchain_ripplemem.schemas import MemoryUnit, Namespace
+from langchain_ripplemem.schemas import MemoryUnit, Namespace, RecalledMemory
 
 ABLATIONS = ("no_expansion", "no_structural", "no_planning", "no_context", "no_cue_bonus")
 RECALL_SYSTEMS = ("ripplemem", "ripplemem_paper", "ripplemem_long_history", *ABLATIONS)
@@ -112,6 +112,18 @@ class Retrieved:
     tokens: int = 0
 
 
+def covering_repeats(memory: RecalledMemory) -> MemoryUnit:
+    """The memory's unit, its turns those of the identical restatements folded into it too.
+
+    A recall lists one speaker's identical words once (:mod:`~langchain_ripplemem.recall.repeats`);
+    the memory says what each copy said, so it covers each copy's turn.
+    """
+    if not memory.repeats:
+        return memory.unit
+    turns = list(dict.fromkeys([t for source in memory.sources for t in source.turn_ids]))
+    return memory.unit.model_copy(update={"source": memory.unit.source.model_copy(update={"turn_ids": turns})})
+
+
 @runtime_checkable
 class System(Protocol):
     """Anything that retrieves memory units for a question inside a namespace."""
@@ -154,7 +166,7 @@ class RecallSystem:
         config = self.config.replace(assembly={"top_k": max(k, 1)})
         context = {key: value for key, value in (("asker", asker), ("as_of", as_of)) if value is not None}
         result = self.memory.recall(question, namespace=namespace, k=k, config=config, **context)
-        units = [m.unit for m in result.memories][:k]
+        units = [covering_repeats(m) for m in result.memories][:k]
         usage = result.usage
         return Retrieved(
             units=units,

@@ -208,13 +208,14 @@ class RecallNodes:
         """After new evidence: on to the controller, or straight to assembly when a budget ends the loop.
 
         The budget stops need no controller, so the round's trace records them here and
-        the loop skips a ``check_sufficiency`` run that could only say stop.
+        the loop skips a ``check_sufficiency`` run that could only say stop. A spent budget
+        stops the loop without judging the evidence: the round is not marked sufficient.
         """
         stop = budget_stop(update.get("round", 0), update["last_added"], ctx.config.controller)
         if stop is None:
             return Command(update=update, goto="check_sufficiency")
         rounds = update["rounds"]
-        rounds[-1] = rounds[-1].model_copy(update={"sufficient": True, "reason": stop["reason"]})
+        rounds[-1] = rounds[-1].model_copy(update={"sufficient": False, "reason": stop["reason"]})
         return Command(update={**update, "plan": stop}, goto="assemble")
 
     # -- check_sufficiency -------------------------------------------------------------
@@ -303,8 +304,8 @@ class RecallNodes:
         if (event := plan.get("event_time")) is not None:  # the query's own time, now grounded: assembly rewards it
             update["cues"] = state["cues"].model_copy(update={"time": event.time})
         rounds = list(state["rounds"])
-        if not plan.get("anchors"):
-            rounds[-1] = rounds[-1].model_copy(update={"sufficient": True, "reason": plan.get("reason", "")})
+        if not plan.get("anchors"):  # nothing to expand from: the loop stops, the evidence still short
+            rounds[-1] = rounds[-1].model_copy(update={"sufficient": False, "reason": plan.get("reason", "")})
         else:
             rounds.append(RoundTrace(round=state["round"] + 1, anchors=plan["anchors"],
                                      target=plan.get("target"), reason=plan.get("reason", "")))
