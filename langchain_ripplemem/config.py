@@ -416,6 +416,11 @@ class LifecycleConfig(_Stage):
         default=None, gt=0, description="when set, rho *= 0.5 ** (age_days / half_life), age from the namespace's "
         "latest statement (marks.stated_at, or as_of) to the memory's time end; None = no recency decay",
     )
+    asked_first: bool = Field(
+        default=True, description="of statements that supersede one another, the one the question asks for (the "
+        "current one; for a question about the past or a time, the one that held then) takes the best place any "
+        "of them holds, brought in if recall missed it (recall/updates.py)",
+    )
 
 
 class RecallConfig(_Stages):

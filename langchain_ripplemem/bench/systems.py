@@ -97,6 +97,10 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
         mode, keep_first_hop=m, keep_spacing=float(s), keep_lexical=m, keep_lexical_spacing=float(s))
        for mode, m, s in (("sum", 3, 2), ("sum", 5, 2), ("sum", 5, 3), ("sum", 10, 3), ("max", 5, 3), ("max", 10, 3),
                           ("max", 5, 2))},
+    # Knowledge updates (recall/updates.py, issue 52): without the asked-for statement first; superseded memories
+    # at full weight (superseded_weight 1.0) or at the default 0.5 without it.
+    "rm_no_asked_first": {"lifecycle": {"asked_first": False}},
+    "rm_superseded_full": {"lifecycle": {"superseded_weight": 1.0}},
 }
 _ABLATIONS.update(VARIANTS)
 RRF_K = 60

@@ -267,6 +267,19 @@ def updates_markdown(results: dict[str, Any]) -> str:
                     continue
                 cells = [_pct(group.get(f"{metric}@{k}")) for k in ks for metric in ("recall_all", "found")]
                 lines.append(f"| {split} | {role} | {name} | {group['n']} | " + " | ".join(cells) + " |")
+    questions = results.get("questions") or {}
+    if questions:
+        lines += ["", "### Ranks per question", "",
+                  "Rank of the right statement / of the wrong one (kept: of the statements the question needs) in "
+                  f"each system's top {max(ks)}; - = not retrieved.", "",
+                  "| question | split | " + " | ".join(systems) + " |", "|" + "---|" * (2 + len(systems))]
+        for at, record in enumerate(questions[systems[0]]):
+            cells = []
+            for name in systems:
+                mine = questions[name][at]
+                ranks = [*mine["_evidence_ranks"].values(), *(mine.get("_outranked_ranks") or {}).values()]
+                cells.append(" / ".join("-" if r is None else str(r) for r in ranks))
+            lines.append(f"| {record['_id']} | {record['_split']} | " + " | ".join(cells) + " |")
     detection = results.get("detection")
     if detection:
         lines += ["", "### What the write path marked", "", detection["rule"] + ".", "",
