@@ -153,7 +153,14 @@ def supersedes_by_change(new: MemoryUnit, old: MemoryUnit, rare: set[str]) -> bo
     if who_new != who_old and (_FIRST_SINGULAR.search(_text(new)) or _FIRST_SINGULAR.search(_text(old))):
         return False  # one person's "my" is not the other's; "our sync", "the book club" are both's
     mine, theirs = {f.attribute for f in facts(new)}, {f.attribute for f in facts(old)}
-    return not (mine and theirs and not mine & theirs)
+    return not mine or not theirs or any(_same_thing(a, b) for a in mine for b in theirs)
+
+
+def _same_thing(a: str, b: str) -> bool:
+    """Whether two attributes may be one: equal, or of one kind naming a word in common ("schedule:physio")."""
+    kind_a, _, what_a = a.partition(":")
+    kind_b, _, what_b = b.partition(":")
+    return a == b or (kind_a == kind_b and bool(set(what_a.split()) & set(what_b.split())))
 
 
 @text_cache

@@ -35,15 +35,20 @@ from langchain_ripplemem._runtime.text_caches import text_cache
 from langchain_ripplemem.index.lexical import stem
 from langchain_ripplemem.schemas import MemoryUnit
 
-__all__ = ["ADDITIVE", "ATTRIBUTES", "HEDGE", "Fact", "facts", "first_person_text", "same_value", "sentences"]
+__all__ = ["ADDITIVE", "ATTRIBUTES", "HEDGE", "SEVERAL", "SHARED", "Fact", "facts", "first_person_text", "same_value",
+           "sentences"]
 
 ATTRIBUTES = ("residence", "employer", "occupation", "relationship", "partner", "favourite", "diet", "phone", "email",
-              "vehicle")
+              "vehicle", "instrument", "schedule")
+#: Attributes people often hold several values of at once: a new value supersedes only in a statement that says
+#: it changed (:func:`~langchain_ripplemem.supersession.changes.is_change`: "I switched to the viola").
+SEVERAL = frozenset({"instrument"})
 
 # -- what makes a clause state no fact ----------------------------------------------------
 # A clause that only imagines, asks or conditions a fact states none.
-HEDGE = re.compile(r"\b(?:if|whether|unless|would|could|wish|hope|want|wanna|dream|imagine|pretend|"
-                   r"maybe|might|planning|plan|thinking|considering)\b", re.IGNORECASE)
+HEDGE = re.compile(r"\b(?:if|whether|unless|would|could|wish|hop(?:e|ing) to|wants? to|wanted to|wanna|dream|"
+                   r"imagine|pretend|maybe|might|planning (?:to|on)|plans? to|thinking (?:of|about)|considering)\b",
+                   re.IGNORECASE)
 # An added value ("also", "a second phone", "another dog") leaves the earlier one standing.
 ADDITIVE = re.compile(r"\b(?:also|as well|another|second(?!-hand)|third|extra|additional|in addition|"
                       r"on the side|both)\b", re.IGNORECASE)
@@ -60,6 +65,10 @@ _PARTNER = r"(?:boyfriend|girlfriend|partner|husband|wife|fianc[eé]e?|spouse)"
 _DIETS = (r"(?P<value>vegan|vegetarian|pescatarian|pescetarian|flexitarian|keto|paleo|carnivore|"
           r"gluten[- ]free|dairy[- ]free|lactose[- ]free|sugar[- ]free|teetotal|halal|kosher)\b")
 _NAME = r"(?P<value>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)"  # a proper name (matched case-sensitively)
+_INSTRUMENTS = (r"(?P<value>piano|keyboards?|organ|synth|guitar|bass guitar|bass|double bass|violin|viola|cello|"
+                r"harp|flute|piccolo|clarinet|oboe|bassoon|saxophone|sax|trumpet|trombone|tuba|french horn|horn|"
+                r"drums|percussion|ukulele|banjo|mandolin|accordion|harmonica|recorder|sitar|bagpipes)\b")
+_FOODS = {"meat": "meat-eater", "fish": "pescatarian", "chicken": "meat-eater", "dairy": "dairy", "eggs": "eggs"}
 # (attribute, first-person form, third-person form or None, fixed value or None). Without a fixed
 # value or a ``value`` group, the value is the rest of the clause after the match.
 _SPECS: tuple[tuple[str, str, str | None, str | None], ...] = (
@@ -71,6 +80,10 @@ _SPECS: tuple[tuple[str, str, str | None, str | None], ...] = (
     # "we moved into a house in Antwerp", "I rent a flat in Ghent", "our apartment in Porto", "home is a loft in X"
     ("residence", rf"(?:I|we){_HAVE} {_JUST}moved into (?:[\w'-]+ ){{0,4}}?in", None, None),
     ("residence", rf"(?:I|we) (?:rent|own|share) (?:[\w'-]+ ){{0,3}}?{_HOME} in", None, None),
+    ("residence", rf"(?:I|we){_HAVE} {_JUST}(?:bought|rented|found|got) (?:a|an|the|our|my) (?:[\w'-]+ ){{0,2}}?"
+     rf"{_HOME} in", None, None),
+    ("residence", rf"(?:I'm|I am|we're|we are) {_NOW}in (?:a|an|the|my|our) (?:[\w'-]+ ){{0,2}}?{_HOME} in", None,
+     None),
     ("residence", rf"(?:my|our) (?:new )?(?:{_HOME}|address) (?:is )?in", None, None),
     ("residence", r"\bhome (?:for (?:me|us) )?is (?:[\w'-]+ ){0,4}?in", None, None),
     ("employer", rf"I {_NOW}work (?:at|for)", rf"{_WHO} {_NOW}works (?:at|for)", None),
@@ -82,6 +95,11 @@ _SPECS: tuple[tuple[str, str, str | None, str | None], ...] = (
     ("employer", rf"I{_HAVE} {_JUST}(?:started|got|took|landed|accepted) (?:a |the |my )?(?:new )?job (?:at|with)",
      rf"{_WHO}(?: has)? {_JUST}(?:started|got|took|landed|accepted) (?:a |the |his |her |their )?(?:new )?"
      r"job (?:at|with)", None),
+    ("employer+", rf"I{_HAVE} {_JUST}(?:accepted|took|got) (?:a |an |the |their )?(?:job |position |role )?offer "
+     r"(?:from|at) ", None, None),
+    ("employer+", r"I(?:'ve| have) been (?:working )?(?:at|with) (?=\S+(?: \S+){0,2} for (?:[\w-]+ ){0,2}"
+     r"(?:years?|months?|ages|a while)\b)", None, None),
+    ("employer+", rf"I{_HAVE} {_JUST}(?:started|joined) (?:working )?(?:at |for )?", None, None),
     ("employer", rf"I{_HAVE} {_JUST}(?:quit|left|lost) my job",
      rf"{_WHO}(?: has)? {_JUST}(?:quit|left|lost) (?:his|her|their) job", "none"),
     ("occupation", rf"I {_NOW}work as", rf"{_WHO} {_NOW}works as", None),
@@ -106,10 +124,17 @@ _SPECS: tuple[tuple[str, str, str | None, str | None], ...] = (
     ("diet", r"\b(?:I'm|I am|I've been|me) (?:now )?on (?:a |the )?(?:strict )?(?P<value>[\w-]+(?: [\w-]+)?) diet",
      None, None),
     ("diet", r"\bI (?:can )?eat (?:pretty much |almost |just about )?(?:everything|anything)\b", None, "none"),
+    ("diet", r"\b(?:I'm|I am|I've been|I have been|I've started|I started|I'm back to|I went back to) "
+     r"(?:eating|having) (?P<value>meat|fish|chicken|dairy|eggs)\b(?= again| now| these days)", None, None),
+    ("diet-not", r"\bI (?:don't|do not|no longer|never) eat (?P<value>meat|fish|dairy|eggs)\b", None, None),
     ("vehicle", rf"(?:I|we) {_NOW}drive (?:a |an |the |my |our )?", rf"{_WHO} {_NOW}drives (?:a |an |the |his |her )?",
      None),
     ("vehicle", rf"(?:I'm|I am|we're|we are) {_NOW}driving (?:a |an |the |my |our )?", None, None),
     ("vehicle", r"my (?:new )?car is (?:a |an |the )?", None, None),
+    ("instrument", rf"(?:I|we) {_NOW}play (?:the )?{_INSTRUMENTS}", rf"{_WHO} {_NOW}plays (?:the )?{_INSTRUMENTS}",
+     None),
+    ("instrument", rf"(?:I'm|I am) {_NOW}(?:on|playing|learning) (?:the )?{_INSTRUMENTS}", None, None),
+    ("instrument", rf"(?:switched|changed|moved|gone|went) (?:over )?to (?:the )?{_INSTRUMENTS}", None, None),
 )
 # Frames whose value is a proper name: matched with its case, so "my partner is great" states no partner.
 _PROPER = ("partner",)
@@ -130,6 +155,24 @@ _THEIRS = re.compile(r"\b(?:his|her|their|your)\b|\w's (?:new )?(?:number|phone|
 # "I used to live in ...": a past habit; "When the rain started we moved to the terrace": the time of something else.
 _PAST_HABIT = re.compile(r"\bused to\s*$", re.IGNORECASE)
 _BACKGROUND = re.compile(r"\b(?:when|whenever|while|after|before|until|once)\s+(?:[\w'-]+\s+){0,4}$", re.IGNORECASE)
+#: The subject of a fact everyone shares: when "our" meeting or "the" book club takes place.
+SHARED = "*"
+_EVENT = r"(?P<topic>(?:[a-z]+ ){0,2}?[a-z]+)"
+_DET = r"(?:(?:my|our|the) |^\s*|(?<=now on ))"  # "the book club ...", "Choir rehearsal ...", "From now on choir ..."
+_SCHEDULE = [re.compile(r"(?<![\w'])" + p, re.IGNORECASE) for p in (
+    rf"{_DET}{_EVENT} (?:is|are|meets?|starts?|runs?|takes place) (?:now |still )?(?:on |at |every |each |"
+    r"from )?(?=\S)",
+    rf"(?:my|our|the) {_EVENT} (?:has been |have been |was |were |got |is |are )?(?:moved|changed|rescheduled|shifted|"
+    r"pushed back|brought forward) (?:from [^,.;]+? )?to ",
+    rf"(?:we|they|I)(?: have|'ve)? (?:moved|changed|rescheduled|shifted) (?:the|our|my) {_EVENT} to ",
+    rf"(?:my|our|the) {_EVENT} rescheduled (?:me|us|it|them) to ",
+    rf"(?:my|our|the) [a-z]+ (?:moved|changed|rescheduled|shifted) (?:the|our|my) {_EVENT} to ")]
+_TIMEISH = re.compile(r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekdays?|weekends?|mornings?|"
+                      r"afternoons?|evenings?|nights?|noon|midday|midnight|\d{1,2}(?::\d\d)?|daily|weekly|monthly|"
+                      r"every|each|first|last)\b", re.IGNORECASE)
+_TIME_END = re.compile(r"[,;!]|\.(?:\s|$)|\s(?:and|but|because|so|since|though|which)\s", re.IGNORECASE)
+_TIME_LEAD = re.compile(r"^(?:(?:the|every|each|on|at|from|usually|now|still)\s+)+", re.IGNORECASE)
+_GENERIC = frozenset("weekly usual regular next daily monthly new old".split())
 _START = r"(?<![\w'])"
 _FIRST = [(a, re.compile(_START + f, re.IGNORECASE), v) for a, f, _, v in _SPECS]
 _THIRD = [(a, re.compile(_START + t, re.IGNORECASE), v) for a, _, t, v in _SPECS if t is not None]
@@ -200,14 +243,31 @@ def _facts(restatement: str, participants: tuple[str, ...]) -> tuple[Fact, ...]:
                     if HEDGE.search(before) or _PAST_HABIT.search(before) or _BACKGROUND.search(before):
                         continue
                     subject = speaker if first else _participant(hit.group("who"), people)
-                    value = _value(hit, sentence, fixed, attribute in _PROPER)
+                    value = _value(hit, sentence, fixed, attribute)
                     if attribute == "residence-to" and not _PLACE.match(sentence[hit.end():].lstrip()):
                         continue  # "we moved to the terrace": no home
                     if subject and value:
                         found.append(Fact(subject, _attribute(attribute, hit), value))
         if speaker is not None:
             found += _inverse(sentence, speaker) + _contacts(sentence, speaker)
+        found += _schedules(sentence)
     return tuple(found)
+
+
+def _schedules(sentence: str) -> list[Fact]:
+    """When something recurring or booked takes place ("Our team sync is every Monday at 9"): everyone's fact."""
+    out = []
+    for pattern in _SCHEDULE:
+        for hit in pattern.finditer(sentence):
+            if HEDGE.search(sentence[: hit.start()]) or _BACKGROUND.search(sentence[: hit.start()]):
+                continue
+            tail = sentence[hit.end():]
+            end = _TIME_END.search(tail)
+            value = " ".join(tail[: end.start() if end else None].lower().split()[:6]).rstrip(".!")
+            words = [w for w in hit.group("topic").lower().split() if w not in _GENERIC]
+            if words and _TIMEISH.match(_TIME_LEAD.sub("", value)):
+                out.append(Fact(SHARED, "schedule:" + " ".join(stem(w) for w in words), value))
+    return out
 
 
 def _inverse(sentence: str, speaker: str) -> list[Fact]:
@@ -248,20 +308,24 @@ def _participant(who: str, people: set[str]) -> str | None:
 
 def _attribute(attribute: str, hit: re.Match[str]) -> str:
     if attribute != "favourite":
-        return attribute.partition("-")[0]
+        return attribute.partition("-")[0].rstrip("+")
     topic = " ".join(_TOPIC_SYNONYMS.get(w, w) for w in hit.group("topic").lower().split())
     return "favourite:" + " ".join(stem(w) for w in topic.split())
 
 
-def _value(hit: re.Match[str], sentence: str, fixed: str | None, proper: bool = False) -> str:
+def _value(hit: re.Match[str], sentence: str, fixed: str | None, tag: str) -> str:
+    """The value a frame's hit states; ``tag`` is the frame's attribute as :data:`_SPECS` writes it."""
     if fixed is not None:
         return fixed
     if "value" in (hit.re.groupindex or {}):
-        return hit.group("value").lower().replace(" ", "-") if hit.group("value") else ""
+        value = hit.group("value").lower() if hit.group("value") else ""
+        if not value or tag.endswith("-not"):
+            return "no-" + value if value else ""
+        return _FOODS.get(value, value.replace(" ", "-"))
     tail = sentence[hit.end():]
     end = _VALUE_END.search(tail)
     value = tail[: end.start()] if end else tail
-    if proper:  # a name is asked for, written as one
+    if tag in _PROPER or tag.endswith("+"):  # a name is asked for, written as one
         name = re.match(_NAME, value.strip())
         return name.group("value").lower() if name else ""
     return _clean(value)

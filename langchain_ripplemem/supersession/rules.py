@@ -48,7 +48,7 @@ from langchain_ripplemem.index.marks import (
 )
 from langchain_ripplemem.schemas import MemoryUnit, Namespace
 from langchain_ripplemem.supersession.changes import is_change, supersedes_by_change
-from langchain_ripplemem.supersession.frames import ATTRIBUTES, Fact, facts, same_value
+from langchain_ripplemem.supersession.frames import ATTRIBUTES, SEVERAL, SHARED, Fact, facts, same_value
 
 if TYPE_CHECKING:
     from langchain_ripplemem.index.namespace_index import NamespaceIndex
@@ -136,7 +136,10 @@ class _Groups:
         if key not in self.groups:
             subject, attribute = key
             members: dict[str, tuple[MemoryUnit, str]] = {}
-            for row in self.index.postings["participants"].get(subject, [])[-GROUP_POOL:]:
+            n = len(self.index)  # a shared fact's group: the namespace's last units, whoever said them
+            rows = range(max(0, n - GROUP_POOL), n) if subject == SHARED else \
+                self.index.postings["participants"].get(subject, [])[-GROUP_POOL:]
+            for row in rows:
                 unit = self.index.units[row]
                 if is_suppressed(unit):
                     continue
@@ -152,8 +155,10 @@ class _Groups:
         for key in sorted(fact_keys([unit])):
             members = self.members(key)
             at = next((i for i, (m, _) in enumerate(members) if m.id == unit.id), None)
+            several = key[1] in SEVERAL  # a second instrument is another one, unless it is said to replace
             later = None if at is None else next(
-                (m for m, v in members[at + 1:] if not same_value(v, members[at][1])), None)
+                (m for m, v in members[at + 1:] if not same_value(v, members[at][1]) and (not several or is_change(m))),
+                None)
             successors.append(None if later is None else (later, key[1]))
         if not successors or not all(successors):
             return None
