@@ -118,7 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
                              help="memory units: one per turn (default) or LoCoMo's observations "
                                   "plus turns no observation covers")
     for name, (what, file, systems) in _SUITES.items():
-        suite = sub.add_parser(name, help=f"run the {what} suite injected into long dialogue")
+        where = "each case a memory of its own" if name in ("small", "updates") else "injected into long dialogue"
+        suite = sub.add_parser(name, help=f"run the {what} suite, {where}")
         suite.add_argument("--haystack", help="LoCoMo JSON file whose conversations are the haystacks "
                                               "(default: the shipped sample conversation, repeated)")
         _suite_arguments(suite, file, systems, "5,10,30")

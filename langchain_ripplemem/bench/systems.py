@@ -98,9 +98,10 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
        for mode, m, s in (("sum", 3, 2), ("sum", 5, 2), ("sum", 5, 3), ("sum", 10, 3), ("max", 5, 3), ("max", 10, 3),
                           ("max", 5, 2))},
     # Knowledge updates (recall/updates.py, issue 52): without the asked-for statement first; superseded memories
-    # at full weight (superseded_weight 1.0) or at the default 0.5 without it.
+    # at half weight (the default until then), with it and without it.
     "rm_no_asked_first": {"lifecycle": {"asked_first": False}},
-    "rm_superseded_full": {"lifecycle": {"superseded_weight": 1.0}},
+    "rm_superseded_half": {"lifecycle": {"superseded_weight": 0.5}},
+    "rm_superseded_half_no_asked_first": {"lifecycle": {"superseded_weight": 0.5, "asked_first": False}},
 }
 _ABLATIONS.update(VARIANTS)
 RRF_K = 60

@@ -69,6 +69,7 @@ _YOU = re.compile(r"\b(?:you|your|yours|yourself)\b|\byou'", re.IGNORECASE)
 _SAYS_ENDED = frozenset({"anymore", "any more", "no longer", "no more"})
 _WORD = re.compile(r"[\w'-]+")
 _FIRST_SINGULAR = re.compile(r"\b(?:I|me|my|mine|myself)\b|\bI'(?:m|ve|d|ll)\b")
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours)\b|\b(?:I|we)'", re.IGNORECASE)
 
 
 def speaker(unit: MemoryUnit) -> str | None:
@@ -166,11 +167,16 @@ def _same_thing(a: str, b: str) -> bool:
 @text_cache
 @lru_cache(maxsize=4096)
 def _stated_words(restatement: str, participants: tuple[str, ...]) -> frozenset[str]:
-    """The words (as cue keys) of a unit's statements: its sentences that neither ask nor speak to "you"."""
+    """The words (as cue keys) of what a unit states of its speaker or of "us".
+
+    Its sentences in the first person that neither ask nor speak to "you"; not their
+    adverbs ("recently"), which say how, not what.
+    """
     _, text = first_person_text(restatement, participants)
     return frozenset(cue_key(word) for sentence in sentences(text)
                      if not sentence.rstrip().endswith("?") and not _YOU.search(sentence)
-                     for word in _WORD.findall(sentence))
+                     and _FIRST_PERSON.search(sentence)
+                     for word in _WORD.findall(sentence) if not word.lower().endswith("ly"))
 
 
 def _text(unit: MemoryUnit) -> str:

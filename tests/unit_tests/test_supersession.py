@@ -87,7 +87,8 @@ def test_recall_prefers_current_facts_and_answers_as_of(bow):
 
     weights_only = {"asked_first": False}  # the weight alone (recall/updates.py orders chains after it)
     flat = scores(config=RecallConfig(lifecycle={"superseded_weight": 1.0, **weights_only}))
-    now = scores(config=RecallConfig(lifecycle=weights_only))
+    half = {"superseded_weight": 0.5, **weights_only}
+    now = scores(config=RecallConfig(lifecycle=half))
     assert set(now) == {paris, berlin, park}
     assert now[paris] == pytest.approx(0.5 * flat[paris]) and now[berlin] == flat[berlin]
     # "I live in Paris" and "I live in Berlin" match the question equally well: the current one wins.
@@ -104,9 +105,10 @@ def test_recall_prefers_current_facts_and_answers_as_of(bow):
         assert berlin not in seen_ids(then)
     alone = memory.recall(query, namespace=MAYA, as_of="2026-02-01",
                           config=RecallConfig(lifecycle={"superseded_weight": 1.0})).memories[0].score
-    assert memory.recall(query, namespace=MAYA, as_of="2026-02-01").memories[0].score == alone
+    assert memory.recall(query, namespace=MAYA, as_of="2026-02-01",
+                         config=RecallConfig(lifecycle={"superseded_weight": 0.5})).memories[0].score == alone
     # After the move, as of a later date: Paris was superseded by then.
-    later = scores(as_of=datetime(2026, 6, 1), config=RecallConfig(lifecycle=weights_only))  # naive = UTC
+    later = scores(as_of=datetime(2026, 6, 1), config=RecallConfig(lifecycle=half))  # naive = UTC
     assert later[paris] == pytest.approx(now[paris]) and later[berlin] == pytest.approx(now[berlin])
     with pytest.raises(ValueError, match="as_of"):
         memory.recall(query, namespace=MAYA, as_of="next tuesday")
