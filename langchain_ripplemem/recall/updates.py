@@ -5,8 +5,8 @@ Statements that supersede one another (``superseded_by`` marks,
 moved to Berlin". Their scores say how well each matches the question, not which one
 it asks for, and the older one often matches better ("Where does Maya *live*?"). So
 after the assembly, each chain with a member among the recalled memories gets its
-*asked-for* member at the best place any member of it holds (moved up, or brought in
-when recall did not find it, the list keeping its length):
+*asked-for* member at the best place any member of it holds (moved up, or brought in,
+the list keeping its length):
 
 * a question about the present, or about no time: the current statement (the last
   one visible; with ``as_of``, later ones are hidden, so the one current then);
@@ -15,7 +15,10 @@ when recall did not find it, the list keeping its length):
   statement the current one replaced ("at first", "originally": the first one);
 * a question with a time ("in January"): the statement that held then.
 
-A memory brought in carries an ``update`` hit naming the member it was reached from.
+Only a question about the present brings in a member recall did not find (it carries an
+``update`` hit naming the member it was reached from): a newer statement may share no
+word with the question ("Call me on 0687 220 315 from now on"), while a question about
+the past is asked in the words of what it asks for.
 
 Example:
     >>> asked_time("Where did Maya live before Berlin?", None), asked_time("Where does Maya live now?", None)
@@ -97,8 +100,10 @@ def order_updates(memories: Sequence[RecalledMemory], index: NamespaceIndex, ask
             continue
         done.update(u.id for u in chain)
         wanted = _wanted(chain, asked)
-        if wanted.id != member.id:
-            place = next((i for i, m in enumerate(out) if m.unit.id == wanted.id), None)
+        place = next((i for i, m in enumerate(out) if m.unit.id == wanted.id), None)
+        # Brought in only for the present: a newer statement may share no word with the question. One about
+        # the past is asked in the older statement's words, and a chain member found for them is what it asks.
+        if wanted.id != member.id and (place is not None or asked == "now"):
             moved = out.pop(place) if place is not None else _brought(index, wanted, member, out[at], query_vector)
             # It takes the place, and the score there: the list stays in score order.
             out.insert(at, moved if moved.score >= out[at].score else moved.model_copy(update={"score": out[at].score}))

@@ -49,11 +49,11 @@ CHANGE = re.compile(
     r"|\bleft(?= (?:my|our|the|his|her|their|a|an)\b| (?-i:[A-Z]))", re.IGNORECASE)
 #: ... and words that say which state is the present one, weaker: the thing must be named right beside them
 #: ("my *new* trainer", "Bea is my trainer *now*", "*these days* my favourite place"). "now" counts after a
-#: form of *be* or at the end of a clause ("now I know" is no state); "new" after "my" or "our" ("a new
+#: form of *be* or at the end of a clause ("... now, and", "now I know" is no state); "new" after "my" or "our" ("a new
 #: recipe" is one more, not another).
 NOW = re.compile(r"\b(?:these days|nowadays)\b"
                  r"|(?:(?<=\bis )|(?<=\bam )|(?<=\bare )|(?<='m )|(?<='s )|(?<='re ))now\b"
-                 r"|\b(?<!for )(?<!until )(?<!by )(?<!just )(?<!right )now(?=\s*(?:[.,;:!)]|$))"
+                 r"|\b(?<!for )(?<!until )(?<!by )(?<!just )(?<!right )now(?=\s*(?:[.,;:!)]|$)|\s+(?:and|but|so)\b)"
                  r"|(?:(?<=\bmy )|(?<=\bour ))new\b(?! (?-i:[A-Z]))", re.IGNORECASE)
 #: How many words from a change word (:data:`CHANGE`; :data:`NOW`: :data:`NEAR`) the thing it changes may be
 #: named ("the *Volvo* is gone", "*Felix* and I split up", "I *stopped* training with *Javier*").

@@ -104,5 +104,8 @@ def test_each_chain_puts_the_asked_statement_at_its_best_place():
     held = datetime(2026, 2, 20, tzinfo=timezone.utc)
     assert _ids(order_updates(found, index, held, set(), vector, 4)) == ["u1", "u0", "u3"]
     assert _ids(order_updates(found, index, "now", {"u2"}, vector, 4)) == ["u1", "u0", "u3"]  # u2 hidden
+    # About the past, a member recall did not find stays out: the question is asked in its words.
+    assert _ids(order_updates(found[1:], index, "past", set(), vector, 4)) == ["u3", "u1"]
+    assert _ids(order_updates(found[:2], index, "past", set(), vector, 4)) == ["u0", "u3"]
     brought = order_updates(found, index, "now", set(), vector, 3)[0]
     assert brought.score == 3.0 and brought.provenance[0].source == "update" and brought.provenance[0].anchor == "u0"
