@@ -25,7 +25,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -39,12 +38,13 @@ from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
 from langchain_ripplemem.bench.loaders import BenchConversation, BenchQuestion
 from langchain_ripplemem.bench.own_memories import run_own_memories
 from langchain_ripplemem.bench.runner import DEFAULT_KS, FreshMemories
+from langchain_ripplemem.bench.suite_cases import load_suite
 from langchain_ripplemem.index.marks import SUPERSEDED_BY
 from langchain_ripplemem.schemas import Conversation
 
-__all__ = ["DEFAULT_SUITE", "MIN_CASES", "MIN_KINDS", "ROLES", "UpdateCase", "detection_rows", "detection_summary",
-           "load_update_cases", "run_updates", "update_case_row", "update_conversations", "update_problems",
-           "updates_markdown"]
+__all__ = ["DEFAULT_SUITE", "MIN_CASES", "MIN_KINDS", "ROLES", "UpdateCase", "case_problems", "detection_rows",
+           "detection_summary", "load_update_cases", "run_updates", "update_case_row", "update_conversations",
+           "update_problems", "updates_markdown"]
 
 DEFAULT_SUITE = Path(__file__).parent / "data" / "update_cases.json"
 #: The questions' roles, the suite's reporting categories in this order.
@@ -107,14 +107,30 @@ class UpdateCase(BaseModel):
 
 
 def update_problems(cases: Sequence[UpdateCase]) -> list[str]:
-    """What breaks the suite's rules (empty when sound).
+    """What breaks the suite's rules (empty when sound): :func:`case_problems`, then the suite's own.
+
+    Over the suite: at least :data:`MIN_CASES` cases of :data:`MIN_KINDS` kinds, kept cases,
+    two-person and user/assistant cases, and a held-out share within one case of :data:`HELDOUT_SHARE`.
+    """
+    problems = case_problems(cases)
+    if len(cases) < MIN_CASES:
+        problems.append(f"{len(cases)} cases, expected at least {MIN_CASES}")
+    if len({c.kind for c in cases}) < MIN_KINDS:
+        problems.append(f"{len({c.kind for c in cases})} kinds, expected at least {MIN_KINDS}")
+    if not any(not c.update for c in cases) or not any(c.asker for c in cases) or all(c.asker for c in cases):
+        problems.append("expected kept cases, user/assistant cases and two-person cases")
+    held = sum(c.split == "heldout" for c in cases)
+    if abs(held - HELDOUT_SHARE * len(cases)) > 1:
+        problems.append(f"{held} of {len(cases)} cases held out, expected two fifths")
+    return problems
+
+
+def case_problems(cases: Sequence[UpdateCase]) -> list[str]:
+    """What breaks the rules of each case, and ids used twice.
 
     Per case: 10-40 turns; an update has one ``old`` and one ``new`` statement by the same
     speaker at least :data:`MIN_GAP_DAYS` apart, a ``now`` and a ``past`` question, and its
     ``as_of`` questions fall between the two; a kept case has one ``first`` and one ``second``.
-    Over the suite: unique ids, at least :data:`MIN_CASES` cases of :data:`MIN_KINDS` kinds,
-    kept cases, two-person and user/assistant cases, and a held-out share within one case
-    of :data:`HELDOUT_SHARE`.
     """
     problems = []
     for case in cases:
@@ -132,17 +148,7 @@ def update_problems(cases: Sequence[UpdateCase]) -> list[str]:
         if case.update:
             problems += _update_problems(case)
     ids = Counter(c.id for c in cases)
-    problems += [f"case id {i!r} is used {n} times" for i, n in ids.items() if n > 1]
-    if len(cases) < MIN_CASES:
-        problems.append(f"{len(cases)} cases, expected at least {MIN_CASES}")
-    if len({c.kind for c in cases}) < MIN_KINDS:
-        problems.append(f"{len({c.kind for c in cases})} kinds, expected at least {MIN_KINDS}")
-    if not any(not c.update for c in cases) or not any(c.asker for c in cases) or all(c.asker for c in cases):
-        problems.append("expected kept cases, user/assistant cases and two-person cases")
-    held = sum(c.split == "heldout" for c in cases)
-    if abs(held - HELDOUT_SHARE * len(cases)) > 1:
-        problems.append(f"{held} of {len(cases)} cases held out, expected two fifths")
-    return problems
+    return problems + [f"case id {i!r} is used {n} times" for i, n in ids.items() if n > 1]
 
 
 def _update_problems(case: UpdateCase) -> list[str]:
@@ -161,24 +167,15 @@ def _update_problems(case: UpdateCase) -> list[str]:
 
 
 def load_update_cases(path: str | Path | None = None, split: str = "all") -> list[UpdateCase]:
-    """The suite's cases (default: the shipped file), optionally one split.
+    """The suite's cases (default: the shipped file, held to :func:`update_problems`), optionally one split.
+
+    A file of one's own is held to :func:`case_problems` only: a few cases need not make a suite.
 
     Raises:
         ValueError: on an unknown ``split``, or naming the file and what breaks its rules.
     """
-    if split not in ("tune", "heldout", "all"):
-        raise ValueError(f"split must be 'tune', 'heldout' or 'all', got {split!r}")
     file = Path(path) if path is not None else DEFAULT_SUITE
-    try:
-        cases = [UpdateCase.model_validate(c) for c in json.loads(file.read_text(encoding="utf-8"))["cases"]]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{file}: not an update suite ({exc})") from exc
-    problems = update_problems(cases)
-    if path is not None:  # a file of a few cases of one's own need not make a whole suite
-        problems = [p for p in problems if not p.startswith(("expected", f"{len(cases)} ")) and "held out" not in p]
-    if problems:
-        raise ValueError(f"{file}: " + "; ".join(problems))
-    return [c for c in cases if split in ("all", c.split)]
+    return load_suite(file, UpdateCase, "update suite", update_problems if path is None else case_problems, split)
 
 
 def update_conversations(cases: Sequence[UpdateCase]) -> list[BenchConversation]:
