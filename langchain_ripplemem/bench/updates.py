@@ -38,9 +38,9 @@ from langchain_ripplemem.bench.cached_embeddings import CachedEmbeddings
 from langchain_ripplemem.bench.loaders import BenchConversation, BenchQuestion
 from langchain_ripplemem.bench.own_memories import run_own_memories
 from langchain_ripplemem.bench.runner import DEFAULT_KS, FreshMemories
+from langchain_ripplemem.bench.small_memory import SmallSession, SmallTurn, case_conversation
 from langchain_ripplemem.bench.suite_cases import load_suite
 from langchain_ripplemem.index.marks import SUPERSEDED_BY
-from langchain_ripplemem.schemas import Conversation
 
 __all__ = ["DEFAULT_SUITE", "MIN_CASES", "MIN_KINDS", "ROLES", "UpdateCase", "case_problems", "detection_rows",
            "detection_summary", "load_update_cases", "run_updates", "update_case_row", "update_conversations",
@@ -54,23 +54,6 @@ MIN_KINDS = 8
 HELDOUT_SHARE = Fraction(2, 5)
 #: An update's two statements are at least this many days apart (a change, not a correction).
 MIN_GAP_DAYS = 28
-
-
-class UpdateTurn(BaseModel):
-    """One turn of a case; the statements carry a ``key``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    speaker: str = Field(min_length=1)
-    text: str = Field(min_length=1)
-    key: Literal["old", "new", "first", "second"] | None = None
-
-
-class UpdateSession(BaseModel):
-    """A session: its time and turns."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    time: str
-    turns: tuple[UpdateTurn, ...] = Field(min_length=1)
 
 
 class UpdateQuestion(BaseModel):
@@ -95,9 +78,9 @@ class UpdateCase(BaseModel):
     speakers: tuple[str, str]
     asker: str | None = None
     questions: tuple[UpdateQuestion, ...] = Field(min_length=1)
-    sessions: tuple[UpdateSession, ...] = Field(min_length=2, max_length=6)
+    sessions: tuple[SmallSession, ...] = Field(min_length=2, max_length=6)
 
-    def turn(self, key: str) -> UpdateTurn:
+    def turn(self, key: str) -> SmallTurn:
         """The statement called ``key``."""
         return next(t for s in self.sessions for t in s.turns if t.key == key)
 
@@ -182,12 +165,7 @@ def update_conversations(cases: Sequence[UpdateCase]) -> list[BenchConversation]
     """One conversation per case (its own namespace when run), with its questions."""
     out = []
     for case in cases:
-        sessions: list[dict[str, Any]] = []
-        for n, session in enumerate(case.sessions, 1):
-            turns = [{"id": f"{case.id}:{t.key}" if t.key else f"{case.id}:S{n}:{i}", "speaker": t.speaker,
-                      "text": t.text} for i, t in enumerate(session.turns, 1)]
-            sessions.append({"id": f"S{n}", "time": session.time, "turns": turns})
-        conversation = Conversation.model_validate({"id": case.id, "sessions": sessions})
+        conversation = case_conversation(case.id, case.sessions)
         questions = [BenchQuestion(
             id=f"{case.id}:{q.role}", question=q.question, answer=None, category=ROLES.index(q.role) + 1,
             category_name=q.role, evidence=[f"{case.id}:{key}" for key in q.evidence],
