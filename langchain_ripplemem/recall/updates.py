@@ -45,7 +45,8 @@ from langchain_ripplemem.schemas import MemoryUnit, RecalledMemory, TimeInterval
 __all__ = ["FIRST", "NOW", "PAST", "Asked", "asked_time", "order_updates"]
 
 #: Words of a question that asks about an earlier state.
-PAST = re.compile(r"\b(?:before|previous(?:ly)?|used to|formerly|former|originally|initially|at first|old|earlier|"
+PAST = re.compile(r"\b(?:before|previous(?:ly)?|used to|formerly|former|originally|initially|at first|"
+                  r"(?<!how )old|earlier|"
                   r"prior|back then|in the past|no longer|anymore|any more)\b", re.IGNORECASE)
 #: ... about the first state of all.
 FIRST = re.compile(r"\b(?:originally|initially|at first|first)\b", re.IGNORECASE)

@@ -64,7 +64,7 @@ def test_a_statement_counts_only_above_the_one_it_must_outrank():
     ("Where does Maya live now?", "now"), ("Where does Maya live?", "now"),
     ("Where did Maya live before Berlin?", "past"), ("Where did Maya use to live?", "past"),
     ("What was Ana's old phone number?", "past"), ("Which email address did I give at first?", "first"),
-    ("What lens did I buy most recently?", "now"),
+    ("What lens did I buy most recently?", "now"), ("How old is Maya's dog?", "now"),
 ])
 def test_what_a_question_asks_for(question, asked):
     assert asked_time(question, None) == asked
