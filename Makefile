@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev143.json
 
-.PHONY: install test lint format typecheck bench-env bench-runtime bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma bench-forget small-memory-cases bench-all bench-summary demo
+.PHONY: install test lint format typecheck bench-env bench-runtime bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-updates bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma bench-forget small-memory-cases update-cases bench-all bench-summary demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -70,6 +70,10 @@ bench-multilingual:
 bench-small:
 	ripplemem bench small --out results/small_memory.json --md docs/small_memory_tables.md
 
+# Issue 52's update suite: knowledge updates and statements that must stay current, each case a memory of its own.
+bench-updates:
+	ripplemem bench updates --out results/updates.json --md docs/updates_tables.md
+
 # LoCoMo with its recorded LLM observations as memory units.
 bench-observations:
 	ripplemem bench locomo $(LOCOMO) --units observations --out results/locomo_observations.json
@@ -90,9 +94,9 @@ bench-longmemeval-sample:
 # Every suite, then one table of them all (results/summary.json, docs/summary_tables.md; about 1.5 h cold, 30 min
 # with the vector cache).
 SUITE_RESULTS = results/locomo.json results/longmemeval.json results/longmemeval_sample.json results/linked.json results/linked_dev.json \
-	results/sets.json results/facts.json results/small_memory.json results/multilingual.json
+	results/sets.json results/facts.json results/small_memory.json results/multilingual.json results/updates.json
 
-bench-all: bench bench-longmemeval bench-longmemeval-sample bench-linked bench-linked-dev bench-sets bench-facts bench-small bench-multilingual
+bench-all: bench bench-longmemeval bench-longmemeval-sample bench-linked bench-linked-dev bench-sets bench-facts bench-small bench-multilingual bench-updates
 	$(MAKE) bench-summary
 
 bench-summary:
@@ -137,4 +141,8 @@ bench-forget:
 # The small-memory suite's cases file, written from the cases in bench/small_memory_source.py.
 small-memory-cases:
 	$(PY) -m langchain_ripplemem.bench.small_memory_source
+
+# The update suite's cases file, written from the cases in bench/update_source.py.
+update-cases:
+	$(PY) -m langchain_ripplemem.bench.update_source
 

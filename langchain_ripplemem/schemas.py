@@ -21,7 +21,7 @@ from langchain_ripplemem.extraction.timestamps import aware, parse_timestamp
 
 Namespace = tuple[str, ...]
 EdgeType = Literal["semantic", "structural"]
-HitSource = Literal["semantic", "lexical", "cue", "expansion"]
+HitSource = Literal["semantic", "lexical", "cue", "expansion", "update"]
 
 DAY_SECONDS = 86_400.0
 #: The speaker of AI messages (``adapters``): a namespace with a turn of theirs is a user's chats with an assistant.

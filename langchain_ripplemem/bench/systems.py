@@ -97,6 +97,11 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
         mode, keep_first_hop=m, keep_spacing=float(s), keep_lexical=m, keep_lexical_spacing=float(s))
        for mode, m, s in (("sum", 3, 2), ("sum", 5, 2), ("sum", 5, 3), ("sum", 10, 3), ("max", 5, 3), ("max", 10, 3),
                           ("max", 5, 2))},
+    # Knowledge updates (recall/updates.py, issue 52): without the asked-for statement first; superseded memories
+    # at half weight (the default until then), with it and without it.
+    "rm_no_asked_first": {"lifecycle": {"asked_first": False}},
+    "rm_superseded_half": {"lifecycle": {"superseded_weight": 0.5}},
+    "rm_superseded_half_no_asked_first": {"lifecycle": {"superseded_weight": 0.5, "asked_first": False}},
 }
 _ABLATIONS.update(VARIANTS)
 RRF_K = 60

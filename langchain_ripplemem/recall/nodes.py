@@ -52,6 +52,7 @@ from langchain_ripplemem.recall.reader import MemoryReader
 from langchain_ripplemem.recall.set_questions import own_views
 from langchain_ripplemem.recall.smoothing import speakers, unknown_asker
 from langchain_ripplemem.recall.state import PinnedView, Plan, RecallContext, RecallState, ResolvedContext
+from langchain_ripplemem.recall.updates import asked_time, order_updates
 from langchain_ripplemem.recall.views import RECALL_VIEWS, ViewQuery
 from langchain_ripplemem.recall.visibility import hidden_ids, score_weight
 from langchain_ripplemem.recall.walks import shared_walks
@@ -415,6 +416,9 @@ class RecallNodes:
                                      own_views=own,
                                      support=state.get("support"), weight=score_weight(cfg.lifecycle, ctx.as_of,
                                                                                        reference))
+        if cfg.lifecycle.asked_first:
+            memories = order_updates(memories, index, asked_time(state["query"], state["cues"].time), query.hidden,
+                                     vector, cfg.assembly.top_k)
         usage = _timed(state["usage"], "assemble", started)
         with round_run(config, "assemble", state["round"], evidence=len(state["evidence"])) as out:
             out.update(ids=[m.unit.id for m in memories], count=len(memories))
