@@ -87,15 +87,21 @@ def read_chat_export(path: str | Path, format: ExportFormat | Literal["auto"] = 
         format: ``"chatgpt"``, ``"claude"``, or ``"auto"`` to tell by the chats' fields.
 
     Raises:
-        InvalidConversationError: the file cannot be read, is no list of chats, or (``"auto"``) is
-            neither export.
+        InvalidConversationError: the file cannot be read, is no list of chats, is the other export, or
+            (``"auto"``) is neither.
+        ValueError: an unknown ``format``.
     """
+    if format != "auto" and format not in _READERS:
+        raise ValueError(f"format must be 'auto' or one of {sorted(_READERS)}, got {format!r}")
     data = read_export_json(path)
-    chosen = detect_export_format(data) if format == "auto" else format
-    if chosen not in _READERS:
-        raise InvalidConversationError(
-            f"{path}: neither a ChatGPT export (chats with 'mapping') nor a Claude export (chats with "
-            "'chat_messages')" if format == "auto" else f"format must be one of {sorted(_READERS)}, got {format!r}")
+    found = detect_export_format(data)
+    if found is None and format == "auto":
+        raise InvalidConversationError(f"{path}: neither a ChatGPT export (chats with 'mapping') nor a Claude "
+                                       "export (chats with 'chat_messages')")
+    if found is not None and format not in ("auto", found):
+        raise InvalidConversationError(f"{path}: a {found} export, not a {format} one (its chats have "
+                                       f"{EXPORT_FORMATS[found]!r})")
+    chosen = found or format
     return read_chats(data, str(path), chosen, _READERS[chosen])
 
 
