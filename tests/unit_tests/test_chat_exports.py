@@ -9,10 +9,6 @@ and one without text in each.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import zipfile
 from collections import Counter
 from datetime import datetime, timezone
@@ -32,7 +28,7 @@ from langchain_ripplemem.memory import RippleMemory
 
 from .conftest import BagOfWordsEmbeddings
 from .test_cli_store_commands import cli
-from .test_crash_safety import ROOT, _read_until
+from .test_crash_safety import run_until_killed
 
 EXPORTS = Path(__file__).parent / "fixtures" / "exports"
 CHATGPT, CLAUDE = EXPORTS / "chatgpt_conversations.json", EXPORTS / "claude_conversations.json"
@@ -278,19 +274,7 @@ main(["ingest", sys.argv[1], "--persist", sys.argv[2], "--namespace", "me", "--q
 @pytest.mark.slow
 def test_an_import_killed_mid_way_resumes_with_each_memory_once(tmp_path, capsys):
     store = tmp_path / "store"
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(CHATGPT), str(store)], cwd=ROOT, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        _read_until(proc, "blocked")
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            stream.close()
-    assert proc.returncode == -signal.SIGKILL
+    run_until_killed(["-c", CHILD, str(CHATGPT), str(store)], "blocked")
     assert {u.source.conversation_id for u in stored(store)} == {PORTO}
     code, out, _ = cli(capsys, "ingest", CHATGPT, "--persist", store, "--namespace", "me", "--quiet")
     assert code == 1 and "-> 15 units (8 new)" in out
