@@ -119,8 +119,8 @@ def read_chats(data: Any, source: str, format: str, read: ChatReader) -> ChatExp
     """Every chat of ``data`` (the export's list) through ``read``; a chat that fails is skipped and named.
 
     Raises:
-        InvalidConversationError: ``data`` is not a list, or two chats have one id (the second is skipped, not
-            an error: this names only a file that is no export at all).
+        InvalidConversationError: ``data`` is no list (a chat that cannot be read, or whose id an
+            earlier chat has, is skipped instead).
     """
     if not isinstance(data, list):
         raise InvalidConversationError(
@@ -128,18 +128,19 @@ def read_chats(data: Any, source: str, format: str, read: ChatReader) -> ChatExp
     export = ChatExport(format=format, source=source, chats=len(data))
     first: dict[str, int] = {}
     for position, chat in enumerate(data):
+        left_out: Counter[str] = Counter()  # the chat's own: a chat skipped leaves nothing out
         try:
-            conv = read(chat, export.left_out) if isinstance(chat, Mapping) else _not_a_chat(chat)
-        except InvalidConversationError as err:
+            conv = read(chat, left_out) if isinstance(chat, Mapping) else _not_a_chat(chat)
+        except (InvalidConversationError, ValueError, TypeError) as err:  # a field of a shape no reader expects
             export.skipped.append(_skipped(position, chat, str(err)))
             continue
-        if conv is None:
-            continue
-        if conv.id in first:
+        if conv is not None and conv.id in first:
             export.skipped.append(_skipped(position, chat, f"the id of chat [{first[conv.id]}] again"))
             continue
-        first[conv.id] = position
-        export.conversations.append(conv)
+        export.left_out.update(left_out)
+        if conv is not None:
+            first[conv.id] = position
+            export.conversations.append(conv)
     return export
 
 

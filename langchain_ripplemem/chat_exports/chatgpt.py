@@ -98,7 +98,7 @@ def branch(mapping: Mapping[str, Any], current: Any) -> list[tuple[str, Mapping[
     """
     if current is None:
         current = _latest_leaf(mapping)
-    elif current not in mapping:
+    elif not isinstance(current, str) or current not in mapping:
         raise InvalidConversationError(f"current_node: {current!r} is not a node of mapping")
     path: list[tuple[str, Mapping[str, Any]]] = []
     node_id = current
@@ -111,12 +111,15 @@ def branch(mapping: Mapping[str, Any], current: Any) -> list[tuple[str, Mapping[
             raise InvalidConversationError(f"mapping: the parents of {current!r} go round in a cycle")
         path.append((node_id, node))
         node_id = node.get("parent")
+        if node_id is not None and not isinstance(node_id, str):
+            raise InvalidConversationError(f"mapping[{path[-1][0]!r}].parent: expected a node id, got {node_id!r}")
     return path[::-1]
 
 
 def _latest_leaf(mapping: Mapping[str, Any]) -> str | None:
     """Without ``current_node``: the leaf whose message is the latest (the last of equals), else none."""
-    parents = {node.get("parent") for node in mapping.values() if isinstance(node, Mapping)}
+    parents = {parent for node in mapping.values() if isinstance(node, Mapping)
+               and isinstance(parent := node.get("parent"), str)}
     leaves = [node_id for node_id in mapping if node_id not in parents]
 
     def sent(node_id: str) -> float:

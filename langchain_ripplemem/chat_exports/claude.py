@@ -109,7 +109,7 @@ def current_messages(messages: list[Any], leaf: Any = None) -> list[int]:
             raise InvalidConversationError("chat_messages: the parents go round in a cycle")
     path = []
     uuid = leaf
-    while uuid in at:
+    while isinstance(uuid, str) and uuid in at:
         if len(path) == len(messages):
             raise InvalidConversationError(f"chat_messages: the parents of {leaf!r} go round in a cycle")
         path.append(at[uuid])
@@ -120,7 +120,8 @@ def current_messages(messages: list[Any], leaf: Any = None) -> list[int]:
 def _turn(position: int, message: Mapping[str, Any], left_out: Counter[str]) -> Turn | None:
     """A current message as a turn, or ``None`` (counted in ``left_out``: why)."""
     where = f"chat_messages[{position}]"
-    role = _SENDERS.get(message.get("sender"))  # type: ignore[arg-type]
+    sender = message.get("sender")
+    role = _SENDERS.get(sender) if isinstance(sender, str) else None
     if role is None:
         left_out[SYSTEM_OR_TOOL] += 1
         return None

@@ -15,10 +15,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from langchain_ripplemem import MalformedChatWarning, load_chatgpt_export, load_claude_export
 from langchain_ripplemem.chat_exports import find_chat_export, read_chat_export
-from langchain_ripplemem.chat_exports.base import HIDDEN, NO_TEXT, NOT_TEXT, OTHER_BRANCH, SYSTEM_OR_TOOL
+from langchain_ripplemem.chat_exports.base import (
+    HIDDEN,
+    NO_TEXT,
+    NOT_TEXT,
+    OTHER_BRANCH,
+    SYSTEM_OR_TOOL,
+    read_chats,
+)
 from langchain_ripplemem.chat_exports.chatgpt import chatgpt_chat
 from langchain_ripplemem.chat_exports.claude import claude_chat
 from langchain_ripplemem.cli import main
@@ -44,6 +53,7 @@ TURNS = {
                CAT: ["n-h1", "n-a1"]},
 }
 FILES = {"chatgpt": CHATGPT, "claude": CLAUDE}
+READERS = {"chatgpt": chatgpt_chat, "claude": claude_chat}
 
 
 def raw_chats(path: Path) -> list[dict]:
@@ -135,6 +145,38 @@ def test_a_malformed_chatgpt_chat_is_named_and_skipped_and_the_rest_read(tmp_pat
     assert [s.position for s in export.skipped] == [0, 3]
     assert export.skipped[0].title == "Moving to Porto" and reason in export.skipped[0].reason
     assert [c.id for c in export.conversations] == [SOURDOUGH, KYOTO]
+
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                                      max_size=3), max_leaves=6)
+
+
+def _places(value: object, path: tuple = ()) -> list[tuple]:
+    """Every place (a key or an index path) inside a JSON value."""
+    if isinstance(value, dict):
+        return [path] + [p for key, item in value.items() for p in _places(item, (*path, key))]
+    if isinstance(value, list):
+        return [path] + [p for i, item in enumerate(value) for p in _places(item, (*path, i))]
+    return [path]
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_any_damage_to_a_chat_skips_that_chat_or_reads_it_never_fails_the_export(data):
+    name = data.draw(st.sampled_from(["chatgpt", "claude"]))
+    chats = raw_chats(FILES[name])
+    target = data.draw(st.integers(0, 2))
+    place = data.draw(st.sampled_from([p for p in _places(chats[target]) if p]))
+    parent = chats[target]
+    for step in place[:-1]:
+        parent = parent[step]
+    parent[place[-1]] = data.draw(JSON_VALUES)
+    export = read_chats(chats, "conversations.json", name, READERS[name])
+    # The damaged chat is read, skipped or found without text; the others are read as before.
+    assert {c.id for c in export.conversations} >= {cid for i, cid in enumerate(TURNS[name]) if i != target}
+    assert [s.position for s in export.skipped if s.position != target] == [3]
+    assert all(s.reason for s in export.skipped)
 
 
 def test_a_chat_id_listed_twice_is_skipped_the_second_time(tmp_path):
