@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev143.json
 
-.PHONY: install test lint format typecheck bench-env bench-runtime bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-updates bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma bench-forget small-memory-cases update-cases bench-all bench-summary demo
+.PHONY: install test lint format typecheck bench-env bench-runtime bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-updates bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-import bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma bench-forget small-memory-cases update-cases bench-all bench-summary demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -105,6 +105,11 @@ bench-summary:
 # Write-path throughput vs the embedding model alone.
 bench-ingest:
 	$(PY) -m langchain_ripplemem.bench.measurements.ingest_throughput $(LOCOMO) --out results/ingest.json
+
+# Bringing a history: a generated 10,000-message ChatGPT export imported end to end, one encoder worker against two
+# (docs/import.md, Speed).
+bench-import:
+	$(PY) -m langchain_ripplemem.bench.measurements.import_throughput --out results/import_throughput.json
 
 # The semantic edge threshold of the default encoder on the LoCoMo tuning conversations (copy a changed value into
 # memory_graph/calibration.py).
