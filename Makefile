@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev143.json
 
-.PHONY: install test lint format typecheck bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma bench-forget small-memory-cases bench-all bench-summary demo
+.PHONY: install test lint format typecheck bench-env bench-runtime bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-updates bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-import bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma bench-forget small-memory-cases update-cases bench-all bench-summary demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -24,6 +24,20 @@ typecheck:
 
 demo:
 	ripplemem demo
+
+# The benchmarks' environment: the package within its declared ranges, at the exact versions the committed results
+# files were made under (constraints/bench.txt; another onnxruntime or tokenizers gives other vectors).
+bench-env:
+	$(PY) -m pip install -e ".[bench,openai]" -c constraints/bench.txt
+
+# Every target that measures warns first about each installed version that differs from those.
+bench-runtime:
+	@$(PY) scripts/bench_runtime.py
+
+BENCH_TARGETS = bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small \
+	bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-calibration \
+	bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma
+$(BENCH_TARGETS): bench-runtime
 
 # Retrieval quality and latency against baselines in one run (offline, ~10 min). Tables before the
 # plot: the plot needs matplotlib (the [bench] extra), the results and tables do not.
@@ -56,6 +70,10 @@ bench-multilingual:
 bench-small:
 	$(PY) -m benchmarks small --out results/small_memory.json --md docs/small_memory_tables.md
 
+# Issue 52's update suite: knowledge updates and statements that must stay current, each case a memory of its own.
+bench-updates:
+	$(PY) -m benchmarks updates --out results/updates.json --md docs/updates_tables.md
+
 # LoCoMo with its recorded LLM observations as memory units.
 bench-observations:
 	$(PY) -m benchmarks locomo $(LOCOMO) --units observations --out results/locomo_observations.json
@@ -76,9 +94,9 @@ bench-longmemeval-sample:
 # Every suite, then one table of them all (results/summary.json, docs/summary_tables.md; about 1.5 h cold, 30 min
 # with the vector cache).
 SUITE_RESULTS = results/locomo.json results/longmemeval.json results/longmemeval_sample.json results/linked.json results/linked_dev.json \
-	results/sets.json results/facts.json results/small_memory.json results/multilingual.json
+	results/sets.json results/facts.json results/small_memory.json results/multilingual.json results/updates.json
 
-bench-all: bench bench-longmemeval bench-longmemeval-sample bench-linked bench-linked-dev bench-sets bench-facts bench-small bench-multilingual
+bench-all: bench bench-longmemeval bench-longmemeval-sample bench-linked bench-linked-dev bench-sets bench-facts bench-small bench-multilingual bench-updates
 	$(MAKE) bench-summary
 
 bench-summary:
@@ -87,6 +105,11 @@ bench-summary:
 # Write-path throughput vs the embedding model alone.
 bench-ingest:
 	$(PY) -m benchmarks.measurements.ingest_throughput $(LOCOMO) --out results/ingest.json
+
+# Bringing a history: a generated 10,000-message ChatGPT export imported end to end, one encoder worker against two
+# (docs/import.md, Speed).
+bench-import:
+	$(PY) -m benchmarks.measurements.import_throughput --out results/import_throughput.json
 
 # The semantic edge threshold of the default encoder on the LoCoMo tuning conversations (copy a changed value into
 # edges/calibration.py).
@@ -123,4 +146,8 @@ bench-forget:
 # The small-memory suite's cases file, written from the cases in benchmarks/small_memory_source.py.
 small-memory-cases:
 	$(PY) -m benchmarks.small_memory_source
+
+# The update suite's cases file, written from the cases in bench/update_source.py.
+update-cases:
+	$(PY) -m benchmarks.update_source
 

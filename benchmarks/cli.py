@@ -10,6 +10,7 @@ Usage::
     python -m benchmarks sets|facts [--haystack locomo10.json] [--split ...] [--suite FILE] [--out ...] [--md ...]
     python -m benchmarks multilingual [--split ...] [--suite FILE] [--out results/multilingual.json] [--md ...]
     python -m benchmarks small [--split ...] [--suite FILE] [--out results/small_memory.json] [--md ...]
+    python -m benchmarks updates [--split ...] [--suite FILE] [--out results/updates.json] [--md ...]
     python -m benchmarks report RESULTS.json... --md docs/benchmarks_tables.md [--plot out.png]
     python -m benchmarks summary RESULTS.json... [--out results/summary.json] [--md docs/summary_tables.md]
 
@@ -37,7 +38,9 @@ the set-question and stand-alone fact suites
 each case its own short conversation, no haystack.
 
 ``small`` runs the small-memory suite (:mod:`benchmarks.small_memory`):
-each case is a memory of its own, with no haystack.
+each case is a memory of its own, with no haystack. ``updates`` runs the update suite
+(:mod:`benchmarks.updates`) the same way: knowledge updates and statements
+that must stay current.
 """
 
 from __future__ import annotations
@@ -61,9 +64,12 @@ from benchmarks.small_memory import load_small_memory_cases, run_small_memory
 from benchmarks.suite_runner import run_suite
 from benchmarks.summary import load_summary_inputs, summarise, summary_markdown
 from benchmarks.systems import LINKED_SYSTEMS, SYSTEM_FACTORIES, SYSTEM_NAMES
+from benchmarks.updates import load_update_cases, run_updates, updates_markdown
 
 # The small-memory suite's systems: the full system, the ablation without graph expansion, and the baselines.
 SMALL_SYSTEMS = ("ripplemem", "no_expansion", "dense", "hybrid_rrf")
+# The update suite's: the full system and the three plain top-k baselines.
+UPDATE_SYSTEMS = ("ripplemem", "dense", "bm25", "hybrid_rrf")
 
 # The injected suites: what each is, its shipped file, its default systems.
 _SUITES: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -71,6 +77,7 @@ _SUITES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "sets": ("set-question", "set_cases.json", SYSTEM_NAMES),
     "facts": ("stand-alone fact", "fact_cases.json", SYSTEM_NAMES),
     "small": ("small-memory", "small_memory_cases.json", SMALL_SYSTEMS),
+    "updates": ("update", "update_cases.json", UPDATE_SYSTEMS),
 }
 
 _MULTILINGUAL_SYSTEMS = ("ripplemem", "dense", "bm25", "hybrid_rrf")
@@ -111,7 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
                              help="memory units: one per turn (default) or LoCoMo's observations "
                                   "plus turns no observation covers")
     for name, (what, file, systems) in _SUITES.items():
-        suite = sub.add_parser(name, help=f"run the {what} suite injected into long dialogue")
+        where = "each case a memory of its own" if name in ("small", "updates") else "injected into long dialogue"
+        suite = sub.add_parser(name, help=f"run the {what} suite, {where}")
         suite.add_argument("--haystack", help="LoCoMo JSON file whose conversations are the haystacks "
                                               "(default: the shipped sample conversation, repeated)")
         _suite_arguments(suite, file, systems, "5,10,30")
@@ -219,7 +227,7 @@ def _run(args: argparse.Namespace) -> int:
 def _suite(args: argparse.Namespace) -> int:
     systems = _systems(args.systems)
     ks = _ints(args.k, "--k")
-    if args.command == "small":
+    if args.command in ("small", "updates"):
         return _small(args, systems, ks)
     linked = args.command == "linked"
     cases: list[Any] = (load_linked_cases(args.suite, split=args.split) if linked
@@ -245,13 +253,18 @@ def _multilingual(args: argparse.Namespace) -> int:
 
 
 def _small(args: argparse.Namespace, systems: list[str], ks: list[int]) -> int:
-    """``python -m benchmarks small``: every case its own memory, no haystack (``--haystack`` is refused)."""
+    """``python -m benchmarks small|updates``: every case its own memory, no haystack (``--haystack`` is refused)."""
     if args.haystack:
-        raise ValueError("--haystack: the small-memory suite has none, each case is a memory of its own")
-    cases = load_small_memory_cases(args.suite, split=args.split)
-    cases = _first(cases, args.limit)
-    _emit(run_small_memory(cases, systems, ks, progress=not args.no_progress, embeddings=_embedding_cache(args),
-                           suite_path=args.suite, split=args.split), args)
+        raise ValueError(f"--haystack: the {_SUITES[args.command][0]} suite has none, each case is a memory of its own")
+    options = {"progress": not args.no_progress, "embeddings": _embedding_cache(args), "suite_path": args.suite,
+               "split": args.split}
+    if args.command == "updates":
+        results = run_updates(_first(load_update_cases(args.suite, split=args.split), args.limit), systems, ks,
+                              **options)
+        _emit(results, args, updates_markdown(results))
+        return 0
+    cases = _first(load_small_memory_cases(args.suite, split=args.split), args.limit)
+    _emit(run_small_memory(cases, systems, ks, **options), args)
     return 0
 
 
@@ -278,13 +291,14 @@ def _first(cases: list[Any], limit: int | None) -> list[Any]:
     return cases[:limit]
 
 
-def _emit(results: dict[str, Any], args: argparse.Namespace) -> None:
-    """Write the results JSON (``--out``, else stdout) and the markdown tables (``--md``)."""
+def _emit(results: dict[str, Any], args: argparse.Namespace, more: str = "") -> None:
+    """Write the results JSON (``--out``, else stdout) and the markdown tables (``--md``), then ``more`` tables."""
     from benchmarks.report import results_markdown
 
     _write_or_print(args.out, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     if args.md:
-        _write_or_print(args.md, results_markdown(results, source=Path(args.out or "").name) + "\n")
+        tables = results_markdown(results, source=Path(args.out or "").name)
+        _write_or_print(args.md, tables + ("\n\n" + more if more else "") + "\n")
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -306,23 +320,10 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def _chat_model(spec: str) -> Any:
-    """A chat model from ``"provider:model"`` (``init_chat_model`` when LangChain has it)."""
-    try:
-        from langchain.chat_models import init_chat_model
-    except ImportError:
-        init_chat_model = None
-    if init_chat_model is not None:
-        return init_chat_model(spec, temperature=0)
-    provider, _, model = spec.partition(":")
-    if not model:
-        provider, model = "openai", spec
-    if provider != "openai":
-        raise ValueError(
-            f"cannot load {spec!r}: only 'openai:<model>' works without the 'langchain' package"
-        )
-    from langchain_openai import ChatOpenAI
+    """A chat model at temperature 0 from ``"provider:model"`` (as the package resolves every model string)."""
+    from langchain_ripplemem.llm.calls import resolve_chat_model
 
-    return ChatOpenAI(model=model, temperature=0)
+    return resolve_chat_model(spec, temperature=0)
 
 
 def _systems(value: str) -> list[str]:

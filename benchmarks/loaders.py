@@ -78,6 +78,8 @@ class BenchQuestion:
         asker: the speaker who asks, if the dataset says (LongMemEval: ``"user"``):
             the question's "I" and "my" are that speaker (``RippleMem.recall(asker=...)``).
         extra: dataset fields kept for reference (e.g. ``adversarial_answer``).
+        outranks: turn ids the evidence must rank above to count as found (the update suite: a
+            statement the question's answer replaced, or replaced in turn); empty for other datasets.
 
     """
 
@@ -93,6 +95,7 @@ class BenchQuestion:
     question_date: str | None = None
     asker: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    outranks: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -330,8 +330,8 @@ def _case_table(results: Mapping[str, Any], systems: list[str]) -> str:
     """Per case (injected suites): each evidence turn's rank per system, in the case's order."""
     cases = results.get("cases")
     per_system = results.get("questions")
-    if not cases or not per_system:
-        return ""
+    if not cases or not per_system or any("evidence" not in case for case in cases):
+        return ""  # a suite of several questions per case (the update suite) tables its own ranks
     linked = all("bridges" in case for case in cases)
     ranks = {name: {r["_id"]: r.get("_evidence_ranks", {}) for r in per_system.get(name, [])} for name in systems}
     rows = []

@@ -80,14 +80,14 @@ def category_groups(dataset: str, records: Sequence[Record]) -> Groups:
         groups = {kind: _is_category(kind) for kind in (SET_KINDS if dataset == "sets" else FACT_KINDS)}
         groups["overall"] = lambda r: True
         return groups
-    if dataset in ("multilingual", "small"):
+    if dataset in ("multilingual", "small", "updates"):
         # Suites whose cases name their own group (a language, a kind): the groups are the ones the
         # records hold, in the order the suite lists them (this module stays below the suites' modules).
         groups = {name: _is_category(name) for name in dict.fromkeys(r["_category_name"] for r in records)}
         groups["overall"] = lambda r: True
         return groups
     raise ValueError(f"unknown dataset {dataset!r}; expected 'locomo', 'longmemeval', 'linked', 'sets', 'facts', "
-                     "'multilingual' or 'small'")
+                     "'multilingual', 'small' or 'updates'")
 
 
 def system_summary(
@@ -139,6 +139,12 @@ def question_record(
     list (``None``: not retrieved), for per-question reports. ``shortfall@k``
     is 1 when the system returned fewer than ``k`` units (its mean: the share
     of questions left short).
+
+    A question with ``outranks`` (the update suite) counts an evidence turn as
+    found only when it also ranks above every outranked turn the list holds:
+    ``recall_all@k`` is then "the right statement in the top k, above the wrong
+    one", and ``found@k`` keeps the plain "in the top k" (``_outranked_ranks``
+    gives the outranked turns' ranks).
     """
     units = got.units
     first_rank: dict[str, int] = {}
@@ -159,9 +165,15 @@ def question_record(
     with_sessions = bool(question.evidence_sessions)
     if with_sessions:
         record["n_session_evaluated"] = 1
+    outranked = min((first_rank.get(t, len(units) + 1) for t in question.outranks), default=len(units) + 1)
+    if question.outranks:
+        record["_outranked_ranks"] = {turn_id: first_rank.get(turn_id) for turn_id in question.outranks}
     for k in ks:
         if question.evidence:
             covered = turns_covered_at_k(units, k)
+            if question.outranks:
+                record[f"found@{k}"] = recall_all(question.evidence, covered)
+                covered = {t for t in covered if first_rank[t] < outranked}
             record[f"recall_all@{k}"] = recall_all(question.evidence, covered)
             record[f"recall_frac@{k}"] = recall_frac(question.evidence, covered)
         else:

@@ -52,11 +52,11 @@ from langchain_ripplemem.presets import preset
 
 T = TypeVar("T")
 DEFAULT_KS = (5, 10, 30)
-DATASETS = ("locomo", "longmemeval", "linked", "sets", "facts", "multilingual", "small")
+DATASETS = ("locomo", "longmemeval", "linked", "sets", "facts", "multilingual", "small", "updates")
 #: The paper's preset for each dataset: its write settings, and the ``ripplemem_paper`` row.
 #: The injected suites' haystacks are LoCoMo-style dialogue.
 PAPER_PRESETS = {"locomo": "paper", "longmemeval": "paper-long-history", "linked": "paper", "sets": "paper",
-                 "facts": "paper", "multilingual": "paper", "small": "paper"}
+                 "facts": "paper", "multilingual": "paper", "small": "paper", "updates": "paper"}
 MemoryFactory = Callable[[], Any]
 #: The unscored query ``python -m benchmarks`` asks each memory before its questions: a system's first
 #: query on a memory loads its views, and LongMemEval asks one question per memory, so without it every

@@ -36,7 +36,9 @@ from benchmarks.runner import DEFAULT_KS
 from benchmarks.suite_cases import question_tokens
 from langchain_ripplemem.schemas import Conversation
 
-__all__ = ["DEFAULT_SUITE", "HELDOUT_SHARE", "KINDS", "MIN_CASES", "SmallCase", "load_small_memory_cases",
+__all__ = ["DEFAULT_SUITE", "HELDOUT_SHARE", "KINDS", "MIN_CASES", "SmallCase", "SmallSession", "SmallTurn",
+           "case_conversation",
+           "load_small_memory_cases",
            "run_small_memory", "small_case_row", "small_memory_conversations", "small_memory_problems"]
 
 DEFAULT_SUITE = Path(__file__).parent / "data" / "small_memory_cases.json"
@@ -144,18 +146,25 @@ def small_memory_conversations(cases: Sequence[SmallCase]) -> list[BenchConversa
     """One conversation per case (its own namespace when run), with its one question."""
     out = []
     for case in cases:
-        sessions: list[dict[str, Any]] = []
-        for n, session in enumerate(case.sessions, 1):
-            turns = [{"id": f"{case.id}:{t.key}" if t.key else f"{case.id}:S{n}:{i}", "speaker": t.speaker,
-                      "text": t.text} for i, t in enumerate(session.turns, 1)]
-            sessions.append({"id": f"S{n}", "time": session.time, "turns": turns})
-        conversation = Conversation.model_validate({"id": case.id, "sessions": sessions})
+        conversation = case_conversation(case.id, case.sessions)
         question = BenchQuestion(
             id=case.id, question=case.question, answer=None, category=KINDS.index(case.kind) + 1,
             category_name=case.kind, evidence=[f"{case.id}:{key}" for key in case.evidence])
         out.append(BenchConversation(conversation=conversation, questions=[question], dataset="small",
                                      split=case.split))
     return out
+
+
+def case_conversation(case_id: str, sessions: Sequence[SmallSession]) -> Conversation:
+    """A case's conversation: sessions ``S1``, ``S2``, ...; turns by key (``<case>:<key>``) or place.
+
+    A turn without a key is ``<case>:S<session>:<turn>``: the suites' evidence names turns by key.
+    """
+    return Conversation.model_validate({"id": case_id, "sessions": [
+        {"id": f"S{n}", "time": session.time, "turns": [
+            {"id": f"{case_id}:{t.key}" if t.key else f"{case_id}:S{n}:{i}", "speaker": t.speaker, "text": t.text}
+            for i, t in enumerate(session.turns, 1)]}
+        for n, session in enumerate(sessions, 1)]})
 
 
 def small_case_row(case: SmallCase, bench: BenchConversation) -> dict[str, Any]:

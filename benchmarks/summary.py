@@ -1,7 +1,7 @@
 """One table of every suite: ``python -m benchmarks summary results/*.json`` (``make bench-all``).
 
 Each suite's own results file (LoCoMo, LongMemEval, the linked suites, sets, facts,
-small memories, multilingual) keeps its per-category tables; this module reads them
+small memories, multilingual, updates) keeps its per-category tables; this module reads them
 all and writes one summary: suite x split x system, recall_all@k at the turn level
 (and the session level where the data has sessions), and each system's p50 query
 latency as a ratio to hybrid RRF's in the same run. Nothing is typed by hand: the

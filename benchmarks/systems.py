@@ -25,7 +25,7 @@ import numpy as np
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.presets import LONG_HISTORY
 from langchain_ripplemem.recall.cue_bonus import speaker_of
-from langchain_ripplemem.schemas import MemoryUnit, Namespace
+from langchain_ripplemem.schemas import MemoryUnit, Namespace, RecalledMemory
 from langchain_ripplemem.text.time.timeparse import parse_timestamp
 
 ABLATIONS = ("no_expansion", "no_structural", "no_planning", "no_context", "no_cue_bonus")
@@ -97,6 +97,11 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
         mode, keep_first_hop=m, keep_spacing=float(s), keep_lexical=m, keep_lexical_spacing=float(s))
        for mode, m, s in (("sum", 3, 2), ("sum", 5, 2), ("sum", 5, 3), ("sum", 10, 3), ("max", 5, 3), ("max", 10, 3),
                           ("max", 5, 2))},
+    # Knowledge updates (recall/updates.py, issue 52): without the asked-for statement first; superseded memories
+    # at half weight (the default until then), with it and without it.
+    "rm_no_asked_first": {"lifecycle": {"asked_first": False}},
+    "rm_superseded_half": {"lifecycle": {"superseded_weight": 0.5}},
+    "rm_superseded_half_no_asked_first": {"lifecycle": {"superseded_weight": 0.5, "asked_first": False}},
 }
 _ABLATIONS.update(VARIANTS)
 RRF_K = 60
@@ -110,6 +115,18 @@ class Retrieved:
     units: list[MemoryUnit]
     llm_calls: int = 0
     tokens: int = 0
+
+
+def covering_repeats(memory: RecalledMemory) -> MemoryUnit:
+    """The memory's unit, its turns those of the identical restatements folded into it too.
+
+    A recall lists one speaker's identical words once (:mod:`~langchain_ripplemem.recall.repeats`);
+    the memory says what each copy said, so it covers each copy's turn.
+    """
+    if not memory.repeats:
+        return memory.unit
+    turns = list(dict.fromkeys([t for source in memory.sources for t in source.turn_ids]))
+    return memory.unit.model_copy(update={"source": memory.unit.source.model_copy(update={"turn_ids": turns})})
 
 
 @runtime_checkable
@@ -154,7 +171,7 @@ class RecallSystem:
         config = self.config.replace(assembly={"top_k": max(k, 1)})
         context = {key: value for key, value in (("asker", asker), ("as_of", as_of)) if value is not None}
         result = self.memory.recall(question, namespace=namespace, k=k, config=config, **context)
-        units = [m.unit for m in result.memories][:k]
+        units = [covering_repeats(m) for m in result.memories][:k]
         usage = result.usage
         return Retrieved(
             units=units,

@@ -5,7 +5,7 @@ Run: python cookbook/05_bring_your_own_models.py   (offline, a few seconds)
 Real setups (not run here; each needs its provider package and, for hosted ones, a key)::
 
     # LLM steps (extraction, query cues, recall controller, grounded answer):
-    memory = RippleMem(llm="openai:gpt-4.1-mini")            # resolved with init_chat_model
+    memory = RippleMem(llm="openai:gpt-4.1-mini")            # pip install "langchain-ripplemem[openai]"
     memory = RippleMem(llm="anthropic:claude-sonnet-4-5")    # pip install langchain langchain-anthropic
     from langchain_ollama import ChatOllama                     # local: pip install langchain-ollama
     memory = RippleMem(llm=ChatOllama(model="llama3.1", temperature=0))

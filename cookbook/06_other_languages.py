@@ -16,9 +16,11 @@ A store keeps the model it was built with: open it again with the same one.
 The lexical (BM25) and cue views need no model: words of every script are kept
 (NFKC-normalised, casefolded), Chinese and Japanese are cut into character
 bigrams and kana runs, and each text is stemmed in its own language ("Kühe" and
-"Kühen" meet). Offline, this script uses a stand-in for the multilingual model, a
-hashed character-trigram ``Embeddings``, which, like a real multilingual model and
-unlike MiniLM, sees the letters of every script.
+"Kühen" meet). Names are found by the rules of their language: German capitalises
+every noun, so "das Wetter" is no participant, while "Zoë" is. Offline, this script
+uses a stand-in for the multilingual model, a hashed character-trigram
+``Embeddings``, which, like a real multilingual model and unlike MiniLM, sees the
+letters of every script.
 """
 
 from __future__ import annotations

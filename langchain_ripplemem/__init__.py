@@ -48,6 +48,8 @@ _LAZY = {
     "create_correct_tool": "langchain_ripplemem.tools",
     "create_recall_tool": "langchain_ripplemem.tools",
     "create_remember_tool": "langchain_ripplemem.tools",
+    "load_chatgpt_export": "langchain_ripplemem.conversations.chat_exports",
+    "load_claude_export": "langchain_ripplemem.conversations.chat_exports",
     "load_conversations": "langchain_ripplemem.conversations.files",
     "render_recall_html": "langchain_ripplemem.render.html_page",
 }
@@ -57,8 +59,7 @@ __getattr__ = lazy_getattr(__name__, _LAZY, globals())
 del lazy_getattr
 
 
-# At most 25 names (tests/unit_tests/test_public_api.py), the LangChain-shaped ones first; room is left
-# for the chat-export readers to come.
+# At most 25 names (tests/unit_tests/test_public_api.py), the LangChain-shaped ones first.
 __all__ = [
     # LangChain and LangGraph shaped
     "RippleMem",
@@ -83,6 +84,8 @@ __all__ = [
     "IngestReport",
     # conversations in, pictures out
     "load_conversations",
+    "load_chatgpt_export",
+    "load_claude_export",
     "render_recall_html",
     # errors
     "RippleMemError",

@@ -409,12 +409,19 @@ class LifecycleConfig(_Stage):
     """How superseded and old memories weigh in rho (``index/marks.py``, ``docs/lifecycle.md``)."""
 
     superseded_weight: float = Field(
-        default=0.5, ge=0.0, le=1.0,
-        description="rho multiplier of a superseded memory (with as_of: superseded by then); 1 = no effect",
+        default=1.0, ge=0.0, le=1.0,
+        description="rho multiplier of a superseded memory (with as_of: superseded by then); 1 = no effect (the "
+        "default: asked_first orders the statements of a chain, and a lower score costs the past questions and any "
+        "statement wrongly marked)",
     )
     recency_half_life_days: float | None = Field(
         default=None, gt=0, description="when set, rho *= 0.5 ** (age_days / half_life), age from the namespace's "
         "latest statement (marks.stated_at, or as_of) to the memory's time end; None = no recency decay",
+    )
+    asked_first: bool = Field(
+        default=True, description="of statements that supersede one another, the one the question asks for (the "
+        "current one; for a question about the past or a time, the one that held then) takes the best place any "
+        "of them holds, brought in if recall missed it (recall/updates.py)",
     )
 
 

@@ -20,8 +20,10 @@ Example:
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +61,7 @@ _TOKENIZE_BLOCK = 1024
 # store) share one tokenizer (sessions: minilm_models.load_session).
 _LOCK = threading.Lock()
 _TOKENIZERS: dict[int | None, Tokenizer] = {}
+_POOLS: dict[tuple[int, int], ThreadPoolExecutor] = {}
 # Read through this module so tests can wrap it.
 _load_session = load_session
 
@@ -84,6 +87,16 @@ def load_tokenizer(max_length: int | None) -> Tokenizer:
             tokenizer.enable_truncation(max_length=max_length)
         _TOKENIZERS[max_length] = tokenizer
         return tokenizer
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """The process's threads for ``workers`` passes at once (made on first use, then kept)."""
+    key = (os.getpid(), workers)  # a forked child has none of its parent's threads: it makes its own
+    with _LOCK:
+        pool = _POOLS.get(key)
+        if pool is None:
+            pool = _POOLS[key] = ThreadPoolExecutor(workers, thread_name_prefix="ripplemem-encoder")
+        return pool
 
 
 def _check_texts(texts: Any) -> list[str]:
@@ -136,6 +149,10 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
             (``docs/benchmarks.md``, "Encoder throughput").
         kernels: ``"integer"`` (int8 products, one text per pass) or
             ``"float"`` (the shipped graph, batched as above).
+        workers: forward passes run at once, each on a thread of its own (default 1).
+            Passes are independent (integer kernels run one text each), so this uses
+            more cores without changing a single bit of any vector, unlike more threads
+            inside a pass; ``ripplemem ingest`` runs two (``docs/import.md``, "Speed").
 
     Example:
         >>> emb = MiniLMOnnxEmbeddings(batch_size=32)
@@ -159,6 +176,7 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
         default=1, ge=1, description="onnxruntime intra-op threads; None = onnxruntime default"
     )
     kernels: Kernels = Field(default="integer", description="'integer' (int8 MatMulInteger) or 'float' (shipped graph)")
+    workers: int = Field(default=1, ge=1, description="forward passes run at once, one thread each; same vectors")
 
     @property
     def dimension(self) -> int:
@@ -234,8 +252,17 @@ class MiniLMOnnxEmbeddings(BaseModel, Embeddings):
             # similar length so that padding stays small.
             block = items[first : first + _TOKENIZE_BLOCK]
             ids = [encoding.ids for encoding in tokenizer.encode_batch(block)]
-            for batch in self.batches([len(row) for row in ids]):
+
+            def forward(batch: list[int], ids: list[list[int]] = ids, first: int = first) -> None:
                 out[[first + i for i in batch]] = self._forward(session, [ids[i] for i in batch])
+
+            batches = self.batches([len(row) for row in ids])
+            if self.workers > 1 and len(batches) > 1:
+                # onnxruntime releases the GIL in a pass; each pass writes its own rows.
+                list(_pool(self.workers).map(forward, batches))
+            else:
+                for batch in batches:
+                    forward(batch)
         return out
 
     def batches(self, lengths: Sequence[int]) -> list[list[int]]:

@@ -68,3 +68,11 @@ class DuplicateSessionWarning(UserWarning):
     A LongMemEval record listing a session twice with the same turns keeps it once; two
     sessions of one conversation with the same id and other turns are both kept.
     """
+
+
+class MalformedChatWarning(UserWarning):
+    """A chat of a ChatGPT or Claude export cannot be read: it is skipped, and the rest is read.
+
+    The message names the chat (its position in the file, title and id) and the field that
+    is wrong (``langchain_ripplemem.conversations.chat_exports``).
+    """

@@ -42,6 +42,7 @@ PAPER = RecallConfig(
     bridging={"weight": 0.0},
     scoring={"alignment": "semantic", "speaker_bonus": 0.0, "time_bonus": 0.0, "rank_offset": 5},
     assembly={"keep_first_hop": 0, "keep_own": 0, "matched_sessions_first": 0},
+    lifecycle={"superseded_weight": 0.5, "asked_first": False},  # as before issue 52's ordering of updates
 )
 #: METHOD.md's write phase exactly: structural edges from s_str over participants, places and time.
 PAPER_WRITE = WriteConfig(linking={"structural_edges": "paper"})

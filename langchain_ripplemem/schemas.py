@@ -21,7 +21,7 @@ from langchain_ripplemem.timestamps import aware, parse_timestamp
 
 Namespace = tuple[str, ...]
 EdgeType = Literal["semantic", "structural"]
-HitSource = Literal["semantic", "lexical", "cue", "expansion"]
+HitSource = Literal["semantic", "lexical", "cue", "expansion", "update"]
 
 DAY_SECONDS = 86_400.0
 #: The speaker of AI messages (``adapters``): a namespace with a turn of theirs is a user's chats with an assistant.
@@ -255,6 +255,20 @@ class ExpansionTarget(BaseModel):
         "reuses the query's vector and weighs the added keywords lexically instead of embedding it again",
     )
 
+    def names(self) -> list[str]:
+        """Its participants, then its places, each once (case-insensitively), in order: for display.
+
+        Example:
+            >>> ExpansionTarget(restatement="q", participants=["Lumen Labs", "maya"],
+            ...                 locations=["lumen labs", "Lisbon"]).names()
+            ['Lumen Labs', 'maya', 'Lisbon']
+
+        """
+        first: dict[str, str] = {}
+        for name in [*self.participants, *self.locations]:
+            first.setdefault(name.casefold(), name)
+        return list(first.values())
+
 
 class Usage(BaseModel):
     """Cost accounting: LLM calls, tokens and seconds per stage."""
@@ -331,13 +345,24 @@ class NamespaceStats(BaseModel):
 
 
 class RecalledMemory(BaseModel):
-    """A memory in a recall result, with its assembly score and every way it was found."""
+    """A memory in a recall result, with its assembly score and every way it was found.
+
+    ``repeats``: where the same speaker said the same words again (identical restatements,
+    whitespace and case aside), in the order stored. A result lists such memories once
+    (the best-ranked copy); their units stay stored. :attr:`sources` is every place it was said.
+    """
 
     unit: MemoryUnit
     score: float
     alignment: float = 0.0
     is_anchor: bool = False
     provenance: list[Hit] = Field(default_factory=list)
+    repeats: list[Provenance] = Field(default_factory=list)
+
+    @property
+    def sources(self) -> list[Provenance]:
+        """Where this memory was said: its unit's source, then its repeats'."""
+        return [self.unit.source, *self.repeats]
 
 
 class RoundTrace(BaseModel):

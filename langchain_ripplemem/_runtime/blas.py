@@ -54,6 +54,20 @@ def _blas_controller() -> Any:
     return _controller
 
 
+def _release_control(controller: Any) -> None:
+    """Let the calling thread change OpenBLAS's process-wide pool (threadpoolctl 3.8 and later).
+
+    From 3.8, only the first thread that sets an OpenBLAS limit may change it until that
+    thread clears its claim; any other thread's change silently does nothing. Here the
+    thread that sets the limit and the one that restores it (the last to leave) differ,
+    so the claim is cleared around each change, under ``_lock``.
+    """
+    for library in controller.lib_controllers:
+        clear = getattr(type(library), "clear_controlling_thread", None)  # absent before 3.8
+        if clear is not None:
+            clear(force=True)
+
+
 @contextmanager
 def one_thread() -> Iterator[None]:
     """Run numpy's BLAS on one thread inside the block (re-entrant, thread-safe)."""
@@ -61,7 +75,10 @@ def one_thread() -> Iterator[None]:
     with _lock:
         if _depth == 0:
             controller = _blas_controller()
-            _limiter = controller.limit(limits=1) if controller else None
+            if controller:
+                _release_control(controller)
+                _limiter = controller.limit(limits=1)
+                _release_control(controller)
         _depth += 1
     try:
         yield
@@ -69,11 +86,17 @@ def one_thread() -> Iterator[None]:
         with _lock:
             _depth -= 1
             if _depth == 0 and _limiter is not None:
+                _release_control(_controller)
                 _limiter.restore_original_limits()
+                _release_control(_controller)
                 _limiter = None
 
 
 def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a @ b`` on one BLAS thread (the same values: a product's rows do not depend on the split)."""
+    """``a @ b`` on one BLAS thread: the same values, but for the last bits of a matrix product with numpy < 2.4.5.
+
+    Its OpenBLAS sums such a product in another order on one thread than on several (from numpy 2.4.5 on,
+    the values are the same bit for bit); a matrix times a vector is the same in every version tested.
+    """
     with one_thread():
         return np.asarray(a @ b)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_ripplemem.cli.demo import run_demo
+from langchain_ripplemem.cli.importing import IngestProgress, add_format_option, read_ingest_file
 from langchain_ripplemem.cli.support import (
     EXPECTED_ERRORS,
     CommandError,
@@ -42,7 +43,6 @@ from langchain_ripplemem.cli.support import (
     require_namespace,
     warn,
 )
-from langchain_ripplemem.conversations.files import load_conversations
 from langchain_ripplemem.errors import DuplicateSessionWarning, FailedWindowsWarning
 from langchain_ripplemem.presets import PRESETS, preset
 from langchain_ripplemem.render.plain_text import (
@@ -61,23 +61,22 @@ if TYPE_CHECKING:
 
 EXIT_ERROR, EXIT_DECLINED, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 1, 130, 141  # 141 = 128 + SIGPIPE, as a shell shows
 EXIT_NOTHING_STORED = 1  # `ingest`: every extraction window that ran failed (like `check`'s 1: it ran, and says no)
+EXIT_CHATS_SKIPPED = 1  # `ingest` of an export: malformed chats were skipped, the rest was stored
 
 DESCRIPTION = "RippleMem long-term memory from the command line: store conversations, recollect, inspect, forget."
 EPILOG = """\
 namespaces: labels separated by '/': --namespace users/maya is ("users", "maya"), as in Python.
 exit status: 0 done; 1 `check` found problems, `forget` was declined, or `ingest` stored nothing because
-its extraction windows failed (e.g. --llm answered with invalid output); 2 error (bad input, no store,
-store in use by another process); 130 interrupted; 141 output closed early (e.g. `| head`).
+its extraction windows failed (e.g. --llm answered with invalid output) or skipped malformed chats of an
+export (the rest is stored); 2 error (bad input, no store, store in use by another process);
+130 interrupted (ingesting the file again resumes); 141 output closed early (e.g. `| head`).
 `ripplemem COMMAND --help` describes a command."""
 
 
 # -- commands ----------------------------------------------------------------------
 def cmd_ingest(args: argparse.Namespace) -> int:
-    """Ingest a JSON/JSONL conversation file into a persistent store."""
-    from tqdm.auto import tqdm
-
-
-    conversations = load_conversations(args.file)
+    """Ingest a conversation file, or a ChatGPT or Claude export, into a persistent store."""
+    conversations, export = read_ingest_file(args)
     llm = chat_model_option(args)
     if not has_store(args.persist) and not any(turn.has_content for conv in conversations for _, turn in conv.turns()):
         # Nothing to write, and opening the store would create it for nothing. (A store that exists
@@ -88,14 +87,18 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                      "no text and no image caption; skipped")
         emit(f"{counted(len(conversations), 'conversation')} -> 0 units: no turn has text or an image caption, "
              f"nothing was stored [{args.persist}, namespace {format_namespace(args.namespace)}]")
-        return 0
+        return EXIT_CHATS_SKIPPED if export is not None and export.skipped else 0
     started = time.perf_counter()
     units = new = replaced = semantic = structural = failed = 0
-    with open_store(args, create=True, llm=llm) as memory, warnings.catch_warnings():
+    with open_store(args, create=True, llm=llm) as memory, warnings.catch_warnings(), \
+            IngestProgress(conversations, chats=export is not None, quiet=args.quiet) as progress:
         for reported in (FailedWindowsWarning, DuplicateSessionWarning):  # report.warnings says them, line by line
             warnings.simplefilter("ignore", reported)
-        for conv in tqdm(conversations, desc="ingest", unit="conversation", disable=args.quiet):
-            report = memory.add_conversation(conv, namespace=args.namespace, progress=not args.quiet)
+        for conv in conversations:
+            progress.begin(conv)
+            report = memory.add_conversation(conv, namespace=args.namespace,
+                                             on_embedded=None if args.quiet else progress.on_embedded)
+            progress.done()
             units, new, replaced = units + report.units, new + report.new_units, replaced + len(report.replaced)
             semantic += report.edges.get("semantic", 0)
             structural += report.edges.get("structural", 0)
@@ -111,6 +114,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         warn(f"error: nothing was stored: {counted(failed, 'extraction window')} failed (the warnings above say why); "
              "ingesting the file again retries them")
         return EXIT_NOTHING_STORED
+    if export is not None and export.skipped:
+        warn(f"warning: {counted(len(export.skipped), 'malformed chat')} skipped (named above); the rest is stored")
+        return EXIT_CHATS_SKIPPED
     return 0
 
 
@@ -278,12 +284,18 @@ def add_demo(sub: Subparsers) -> None:
 
 def add_ingest(sub: Subparsers) -> None:
     """The ``ingest`` subcommand."""
-    ingest = sub.add_parser("ingest", help="ingest a JSON/JSONL conversation file (creates the store if needed)",
-                            description="Ingest a JSON/JSONL conversation file (creates the store if needed). "
+    ingest = sub.add_parser("ingest", help="ingest a conversation file or a ChatGPT/Claude export (creates the "
+                            "store if needed)",
+                            description="Ingest a JSON/JSONL conversation file, or the history of a ChatGPT or "
+                            "Claude data export, one conversation per chat (creates the store if needed). "
+                            "Ingesting again adds only what is new, and resumes an interrupted ingest. "
                             "Exit status 1 when nothing was stored because extraction windows failed (with "
-                            "--llm: the model's output stayed invalid after the retries); windows that failed "
-                            "beside stored ones are warnings, and ingesting the file again retries them.")
-    ingest.add_argument("file", help="conversations: a .json file (one or a list) or .jsonl (one per line)")
+                            "--llm: the model's output stayed invalid after the retries), or when malformed "
+                            "chats of an export were skipped (named on stderr; the rest is stored); windows "
+                            "that failed beside stored ones are warnings, and ingesting the file again retries them.")
+    ingest.add_argument("file", help="conversations: a .json file (one or a list) or .jsonl (one per line); or "
+                        "an export's conversations.json, or the .zip it came in")
+    add_format_option(ingest)
     add_store_options(ingest)
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
     add_llm_option(ingest, "extraction")

@@ -8,6 +8,7 @@ store with :func:`open_store`, which never creates one.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 MemoryFactory = Callable[..., "RippleMem"]
 
 DEFAULT_PERSIST = ".ripplemem"
+#: Encoder passes the command runs at once: two where the process may use two cores (docs/import.md, "Speed").
+ENCODER_WORKERS = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 DEFAULT_NAMESPACE = "default"
 CHROMA_FILENAME = "chroma.sqlite3"  # what chromadb.PersistentClient writes in its directory
 
@@ -114,10 +117,15 @@ def chat_model_option(args: argparse.Namespace) -> Any:
 
 # -- opening a store ---------------------------------------------------------------
 def default_memory(persist: str, llm: Any = None) -> RippleMem:
-    """The memory of a ``--persist`` directory with the default settings (tests pass faster ones)."""
+    """The memory of a ``--persist`` directory with the default settings (tests pass faster ones).
+
+    Its encoder runs :data:`ENCODER_WORKERS` forward passes at once: an ingest is the
+    command's whole job, and the passes' vectors are one worker's, bit for bit.
+    """
+    from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings
     from langchain_ripplemem.memory import RippleMem
 
-    return RippleMem(persist_directory=persist, llm=llm)
+    return RippleMem(MiniLMOnnxEmbeddings(workers=ENCODER_WORKERS), persist_directory=persist, llm=llm)
 
 
 def has_store(directory: str | Path) -> bool:

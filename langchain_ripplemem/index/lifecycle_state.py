@@ -21,19 +21,21 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from langchain_ripplemem.index.marks import SUPERSEDES, SUPPRESSED
+from langchain_ripplemem.index.marks import SUPERSEDED_BY, SUPERSEDES, SUPPRESSED
 from langchain_ripplemem.schemas import MemoryUnit
 
 __all__ = ["LifecycleState"]
 
 
 class LifecycleState:
-    """The suppressed ids and the supersession claims of a namespace's units."""
+    """The suppressed ids, the supersession claims and the supersession marks of a namespace's units."""
 
     def __init__(self) -> None:
         self.suppressed: set[str] = set()  # ids a user correction hides from recall (lifecycle.py)
         # older id -> ids of units that claim to supersede it (an LLM's claims, lifecycle.py)
         self.claimed_by: defaultdict[str, list[str]] = defaultdict(list)
+        # newer id -> ids of the units it supersedes (their "superseded_by" marks): recall's way back in time
+        self.supersedes: defaultdict[str, list[str]] = defaultdict(list)
 
     def add(self, unit: MemoryUnit) -> None:
         """Note a new unit's marks."""
@@ -41,6 +43,8 @@ class LifecycleState:
             self.suppressed.add(unit.id)
         for old in unit.metadata.get(SUPERSEDES) or ():
             self.claimed_by[old].append(unit.id)
+        if (newer := unit.metadata.get(SUPERSEDED_BY)) is not None:
+            self.supersedes[newer].append(unit.id)
 
     def replace(self, old: MemoryUnit, unit: MemoryUnit) -> None:
         """Note the marks of ``unit``, which replaces ``old`` (the same id, new metadata)."""
@@ -49,6 +53,12 @@ class LifecycleState:
             self.claimed_by[gone].remove(unit.id)
         for added in set(after) - set(before):
             self.claimed_by[added].append(unit.id)
+        was, now = old.metadata.get(SUPERSEDED_BY), unit.metadata.get(SUPERSEDED_BY)
+        if was != now:
+            if was is not None and unit.id in self.supersedes.get(was, ()):
+                self.supersedes[was].remove(unit.id)
+            if now is not None:
+                self.supersedes[now].append(unit.id)
         if unit.metadata.get(SUPPRESSED):
             self.suppressed.add(unit.id)
         else:
@@ -62,8 +72,9 @@ class LifecycleState:
         return lifecycle
 
     def state(self) -> dict[str, Any]:
-        """The suppressed ids and the claims, as plain containers (a snapshot pickles them)."""
-        return {"suppressed": self.suppressed, "claimed_by": dict(self.claimed_by)}
+        """The suppressed ids, the claims and the marks, as plain containers (a snapshot pickles them)."""
+        return {"suppressed": self.suppressed, "claimed_by": dict(self.claimed_by),
+                "supersedes": dict(self.supersedes)}
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> LifecycleState:
@@ -71,4 +82,5 @@ class LifecycleState:
         lifecycle = cls()
         lifecycle.suppressed = state["suppressed"]
         lifecycle.claimed_by = defaultdict(list, state["claimed_by"])
+        lifecycle.supersedes = defaultdict(list, state["supersedes"])
         return lifecycle

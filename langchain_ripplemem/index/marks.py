@@ -54,8 +54,13 @@ def is_suppressed(unit: MemoryUnit) -> bool:
 
 
 def order_time(unit: MemoryUnit) -> datetime:
-    """When a unit's statement holds from: its time start, else when it was stored."""
-    return unit.time.start if unit.time is not None else aware(unit.created_at)
+    """When a unit's statement holds from: the time it mentions, unless that is after it was said.
+
+    "I moved to Berlin last week" holds from last week; "the wedding is next year", said
+    today, is a statement of today. Without a time: when it was said, else stored.
+    """
+    said = stated_at(unit)
+    return min(unit.time.start, said) if unit.time is not None else said
 
 
 def stated_at(unit: MemoryUnit) -> datetime:
@@ -70,12 +75,12 @@ def stated_at(unit: MemoryUnit) -> datetime:
             return aware(datetime.fromisoformat(said))
         except ValueError:
             pass
-    return order_time(unit)
+    return unit.time.start if unit.time is not None else aware(unit.created_at)
 
 
 def order_key(unit: MemoryUnit) -> tuple[datetime, int, str]:
-    """Statement order: time start, then insertion ``seq`` (same-day statements keep the order said)."""
-    return order_time(unit), int(unit.metadata.get("seq", 0)), unit.id
+    """Statement order: when said (:func:`stated_at`), then insertion ``seq`` (one session's in the order said)."""
+    return stated_at(unit), int(unit.metadata.get("seq", 0)), unit.id
 
 
 def claims(unit: MemoryUnit) -> dict[str, str]:

@@ -53,9 +53,9 @@ class NamespaceState(NamedTuple):
 class NamespaceIndex:
     """In-memory search structures for one namespace.
 
-    ``postings``, ``keys`` and ``name_counts`` are :attr:`cue_rows`', ``suppressed`` and
-    ``claimed_by`` :attr:`lifecycle`'s: the same objects, at hand for recall (parts never
-    rebind them).
+    ``postings``, ``keys`` and ``name_counts`` are :attr:`cue_rows`', ``suppressed``,
+    ``claimed_by`` and ``supersedes`` :attr:`lifecycle`'s: the same objects, at hand for recall
+    (parts never rebind them).
     """
 
     def __init__(self, namespace: Namespace, dim: int | None = None) -> None:
@@ -80,7 +80,8 @@ class NamespaceIndex:
     def _expose(self, cue_rows: CueRows, lifecycle: LifecycleState) -> None:
         self.cue_rows, self.lifecycle = cue_rows, lifecycle
         self.postings, self.keys, self.name_counts = cue_rows.postings, cue_rows.keys, cue_rows.name_counts
-        self.suppressed, self.claimed_by = lifecycle.suppressed, lifecycle.claimed_by
+        self.suppressed, self.claimed_by, self.supersedes = lifecycle.suppressed, lifecycle.claimed_by, \
+            lifecycle.supersedes
 
     def __len__(self) -> int:
         return len(self.ids)

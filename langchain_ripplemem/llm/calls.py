@@ -134,11 +134,12 @@ def resolve_chat_model(model: BaseChatModel | str, *,
     Strings go through ``langchain.chat_models.init_chat_model`` with
     ``temperature`` (the paper extracts at 0; None leaves the provider default);
     without the ``langchain`` package only ``"openai:..."`` works (via
-    ``langchain-openai``). An instance is returned unchanged: build it with
-    ``temperature=0`` yourself.
+    ``langchain-openai``, the ``openai`` extra). An instance is returned unchanged:
+    build it with ``temperature=0`` yourself.
 
     Raises:
-        ImportError: a string spec needs ``pip install langchain``.
+        ImportError: a string spec needs ``pip install langchain``, or ``"openai:..."``
+            needs ``pip install "langchain-ripplemem[openai]"``.
         TypeError: ``model`` is neither a string nor a ``BaseChatModel``.
 
     """
@@ -149,15 +150,7 @@ def resolve_chat_model(model: BaseChatModel | str, *,
         try:
             from langchain.chat_models import init_chat_model
         except ImportError:
-            provider, _, name = model.partition(":")
-            if provider == "openai" and name:
-                from langchain_openai import ChatOpenAI
-
-                return ChatOpenAI(model=name, **kwargs)
-            raise ImportError(
-                f"resolving the model string {model!r} needs init_chat_model from the "
-                "`langchain` package: `pip install langchain` (plus the provider package, e.g. "
-                "langchain-anthropic), or pass a chat model instance instead") from None
+            return _openai_model(model, kwargs)
         return init_chat_model(model, **kwargs)
     if not isinstance(model, BaseChatModel):
         raise TypeError(f"model must be a BaseChatModel or a 'provider:model' string, "
@@ -165,6 +158,22 @@ def resolve_chat_model(model: BaseChatModel | str, *,
     # An instance is used as built: copying it with another temperature would skip the
     # provider's validators (e.g. reasoning models that reject temperature 0).
     return model
+
+
+def _openai_model(spec: str, kwargs: dict[str, Any]) -> BaseChatModel:
+    """``"openai:NAME"`` without the ``langchain`` package: ``ChatOpenAI``, from the ``openai`` extra."""
+    provider, _, name = spec.partition(":")
+    if provider != "openai" or not name:
+        raise ImportError(
+            f"resolving the model string {spec!r} needs init_chat_model from the "
+            "`langchain` package: `pip install langchain` (plus the provider package, e.g. "
+            "langchain-anthropic), or pass a chat model instance instead")
+    try:
+        from langchain_openai import ChatOpenAI
+    except ImportError:
+        raise ImportError(f"the model string {spec!r} needs langchain-openai: "
+                          'pip install "langchain-ripplemem[openai]" (or pass a chat model instance)') from None
+    return ChatOpenAI(model=name, **kwargs)
 
 
 def usage_of(message: Any) -> Usage:

@@ -115,7 +115,7 @@ def describe_error(exc: BaseException) -> str:
         return f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
     if type(exc).__name__ == "LengthFinishReasonError":
         return "the answer was cut off at the output token limit (finish_reason 'length')"
-    text = " ".join(_URL.sub("", _BOILERPLATE.sub("", str(exc))).split())
+    text = " ".join(_URL.sub("", _BOILERPLATE.sub("", _http_error_text(exc))).split())
     text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return text if len(text) <= _MAX_CHARS else text[: _MAX_CHARS - 3] + "..."
 
@@ -148,6 +148,27 @@ def empty_answer(message: Any) -> str | None:
     name = (getattr(message, "response_metadata", None) or {}).get("model_name")
     return f"the model {name!r} returned an empty answer" if isinstance(name, str) and name else \
         "the model returned an empty answer"
+
+
+def _http_error_text(exc: BaseException) -> str:
+    """An HTTP error by its status and the server's message, whatever the SDK puts in ``str()``.
+
+    openai 3 says ``Error code: 400 - <message>``; openai 2 (which langchain-openai 1.6 allows) gives the
+    whole JSON body instead: its ``body`` holds the message.
+
+    Example:
+        >>> class BadRequest(Exception):
+        ...     status_code, body = 400, {"message": "Invalid request.", "type": "invalid_request_error"}
+        >>> _http_error_text(BadRequest("Error code: 400 - {'error': {'message': 'Invalid request.', ...}}"))
+        'Error code: 400 - Invalid request.'
+
+    """
+    body, status = getattr(exc, "body", None), getattr(exc, "status_code", None)
+    error = body.get("error", body) if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    if isinstance(status, int) and isinstance(message, str) and message:
+        return f"Error code: {status} - {message}"
+    return str(exc)
 
 
 def summarise_validation(error: ValidationError, limit: int = 4) -> str:

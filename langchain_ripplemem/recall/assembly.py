@@ -26,8 +26,15 @@ from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.index.sessions import per_index
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
 from langchain_ripplemem.recall.evidence import AnyHit, recalled_memory, supports
-from langchain_ripplemem.recall.kept_places import KeptMatches, first_hop_ranks, keep_first_hop, plain_memory
+from langchain_ripplemem.recall.kept_places import (
+    FirstHopRank,
+    KeptMatches,
+    first_hop_ranks,
+    keep_first_hop,
+    plain_memory,
+)
 from langchain_ripplemem.recall.matched_sessions import matched_sessions, session_of
+from langchain_ripplemem.recall.repeats import fold_repeats, repeat_key
 from langchain_ripplemem.recall.set_questions import own_matches
 from langchain_ripplemem.recall.smoothing import chats_with_an_assistant, context_weights, in_context
 from langchain_ripplemem.recall.views import ViewQuery
@@ -112,9 +119,11 @@ def assemble_memories(
     kept: list[KeptMatches] = [(budget.keep_own, budget.keep_own_spacing, own)] if own else []
     protected = first_hop_ranks(index, query_vector if plain is None else plain, query.lexical_text or cues.query,
                                 budget, hidden, kept) if budget.keep_first_hop or budget.keep_lexical or kept else {}
+    plain_vector = query_vector if plain is None else plain
     if not ids:
-        return [plain_memory(index, uid, protected[uid], query_vector)
-                for uid in keep_first_hop([], protected, budget.top_k)]
+        order, repeats, dense = top_distinct(index, [], protected, budget.top_k, hidden or (), plain_vector)
+        return [plain_memory(index, uid, protected.get(uid) or dense[uid], query_vector, repeats.get(uid, ()))
+                for uid in order]
     alignments, cosines = aligner(index, query_vector, cues.query, scoring.alignment, config.context)(ids)
     rows = np.fromiter((index.pos[uid] for uid in ids), dtype=np.int64, count=len(ids))
     units = index.units.take(rows.tolist())
@@ -149,14 +158,44 @@ def assemble_memories(
         matched = matched_sessions(index, query_vector, budget.matched_sessions_first, hidden or set())
         scored = distinct_sessions_first(scored, budget.matched_sessions_first, lambda row: session_of(row[2]),
                                          among=matched)
-    if protected:
-        by_id = {row[1]: row for row in scored}
-        order = keep_first_hop([row[1] for row in scored], protected, budget.top_k)
-        # Only the kept K become result objects (validated; the rest never leave this function).
-        return [recalled_memory(row[2], -row[0], row[3], row[4], evidence[uid]) if (row := by_id.get(uid))
-                else plain_memory(index, uid, protected[uid], query_vector) for uid in order]
-    return [recalled_memory(unit, -neg_rho, cos, is_anchor, evidence[uid])
-            for neg_rho, uid, unit, cos, is_anchor in scored[: budget.top_k]]
+    order, repeats, dense = top_distinct(index, [row[1] for row in scored], protected, budget.top_k, hidden or (),
+                                         plain_vector)
+    by_id = {row[1]: row for row in scored}
+    # Only the kept K become result objects (validated; the rest never leave this function).
+    return [recalled_memory(row[2], -row[0], row[3], row[4], evidence[uid], repeats.get(uid, ()))
+            if (row := by_id.get(uid)) else
+            plain_memory(index, uid, protected.get(uid) or dense[uid], query_vector, repeats.get(uid, ()))
+            for uid in order]
+
+
+def top_distinct(index: NamespaceIndex, ranked: list[str], protected: Mapping[str, FirstHopRank], k: int,
+                 hidden: Collection[str], vector: np.ndarray) -> tuple[list[str], dict[str, list[MemoryUnit]],
+                                                                 dict[str, FirstHopRank]]:
+    """The top ``k`` of ``ranked`` with the kept first hop in place, one speaker's identical words once.
+
+    A repeat (:mod:`~langchain_ripplemem.recall.repeats`) is folded into the best-ranked copy and its
+    place goes to the next memory: the order is taken further until ``k`` distinct memories fill it,
+    and when the evidence runs out first (all of it copies of a few sentences), the places the
+    copies left go to the next distinct memories of the plain dense ranking of ``vector``, returned
+    with their ranks. Without repeats the top ``k`` are :func:`~.kept_places.keep_first_hop`'s, as
+    they always were.
+    """
+    n = k
+    while True:
+        order = keep_first_hop(ranked, protected, n) if protected else ranked[:n]
+        kept, repeats, folded = fold_repeats(index, order, k, hidden)
+        if len(kept) == k or not folded:
+            return kept, repeats, {}
+        if len(order) < n:  # the evidence ran out: the freed places to the question's plain dense matches
+            taken = {repeat_key(index.units[index.pos[uid]]) for uid in kept}
+            seen = set(order)
+            dense = [(rank, uid, score) for rank, (uid, score) in enumerate(index.semantic(vector, len(index)))
+                     if uid not in seen and uid not in hidden]
+            more = fold_repeats(index, (uid for _, uid, _ in dense), min(folded, k - len(kept)), hidden, taken)
+            ranks: dict[str, FirstHopRank] = {uid: ("semantic", rank, score, k) for rank, uid, score in dense
+                                               if uid in more.kept}
+            return [*kept, *more.kept], {**repeats, **more.repeats}, ranks
+        n = 2 * n + k - len(kept)
 
 
 def distinct_sessions_first(ranked: list[T], n: int, session: Callable[[T], Hashable],

@@ -241,11 +241,11 @@ class HeuristicController:
                 shared = (len(names.intersection(index.keys[row])), len(words & lexical_token_set(unit.restatement)))
                 if any(shared) and (best is None or (*shared, sup[uid]) > best[0]):
                     best = ((*shared, sup[uid]), uid, when)
-            if best is not None:
+            if best is not None and (moved := shift(best[2], rel)) is not None:
                 overlapping = rel.period == "while"
                 head = lexical_token_set(inp.query[: rel.start]) if overlapping else frozenset()
                 about = frozenset(p for p in inp.cues.participants if lexical_token_set(p) & head)
-                return EventTime(best[1], shift(best[2], rel), overlapping=overlapping, about=about)
+                return EventTime(best[1], moved, overlapping=overlapping, about=about)
         return None
 
     def decide(self, inp: ControllerInput) -> Plan:

@@ -18,8 +18,8 @@ Example:
     ...          np.ones((1, 2), dtype=np.float32))
     >>> derive_all(index)
     >>> sorted(index.derived)  # doctest: +NORMALIZE_WHITESPACE
-    ['cue_values', 'latest_statement', 'neighbours', 'row_places', 'row_speakers', 'session_centroids', 'speakers',
-     'times']
+    ['cue_values', 'latest_statement', 'neighbours', 'repeat_rows', 'row_places', 'row_speakers', 'session_centroids',
+     'speakers', 'times']
     >>> speakers(index)  # kept: read, not built
     frozenset({'maya'})
 """
@@ -34,6 +34,7 @@ from langchain_ripplemem.recall.controller import cue_values
 from langchain_ripplemem.recall.cue_bonus import row_speakers
 from langchain_ripplemem.recall.matched_sessions import session_centroids
 from langchain_ripplemem.recall.query_cues import reference_time
+from langchain_ripplemem.recall.repeats import repeat_rows
 
 __all__ = ["derive_all"]
 
@@ -42,5 +43,5 @@ def derive_all(index: NamespaceIndex) -> None:
     """Build (or catch up) every per-unit value recall keeps with ``index``, and its BM25 index."""
     index.term_counts()
     for derive in (neighbour_rows, speakers, cue_values, reference_time, row_times, row_speakers, row_places,
-                   session_centroids):
+                   session_centroids, repeat_rows):
         derive(index)

@@ -109,8 +109,11 @@ _validate_memory = RecalledMemory.__pydantic_validator__.validate_python
 
 
 def recalled_memory(unit: MemoryUnit, score: float, alignment: float, is_anchor: bool,
-                    hits: Sequence[AnyHit]) -> RecalledMemory:
+                    hits: Sequence[AnyHit], repeats: Sequence[MemoryUnit] = ()) -> RecalledMemory:
     """A result's memory with ``hits`` as its provenance, validated in one call (the hits from their attributes).
+
+    ``repeats`` are the units of the same speaker's identical restatements folded into it
+    (:mod:`~langchain_ripplemem.recall.repeats`): their sources become :attr:`RecalledMemory.repeats`.
 
     Example:
         >>> from langchain_ripplemem.schemas import Provenance
@@ -120,5 +123,6 @@ def recalled_memory(unit: MemoryUnit, score: float, alignment: float, is_anchor:
         >>> memory.score, memory.provenance == [FoundHit("semantic", 0, 0.9).public()]
         (1.5, True)
     """
-    fields = {"unit": unit, "score": score, "alignment": alignment, "is_anchor": is_anchor, "provenance": hits}
+    fields = {"unit": unit, "score": score, "alignment": alignment, "is_anchor": is_anchor, "provenance": hits,
+              "repeats": [repeat.source for repeat in repeats]}
     return _validate_memory(fields, from_attributes=True)  # type: ignore[no-any-return]

@@ -19,7 +19,7 @@ import numpy as np
 from langchain_ripplemem.config import AssemblyConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.evidence import FoundHit, recalled_memory
-from langchain_ripplemem.schemas import HitSource, RecalledMemory
+from langchain_ripplemem.schemas import HitSource, MemoryUnit, RecalledMemory
 
 __all__ = ["FirstHopRank", "KeptMatches", "first_hop_ranks", "keep_first_hop", "plain_memory"]
 
@@ -93,10 +93,11 @@ def keep_first_hop(order: Sequence[str], protected: Mapping[str, FirstHopRank], 
     return out
 
 
-def plain_memory(index: NamespaceIndex, uid: str, rank: FirstHopRank, query_vector: np.ndarray) -> RecalledMemory:
-    """A protected first-hop memory recollection did not gather: its own recall view's hit as provenance."""
+def plain_memory(index: NamespaceIndex, uid: str, rank: FirstHopRank, query_vector: np.ndarray,
+                 repeats: Sequence[MemoryUnit] = ()) -> RecalledMemory:
+    """A protected first-hop memory recollection did not gather: its own view's hit as provenance."""
     row = index.pos[uid]
     source, position, score, _ = rank
     cosine = float(index.matrix[row] @ query_vector)
     return recalled_memory(index.units[row], score if source == "semantic" else cosine, cosine, False,
-                           [FoundHit(source, position, score)])
+                           [FoundHit(source, position, score)], repeats)

@@ -84,7 +84,7 @@ def matched_sessions(index: NamespaceIndex, query_vector: np.ndarray, n: int, hi
         >>> from types import SimpleNamespace
         >>> unit = lambda s: SimpleNamespace(source=SimpleNamespace(conversation_id="c", session_id=s))
         >>> index = SimpleNamespace(units=[unit("a"), unit("a"), unit("b")], ids=["1", "2", "3"],
-        ...     pos={"1": 0, "2": 1, "3": 2}, derived={},
+        ...     pos={"1": 0, "2": 1, "3": 2}, derived={}, derived_behind={},
         ...     matrix=np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]], dtype=np.float32))
         >>> sorted(matched_sessions(index, np.array([0.0, 1.0], dtype=np.float32), 1, set()))
         [('c', 'b')]

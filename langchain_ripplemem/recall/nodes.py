@@ -58,6 +58,7 @@ from langchain_ripplemem.recall.recall_prompts import ANSWER_PROMPT, QUERY_CUES_
 from langchain_ripplemem.recall.set_questions import own_views
 from langchain_ripplemem.recall.smoothing import unknown_asker
 from langchain_ripplemem.recall.state import PinnedNamespace, Plan, RecallContext, RecallState, ResolvedContext
+from langchain_ripplemem.recall.updates import asked_time, order_updates
 from langchain_ripplemem.recall.views import RECALL_VIEWS, ViewQuery
 from langchain_ripplemem.recall.visibility import hidden_ids, score_weight
 from langchain_ripplemem.recall.walks import shared_walks
@@ -215,13 +216,14 @@ class RecallNodes:
         """After new evidence: on to the controller, or straight to assembly when a budget ends the loop.
 
         The budget stops need no controller, so the round's trace records them here and
-        the loop skips a ``check_sufficiency`` run that could only say stop.
+        the loop skips a ``check_sufficiency`` run that could only say stop. A spent budget
+        stops the loop without judging the evidence: the round is not marked sufficient.
         """
         stop = budget_stop(update.get("round", 0), update["last_added"], ctx.config.controller)
         if stop is None:
             return Command(update=update, goto="check_sufficiency")
         rounds = update["rounds"]
-        rounds[-1] = rounds[-1].model_copy(update={"sufficient": True, "reason": stop["reason"]})
+        rounds[-1] = rounds[-1].model_copy(update={"sufficient": False, "reason": stop["reason"]})
         return Command(update={**update, "plan": stop}, goto="assemble")
 
     # -- check_sufficiency -------------------------------------------------------------
@@ -310,8 +312,8 @@ class RecallNodes:
         if (event := plan.get("event_time")) is not None:  # the query's own time, now grounded: assembly rewards it
             update["cues"] = state["cues"].model_copy(update={"time": event.time})
         rounds = list(state["rounds"])
-        if not plan.get("anchors"):
-            rounds[-1] = rounds[-1].model_copy(update={"sufficient": True, "reason": plan.get("reason", "")})
+        if not plan.get("anchors"):  # nothing to expand from: the loop stops, the evidence still short
+            rounds[-1] = rounds[-1].model_copy(update={"sufficient": False, "reason": plan.get("reason", "")})
         else:
             rounds.append(RoundTrace(round=state["round"] + 1, anchors=plan["anchors"],
                                      target=plan.get("target"), reason=plan.get("reason", "")))
@@ -421,6 +423,9 @@ class RecallNodes:
                                      own_views=own,
                                      support=state.get("support"), weight=score_weight(cfg.lifecycle, ctx.as_of,
                                                                                        reference))
+        if cfg.lifecycle.asked_first:
+            memories = order_updates(memories, index, asked_time(state["query"], state["cues"].time), query.hidden,
+                                     vector, cfg.assembly.top_k)
         usage = _timed(state["usage"], "assemble", started)
         with round_run(config, "assemble", state["round"], evidence=len(state["evidence"])) as out:
             out.update(ids=[m.unit.id for m in memories], count=len(memories))

@@ -181,11 +181,12 @@ def _rounds_html(result: RecallResult, layout: Layout) -> str:
             lines.append(f"<p><b>Round {trace.round}: expansion</b></p>")
             lines.append(f"<p>anchors: {_chips(layout, trace.anchors)}</p>")
             if trace.target is not None:
-                cues = ", ".join([*trace.target.participants, *trace.target.locations])
+                cues = ", ".join(trace.target.names())
                 lines.append(f"<p>looking for: \u201c{escape(trace.target.restatement)}\u201d"
                              + (f" (cues: {escape(cues)})" if cues else "") + "</p>")
             lines.append(f"<p>added {len(trace.expanded)}: {_chips(layout, trace.expanded)}</p>")
-        verdict = "stop" if trace.sufficient else "expand"
+        # The last round stopped the loop: sufficient, or a budget spent or nothing to expand from.
+        verdict = "stop" if trace.sufficient else "stop, not sufficient" if trace is result.rounds[-1] else "expand"
         lines.append(f'<p class="decision">decision: <b>{verdict}</b> \u2014 {escape(trace.reason or "-")}</p>')
         parts.append(f'<div class="round" data-round="{trace.round}">{"".join(lines)}</div>')
     return "".join(parts)

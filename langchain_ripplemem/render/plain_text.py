@@ -202,7 +202,9 @@ def describe_memory(memory: RecalledMemory, label: str, line: _Line | None = Non
     views = sorted({h.source if h.source != "expansion" else f"expand:{h.channel}" for h in memory.provenance})
     anchor = " anchor" if memory.is_anchor else ""
     turns = line(turns_label(memory.unit, conversation=conversation))
-    return f"{label:>3}  {memory.score:5.2f}  [{'+'.join(views)}]{anchor}  {turns}  {line(memory.unit.restatement)}"
+    again = f" (+{len(memory.repeats)} said again)" if memory.repeats else ""
+    return (f"{label:>3}  {memory.score:5.2f}  [{'+'.join(views)}]{anchor}  {turns}{again}  "
+            f"{line(memory.unit.restatement)}")
 
 
 def describe_round(trace: RoundTrace, names: Mapping[str, str], line: _Line | None = None) -> list[str]:
@@ -221,14 +223,15 @@ def describe_round(trace: RoundTrace, names: Mapping[str, str], line: _Line | No
     if trace.anchors:
         lines.append(f"  anchors: {labels(trace.anchors)}")
     if trace.target is not None:
-        cues = ", ".join([*trace.target.participants, *trace.target.locations])
+        cues = ", ".join(trace.target.names())
         lines.append(f"  target: {line(trace.target.restatement)}" + (f"  cues: {line(cues)}" if cues else ""))
     if trace.round > 0:
         lines.append(f"  expanded: {labels(trace.expanded) or 'nothing'}")
         for uid in trace.expanded:
             if trace.paths.get(uid):
                 lines.append(f"    {label(uid)} via {' -> '.join(label(p) for p in trace.paths[uid])}")
-    lines.append(f"  sufficient: {trace.sufficient} ({line(trace.reason)})")
+    # A stop for a spent budget or nothing to expand from is no sufficiency: the line says which it was.
+    lines.append(f"  {'sufficient' if trace.sufficient else 'not sufficient'}: {line(trace.reason) or '-'}")
     return lines
 
 

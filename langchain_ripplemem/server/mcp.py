@@ -221,7 +221,8 @@ def describe_recall(result: RecallResult) -> str:
         views = ", ".join(f"{view} {len(ids)}" for view, ids in trace.first_hop.items())
         step = f"first hop ({views})" if trace.round == 0 else \
             f"expanded {len(trace.expanded)} from {counted(len(trace.anchors), 'anchor')}"
-        lines.append(f"round {trace.round}: {step}; {'enough' if trace.sufficient else 'go on'}: {trace.reason}")
+        verdict = "enough" if trace.sufficient else "stopped short" if trace is result.rounds[-1] else "go on"
+        lines.append(f"round {trace.round}: {step}; {verdict}: {trace.reason}")
     return "\n".join([*lines, *warnings])
 
 

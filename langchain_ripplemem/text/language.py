@@ -78,14 +78,21 @@ def _build_detector() -> Any:
 
 @text_cache
 @functools.lru_cache(maxsize=4096)
-def detect_language(text: str) -> str:
+def detect_language(text: str, *, ascii_too: bool = False) -> str:
     """The language of ``text`` by its PyStemmer / stop-words name; ``"english"`` when unsure.
 
     Args:
         text: any text; one with no letter outside ASCII is English without running the detector.
+        ascii_too: run the detector on ASCII text too, for a rule that must tell German from English
+            in plain letters ("Das Wetter soll morgen schlechter werden."): slower, so only where needed.
+
+    Example:
+        >>> detect_language("Das Wetter soll morgen wieder schlechter werden."), detect_language(
+        ...     "Das Wetter soll morgen wieder schlechter werden.", ascii_too=True)
+        ('english', 'german')
     """
     words = _WORDS.findall(text.casefold())
-    if all(w.isascii() for w in words):
+    if not ascii_too and all(w.isascii() for w in words):
         return "english"
     english = _english_words()
     if len(words) >= 3 and 10 * sum(w in english for w in words) >= 6 * len(words):

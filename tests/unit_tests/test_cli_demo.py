@@ -33,6 +33,16 @@ def test_demo_compares_plain_top_k_with_recollection():
     assert lines[-1].startswith("Evidence turns found: plain top-5")
 
 
+def test_the_demo_trace_says_a_spent_budget_stopped_it_and_names_each_cue_once():
+    lines: list[str] = []
+    run_demo(k=5, out=lines.append)
+    verdicts = [line.strip() for line in lines if "sufficient" in line and "round budget spent" in line]
+    assert verdicts and all(v.startswith("not sufficient: round budget spent") for v in verdicts)
+    for cue_line in (line.split("cues: ", 1)[1] for line in lines if "  cues: " in line):
+        cues = [cue.casefold() for cue in cue_line.split(", ")]
+        assert len(cues) == len(set(cues)), cue_line
+
+
 def test_cli_ingest_then_recall_in_a_new_store(tmp_path, capsys):
     conversation, questions = load_sample()
     path = tmp_path / "conv.json"

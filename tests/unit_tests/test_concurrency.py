@@ -445,7 +445,7 @@ def _spawn(script: str, *args: str) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _expect(proc: subprocess.Popen[str], line: str, timeout: float = 60.0) -> None:
+def _expect(proc: subprocess.Popen[str], line: str, timeout: float = 300.0) -> None:
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout  # hang guard only
     # poll, not select: late in the suite the process holds more than 1,024 descriptors
@@ -459,6 +459,7 @@ def _expect(proc: subprocess.Popen[str], line: str, timeout: float = 60.0) -> No
                 return
             if not got:
                 break
+    proc.kill()  # before reading its stderr to the end: a child still waiting on stdin never closes it
     raise AssertionError(f"no {line!r} from child; stderr: {proc.stderr.read() if proc.stderr else ''}")
 
 

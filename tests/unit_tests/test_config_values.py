@@ -39,8 +39,10 @@ OLD_RECALL = {
 #: Settings added after the grouping, with their defaults (``PAPER`` turns them off).
 NEW_RECALL = {"assembly.keep_own": 15, "assembly.keep_own_spacing": 2.0, "assembly.keep_own_density": 0.7,
               "assembly.keep_own_neighbours": 5, "context.assistant_chats": False,
-              "assembly.matched_sessions_first": 5, "controller.llm_evidence": 30}
-NEW_IN_PAPER = {"assembly.keep_own": 0, "assembly.matched_sessions_first": 0}
+              "assembly.matched_sessions_first": 5, "controller.llm_evidence": 30,
+              "lifecycle.superseded_weight": 1.0, "lifecycle.asked_first": True}
+NEW_IN_PAPER = {"assembly.keep_own": 0, "assembly.matched_sessions_first": 0, "lifecycle.superseded_weight": 0.5,
+                "lifecycle.asked_first": False}
 #: ``WriteConfig().model_dump()`` before the grouping.
 OLD_WRITE = {
     "window_size": 40, "window_overlap": 2, "semantic_threshold": None, "structural_threshold": 0.6,

@@ -156,16 +156,13 @@ def _read_until(proc: subprocess.Popen[str], marker: str, timeout: float = 120.0
 
 def _edges(memory: RippleMem) -> list[tuple[str, str, str, float]]:
     return sorted((e.src, e.dst, e.type, e.weight) for e in memory.edges(NS))
+def run_until_killed(argv: list[str], marker: str) -> list[str]:
+    """Run ``python argv`` from the repository root, SIGKILL it once it prints ``marker``; the lines it printed.
 
-
-@pytest.mark.slow
-@pytest.mark.parametrize("mode", list(KILL_POINTS))
-def test_sigkill_mid_ingest_then_reopen_check_and_reingest(tmp_path, mode):
-    at, marker = KILL_POINTS[mode]
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(tmp_path), mode, str(at)], cwd=ROOT,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+    The child may block on its stdin at the kill point (the lines before are read by :func:`_read_until`).
+    """
+    proc = subprocess.Popen([sys.executable, *argv], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     try:
         lines = _read_until(proc, marker)
         os.kill(proc.pid, signal.SIGKILL)
@@ -178,6 +175,18 @@ def test_sigkill_mid_ingest_then_reopen_check_and_reingest(tmp_path, mode):
             if stream is not None:
                 stream.close()
     assert proc.returncode == -signal.SIGKILL
+    return lines
+
+
+def _edges(memory: RippleMem) -> list[tuple[str, str, str, float]]:
+    return sorted((e.src, e.dst, e.type, e.weight) for e in memory.edges(NS))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", list(KILL_POINTS))
+def test_sigkill_mid_ingest_then_reopen_check_and_reingest(tmp_path, mode):
+    at, marker = KILL_POINTS[mode]
+    lines = run_until_killed(["-c", CHILD, str(tmp_path), mode, str(at)], marker)
     assert "finished" not in lines
 
     convs = conversations(mode)

@@ -170,6 +170,7 @@ async def test_async_rejects_bad_input(emb: MiniLMOnnxEmbeddings) -> None:
         ({"max_length": 513}, "max_length"),
         ({"max_batch_tokens": 0}, "max_batch_tokens"),
         ({"intra_op_num_threads": 0}, "intra_op_num_threads"),
+        ({"workers": 0}, "workers"),
         ({"model": "other"}, "model"),
         ({"kernels": "fp16"}, "kernels"),
     ],
@@ -389,3 +390,15 @@ def test_cache_dir_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_
 def test_unknown_kernels_are_rejected_by_name() -> None:
     with pytest.raises(ValueError, match="kernels"):
         minilm_models.load_session("fp16", None)  # type: ignore[arg-type]
+
+
+def test_passes_on_two_workers_give_the_same_vectors_bit_for_bit() -> None:
+    # docs/import.md, "Speed": passes run side by side, each alone on its thread, so the
+    # vectors (and a store's unit ids and edges) are those of one worker, exactly.
+    texts = [*MIXED, LONG, "", "Maya moved to Porto.", "Sam", *(f"memory number {i} about Lisbon" for i in range(40))]
+    one = MiniLMOnnxEmbeddings().embed_array(texts)
+    two = MiniLMOnnxEmbeddings(workers=2).embed_array(texts)
+    np.testing.assert_array_equal(two, one)
+    assert MiniLMOnnxEmbeddings(workers=2).model_id == MODEL_ID
+    float_one = MiniLMOnnxEmbeddings(kernels="float").embed_array(texts)
+    np.testing.assert_array_equal(MiniLMOnnxEmbeddings(kernels="float", workers=3).embed_array(texts), float_one)

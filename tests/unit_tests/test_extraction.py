@@ -205,6 +205,23 @@ def test_rule_ids_are_stable_across_windows_and_instances(dinner: Conversation) 
     assert len(RuleBasedExtractor().extract(twice, NS).units) == 1
 
 
+def test_rule_an_edited_turn_gets_the_cues_of_its_new_text(dinner: Conversation) -> None:
+    """A session edited in place (or a new one that Python gives a freed session's id) is read anew.
+
+    The extractor keeps each session's names for the next window; it found them by the
+    session object's id, so an edited turn's unit kept the old text's names as cues.
+    """
+    extractor = RuleBasedExtractor()
+    before = {u.source.turn_ids[0]: u for u in extractor.extract(window_of(dinner), NS).units}
+    assert {"Priya", "Harbor Grill"} <= {*before["D1:1"].participants, *before["D1:1"].locations}
+    dinner.sessions[0].turns[0].text = "Hey Sam! I stayed home yesterday."
+    edited = {u.source.turn_ids[0]: u for u in extractor.extract(window_of(dinner), NS).units}
+    fresh = {u.source.turn_ids[0]: u for u in RuleBasedExtractor().extract(window_of(dinner), NS).units}
+    assert edited["D1:1"].participants == ["Maya", "Sam"] and edited["D1:1"].locations == []
+    assert {t: u.model_dump(exclude={"created_at"}) for t, u in edited.items()} == \
+        {t: u.model_dump(exclude={"created_at"}) for t, u in fresh.items()}
+
+
 async def test_rule_async_matches_sync(dinner: Conversation) -> None:
     extractor = RuleBasedExtractor()
     sync = extractor.extract(window_of(dinner), NS)

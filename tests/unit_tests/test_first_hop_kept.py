@@ -9,6 +9,8 @@ whatever dialogue context, speaker and time bonuses and bridges do to the rest.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,7 +20,7 @@ from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.recall.kept_places import keep_first_hop
 from langchain_ripplemem.recall.set_questions import own_matches, own_views, set_category
-from langchain_ripplemem.schemas import QueryCues
+from langchain_ripplemem.schemas import QueryCues, RecallResult
 
 from .conftest import BagOfWordsEmbeddings, drawn_conversation
 
@@ -31,11 +33,25 @@ turn = st.tuples(st.sampled_from(SPEAKERS), st.lists(st.sampled_from(WORDS), min
 sessions = st.lists(st.lists(turn, min_size=1, max_size=6), min_size=1, max_size=4)
 
 
+def _returned(memory: RippleMem, result: RecallResult) -> Callable[[str, int], bool]:
+    """Whether a unit is among a result's first ``deadline`` memories, itself or as a repeat folded into one.
+
+    A memory stands for the same speaker's same words said again (listed once): their turns are its sources.
+    """
+    got = [{(s.session_id, t) for s in x.sources for t in s.turn_ids} for x in result.memories]
+    index = memory.reader.namespace_index("t")
+
+    def returned(uid: str, deadline: int) -> bool:
+        source = index.units[index.pos[uid]].source
+        return all(any((source.session_id, t) in turns for turns in got[:deadline]) for t in source.turn_ids)
+    return returned
+
+
 def _missing(memory: RippleMem, question: str, config: RecallConfig, m: int = 0) -> list[tuple[str, int]]:
     """The first-hop memories (view, rank) ``config`` must keep (its ``keep_*`` sizes, else ``m``) but lost."""
     k = config.assembly.top_k
     result = memory.recall(question, namespace="t", k=k, config=config)
-    got = [x.unit.id for x in result.memories]
+    returned = _returned(memory, result)
     # Dense of the question as asked; BM25 of what the lexical view matched (speakers moved to cues).
     lexical_text = " ".join([result.cues.query, *result.cues.keywords])
     missing = []
@@ -48,7 +64,7 @@ def _missing(memory: RippleMem, question: str, config: RecallConfig, m: int = 0)
         plain = [(uid, s) for uid, s in plain if view == "semantic" or s > 0]
         for d, (uid, _) in enumerate(plain):
             deadline = int(spacing * (d + 1) + 1e-9)
-            if deadline <= k and uid not in got[:deadline]:
+            if deadline <= k and not returned(uid, deadline):
                 missing.append((view, d))
     return missing
 
@@ -106,7 +122,8 @@ def _own_missing(memory: RippleMem, question: str, speaker: str, config: RecallC
     """
     k, kept = config.assembly.top_k, config.assembly
     result = memory.recall(question, namespace="t", k=k, config=config)
-    got = [x.unit.id for x in result.memories]
+    returned = _returned(memory, result)
+
     cues = result.cues.model_copy(update={"participants": [speaker.lower()]})
     # Not a set question: its own matches by the question alone, which recall does not keep.
     reader = memory.reader
@@ -116,7 +133,7 @@ def _own_missing(memory: RippleMem, question: str, speaker: str, config: RecallC
                                            set(), kept.keep_own_density, kept.keep_own_neighbours)]
     spacing = kept.keep_own_spacing if kept.keep_own else spacing
     return [d for d, uid in enumerate(plain)
-            if (deadline := int(spacing * (d + 1) + 1e-9)) <= k and uid not in got[:deadline]]
+            if (deadline := int(spacing * (d + 1) + 1e-9)) <= k and not returned(uid, deadline)]
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -131,12 +131,22 @@ def test_store_deletes_erase_the_item(tmp_path, secret, how):
 
 
 # -- an edited message -----------------------------------------------------------------------
-def test_an_edited_turn_replaced_at_ingest_is_erased(tmp_path, secret):
+@pytest.mark.parametrize("edited_in_place", [False, True])
+def test_an_edited_turn_replaced_at_ingest_is_erased(tmp_path, secret, edited_in_place):
+    """The new memory holds only the new text's words, whether the message was edited in place or not.
+
+    The extractor once found a session's names by the session object's id: the same object edited
+    in place, or (about every other run) a new one given the freed first one's id, got the old
+    text's names as the new memory's cues, so the forgotten token stayed in a live record.
+    """
     memory = dense_memory(tmp_path)
-    memory.add_conversation(secret_conversation(secret), namespace=MAYA)
+    edited = secret_conversation(secret)
+    memory.add_conversation(edited, namespace=MAYA)
     secret.remember_vectors(memory, MAYA)
     assert secret.traces(tmp_path)
-    edited = secret_conversation(secret)
+    if not edited_in_place:
+        del edited  # freed: the new conversation may be given its id
+        edited = secret_conversation(secret)
     edited.sessions[0].turns[0].text = "My dog sleeps by the window every night."
     report = memory.add_conversation(edited, namespace=MAYA)
     assert_erased(secret, tmp_path, memory)

@@ -265,7 +265,7 @@ def _searches(index) -> list:
 def test_a_snapshot_restores_each_part_and_the_same_searches_before_and_after_more_writes(tmp_path):
     import numpy as np
 
-    from langchain_ripplemem.index.marks import SUPERSEDES, with_suppression
+    from langchain_ripplemem.index.marks import SUPERSEDED_BY, SUPERSEDES, with_suppression
     from langchain_ripplemem.index.namespace_index import NamespaceIndex
     from langchain_ripplemem.index.snapshot import write_snapshot
     from langchain_ripplemem.schemas import MemoryUnit, Provenance
@@ -276,6 +276,7 @@ def test_a_snapshot_restores_each_part_and_the_same_searches_before_and_after_mo
              for i, text in enumerate(texts)]
     units[2] = with_suppression([units[2]], "wrong")[0]
     units[5] = units[5].model_copy(update={"metadata": {**units[5].metadata, SUPERSEDES: {units[1].id: "x"}}})
+    units[3] = units[3].model_copy(update={"metadata": {**units[3].metadata, SUPERSEDED_BY: units[4].id}})
     vectors = np.random.default_rng(0).normal(size=(len(units), 8)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     first = len(units) - 3
@@ -292,7 +293,8 @@ def test_a_snapshot_restores_each_part_and_the_same_searches_before_and_after_mo
     assert np.array_equal(cue_state.pop("row_cues"), saved_cues.pop("row_cues"), equal_nan=True)
     assert cue_state == saved_cues
     assert back.lifecycle.state() == index.lifecycle.state() == {
-        "suppressed": {units[2].id}, "claimed_by": {units[1].id: [units[5].id]}}
+        "suppressed": {units[2].id}, "claimed_by": {units[1].id: [units[5].id]},
+        "supersedes": {units[4].id: [units[3].id]}}
     assert (back.ids, back.pos, back.max_seq, back.derived) == (index.ids, index.pos, index.max_seq, index.derived)
     assert [u.id for u in back.units] == index.ids
     assert _searches(back) == _searches(index)

@@ -70,7 +70,8 @@ def test_a_spent_budget_goes_straight_to_assembly_without_a_controller_run(memor
     # The controller decides only rounds it may continue; the last evidence node routes to assembly.
     assert steps.count("check_sufficiency") == rounds
     assert steps[-2:] == ["tri_view_recall" if rounds == 0 else "expand", "assemble"]
-    assert result.rounds[-1].sufficient and result.rounds[-1].reason == f"round budget spent ({rounds})"
+    # A spent budget stops the loop; it does not make the evidence sufficient.
+    assert not result.rounds[-1].sufficient and result.rounds[-1].reason == f"round budget spent ({rounds})"
 
 
 def test_a_plan_reads_the_edges_its_decision_read(memory, monkeypatch):
@@ -230,7 +231,7 @@ def test_no_edges_stops_with_a_reason():
     memory.add_messages([HumanMessage("I am allergic to shellfish."), AIMessage("Noted.")], namespace=("u",))
     assert memory.edges(("u",)) == []
     result = memory.recall("What can Maya not eat?", namespace=("u",))
-    assert len(result.rounds) == 1 and result.rounds[0].sufficient
+    assert len(result.rounds) == 1 and not result.rounds[0].sufficient  # stopped short, not satisfied
     assert "no recalled memory has edges" in result.rounds[0].reason
 
 

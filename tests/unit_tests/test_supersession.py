@@ -43,8 +43,8 @@ BERLIN = talk("home-2", ("2026-03-01T10:00:00+00:00", [("Maya", "I just moved to
     ("Maya: I started a new job at Globex.", ["Maya"], [("maya", "employer", "globex")]),
     ("Maya: I quit my job yesterday.", ["Maya"], [("maya", "employer", "none")]),
     ("Maya: I work as a nurse at the clinic.", ["Maya"], [("maya", "occupation", "nurse")]),
-    ("Maya: I'm married to Sam.", ["Maya", "Sam"], [("maya", "relationship", "married")]),
-    ("Maya: We broke up last week.", ["Maya"], [("maya", "relationship", "single")]),
+    ("Maya: I'm married to Sam.", ["Maya", "Sam"], [("maya", "relationship", "married"), ("maya", "partner", "sam")]),
+    ("Maya: We broke up last week.", ["Maya"], [("maya", "relationship", "single"), ("maya", "partner", "none")]),
     ("Maya: My favourite colour is blue.", ["Maya"], [("maya", "favourite:color", "blue")]),
     ("Maya's favorite book is Dune by Frank Herbert.", ["Maya"], [("maya", "favourite:book", "dune")]),
     ("Maya: Do you live in Paris?", ["Maya"], []),
@@ -85,12 +85,19 @@ def test_recall_prefers_current_facts_and_answers_as_of(bow):
     def scores(**kwargs) -> dict[str, float]:
         return {m.unit.id: m.score for m in memory.recall(query, namespace=MAYA, **kwargs).memories}
 
-    flat = scores(config=RecallConfig(lifecycle={"superseded_weight": 1.0}))
-    now = scores()
+    weights_only = {"asked_first": False}  # the weight alone (recall/updates.py orders chains after it)
+    flat = scores(config=RecallConfig(lifecycle={"superseded_weight": 1.0, **weights_only}))
+    half = {"superseded_weight": 0.5, **weights_only}
+    now = scores(config=RecallConfig(lifecycle=half))
     assert set(now) == {paris, berlin, park}
     assert now[paris] == pytest.approx(0.5 * flat[paris]) and now[berlin] == flat[berlin]
     # "I live in Paris" and "I live in Berlin" match the question equally well: the current one wins.
     assert max(flat, key=flat.get) == paris and max(now, key=now.get) == park
+    # By default the chain's current statement also comes before the one it replaced, whatever the weight.
+    for weight in (0.5, 1.0):
+        order = [m.unit.id for m in memory.recall(query, namespace=MAYA, config=RecallConfig(
+            lifecycle={"superseded_weight": weight})).memories]
+        assert order.index(berlin) < order.index(paris)
     # Before the move: Berlin does not exist yet, Paris is current (not down-weighted).
     for as_of in (datetime(2026, 2, 1, tzinfo=timezone.utc), date(2026, 2, 1), "2026-02-01T00:00:00+00:00"):
         then = memory.recall(query, namespace=MAYA, as_of=as_of)
@@ -98,9 +105,10 @@ def test_recall_prefers_current_facts_and_answers_as_of(bow):
         assert berlin not in seen_ids(then)
     alone = memory.recall(query, namespace=MAYA, as_of="2026-02-01",
                           config=RecallConfig(lifecycle={"superseded_weight": 1.0})).memories[0].score
-    assert memory.recall(query, namespace=MAYA, as_of="2026-02-01").memories[0].score == alone
+    assert memory.recall(query, namespace=MAYA, as_of="2026-02-01",
+                         config=RecallConfig(lifecycle={"superseded_weight": 0.5})).memories[0].score == alone
     # After the move, as of a later date: Paris was superseded by then.
-    later = scores(as_of=datetime(2026, 6, 1))  # naive = UTC
+    later = scores(as_of=datetime(2026, 6, 1), config=RecallConfig(lifecycle=half))  # naive = UTC
     assert later[paris] == pytest.approx(now[paris]) and later[berlin] == pytest.approx(now[berlin])
     with pytest.raises(ValueError, match="as_of"):
         memory.recall(query, namespace=MAYA, as_of="next tuesday")

@@ -2,6 +2,9 @@
 
 Every interval is closed, from the start of its first day to the last
 microsecond of its last day, in the timezone it is given (naive is UTC).
+A period the calendar cannot hold (after 9999, before year 1) raises what
+``date`` raises (``ValueError``, ``OverflowError``); the grounder leaves such
+a phrase ungrounded.
 The time grounder (:mod:`~langchain_ripplemem.text.time.timeparse`) and the
 relative-time shifter (:mod:`~langchain_ripplemem.text.time.relative_time`)
 build their intervals here.
@@ -17,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+from calendar import monthrange
 from datetime import date, datetime, time, timedelta, tzinfo
 
 from langchain_ripplemem.schemas import TimeInterval, aware
@@ -31,9 +35,15 @@ def day_start(d: date, tz: tzinfo | None) -> datetime:
 
 
 def span(first: date, last: date, tz: tzinfo | None) -> TimeInterval:
-    """Closed interval from the start of ``first`` to the end of ``last``."""
-    end = day_start(last + timedelta(days=1), tz) - timedelta(microseconds=1)
-    return TimeInterval(start=day_start(first, tz), end=end)
+    """Closed interval from the start of ``first`` to the end of ``last``.
+
+    Example:
+        >>> from datetime import timezone
+        >>> span(date.max, date.max, timezone.utc).end.isoformat()  # no day after it is needed
+        '9999-12-31T23:59:59.999999+00:00'
+
+    """
+    return TimeInterval(start=day_start(first, tz), end=datetime.combine(last, time.max, tzinfo=tz))
 
 
 def day_interval(when: datetime) -> TimeInterval:
@@ -51,8 +61,7 @@ def day_interval(when: datetime) -> TimeInterval:
 
 def month_span(year: int, month: int, tz: tzinfo | None) -> TimeInterval:
     """The calendar month ``month`` of ``year``."""
-    last = (date(year + month // 12, month % 12 + 1, 1)) - timedelta(days=1)
-    return span(date(year, month, 1), last, tz)
+    return span(date(year, month, 1), date(year, month, monthrange(year, month)[1]), tz)
 
 
 def shift_month(year: int, month: int, delta: int) -> tuple[int, int]:

@@ -97,8 +97,25 @@ def concurrent_times(text: str) -> list[RelativeTime]:
                          end=m.end()) for m in _CONCURRENT.finditer(text)]
 
 
-def shift(interval: TimeInterval, rel: RelativeTime) -> TimeInterval:
-    """The period ``rel`` names relative to ``interval`` (see the module docs for the conventions)."""
+def shift(interval: TimeInterval, rel: RelativeTime) -> TimeInterval | None:
+    """The period ``rel`` names relative to ``interval`` (see the module docs for the conventions).
+
+    ``None`` when that period lies outside the calendar (after 31 December 9999 or before 1 January 1).
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> (rel,) = relative_times("the week after the party")
+        >>> shift(TimeInterval.point(datetime(9999, 12, 30, tzinfo=timezone.utc)), rel) is None
+        True
+
+    """
+    try:
+        return _shifted(interval, rel)
+    except (OverflowError, ValueError):  # date arithmetic past year 9999 or before year 1
+        return None
+
+
+def _shifted(interval: TimeInterval, rel: RelativeTime) -> TimeInterval:
     if rel.period == "while":
         return interval
     first, last, n, tz = interval.start.date(), interval.end.date(), rel.count, interval.start.tzinfo

@@ -392,13 +392,17 @@ def ground_time(text: str, reference: datetime) -> list[tuple[str, TimeInterval]
         for match in pattern.finditer(text):
             if "which" in pattern.groupindex and "weekday" in pattern.groupindex and not match["which"]:
                 continue  # a bare weekday ("Friday's game") is too vague to anchor
-            interval = rule(match, reference, text)
+            try:
+                interval = rule(match, reference, text)
+            except (OverflowError, ValueError):  # "next year" said in 9999, "last week" in year 1: no such days
+                interval = None
             if interval is not None:
                 found.append((match.start(), match.end(), match.group(0).strip(), interval))
     # "the week before August 3, 2023": the grounded date, moved.
     relative = {rel.end: rel for rel in relative_times(text)}
-    found += [(rel.start, end, text[rel.start:end].strip(), shift(interval, rel))
-              for start, end, _, interval in found if (rel := relative.get(start)) is not None]
+    found += [(rel.start, end, text[rel.start:end].strip(), moved)
+              for start, end, _, interval in found
+              if (rel := relative.get(start)) is not None and (moved := shift(interval, rel)) is not None]
     found.sort(key=lambda f: (f[0], -(f[1] - f[0])))
     result: list[tuple[str, TimeInterval]] = []
     taken_until = -1

@@ -52,7 +52,8 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Generator
-from datetime import datetime, timedelta
+from datetime import datetime
+from datetime import time as clock_time
 from typing import TYPE_CHECKING, Any
 
 from langchain_ripplemem._runtime.drivers import adrive, drive
@@ -298,5 +299,5 @@ def _when(value: str | None, field: str, tz: Any, *, end: bool) -> datetime | No
     if tz is not None and not _HAS_OFFSET.search(value):
         parsed = parsed.replace(tzinfo=tz)  # a naive time is in the session's zone
     if _DATE_ONLY.match(value) and end:
-        parsed = parsed + timedelta(days=1) - timedelta(microseconds=1)
+        parsed = datetime.combine(parsed.date(), clock_time.max, tzinfo=parsed.tzinfo)  # 9999-12-31 has no day after
     return parsed

@@ -15,7 +15,9 @@ Cues, all canonicalised through :mod:`langchain_ripplemem.text.names`:
   the session already knows them (a speaker, or a name seen mid-sentence
   elsewhere in the session); nicknames that are a prefix of exactly one
   speaker's name ("Mel" -> "Melanie"); and, in a two-speaker session, the
-  addressee when the turn says "you"/"your".
+  addressee when the turn says "you"/"your". In German, which capitalises every
+  noun, a capitalised word after an article, a possessive, a quantifier or a
+  number is a noun ("das Wetter", "Mein Bruder", "drei Kühe"), not a name.
 * locations: a small city/country table, capitalised phrases ending in a
   place word ("Harbor Grill", "Central Park"), streets named the way their
   language does ("Rue Mercière", "Hauptstraße"), and capitalised phrases after
@@ -81,6 +83,7 @@ from langchain_ripplemem.schemas import (
 )
 from langchain_ripplemem.text.entity_types import UPPER, entity_type
 from langchain_ripplemem.text.identifying import identifying_cues
+from langchain_ripplemem.text.language import detect_language
 from langchain_ripplemem.text.lexical import STOPWORDS
 from langchain_ripplemem.text.names import (
     BUILTIN_NAME_ALIASES,
@@ -112,6 +115,18 @@ even ever lot lots much now still yet us um uh hmm gonna wanna yep nope sure hey
 """.split()) | STOPWORDS
 # Words that start place names but are never a name on their own ("New" of "Happy New Year").
 _NOT_ALONE = _NON_NAMES | {"new", "north", "south", "east", "west", "san", "los", "las", "st"}
+# German capitalises every noun, so there a capitalised word is a name only without a determiner: after
+# an article, a possessive, a demonstrative, a quantifier or a number ("das Wetter", "Mein Bruder",
+# "unseren Eltern", "drei Kühe", "letzten Frühling") it is a noun. Only in German text: "am", "die",
+# "den" are English words too ("I am Sam").
+_CAPITALISES_NOUNS = frozenset({"german"})
+_GERMAN_DETERMINERS = frozenset(f"{stem}{ending}" for stems, endings in (
+    ("der die das den dem des im am zum zur vom beim ins ans aufs ein kein mein dein sein ihr unser euer", ("",)),
+    ("ein kein mein dein sein ihr unser eur dies jen jed manch welch solch letzt nächst vorig", ("e", "en", "em",
+                                                                                              "er", "es")),
+    ("zwei drei vier fünf sechs sieben acht neun zehn elf zwölf zwanzig hundert viele wenige einige mehrere "
+     "alle beide", ("",)),
+) for stem in stems.split() for ending in endings)
 _STRONG_PREP = frozenset({"in", "at", "near", "around", "visit", "visited", "visiting",
                           "outside", "inside", "across", "through"})
 _MOVE = re.compile(r"\b(?:go|goes|going|gone|went|move[ds]?|moving|travel\w*|trip|flew|fly|"
@@ -176,7 +191,7 @@ class RuleBasedExtractor:
         self._aliases = dict(aliases or {})
         self.addressee = addressee
         # Session contexts are reused by the next (overlapping) window of the same session.
-        self._contexts: OrderedDict[tuple[str, ...], _SessionContext] = OrderedDict()
+        self._contexts: OrderedDict[tuple[object, ...], _SessionContext] = OrderedDict()
         self._lock = threading.Lock()
 
     def extract(self, window: Window, namespace: Namespace) -> ExtractionResult:
@@ -184,13 +199,17 @@ class RuleBasedExtractor:
         started = time.perf_counter()
         units: dict[str, MemoryUnit] = {}
         warnings: list[str] = []
+        # By id(session) only while the window holds its sessions (so no other object can have that id).
+        contexts: dict[int, _SessionContext] = {}
         for session, turn in window.items:
             if not turn.text.strip() and not (turn.image_caption or "").strip():
                 warnings.append(
                     f"conversation {window.conversation_id!r}, session {session.id!r}, turn "
                     f"{turn.id!r}: no text and no image caption; skipped")
                 continue
-            context = self._context(window.conversation_id, session)
+            context = contexts.get(id(session))
+            if context is None:
+                context = contexts[id(session)] = self._context(window.conversation_id, session)
             for unit in self._turn_units(window.conversation_id, session, turn, context,
                                          namespace):
                 units.setdefault(unit.id, unit)
@@ -276,8 +295,10 @@ class RuleBasedExtractor:
     # ----------------------------------------------------------------- per session
 
     def _context(self, conversation_id: str, session: Session) -> _SessionContext:
-        # id(session): a re-loaded conversation gets fresh contexts, never stale ones.
-        key = (conversation_id, session.id, str(len(session.turns)), str(id(session)))
+        # Keyed by what the context is made of (each turn's id, speaker and text), never by id(session):
+        # Python gives a freed session's id to the next object, and a session may be edited in place, so
+        # an edited message found the old text's context and its unit kept the old text's names as cues.
+        key = (conversation_id, session.id, tuple((t.id, t.speaker, t.text) for t in session.turns))
         with self._lock:
             context = self._contexts.get(key)
             if context is not None:
@@ -327,16 +348,31 @@ def _candidates(text: str) -> list[_Candidate]:
         return []
     masked = _QUOTED.sub(lambda m: " " * len(m.group(0)), text)  # titles in quotes
     found: list[_Candidate] = []
+    german: list[bool] = []  # whether the text is German: asked once, and only of a text with a determiner
+
+    def noun(lower: str, before: str) -> bool:
+        """A German determiner, or the noun after one."""
+        if lower not in _GERMAN_DETERMINERS and before not in _GERMAN_DETERMINERS:
+            return False
+        if not german:
+            german.append(detect_language(text, ascii_too=True) in _CAPITALISES_NOUNS)
+        return german[0]
+
     for match in _PHRASE.finditer(masked):
-        # Non-name words ("Hey", "I", "Last", "Friday") split a phrase into runs.
+        # Non-name words ("Hey", "I", "Last", "Friday") split a phrase into runs, and so do a German
+        # determiner and the noun after it ("Mein Bruder Jürgen": "Jürgen").
         runs: list[list[tuple[int, str]]] = [[]]
         position = match.start()
+        before = masked[max(0, position - 24):position].rsplit(None, 1)[-1:] or [""]
+        previous = before[0].casefold()
         for word in match.group(0).rstrip(".-&").split(" "):
-            if word not in ("of", "the") and word.lower().rstrip(".") in _NON_NAMES:
+            lower = word.lower().rstrip(".")
+            if (word not in ("of", "the") and lower in _NON_NAMES) or noun(lower.casefold(), previous):
                 runs.append([])
             else:
                 runs[-1].append((position, word))
             position += len(word) + 1
+            previous = lower.casefold()
         for run in runs:
             while run and run[-1][1] in ("of", "the"):
                 run.pop()
