@@ -17,6 +17,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from langchain_ripplemem import load_chatgpt_export, load_claude_export
+from langchain_ripplemem.cli import main
+from langchain_ripplemem.cli.integrity import check_store
+from langchain_ripplemem.conversations.chat_exports import find_chat_export, read_chat_export
+from langchain_ripplemem.conversations.chat_exports.chatgpt import chatgpt_chat
+from langchain_ripplemem.conversations.chat_exports.claude import claude_chat
 from langchain_ripplemem.conversations.chat_exports.export_reading import (
     HIDDEN,
     NO_TEXT,
@@ -25,14 +32,7 @@ from langchain_ripplemem.conversations.chat_exports.export_reading import (
     SYSTEM_OR_TOOL,
     read_chats,
 )
-from langchain_ripplemem.conversations.chat_exports.chatgpt import chatgpt_chat
-from langchain_ripplemem.conversations.chat_exports.claude import claude_chat
-
-from langchain_ripplemem import MalformedChatWarning, load_chatgpt_export, load_claude_export
-from langchain_ripplemem.conversations.chat_exports import find_chat_export, read_chat_export
-from langchain_ripplemem.cli import main
-from langchain_ripplemem.cli.integrity import check_store
-from langchain_ripplemem.errors import InvalidConversationError
+from langchain_ripplemem.errors import InvalidConversationError, MalformedChatWarning
 from langchain_ripplemem.memory import RippleMem
 
 from .conftest import BagOfWordsEmbeddings
