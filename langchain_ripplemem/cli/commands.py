@@ -318,7 +318,7 @@ def add_recall(sub: Subparsers) -> None:
                         help="also write a picture of the recollection: one self-contained HTML page")
     recall.add_argument("--preset", default="recommended", choices=sorted(PRESETS),
                         help="recall settings (default: %(default)s, RecallConfig(), the best measured offline; "
-                        "paper: METHOD.md exactly)")
+                        "paper: the method of docs/concepts.md exactly)")
     recall.set_defaults(func=cmd_recall)
 
 
