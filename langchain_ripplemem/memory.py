@@ -101,7 +101,7 @@ class RippleMem:
             the recall controller and answers.
         write_config: windows, linking thresholds and caps.
         recall_config: recollection budgets and weights (default ``RecallConfig()``,
-            the recommended settings; ``presets.PAPER`` is METHOD.md's).
+            the recommended settings; ``presets.PAPER`` is docs/concepts.md's).
         namespace: default namespace for calls that do not pass one: every method whose
             ``namespace`` is optional takes ``None`` (its default) as this namespace; those
             that need one (``delete_namespace``) refuse ``None``.
