@@ -16,7 +16,8 @@ from langchain_ripplemem.recall import RecallContext, build_recall_graph
 from langchain_ripplemem.recall.filters import recall_filter
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, RecallResult
 
-from .conftest import filled_memory
+from .conftest import filled_memory, make_conversation
+from .test_graphs import load, shared_memory  # noqa: F401 - the served graphs' fixture
 from .test_lifecycle import EXPAND, MAYA, QUERY, seen_ids, unit_id
 
 S1_OUT = "2026-03-10"  # since this day, the first session is outside the window
@@ -127,3 +128,93 @@ def test_filter_values_ground_as_documented():
     assert flt.since == datetime(2026, 5, 1, 9, 30, tzinfo=timezone.utc)
     assert flt.until == datetime(2026, 5, 5, 23, 59, 59, 999999, tzinfo=timezone.utc)
     assert recall_filter(speakers="Maya", reference=ref).speakers == ("maya",)
+
+
+# -- every surface ----------------------------------------------------------------------
+def test_the_retriever_keeps_to_its_filter(memory):
+    shellfish = unit_id(memory, "allergic to shellfish")
+    docs = memory.as_retriever(namespace=MAYA, k=10, config=EXPAND, since=S1_OUT).invoke(QUERY)
+    assert docs and shellfish not in {d.id for d in docs}
+    assert not any(shellfish in path for d in docs for path in d.metadata["paths"])
+    sam = memory.as_retriever(namespace=MAYA, k=10, speakers="Sam").invoke(QUERY)
+    assert sam and {memory.get([d.id], namespace=MAYA)[0].metadata["speaker"] for d in sam} == {"Sam"}
+    with pytest.raises(ValueError, match="until"):
+        memory.as_retriever(namespace=MAYA, until="the day after the party")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_the_recall_tool_takes_the_filter_and_names_a_bad_one(mode):
+    from langchain_ripplemem.tools import create_recall_tool
+
+    memory = filled_memory(("memories", "maya"))
+    tool, config = create_recall_tool(memory, k=10), {"configurable": {"user_id": "maya"}}
+
+    async def call(**args):
+        return tool.invoke(args, config) if mode == "sync" else await tool.ainvoke(args, config)
+
+    everyone, sam = await call(query=QUERY), await call(query=QUERY, speakers=["Sam"])
+    assert "Maya:" in everyone and "Sam:" in sam and "Maya:" not in sam
+    early = await call(query=QUERY, until="2026-03-02")
+    assert "2026-03-02" in early and "2026-04-20" not in early
+    assert (await call(query=QUERY, since="whenever")).startswith("since must be")
+
+
+async def test_the_mcp_recall_tool_takes_the_filter(memory):
+    pytest.importorskip("mcp", reason="the MCP server needs the [mcp] extra (part of [test])")
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    from langchain_ripplemem.server.mcp import create_mcp_server
+
+    shellfish = unit_id(memory, "allergic to shellfish")
+    server = create_mcp_server(memory, namespace="maya", recall_config=EXPAND)
+    async with create_connected_server_and_client_session(server._mcp_server) as session:
+        plain = await session.call_tool("recall", {"query": QUERY})
+        assert shellfish in plain.content[0].text
+        filtered = await session.call_tool("recall", {"query": QUERY, "since": S1_OUT, "speakers": ["Sam", "Maya"]})
+        assert not filtered.isError and filtered.structuredContent["memories"]
+        assert shellfish not in filtered.content[0].text
+        empty = await session.call_tool("recall", {"query": QUERY, "conversation_id": "c9"})
+        assert not empty.isError and "nothing is returned" in empty.content[0].text
+        bad = await session.call_tool("recall", {"query": QUERY, "until": "soonish"})
+        assert bad.isError and "until must be" in bad.content[0].text
+
+
+def test_store_search_filters_items_by_their_memories_and_values_by_langgraph_rule(bow):
+    from langchain_ripplemem.stores import RippleMemStore
+
+    store = RippleMemStore(RippleMem(bow))
+    ns = ("users", "maya")
+    store.put(ns, "booked", {"text": "The Harbor Grill dinner is booked.", "speaker": "Sam",
+                             "time": "2026-04-20T10:00:00+00:00"})
+    store.put(ns, "oysters", {"text": "Harbor Grill has great oysters.", "speaker": "Maya",
+                              "time": "2026-03-20T10:00:00+00:00"})
+    store.put(ns, "tagged", {"text": "Harbor Grill closes on Mondays.", "speaker": "Maya", "since": "2026-03-01",
+                             "time": "2026-04-22T10:00:00+00:00"})
+    assert sorted(i.key for i in store.search(ns, query="Harbor Grill")) == ["booked", "oysters", "tagged"]
+    assert [i.key for i in store.search(ns, query="Harbor Grill", filter={"speakers": ["sam"]})] == ["booked"]
+    assert [i.key for i in store.search(ns, query="Harbor Grill", filter={"until": "2026-04-01"})] == ["oysters"]
+    # A field of the value keeps LangGraph's meaning: "tagged" (said 2026-04-22) has since == "2026-03-01".
+    assert sorted(i.key for i in store.search(ns, filter={"since": "2026-04-01"})) == ["booked"]
+    assert sorted(i.key for i in store.search(ns, filter={"since": "2026-03-01"})) == ["booked", "oysters", "tagged"]
+    assert [i.key for i in store.search(ns, filter={"speakers": "maya", "text": {"$ne": "x"},
+                                                    "until": "2026-03-31"})] == ["oysters"]
+    with pytest.raises(ValueError, match="filter: until"):
+        store.search(ns, filter={"until": "nope"})
+
+
+async def test_store_asearch_takes_the_same_filter(bow):
+    from langchain_ripplemem.stores import RippleMemStore
+
+    store = RippleMemStore(RippleMem(bow))
+    await store.aput(("u",), "a", {"text": "Harbor Grill dinner", "speaker": "Sam"})
+    await store.aput(("u",), "b", {"text": "Harbor Grill oysters", "speaker": "Maya"})
+    assert [i.key for i in await store.asearch(("u",), query="Harbor Grill", filter={"speakers": "Maya"})] == ["b"]
+
+
+def test_the_served_recall_graph_takes_the_filter_in_its_context(shared_memory):  # noqa: F811
+    shared_memory.add_conversation(make_conversation(), namespace=MAYA)
+    graph = load("recall").graph
+    result = graph.invoke({"query": QUERY}, context={"namespace": list(MAYA), "speakers": ["Sam"]})["result"]
+    assert result.memories and {m.unit.metadata["speaker"] for m in result.memories} == {"Sam"}
+    dated = graph.invoke({"query": QUERY}, context={"namespace": list(MAYA), "since": "2026-04-01"})["result"]
+    assert dated.memories and {str(m.unit.time.start.date()) for m in dated.memories} == {"2026-04-20"}
