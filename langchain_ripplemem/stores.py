@@ -146,7 +146,8 @@ class RippleMemStore(BaseStore):
     edges); ``delete`` removes them. ``search`` without a query lists items in
     insertion order; with a query it runs recollection in each namespace under the
     prefix and ranks items by their best memory's recollection score. As in LangGraph's
-    stores, ``filter`` chooses the items first and the page is over all of them: items
+    stores, ``filter`` chooses the items first (its ``since``, ``until``, ``speakers`` and
+    ``conversation_id`` on the items' memories, ``docs/filters.md``) and the page is over all of them: items
     recollection did not return fill it after the ranked ones, nearest to the query
     first, then unindexed ones. A returned item's ``score`` is its similarity to the
     query: the best cosine between the query's embedding and its indexed texts'

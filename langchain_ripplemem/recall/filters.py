@@ -49,8 +49,8 @@ from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.index.sessions import session_rows
 from langchain_ripplemem.recall.bridging import epoch_micros, row_times
 from langchain_ripplemem.recall.cue_bonus import row_speakers
+from langchain_ripplemem.schemas import aware
 from langchain_ripplemem.text.time.timeparse import ground_time
-from langchain_ripplemem.timestamps import aware
 
 __all__ = ["FILTER_NAMES", "RecallFilter", "empty_filter_warning", "outside", "recall_filter"]
 
