@@ -57,6 +57,7 @@ from langchain_ripplemem.schemas import (
 )
 from langchain_ripplemem.storage.chroma import DEFAULT_COLLECTION
 from langchain_ripplemem.storage.embedding_record import EmbeddingModelCheck
+from langchain_ripplemem.storage.export_format import ExportContents
 from langchain_ripplemem.storage.opening import check_storage_arguments, open_storage
 from langchain_ripplemem.storage.protocols import EdgeLogBackend, UnitBackend
 from langchain_ripplemem.write.extraction.extractor import Extractor, Window
@@ -462,11 +463,12 @@ class RippleMem:
         self._check_model()
         return export_namespace(self._write, ns, path, vectors=vectors)
 
-    def import_namespace(self, path: str | Path, namespace: Namespace | str | None = None, *,
+    def import_namespace(self, path: str | Path | ExportContents, namespace: Namespace | str | None = None, *,
                          other_model: Literal["refuse", "reembed"] = "refuse") -> ImportReport:
         """Store the memories of an export file (by default under the namespace they came from); again adds nothing.
 
-        The whole file is checked before anything is written (``docs/export.md``).
+        The whole file is checked before anything is written (``docs/export.md``); ``path`` may also be
+        a file :func:`~langchain_ripplemem.storage.export_format.read_export` read.
 
         Raises:
             InvalidExportFileError: naming the line that is wrong (newer format, truncated, not JSON).

@@ -48,7 +48,7 @@ import binascii
 import json
 import math
 import os
-import tempfile
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -110,6 +110,7 @@ class ExportContents:
     vectors: np.ndarray | None  # (units, dimension) float32, or None when the file holds none
     linked: set[str]
     edges: list[Edge]
+    path: str = ""  # the file read
 
     @property
     def namespace(self) -> Namespace:
@@ -141,9 +142,9 @@ def write_export(path: str | Path, namespace: Namespace, model: ModelOf, units: 
                           vectors=vectors is not None, counts={"units": len(units), "edges": len(edges)},
                           exported_at=datetime.now(timezone.utc), written_by=_package_version())
     path = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.partial")  # the umask's mode, as any file
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+        with open(temporary, "x", encoding="utf-8", newline="\n") as out:
             out.write(json.dumps(header.model_dump(mode="json"), ensure_ascii=False) + "\n")
             for i, unit in enumerate(units):
                 line: dict[str, Any] = {"record": "unit", "unit": unit.model_dump(mode="json"),
@@ -270,7 +271,7 @@ def read_export(path: str | Path) -> ExportContents:
             raise reader.fail(f"edge {edge.src} - {edge.dst} joins a unit that is not in the file")
     matrix = np.vstack(vectors) if vectors else (np.zeros((0, header.model.dimension), np.float32)
                                                  if header.vectors else None)
-    return ExportContents(header, units, matrix, linked, edges)
+    return ExportContents(header, units, matrix, linked, edges, str(path))
 
 
 def _unit(reader: _Reader, value: dict[str, Any], header: ExportHeader) -> MemoryUnit:

@@ -146,17 +146,19 @@ def moved_units(contents: ExportContents, ns: Namespace) -> ExportContents:
     for edge in contents.edges:
         src, dst = sorted((new_id[edge.src], new_id[edge.dst]))
         edges.append(Edge(src=src, dst=dst, type=edge.type, weight=edge.weight))
-    return ExportContents(contents.header, units, contents.vectors, {new_id[i] for i in contents.linked}, edges)
+    return ExportContents(contents.header, units, contents.vectors, {new_id[i] for i in contents.linked}, edges,
+                          contents.path)
 
 
-def import_namespace(write: WritePath, path: str | Path, namespace: Namespace | str | None = None, *,
+def import_namespace(write: WritePath, path: str | Path | ExportContents, namespace: Namespace | str | None = None, *,
                      other_model: Literal["refuse", "reembed"] = "refuse",
                      check_model: Callable[[], None] = lambda: None) -> ImportReport:
     """Store the units and edges of the export file ``path`` (see the module docs).
 
     Args:
         write: the write path of the memory to import into.
-        path: the export file.
+        path: the export file, or its contents as :func:`~langchain_ripplemem.storage.export_format.read_export`
+            read them (a caller that checks a file before opening a store reads it once).
         namespace: where to store them (default: the namespace they were exported from).
         other_model: for a file of another embedding model: ``"refuse"`` (raise) or ``"reembed"``.
         check_model: the memory's check that its store is of its embedding model (run before any write).
@@ -171,14 +173,15 @@ def import_namespace(write: WritePath, path: str | Path, namespace: Namespace | 
     if other_model not in OTHER_MODEL_CHOICES:
         raise ValueError(f"other_model must be one of {OTHER_MODEL_CHOICES}, got {other_model!r}")
     target = None if namespace is None else validate_namespace(namespace)
-    contents = read_export(path)
+    contents = path if isinstance(path, ExportContents) else read_export(path)
     ns = contents.namespace if target is None else target
     ours, theirs = _model(write), contents.header.model
     if theirs != ours and other_model == "refuse":
         raise EmbeddingModelMismatchError(
-            f"{path} was exported from a store of embedding model {theirs}, and this memory embeds with {ours}: "
-            f"vectors of different models are not comparable. Import it with other_model='reembed' (`ripplemem "
-            f"import --reembed`) to embed its units again with {ours.name!r}, or into a memory of {theirs.name!r}.")
+            f"{contents.path} was exported from a store of embedding model {theirs}, and this memory embeds "
+            f"with {ours}: vectors of different models are not comparable. Import it with other_model='reembed' "
+            f"(`ripplemem import --reembed`) to embed its units again with {ours.name!r}, or into a memory of "
+            f"{theirs.name!r}.")
     check_model()
     contents = moved_units(contents, ns)
     reembed = theirs != ours or contents.vectors is None
@@ -199,7 +202,7 @@ def import_namespace(write: WritePath, path: str | Path, namespace: Namespace | 
         if new:
             edges = _store(write, ns, numbered(index, new) if merged else new, vectors, contents, merged)
             write.sync.written(ns, edges={e for edge in edges for e in (edge.src, edge.dst)})
-    return ImportReport(namespace=ns, source_namespace=contents.namespace, path=str(path),
+    return ImportReport(namespace=ns, source_namespace=contents.namespace, path=contents.path,
                         units=len(contents.units), new_units=len(new), unit_ids=tuple(u.id for u in new),
                         edges=len(edges), reembedded=reembed and bool(new))
 
