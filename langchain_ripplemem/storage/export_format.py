@@ -259,6 +259,7 @@ def read_export(path: str | Path) -> ExportContents:
             else:
                 raise reader.fail(f"record must be 'unit' or 'edge', got {value.get('record')!r}")
     if header is None:
+        reader.line = 1
         raise reader.fail("the file is empty: no header")
     found = {"units": len(units), "edges": len(edges)}
     if found != header.counts:
