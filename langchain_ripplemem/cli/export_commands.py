@@ -109,8 +109,8 @@ def add_import(sub: Subparsers) -> None:
                                "checked first: a bad line is named and nothing is written. Importing a file again "
                                "adds nothing.")
     importing.add_argument("file", help="a file `ripplemem export` wrote")
-    add_store_options(importing, namespace_help="store them under this namespace (default: the one they were "
-                      "exported from)")
+    add_store_options(importing, namespace_help="store them under this namespace, e.g. users/maya "
+                      "(default: the one they were exported from)")
     _deployment_options(importing)
     importing.add_argument("--reembed", action="store_true",
                            help="a file of another embedding model: embed its units again with this store's model "
