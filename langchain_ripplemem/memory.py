@@ -60,13 +60,14 @@ from langchain_ripplemem.storage.embedding_record import EmbeddingModelCheck
 from langchain_ripplemem.storage.export_format import ExportContents
 from langchain_ripplemem.storage.opening import check_storage_arguments, open_storage
 from langchain_ripplemem.storage.protocols import EdgeLogBackend, UnitBackend
+from langchain_ripplemem.write import namespace_transfer
 from langchain_ripplemem.write.extraction.extractor import Extractor, Window
 from langchain_ripplemem.write.extraction.known_turns import KnownTurns
 from langchain_ripplemem.write.extraction.llm_extractor import LLMExtractor
 from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 from langchain_ripplemem.write.extraction.windows import with_progress
 from langchain_ripplemem.write.forget import ForgetReport
-from langchain_ripplemem.write.namespace_transfer import ExportReport, ImportReport, export_namespace, import_namespace
+from langchain_ripplemem.write.namespace_transfer import ExportReport, ImportReport
 from langchain_ripplemem.write.supersession.llm_supersession import llm_supersession
 from langchain_ripplemem.write.transaction import EmbedProgress, WritePath
 
@@ -461,7 +462,7 @@ class RippleMem:
         """
         ns = self._ns(namespace)
         self._check_model()
-        return export_namespace(self._write, ns, path, vectors=vectors)
+        return namespace_transfer.export_namespace(self._write, ns, path, vectors=vectors)
 
     def import_namespace(self, path: str | Path | ExportContents, namespace: Namespace | str | None = None, *,
                          other_model: Literal["refuse", "reembed"] = "refuse") -> ImportReport:
@@ -475,7 +476,8 @@ class RippleMem:
             EmbeddingModelMismatchError: naming both models, for a file of another embedding model
                 unless ``other_model="reembed"``.
         """
-        return import_namespace(self._write, path, namespace, other_model=other_model, check_model=self._check_model)
+        return namespace_transfer.import_namespace(self._write, path, namespace, other_model=other_model,
+                                                   check_model=self._check_model)
 
     def as_retriever(self, **kwargs: Any) -> RippleMemRetriever:
         """A LangChain retriever over this memory (see ``RippleMemRetriever``)."""
