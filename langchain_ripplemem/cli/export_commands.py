@@ -2,14 +2,13 @@
 
 Both open a local store (``--persist DIR``) or a deployment: units in a Chroma server
 (``--chroma-host``, ``--chroma-port``, as ``ripplemem mcp``), edges and the namespace log in
-PostgreSQL (``--postgres-dsn``, default ``$RIPPLEMEM_POSTGRES_DSN``, as the served graphs).
+PostgreSQL (``--postgres-dsn``, what the served graphs read from ``$RIPPLEMEM_POSTGRES_DSN``).
 The file's format: ``docs/export.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 from typing import TYPE_CHECKING, Any
 
 from langchain_ripplemem.cli.support import (
@@ -41,8 +40,10 @@ def _deployment_options(parser: argparse.ArgumentParser) -> None:
                         help="units in this Chroma server instead of embedded Chroma in --persist (edges then "
                         "in --persist, or in --postgres-dsn)")
     parser.add_argument("--chroma-port", type=int, default=8000, help="port of --chroma-host (default: %(default)s)")
-    parser.add_argument("--postgres-dsn", default=os.environ.get(POSTGRES_ENV) or None, metavar="DSN",
-                        help=f"edges and the namespace log in this PostgreSQL database (default: ${POSTGRES_ENV})")
+    # No default from $RIPPLEMEM_POSTGRES_DSN: `ripplemem recall --persist DIR` would not read the edges put there.
+    parser.add_argument("--postgres-dsn", default=None, metavar="DSN",
+                        help=f"edges and the namespace log in this PostgreSQL database (the served graphs' "
+                        f"${POSTGRES_ENV}; default: in --persist)")
 
 
 def _open(args: argparse.Namespace, *, create: bool) -> RippleMem:
