@@ -7,7 +7,8 @@ every edge with its type and weight (the file's format: :mod:`~langchain_ripplem
 :func:`import_namespace` reads and checks the whole file first, so a bad file writes
 nothing. Then, under the namespace's writer lock, it stores the units the namespace does
 not hold yet (by id, so importing a file again adds nothing), their vectors (the file's,
-or embedded again), and the file's edges that touch them. Imported into an empty
+or embedded again), and the file's edges the namespace lacks (so running an interrupted
+import again completes it). Imported into an empty
 namespace, the units keep their ``seq`` and the store holds exactly what the source
 held: recall gives the same memories in the same order. Into a namespace that holds
 other memories, the new units are numbered after those and linked to them as an ingest
@@ -197,31 +198,39 @@ def import_namespace(write: WritePath, path: str | Path | ExportContents, namesp
         index = write.index.namespace_index(ns)
         keep = [j for j, i in enumerate(todo) if contents.units[i].id not in index.pos]  # another writer's meanwhile
         new, vectors = [contents.units[todo[j]] for j in keep], vectors[keep]
-        merged = len(index) > 0
-        edges: list[Edge] = []
+        merged, start = len(index) > 0, len(index)
         if new:
-            edges = _store(write, ns, numbered(index, new) if merged else new, vectors, contents, merged)
+            write.index.add(ns, numbered(index, new) if merged else new, vectors)
+        # In a namespace that held other memories, linking marks the new units (below).
+        edges, linked = _missing(write, ns, contents, linking={u.id for u in new} if merged else set())
+        if edges or linked:
+            write.edge_backend.add(ns, edges, linked=linked)
+            write.edge_cache.add(ns, edges)
+        if new and merged:  # join the imported memories to those already here, as an ingest would
+            made, _ = write.link(ns, list(range(start, start + len(new))))
+            edges = [*edges, *made]
+            if write.config.supersession.enabled:
+                refresh_supersession(write.index, ns, write.index.get(ns, [u.id for u in new]))
+        if new or edges or linked:
             write.sync.written(ns, edges={e for edge in edges for e in (edge.src, edge.dst)})
     return ImportReport(namespace=ns, source_namespace=contents.namespace, path=contents.path,
                         units=len(contents.units), new_units=len(new), unit_ids=tuple(u.id for u in new),
                         edges=len(edges), reembedded=reembed and bool(new))
 
 
-def _store(write: WritePath, ns: Namespace, new: list[MemoryUnit], vectors: np.ndarray, contents: ExportContents,
-           merged: bool) -> list[Edge]:
-    """Store ``new`` units and the file's edges touching them (under the writer lock); the edges stored."""
-    start = len(write.index.namespace_index(ns))
-    write.index.add(ns, new, vectors)
+def _missing(write: WritePath, ns: Namespace, contents: ExportContents,
+             linking: set[str]) -> tuple[list[Edge], list[str]]:
+    """The file's edges between units ``ns`` holds that it lacks, and the file's "linked" marks it lacks.
+
+    After a first import these are the new units' (re-importing adds none); after an import
+    interrupted between its units and its edges, the units' edges, which the run again completes.
+    A unit the file marks unlinked (its store's ingest was interrupted) is linked by the next write
+    or recall; one in ``linking`` is being linked by this import.
+    """
     index = write.index.namespace_index(ns)
-    added = {u.id for u in new}
-    edges = [e for e in contents.edges if (e.src in added or e.dst in added) and e.src in index.pos
-             and e.dst in index.pos]
-    # The source's "linked" marks: a unit its store had not linked yet is linked by the next write or recall.
-    write.edge_backend.add(ns, edges, linked=[] if merged else [uid for uid in added if uid in contents.linked])
-    write.edge_cache.add(ns, edges)
-    if merged:  # join the imported memories to those already here, as an ingest would
-        linked, _ = write.link(ns, list(range(start, start + len(new))))
-        edges = [*edges, *linked]
-        if write.config.supersession.enabled:
-            refresh_supersession(write.index, ns, new)
-    return edges
+    held = [u.id for u in contents.units if u.id in index.pos]
+    stored = {(e.src, e.dst, e.type) for e in write.edge_backend.edges(ns, held)} if held else set()
+    edges = [e for e in contents.edges
+             if e.src in index.pos and e.dst in index.pos and (e.src, e.dst, e.type) not in stored]
+    marked = write.edge_backend.linked_ids(ns)
+    return edges, [uid for uid in held if uid in contents.linked and uid not in marked and uid not in linking]

@@ -116,6 +116,25 @@ def test_importing_the_same_file_again_adds_nothing(exported: Path) -> None:
     assert (memory.stats(MAYA), memory.edges(MAYA)) == before
 
 
+def test_an_import_interrupted_before_its_edges_is_completed_by_running_it_again(
+        exported: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    memory = RippleMem(BagOfWordsEmbeddings())
+    store_edges = memory.edge_backend.add
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(memory.edge_backend, "add", crash)
+    with pytest.raises(KeyboardInterrupt):
+        memory.import_namespace(exported)
+    assert len(memory.list_units(MAYA)) == 7 and memory.edges(MAYA) == []
+    monkeypatch.setattr(memory.edge_backend, "add", store_edges)
+    again = memory.import_namespace(exported)
+    assert again.new_units == 0 and again.edges == len(read_export(exported).edges) > 0
+    assert memory.edges(MAYA) == read_export(exported).edges
+    assert memory.edge_backend.linked_ids(MAYA) == read_export(exported).linked
+
+
 def test_import_under_another_namespace_gets_that_namespace_s_ids_and_knows_its_turns(exported: Path) -> None:
     memory = RippleMem(BagOfWordsEmbeddings())
     report = memory.import_namespace(exported, namespace="users/maya-copy")
