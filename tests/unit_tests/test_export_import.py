@@ -17,6 +17,7 @@ from langchain_ripplemem.storage.export_format import FORMAT_VERSION, read_expor
 
 from .conftest import BagOfWordsEmbeddings, drawn_conversation, filled_memory, make_conversation
 from .test_cli_store_commands import bow_memory, cli
+from .test_known_turns import CHAT, RewordingModel, memory_with
 
 MAYA = ("users", "maya")
 
@@ -146,6 +147,19 @@ def test_import_under_another_namespace_gets_that_namespace_s_ids_and_knows_its_
                                                                  read_export(exported).edges}
     assert memory.add_conversation(make_conversation(), namespace=copy).new_units == 0  # its turns are known
     assert memory.namespaces() == [copy]
+
+
+@pytest.mark.parametrize("namespace", [None, "users/maya-copy"])
+def test_a_chat_model_reads_no_turn_again_after_the_import(tmp_path: Path, namespace: str | None) -> None:
+    """The turns' fingerprints travel with the units: adding the chat again to the imported memory calls no model."""
+    source = memory_with(RewordingModel())
+    assert source.add_messages(CHAT, namespace=MAYA).new_units == 6
+    source.export_namespace(MAYA, tmp_path / "chat.jsonl")
+    model = RewordingModel()
+    target = memory_with(model)
+    target.import_namespace(tmp_path / "chat.jsonl", namespace=namespace)
+    assert target.add_messages(CHAT, namespace=namespace or MAYA).new_units == 0
+    assert model.calls == []
 
 
 def test_a_file_of_another_model_is_refused_naming_both_or_embedded_again(exported: Path) -> None:
