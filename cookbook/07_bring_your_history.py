@@ -11,6 +11,7 @@ person speaks as ``user``. The same from the command line::
     ripplemem ingest ~/Downloads/chatgpt-export.zip --persist ./memories --namespace me
     ripplemem list --persist ./memories --namespace me
     ripplemem recall "Where am I moving to?" --asker user --persist ./memories --namespace me
+    ripplemem export me.jsonl --persist ./memories --namespace me   # and carry it to another store (docs/export.md)
 
 docs/import.md says what is kept and left out of each format, how an interrupted import
 resumes, and how fast a year of chats goes in.

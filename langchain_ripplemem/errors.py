@@ -13,6 +13,14 @@ class InvalidConversationError(RippleMemError, ValueError):
     """A conversation (file, session, turn or field) cannot be used; the message names it."""
 
 
+class InvalidExportFileError(RippleMemError, ValueError):
+    """A memory export file cannot be imported: the message names the file, the line and what is wrong.
+
+    Raised before anything is written (``docs/export.md``): a file of a newer format
+    version, a truncated file, a line that does not parse or a record that breaks the format.
+    """
+
+
 class ExtractionError(RippleMemError):
     """The extractor could not produce valid units for a window."""
 

@@ -57,14 +57,17 @@ from langchain_ripplemem.schemas import (
 )
 from langchain_ripplemem.storage.chroma import DEFAULT_COLLECTION
 from langchain_ripplemem.storage.embedding_record import EmbeddingModelCheck
+from langchain_ripplemem.storage.export_format import ExportContents
 from langchain_ripplemem.storage.opening import check_storage_arguments, open_storage
 from langchain_ripplemem.storage.protocols import EdgeLogBackend, UnitBackend
+from langchain_ripplemem.write import namespace_transfer
 from langchain_ripplemem.write.extraction.extractor import Extractor, Window
 from langchain_ripplemem.write.extraction.known_turns import KnownTurns
 from langchain_ripplemem.write.extraction.llm_extractor import LLMExtractor
 from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 from langchain_ripplemem.write.extraction.windows import with_progress
 from langchain_ripplemem.write.forget import ForgetReport
+from langchain_ripplemem.write.namespace_transfer import ExportReport, ImportReport
 from langchain_ripplemem.write.supersession.llm_supersession import llm_supersession
 from langchain_ripplemem.write.transaction import EmbedProgress, WritePath
 
@@ -468,6 +471,31 @@ class RippleMem:
         ns = validate_namespace(namespace)
         return self._write.forget_namespace(ns)
 
+    def export_namespace(self, namespace: Namespace | str | None, path: str | Path, *,
+                         vectors: bool = True) -> ExportReport:
+        """Write a namespace's units, edges, marks and (unless ``vectors=False``) vectors to a JSONL file.
+
+        The format and what each field holds: ``docs/export.md`` (:mod:`~langchain_ripplemem.write.namespace_transfer`).
+        """
+        ns = self._ns(namespace)
+        self._check_model()
+        return namespace_transfer.export_namespace(self._write, ns, path, vectors=vectors)
+
+    def import_namespace(self, path: str | Path | ExportContents, namespace: Namespace | str | None = None, *,
+                         other_model: Literal["refuse", "reembed"] = "refuse") -> ImportReport:
+        """Store the memories of an export file (by default under the namespace they came from); again adds nothing.
+
+        The whole file is checked before anything is written (``docs/export.md``); ``path`` may also be
+        a file :func:`~langchain_ripplemem.storage.export_format.read_export` read.
+
+        Raises:
+            InvalidExportFileError: naming the line that is wrong (newer format, truncated, not JSON).
+            EmbeddingModelMismatchError: naming both models, for a file of another embedding model
+                unless ``other_model="reembed"``.
+        """
+        return namespace_transfer.import_namespace(self._write, path, namespace, other_model=other_model,
+                                                   check_model=self._check_model)
+
     def as_retriever(self, **kwargs: Any) -> RippleMemRetriever:
         """A LangChain retriever over this memory (see ``RippleMemRetriever``)."""
         return RippleMemRetriever(memory=self, **kwargs)
@@ -486,4 +514,6 @@ class RippleMem:
     aunsuppress = async_twin(unsuppress)
     adelete_namespace = async_twin(delete_namespace)
     aupdate_metadata = async_twin(update_metadata)
+    aexport_namespace = async_twin(export_namespace)
+    aimport_namespace = async_twin(import_namespace)
 

@@ -1,4 +1,4 @@
-"""The ``ripplemem`` command: demo, ingest, recall, list, stats, forget, check, mcp.
+"""The ``ripplemem`` command: demo, ingest, recall, list, stats, forget, check, mcp, export, import.
 
 Namespaces on the command line are written with ``/`` between labels
 (``--namespace users/maya`` is ``("users", "maya")``), the rule of
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_ripplemem.cli.demo import run_demo
+from langchain_ripplemem.cli.export_commands import add_export, add_import
 from langchain_ripplemem.cli.importing import IngestProgress, add_format_option, read_ingest_file
 from langchain_ripplemem.cli.support import (
     EXPECTED_ERRORS,
@@ -387,7 +388,7 @@ def add_mcp(sub: Subparsers) -> None:
 
 
 SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
-    add_demo, add_ingest, add_recall, add_list, add_stats, add_forget, add_check, add_mcp)
+    add_demo, add_ingest, add_recall, add_list, add_stats, add_forget, add_check, add_mcp, add_export, add_import)
 
 
 def build_parser() -> argparse.ArgumentParser:

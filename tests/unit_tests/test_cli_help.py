@@ -13,8 +13,8 @@ from langchain_ripplemem.cli.support import DEFAULT_PERSIST
 
 from .test_cli_store_commands import ROOT
 
-COMMANDS = ["demo", "ingest", "recall", "list", "stats", "forget", "check", "mcp"]
-STORE_COMMANDS = ["ingest", "recall", "list", "stats", "forget", "check", "mcp"]
+COMMANDS = ["demo", "ingest", "recall", "list", "stats", "forget", "check", "mcp", "export", "import"]
+STORE_COMMANDS = ["ingest", "recall", "list", "stats", "forget", "check", "mcp", "export", "import"]
 
 
 def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -42,7 +42,8 @@ def test_store_options_have_help_and_show_their_defaults(capsys, command):
     if command != "check":
         assert "--namespace NS" in text and "users/maya" in text
         assert "(default: default)" in text or "(default: list the namespaces)" in text \
-            or "(default: every namespace)" in text
+            or "(default: every namespace)" in text or "(required)" in text \
+            or "(default: the one they were exported from)" in text
 
 
 def test_every_option_of_every_command_has_help():
