@@ -172,9 +172,10 @@ def _namespace(reader: MemoryReader, namespace: Namespace | str | None) -> tuple
     return ns, reader.namespace_index(ns)
 
 
-def _positive(value: object, argument: str, most: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
-        raise ValueError(f"{argument} must be an integer from 1 to {most}, got {value!r}")
+def _positive(value: object, argument: str, most: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (most is not None and value > most):
+        bound = f"from 1 to {most}" if most is not None else "of at least 1"
+        raise ValueError(f"{argument} must be an integer {bound}, got {value!r}")
     return value
 
 
@@ -259,7 +260,7 @@ def timeline(reader: MemoryReader, since: object = None, until: object = None, *
         ValueError: naming ``since``, ``until``, ``person``, ``page``, ``page_size`` or ``namespace`` when unusable.
     """
     window = time_window(since, until, now=now)
-    page, page_size = _positive(page, "page", 1_000_000), _positive(page_size, "page_size", MAX_PAGE_SIZE)
+    page, page_size = _positive(page, "page"), _positive(page_size, "page_size", MAX_PAGE_SIZE)
     if person is not None and (not isinstance(person, str) or not canonical_name(person)):
         raise ValueError(f"person must be a name, got {person!r}")
     who = canonical_name(person).casefold() if person is not None else None
