@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from langchain_core.messages import AIMessage, ToolMessage
 
 COOKBOOK = Path(__file__).resolve().parents[2] / "cookbook"
 # Per script, patterns (re.MULTILINE) its output must match.
@@ -66,6 +67,15 @@ EXPECTED = {
         r"^  2024-05-24 14:14  User: Which neighbourhoods near the river are quiet enough for a dog\?$",
         r"^recall 'Where am I moving with my dog\?':\n  User: I'm moving from Leeds to Porto",
     ],
+    "08_walking_the_memory.py": [
+        r"^calls: recall_memory\(\{'query': 'Is Harbor Grill a good pick for my birthday dinner\?'\}\)$",
+        r"^calls: explore_memory\(\{'memory_id': '\w{32}'\}\); explore_memory\(\{'memory_id': '\w{32}'\}\)$",
+        # Exploring the shellfish platter reaches the allergy, which the two-memory recall did not return.
+        r"^  Memory \[\w{32}\] \| 2026-03-20 \| Sam: My cousin cooks at Harbor Grill, their shellfish platter is "
+        r"famous\.\n(  .*\n)*?  structural \(2 links\):\n(  - .*\n)*?  - \[\w{32}\] \| 2026-03-02 \| Maya: The allergi",
+        r"^  memories 1-3 of 5 from 2026-03-01 to 2026-03-10 in memories/maya, oldest first \(page 1 of 2; page=2",
+        r"^  memories 4-5 of 5 from 2026-03-01 to 2026-03-10 in memories/maya, oldest first \(page 2 of 2, the last\):",
+    ],
 }
 
 
@@ -104,3 +114,28 @@ def test_retriever_example_reaches_the_allergy_through_the_graph(capsys):
     for path in allergy.metadata["paths"]:
         assert path[-1] == allergy.id and path[-2] == shellfish_place
     assert any(path[0] in first_hop for path in allergy.metadata["paths"])
+
+
+@pytest.mark.slow
+def test_walking_example_recalls_then_explores_its_way_to_the_allergy(capsys):
+    """Cookbook 08's claim: a two-memory recall misses the allergy; exploring a recalled memory's links reaches it.
+
+    The stand-in model's calls are checked call by call, and every tool answer against the memory's own methods.
+    """
+    script = runpy.run_path(str(COOKBOOK / "08_walking_the_memory.py"))
+    memory, messages = script["main"]()
+    ns = script["NAMESPACE"]
+    by_turn = {unit.source.turn_ids[0]: unit.id for unit in memory.list_units(ns)}
+    steps = [[(call["name"], call["args"], call["id"]) for call in m.tool_calls]
+             for m in messages if isinstance(m, AIMessage) and m.tool_calls]
+    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    recall_answer = answers["recall-1"]
+    recalled = re.findall(r"^- \[(\w{32})\]", recall_answer.text, flags=re.MULTILINE)
+    assert steps == [[("recall_memory", {"query": script["QUESTION"]}, "recall-1")],
+                     [("explore_memory", {"memory_id": uid}, f"explore-{n}") for n, uid in enumerate(recalled, 1)]]
+    assert recalled == [by_turn["S4:1"], by_turn["S3:1"]] and by_turn["S1:1"] not in recall_answer.text
+    for n, uid in enumerate(recalled, 1):
+        assert answers[f"explore-{n}"].text == memory.explore(uid, namespace=ns, limit=3).describe()
+    platter = memory.explore(by_turn["S3:1"], namespace=ns, limit=3)
+    assert by_turn["S1:1"] in [link.memory.id for link in platter.links["structural"]]
+    assert by_turn["S1:1"] in answers["explore-2"].text
