@@ -158,8 +158,9 @@ class TimelinePage(BaseModel):
             return (f"No memories on page {self.page}: {counted(self.total, 'memory', 'memories')} {what} in {ns} "
                     f"fill {counted(self.pages, 'page')} of {self.page_size}.")
         first = (self.page - 1) * self.page_size + 1
+        last = first + len(self.memories) - 1
         shown = f"{counted(self.total, 'memory', 'memories')}" if self.pages == 1 else \
-            f"memories {first}-{first + len(self.memories) - 1} of {self.total}"
+            f"memory {first} of {self.total}" if first == last else f"memories {first}-{last} of {self.total}"
         more = f" (page {self.page} of {self.pages}; page={self.page + 1} for more)" if self.page < self.pages else \
             f" (page {self.page} of {self.pages}, the last)" if self.pages > 1 else ""
         return "\n".join([f"{shown} {what} in {ns}, oldest first{more}:",

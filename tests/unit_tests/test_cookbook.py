@@ -68,13 +68,15 @@ EXPECTED = {
         r"^recall 'Where am I moving with my dog\?':\n  User: I'm moving from Leeds to Porto",
     ],
     "08_walking_the_memory.py": [
-        r"^calls: recall_memory\(\{'query': 'Is Harbor Grill a good pick for my birthday dinner\?'\}\)$",
+        r"^calls: recall_memory\(\{'query': \"Can Maya fly to Lisbon for Priya's wedding on her current "
+        r"passport\?\"\}\)$",
         r"^calls: explore_memory\(\{'memory_id': '\w{32}'\}\); explore_memory\(\{'memory_id': '\w{32}'\}\)$",
-        # Exploring the shellfish platter reaches the allergy, which the two-memory recall did not return.
-        r"^  Memory \[\w{32}\] \| 2026-03-20 \| Sam: My cousin cooks at Harbor Grill, their shellfish platter is "
-        r"famous\.\n(  .*\n)*?  structural \(2 links\):\n(  - .*\n)*?  - \[\w{32}\] \| 2026-03-02 \| Maya: The allergi",
-        r"^  memories 1-3 of 5 from 2026-03-01 to 2026-03-10 in memories/maya, oldest first \(page 1 of 2; page=2",
-        r"^  memories 4-5 of 5 from 2026-03-01 to 2026-03-10 in memories/maya, oldest first \(page 2 of 2, the last\):",
+        # Exploring the passport's expiry (a link of the recalled memories) reaches how long renewals take.
+        r"^  Memory \[\w{32}\] \| 2026-03-12 \| Maya: I finally tackled the junk drawer tonight\..*\n(  .*\n)*?"
+        r"  structural \(\d+ links.*\n(  - .*\n)*?  - \[\w{32}\] \| 2026-03-30 \| Sam: Forty-one\. .*Renewals",
+        r"^  memory 1 of 2 from 2026-03-28 to 2026-03-29 in memories/maya, oldest first \(page 1 of 2; page=2 for more",
+        r"^  memory 2 of 2 from 2026-03-28 to 2026-03-29 in memories/maya, oldest first \(page 2 of 2, the last\):\n"
+        r"  - \[\w{32}\] \| 2026-03-29 \| Maya: So much for staying in to prep\.",
     ],
 }
 
@@ -117,25 +119,31 @@ def test_retriever_example_reaches_the_allergy_through_the_graph(capsys):
 
 
 @pytest.mark.slow
-def test_walking_example_recalls_then_explores_its_way_to_the_allergy(capsys):
-    """Cookbook 08's claim: a two-memory recall misses the allergy; exploring a recalled memory's links reaches it.
+def test_walking_example_recalls_then_explores_its_way_to_the_passport(capsys):
+    """Cookbook 08's claim: a two-memory recall misses the passport's expiry and renewal time; walking reaches both.
 
     The stand-in model's calls are checked call by call, and every tool answer against the memory's own methods.
     """
     script = runpy.run_path(str(COOKBOOK / "08_walking_the_memory.py"))
     memory, messages = script["main"]()
     ns = script["NAMESPACE"]
-    by_turn = {unit.source.turn_ids[0]: unit.id for unit in memory.list_units(ns)}
-    steps = [[(call["name"], call["args"], call["id"]) for call in m.tool_calls]
+    turn_of = {unit.id: unit.source.turn_ids[0] for unit in memory.list_units(ns)}
+    by_turn = {turn: uid for uid, turn in turn_of.items()}
+    steps = [[(call["name"], turn_of.get(call["args"].get("memory_id"), call["args"])) for call in m.tool_calls]
              for m in messages if isinstance(m, AIMessage) and m.tool_calls]
+    assert steps == [[("recall_memory", {"query": script["QUESTION"]})],
+                     [("explore_memory", "S3:8"), ("explore_memory", "S5:9")],  # the recalled memories
+                     [("explore_memory", "S3:9"), ("explore_memory", "S2:1"), ("explore_memory", "S5:8")],
+                     [("explore_memory", "S4:9")]]
     answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
-    recall_answer = answers["recall-1"]
-    recalled = re.findall(r"^- \[(\w{32})\]", recall_answer.text, flags=re.MULTILINE)
-    assert steps == [[("recall_memory", {"query": script["QUESTION"]}, "recall-1")],
-                     [("explore_memory", {"memory_id": uid}, f"explore-{n}") for n, uid in enumerate(recalled, 1)]]
-    assert recalled == [by_turn["S4:1"], by_turn["S3:1"]] and by_turn["S1:1"] not in recall_answer.text
-    for n, uid in enumerate(recalled, 1):
-        assert answers[f"explore-{n}"].text == memory.explore(uid, namespace=ns, limit=3).describe()
-    platter = memory.explore(by_turn["S3:1"], namespace=ns, limit=3)
-    assert by_turn["S1:1"] in [link.memory.id for link in platter.links["structural"]]
-    assert by_turn["S1:1"] in answers["explore-2"].text
+    recall_answer = answers.pop("recall").text
+    assert by_turn["S2:1"] not in recall_answer and by_turn["S4:9"] not in recall_answer
+    calls = {call["id"]: call["args"]["memory_id"] for m in messages if isinstance(m, AIMessage)
+             for call in m.tool_calls if call["name"] == "explore_memory"}
+    for call_id, answer in answers.items():
+        assert answer.text == memory.explore(calls[call_id], namespace=ns).describe()
+    recalled_links = {link.memory.id for uid in (by_turn["S3:8"], by_turn["S5:9"])
+                      for link in memory.explore(uid, namespace=ns).links["structural"]}
+    assert by_turn["S2:1"] in recalled_links  # one hop from the recall
+    expiry_links = memory.explore(by_turn["S2:1"], namespace=ns).links["structural"]
+    assert by_turn["S4:9"] in {link.memory.id for link in expiry_links}
