@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev143.json
 
-.PHONY: install test lint format typecheck bench-env bench-runtime bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-updates bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-import bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma bench-forget small-memory-cases update-cases bench-all bench-summary demo
+.PHONY: install test lint format typecheck bench-env bench-runtime bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-updates bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-import bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma bench-forget small-memory-cases update-cases bench-all bench-summary bench-demo demo
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -25,6 +25,10 @@ typecheck:
 demo:
 	ripplemem demo
 
+# The README's table: the demo's comparison as a results file, and the README's table rewritten from it (offline, seconds).
+bench-demo:
+	$(PY) -m benchmarks.measurements.demo_table --out results/demo.json --readme README.md
+
 # The benchmarks' environment: the package within its declared ranges, at the exact versions the committed results
 # files were made under (constraints/bench.txt; another onnxruntime or tokenizers gives other vectors).
 bench-env:
@@ -36,7 +40,7 @@ bench-runtime:
 
 BENCH_TARGETS = bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small \
 	bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-calibration \
-	bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma
+	bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma bench-demo
 $(BENCH_TARGETS): bench-runtime
 
 # Retrieval quality and latency against baselines in one run (offline, ~10 min). Tables before the

@@ -1,8 +1,8 @@
 """Optional answer generation and LLM-judge scoring on top of retrieved memories.
 
 Only used when the benchmark is given an answer model. The model sees the
-question and the retrieved restatements and nothing else (METHOD.md: "The
-answer model sees only q and those K"). Scores: token F1 and BLEU-1 with
+question and the retrieved restatements and nothing else (docs/concepts.md: it sees "the
+question and those memories, nothing else"). Scores: token F1 and BLEU-1 with
 LoCoMo's normalisation, and an LLM judge (CORRECT / WRONG). The prompts are
 constants so the results file can record their exact text. At an OpenAI-compatible
 server (llama.cpp, vLLM) each reply is bounded (:func:`~langchain_ripplemem.llm.calls.bounded`).

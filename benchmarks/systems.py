@@ -37,7 +37,7 @@ SYSTEM_NAMES: tuple[str, ...] = RECALL_SYSTEMS + BASELINES
 LINKED_SYSTEMS: tuple[str, ...] = ("ripplemem", "no_expansion", "no_structural", "no_planning",
                                    "dense", "bm25", "hybrid_rrf")
 
-# Ablations change one knob of the recall config each (METHOD.md, "Ablations"); full systems none.
+# Ablations change one knob of the recall config each (the paper's ablations, docs/concepts.md); full systems none.
 # Each is a partial change per settings group (RecallConfig.replace).
 _ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
     "ripplemem": {},

@@ -1,6 +1,6 @@
 """The update suite: knowledge updates, each case a memory of its own (issue 52).
 
-A case (``bench/data/update_cases.json``, written by ``bench/update_source.py``) is four
+A case (``benchmarks/data/update_cases.json``, written by ``benchmarks/update_source.py``) is four
 sessions of small talk. In an *update* case one person states something about
 themselves (``old``) and, 40-100 days later, changes it (``new``); in a *kept* case the
 later statement (``second``) leaves the first standing: a second pet, job or phone,

@@ -129,7 +129,7 @@ class LinkingConfig(_Stage):
         default="cues",
         description="what a structural edge measures: 'cues' = the rarity-weighted overlap of identifying "
         "cues (names, topic words; write/linking/local_linking.py), so a shared rare name outweighs shared "
-        "speakers and day; 'paper' = METHOD.md's s_str over participants, locations and time",
+        "speakers and day; 'paper' = docs/concepts.md's s_str over participants, locations and time",
     )
     cue_threshold: float = Field(default=0.6, ge=0.0, le=1.0,
                                  description="min cue overlap for a 'cues' structural edge")
@@ -170,7 +170,7 @@ class WriteConfig(_Stages):
     The defaults are the paper's write settings (windows of 40 turns overlapping by
     2) except that structural edges join units by their rarity-weighted identifying
     cues (``linking.structural_edges="cues"``); ``presets.PAPER_WRITE`` is
-    METHOD.md's write phase exactly.
+    docs/concepts.md's write phase exactly.
     """
 
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
@@ -459,7 +459,7 @@ class RecallConfig(_Stages):
       LongMemEval-S dev with the integer encoder: a memory found by two views at middling
       ranks weighs more against one view's first place.
 
-    ``presets.PAPER`` is METHOD.md's settings.
+    ``presets.PAPER`` is docs/concepts.md's settings.
     """
 
     views: ViewsConfig = Field(default_factory=ViewsConfig)

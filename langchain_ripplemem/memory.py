@@ -102,7 +102,7 @@ class RippleMem:
             the recall controller and answers.
         write_config: windows, linking thresholds and caps.
         recall_config: recollection budgets and weights (default ``RecallConfig()``,
-            the recommended settings; ``presets.PAPER`` is METHOD.md's).
+            the recommended settings; ``presets.PAPER`` is docs/concepts.md's).
         namespace: default namespace for calls that do not pass one: every method whose
             ``namespace`` is optional takes ``None`` (its default) as this namespace; those
             that need one (``delete_namespace``) refuse ``None``.
@@ -319,7 +319,9 @@ class RippleMem:
     def recall(
         self, query: str, *, namespace: Namespace | str | None = None, k: int | None = None,
         config: RecallConfig | None = None, callbacks: Any = None, as_of: datetime | str | None = None,
-        answer: bool = False, asker: str | None = None,
+        answer: bool = False, asker: str | None = None, since: datetime | str | None = None,
+        until: datetime | str | None = None, speakers: str | list[str] | None = None,
+        conversation_id: str | None = None,
     ) -> RecallResult:
         """Recollect the evidence set for ``query``: tri-view recall, controller, expansion.
 
@@ -336,11 +338,20 @@ class RippleMem:
                 leaves ``answer`` ``None`` and says why in ``RecallResult.warnings``.
             asker: the speaker asking (e.g. ``"user"``): the query's "I" and "my"
                 mean that speaker, whose own memories then get ``scoring.speaker_bonus``.
+            since: recall only memories of this time or later (``docs/filters.md``): an ISO date
+                or datetime, or a phrase such as "last week" (relative to ``as_of``, else now).
+                A memory outside the filter is never a candidate, an anchor or a step of an
+                expansion; a filter that leaves nothing returns no memories and a warning.
+            until: only memories of this time or earlier (a day: to its end), as ``since``.
+            speakers: only memories said by this speaker or these speakers.
+            conversation_id: only memories of this conversation.
 
         Raises:
-            ValueError: naming ``query``, ``k``, ``answer`` or ``asker`` when unusable.
+            ValueError: naming ``query``, ``k``, ``answer``, ``asker`` or a filter argument when unusable.
         """
-        graph, inputs, run, ctx = self._recall_call(query, namespace, k, config, callbacks, as_of, answer, asker)
+        filters = {"since": since, "until": until, "speakers": speakers, "conversation_id": conversation_id}
+        graph, inputs, run, ctx = self._recall_call(query, namespace, k, config, callbacks, as_of, answer, asker,
+                                                    filters)
         # Held off for the whole run, LangGraph's steps between nodes included, unless a chat model may be waited on.
         with collector_paused(when=self.llm is None):
             return graph.invoke(inputs, config=run, context=ctx)["result"]  # type: ignore[no-any-return]
@@ -348,19 +359,25 @@ class RippleMem:
     async def arecall(
         self, query: str, *, namespace: Namespace | str | None = None, k: int | None = None,
         config: RecallConfig | None = None, callbacks: Any = None, as_of: datetime | str | None = None,
-        answer: bool = False, asker: str | None = None,
+        answer: bool = False, asker: str | None = None, since: datetime | str | None = None,
+        until: datetime | str | None = None, speakers: str | list[str] | None = None,
+        conversation_id: str | None = None,
     ) -> RecallResult:
         """Async :meth:`recall`."""
-        graph, inputs, run, ctx = self._recall_call(query, namespace, k, config, callbacks, as_of, answer, asker)
+        filters = {"since": since, "until": until, "speakers": speakers, "conversation_id": conversation_id}
+        graph, inputs, run, ctx = self._recall_call(query, namespace, k, config, callbacks, as_of, answer, asker,
+                                                    filters)
         return (await graph.ainvoke(inputs, config=run, context=ctx))["result"]  # type: ignore[no-any-return]
 
     def _recall_call(
         self, query: str, namespace: Namespace | str | None, k: int | None, config: RecallConfig | None,
         callbacks: Any, as_of: datetime | str | None, answer: bool, asker: str | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> tuple[Any, dict[str, Any], dict[str, Any], Any]:
         """Arguments of one graph run: no storage work here (the graph's first node prepares)."""
         ns = self.default_namespace if namespace is None else validate_namespace(namespace)
-        context = ResolvedContext.of_call(ns, config or self.recall_config, k=k, as_of=as_of, asker=asker)
+        context = ResolvedContext.of_call(ns, config or self.recall_config, k=k, as_of=as_of, asker=asker,
+                                          **(filters or {}))
         if answer and self.llm is None:
             raise ValueError("answer=True needs a chat model: create the memory with llm=...")
         if self._recall_graph is None:

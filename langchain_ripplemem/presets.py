@@ -4,11 +4,11 @@
 with the offline default (MiniLM, rule-based units). ``WriteConfig()`` is the
 paper's write settings (windows of 40 turns overlapping by 2) except that
 structural edges join units by their rarity-weighted identifying cues
-(``linking.structural_edges="cues"``); :data:`PAPER_WRITE` is METHOD.md's write phase
+(``linking.structural_edges="cues"``); :data:`PAPER_WRITE` is docs/concepts.md's write phase
 exactly. Named presets (:data:`PRESETS`, :func:`preset`):
 
 * ``"recommended"``: ``(WriteConfig(), RecallConfig())``, what ``RippleMem()`` uses;
-* ``"paper"``: METHOD.md exactly (:data:`PAPER_WRITE`, :data:`PAPER`: tri-view
+* ``"paper"``: docs/concepts.md exactly (:data:`PAPER_WRITE`, :data:`PAPER`: tri-view
   sizes 10/5/5, no dialogue context, no cue bonuses, no bridging), for
   reproducing the paper;
 * ``"long-history"``: the recommended scoring for long histories of one user's
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 
-#: METHOD.md exactly: the paper's tri-view sizes (10/5/5) and scoring, nothing added.
+#: docs/concepts.md exactly: the paper's tri-view sizes (10/5/5) and scoring, nothing added.
 PAPER = RecallConfig(
     views={"semantic_k": 10, "lexical_k": 5, "cue_k": 5, "cue_key_weight": 0.0},
     controller={"max_rounds": 1, "sufficiency_similarity": 0.55, "target_cues": 0, "anchor_bridge_weight": 0.0},
@@ -44,7 +44,7 @@ PAPER = RecallConfig(
     assembly={"keep_first_hop": 0, "keep_own": 0, "matched_sessions_first": 0},
     lifecycle={"superseded_weight": 0.5, "asked_first": False},  # as before issue 52's ordering of updates
 )
-#: METHOD.md's write phase exactly: structural edges from s_str over participants, places and time.
+#: docs/concepts.md's write phase exactly: structural edges from s_str over participants, places and time.
 PAPER_WRITE = WriteConfig(linking={"structural_edges": "paper"})
 #: The paper's settings for long histories of user-assistant sessions (its LongMemEval setup).
 PAPER_LONG_HISTORY = PAPER.replace(views={"semantic_k": 15, "lexical_k": 8, "cue_k": 8})

@@ -28,9 +28,10 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from langchain_ripplemem.config import RecallConfig
+from langchain_ripplemem.recall.filters import FILTER_NAMES, recall_filter
 from langchain_ripplemem.schemas import Namespace, RecalledMemory, RecallResult, validate_namespace
 
 __all__ = ["RippleMemRetriever", "memory_to_document"]
@@ -90,6 +91,11 @@ class RippleMemRetriever(BaseRetriever):
         as_of: answer as of this time (see ``RippleMem.recall``); ``None`` = now.
         asker: the speaker whose questions these are (e.g. ``"user"``): their "I" and "my"
             are that speaker (see ``RippleMem.recall``).
+        since: only memories of this time or later: an ISO date or datetime, or a phrase
+            ("last week") grounded at each call, relative to ``as_of`` or now (``docs/filters.md``).
+        until: only memories of this time or earlier, as ``since``.
+        speakers: only memories said by this speaker or these speakers.
+        conversation_id: only memories of this conversation.
 
     Example:
         >>> from langchain_ripplemem import RippleMem
@@ -108,6 +114,10 @@ class RippleMemRetriever(BaseRetriever):
     config: RecallConfig | None = None
     as_of: datetime | None = None
     asker: str | None = None
+    since: datetime | str | None = None
+    until: datetime | str | None = None
+    speakers: str | list[str] | None = None
+    conversation_id: str | None = None
 
     @field_validator("k")
     @classmethod
@@ -121,13 +131,18 @@ class RippleMemRetriever(BaseRetriever):
     def _valid_namespace(cls, value: Any) -> Namespace | None:
         return None if value is None else validate_namespace(value)
 
+    @model_validator(mode="after")
+    def _valid_filter(self) -> RippleMemRetriever:
+        recall_filter(self.since, self.until, self.speakers, self.conversation_id, reference=self.as_of)
+        return self
+
     def _recall_kwargs(self, k: int | None, callbacks: Any) -> dict[str, Any]:
         """The shared preparation of both entry points: arguments for ``(a)recall``."""
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
             raise ValueError(f"k must be a positive integer, got {k!r}")
         return {"namespace": self.namespace, "k": self.k if k is None else k,
                 "config": self.config, "callbacks": callbacks, "as_of": self.as_of,
-                "asker": self.asker}
+                "asker": self.asker, **{name: getattr(self, name) for name in FILTER_NAMES}}
 
     @staticmethod
     def _documents(result: RecallResult, k: int) -> list[Document]:

@@ -43,11 +43,13 @@ from langgraph.store.base import Item, MatchCondition, PutOp, get_text_at_path, 
 
 from langchain_ripplemem.conversations.messages import single_turn_conversation
 from langchain_ripplemem.index.marks import SUPPRESSED
+from langchain_ripplemem.recall.filters import FILTER_NAMES, RecallFilter, recall_filter
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, Namespace
 from langchain_ripplemem.text.time.timeparse import parse_timestamp
 
 __all__ = ["UNINDEXED_REASON", "StoreEntry", "TextVectors", "check_index", "check_ttl", "entries", "expires_after",
-           "index_settings", "indexed_texts", "item_conversation", "item_text", "passes", "path_matches"]
+           "index_settings", "indexed_texts", "item_conversation", "item_text", "memory_filter", "passes",
+           "path_matches", "split_filter"]
 
 #: The suppression reason that marks an unindexed item's units (kept, listed, never recalled).
 UNINDEXED_REASON = "store item put with index=False: kept and listed, never recalled"
@@ -171,6 +173,35 @@ def passes(item: Item, conditions: Mapping[str, Any] | None) -> bool:
         (True, False)
     """
     return all(_matches(_field(item.value, k), c) for k, c in (conditions or {}).items())
+
+
+def memory_filter(conditions: Mapping[str, Any], now: datetime) -> RecallFilter:
+    """The recall filter of a search ``filter``'s ``since``, ``until``, ``speakers`` and ``conversation_id``.
+
+    Raises:
+        ValueError: naming ``filter`` and the bad one.
+    """
+    try:
+        return recall_filter(**{name: c for name, c in conditions.items() if name in FILTER_NAMES}, reference=now)
+    except ValueError as err:
+        raise ValueError(f"filter: {err}") from None
+
+
+def split_filter(conditions: Mapping[str, Any] | None, item: Item) -> tuple[dict[str, Any], frozenset[str]]:
+    """What LangGraph's rule judges on ``item``'s value, and the recall filter's names its memories answer.
+
+    A name of the recall filter that is a field of the item's value keeps LangGraph's meaning
+    (the field's value); otherwise the item's memories answer it (``docs/filters.md``).
+
+    Example:
+        >>> item = Item(value={"text": "hi", "conversation_id": "c1"}, key="k", namespace=("a",),
+        ...             created_at="2026-01-01T00:00:00+00:00", updated_at="2026-01-01T00:00:00+00:00")
+        >>> split_filter({"conversation_id": "c1", "since": "2026-01-01", "n": 1}, item)
+        ({'conversation_id': 'c1', 'n': 1}, frozenset({'since'}))
+    """
+    conditions = conditions or {}
+    by_value = {k: c for k, c in conditions.items() if k not in FILTER_NAMES or k in item.value}
+    return by_value, frozenset(conditions.keys() - by_value.keys())
 
 
 def _field(value: Mapping[str, Any], key: str) -> Any:

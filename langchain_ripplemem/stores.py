@@ -55,6 +55,7 @@ from langgraph.store.base import (
 from langchain_ripplemem._runtime.drivers import adrive, drive
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.errors import ExtractionError, InvalidNamespaceError
+from langchain_ripplemem.recall.filters import FILTER_NAMES, outside
 from langchain_ripplemem.schemas import Namespace, ReservedNamespace, is_blank, validate_namespace
 from langchain_ripplemem.store_items import (
     UNINDEXED_REASON,
@@ -67,8 +68,10 @@ from langchain_ripplemem.store_items import (
     indexed_texts,
     item_conversation,
     item_text,
+    memory_filter,
     passes,
     path_matches,
+    split_filter,
 )
 from langchain_ripplemem.store_sweeper import TTLSweeper, ttl_config
 from langchain_ripplemem.write.forget import ForgetReport
@@ -143,7 +146,8 @@ class RippleMemStore(BaseStore):
     edges); ``delete`` removes them. ``search`` without a query lists items in
     insertion order; with a query it runs recollection in each namespace under the
     prefix and ranks items by their best memory's recollection score. As in LangGraph's
-    stores, ``filter`` chooses the items first and the page is over all of them: items
+    stores, ``filter`` chooses the items first (its ``since``, ``until``, ``speakers`` and
+    ``conversation_id`` on the items' memories, ``docs/filters.md``) and the page is over all of them: items
     recollection did not return fill it after the ranked ones, nearest to the query
     first, then unindexed ones. A returned item's ``score`` is its similarity to the
     query: the best cosine between the query's embedding and its indexed texts'
@@ -383,9 +387,11 @@ class RippleMemStore(BaseStore):
         ranked: list[tuple[float, StoreEntry]] = []
         rest: dict[Namespace, list[StoreEntry]] = {}  # filter first, as LangGraph's stores do
         unindexed: list[StoreEntry] = []
+        # since, until, speakers, conversation_id: the items' memories answer them (unless a field of the value)
+        scoped = {k: c for k, c in (op.filter or {}).items() if k in FILTER_NAMES}
         for ns in spaces:
             live = yield from self._live(ns, batch)
-            matching = [e for e in live.values() if e.visible and passes(e.item, op.filter)]
+            matching = yield from self._matching(ns, live.values(), op.filter, scoped, batch)
             if not query:
                 rest[ns] = matching
                 continue
@@ -393,7 +399,10 @@ class RippleMemStore(BaseStore):
             owner = {uid: e for e in matching if e.indexed for uid in e.unit_ids}
             best: dict[str, float] = {}
             if owner:
-                result = yield _Call("recall", (query,), {"namespace": _held(ns), "config": self._search_config(op)})
+                # Recall keeps to the filter's names no matching item holds in its value (docs/filters.md).
+                kept = {k: c for k, c in scoped.items() if not any(k in e.item.value for e in matching)}
+                result = yield _Call("recall", (query,), {"namespace": _held(ns), "config": self._search_config(op),
+                                                          **kept})
                 for memory in result.memories:
                     entry = owner.get(memory.unit.id)
                     if entry is not None and memory.score > best.get(entry.item.key, float("-inf")):
@@ -418,6 +427,30 @@ class RippleMemStore(BaseStore):
         return [SearchItem(namespace=e.item.namespace, key=e.item.key, value=e.item.value,
                            created_at=e.item.created_at, updated_at=e.item.updated_at, score=s)
                 for e, s in zip(page, scores, strict=True)]
+
+    def _matching(self, ns: Namespace, live: Iterable[StoreEntry], conditions: dict[str, Any] | None,
+                  scoped: dict[str, Any], batch: _Batch) -> Generator[_Call, Any, list[StoreEntry]]:
+        """The visible entries meeting ``conditions``: on values, and for the recall filter's names on memories."""
+        left_out: dict[frozenset[str], set[str]] = {}  # memory ids each set of names leaves out
+        found = []
+        for entry in live:
+            by_value, by_memory = split_filter(conditions, entry.item)
+            if not entry.visible or not passes(entry.item, by_value):
+                continue
+            if by_memory and by_memory not in left_out:
+                left_out[by_memory] = yield _Call("_outside", (ns, {k: scoped[k] for k in by_memory}, batch.now),
+                                                 on_store=True)
+            if not by_memory or not left_out[by_memory].issuperset(entry.unit_ids):
+                found.append(entry)
+        return found
+
+    def _outside(self, ns: Namespace, filters: dict[str, Any], now: datetime) -> set[str]:
+        """The memory ids of ``ns`` outside a recall filter (time phrases grounded at ``now``).
+
+        Raises:
+            ValueError: naming ``filter`` and the name whose condition is no recall filter.
+        """
+        return outside(self.memory.reader.namespace_index(_held(ns)), memory_filter(filters, now))
 
     def _texts(self, entry: StoreEntry) -> list[str]:
         return indexed_texts(entry.item.value, entry.index, self._fields) if entry.indexed else []

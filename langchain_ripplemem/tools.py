@@ -37,6 +37,7 @@ from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.conversations.messages import single_turn_conversation
 from langchain_ripplemem.llm.failures import summarise_validation
 from langchain_ripplemem.recall.browsing import MAX_LINKS, MAX_PAGE_SIZE
+from langchain_ripplemem.recall.filters import recall_filter
 from langchain_ripplemem.render.plain_text import memory_line
 from langchain_ripplemem.schemas import (
     Conversation,
@@ -82,6 +83,11 @@ class RecallArgs(BaseModel):
     """Arguments of the recall tool."""
 
     query: str = Field(description="what to look for, as a question or topic")
+    since: str | None = Field(default=None, description="only memories from then on: an ISO date or a phrase "
+                              "such as 'last week' (optional)")
+    until: str | None = Field(default=None, description="only memories up to then, as since (optional)")
+    speakers: list[str] | None = Field(default=None, description="only what these people said (optional)")
+    conversation_id: str | None = Field(default=None, description="only memories of this conversation (optional)")
 
 
 class RememberArgs(BaseModel):
@@ -201,20 +207,24 @@ def create_recall_tool(
         raise ValueError(f"k must be a positive integer, got {k!r}")
     template, get_memory, recall_config = _check_template(namespace), _getter(memory), config
 
-    def prepare(query: str, run_config: RunnableConfig) -> tuple[RippleMem, dict[str, Any]]:
+    def prepare(query: str, run_config: RunnableConfig, filters: dict[str, Any]) -> tuple[RippleMem, dict[str, Any]]:
         if is_blank(query):
             raise ToolException("query must be a non-empty question or topic")
+        try:  # a bad filter goes back to the model, named
+            recall_filter(**filters)
+        except ValueError as err:
+            raise ToolException(str(err)) from None
         # The tool run's callbacks make the recall graph's node runs nest under the tool run.
         return get_memory(), {"namespace": resolve_namespace(template, run_config), "k": k,
-                              "config": recall_config, "callbacks": run_config.get("callbacks")}
+                              "config": recall_config, "callbacks": run_config.get("callbacks"), **filters}
 
-    def recall(query: str, config: RunnableConfig) -> str:
-        target, kwargs = prepare(query, config)
+    def recall(query: str, config: RunnableConfig, **filters: Any) -> str:
+        target, kwargs = prepare(query, config, filters)
         return format_memories(target.recall(query, **kwargs))
 
-    async def arecall(query: str, config: RunnableConfig) -> str:
+    async def arecall(query: str, config: RunnableConfig, **filters: Any) -> str:
         # The memory may be created, and storage read, on first use: never on the event loop.
-        target, kwargs = await asyncio.to_thread(prepare, query, config)
+        target, kwargs = await asyncio.to_thread(prepare, query, config, filters)
         return format_memories(await target.arecall(query, **kwargs))
 
     return StructuredTool.from_function(func=recall, coroutine=arecall, name=name, description=description,

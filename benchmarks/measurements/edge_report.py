@@ -2,7 +2,7 @@
 
 Builds the write path's graph (rule-based units, MiniLM vectors, ``link_rows``) of
 every LoCoMo conversation and of every linked-suite case (injected into its
-haystack), once with ``structural_edges="paper"`` (METHOD.md's ``s_str``) and once
+haystack), once with ``structural_edges="paper"`` (docs/concepts.md's ``s_str``) and once
 with ``"cues"`` (rarity-weighted identifying cues, the default), and counts edges
 per type, the edges that join two sessions, and the mean degree.
 

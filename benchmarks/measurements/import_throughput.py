@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 
 from benchmarks.measurements.output import emit
-from langchain_ripplemem.conversations.chat_exports import read_chat_export
 from langchain_ripplemem.config import WriteConfig
+from langchain_ripplemem.conversations.chat_exports import read_chat_export
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings, embed_texts
 from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import Conversation

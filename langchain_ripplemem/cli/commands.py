@@ -70,7 +70,7 @@ exit status: 0 done; 1 `check` found problems, `forget` was declined, or `ingest
 its extraction windows failed (e.g. --llm answered with invalid output) or skipped malformed chats of an
 export (the rest is stored); 2 error (bad input, no store, store in use by another process);
 130 interrupted (ingesting the file again resumes); 141 output closed early (e.g. `| head`).
-`ripplemem COMMAND --help` describes a command."""
+`ripplemem COMMAND --help` describes a command; docs/cli.md describes them all."""
 
 
 # -- commands ----------------------------------------------------------------------
@@ -318,7 +318,7 @@ def add_recall(sub: Subparsers) -> None:
                         help="also write a picture of the recollection: one self-contained HTML page")
     recall.add_argument("--preset", default="recommended", choices=sorted(PRESETS),
                         help="recall settings (default: %(default)s, RecallConfig(), the best measured offline; "
-                        "paper: METHOD.md exactly)")
+                        "paper: the method of docs/concepts.md exactly)")
     recall.set_defaults(func=cmd_recall)
 
 

@@ -1,6 +1,6 @@
 """Per-encoder calibration of the semantic edge threshold.
 
-METHOD.md's 0.85 was set for Qwen3-Embedding, whose cosines run high. MiniLM's
+docs/concepts.md's 0.85 was set for Qwen3-Embedding, whose cosines run high. MiniLM's
 run lower: on LoCoMo units the median cosine of a unit to its nearest
 neighbour is about 0.75, and only 29 of 87,571 pairs of one conversation reach
 0.85, so the semantic channel would be almost empty. We therefore take the

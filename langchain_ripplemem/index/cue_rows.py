@@ -197,7 +197,7 @@ class CueRows:
         """``(rows, scores)``: the candidate rows among the first ``n`` that score above 0, ascending.
 
         Candidates are ``rows``, else the rows sharing a cue (or, with ``key_weight``, a
-        key) with ``cues``; the score is METHOD.md's ``s_str`` plus ``key_weight`` times
+        key) with ``cues``; the score is docs/concepts.md's ``s_str`` plus ``key_weight`` times
         the :meth:`key_overlap` with ``keys``. Nothing is scored when ``k <= 0``.
         """
         if rows is None:

@@ -298,7 +298,7 @@ class NamespaceIndex:
     ) -> list[tuple[str, float]]:
         """Units ranked by structural overlap with ``cues``; semantic similarity breaks ties.
 
-        The score is METHOD.md's ``s_str`` (betas and tau from ``config``), plus
+        The score is docs/concepts.md's ``s_str`` (betas and tau from ``config``), plus
         ``key_weight`` times the rarity-weighted overlap with the identifying
         ``keys`` (:meth:`key_overlap`; topic words count ``topic_weight``). It is
         computed from the posting lists with array operations (:meth:`CueRows.scored`):

@@ -1,4 +1,4 @@
-"""Assembly: merge evidence by id and rank it by rho (METHOD.md read phase, step 6).
+"""Assembly: merge evidence by id and rank it by rho (docs/concepts.md read phase, step 6).
 
 ``rho(m) = 1.25 a(q, m) + 1.0 pi(m) + 0.05 I_anchor(m)`` where ``a`` is the
 query-memory cosine min-max normalised over the evidence set, ``pi`` the

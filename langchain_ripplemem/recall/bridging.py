@@ -12,7 +12,7 @@ query does not (:func:`bridge_potential`): "I booked Harbor Grill" leads to what
 else was said about Harbor Grill. The heuristic controller prefers such memories
 as anchors and does not stop while the best of them is unexplored.
 
-Time bridges too (METHOD.md's T cue, at read time): a memory whose own words
+Time bridges too (docs/concepts.md's T cue, at read time): a memory whose own words
 name a specific time ("flying out June 10th", :func:`mentioned_time`) reaches the
 memories whose words name an overlapping time ("Denver, June 8th to 14th"), as
 rare as few memories name it (:func:`time_bridges`). A session's day is no such

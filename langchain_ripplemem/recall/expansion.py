@@ -1,4 +1,4 @@
-"""Anchor-local expansion over the typed edges (METHOD.md read phase, step 4).
+"""Anchor-local expansion over the typed edges (docs/concepts.md read phase, step 4).
 
 Candidates are units not yet in the evidence within ``hops`` of an anchor.
 Each channel walks only its own edge type and scores what it reaches against

@@ -46,6 +46,7 @@ from langchain_ripplemem.recall.bridging import round_strength, time_hits
 from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController, budget_stop
 from langchain_ripplemem.recall.evidence import Evidence, FoundHit, supports
 from langchain_ripplemem.recall.expansion import Unreachable, expand_channel
+from langchain_ripplemem.recall.filters import empty_filter_warning, outside
 from langchain_ripplemem.recall.query_cues import (
     cues_from_llm,
     move_speakers,
@@ -162,8 +163,13 @@ class RecallNodes:
         if ctx.config.scoring.speaker_bonus:
             cues = move_speakers(cues, names)
         vector = self.reader.embed_query(cues.query)
-        # Suppressed memories (and, with as_of, later ones) stay out of every view, walk and assembly.
-        hidden = sorted(hidden_ids(index, ctx.as_of))
+        # Suppressed memories (and, with as_of, later ones) stay out of every view, walk and assembly;
+        # so do those outside the call's filter: never a candidate, an anchor or a step of a walk.
+        unseen = hidden_ids(index, ctx.as_of)
+        if (scope := ctx.filter).active:
+            unseen |= outside(index, scope)
+            warnings += empty_filter_warning(index, unseen, scope)
+        hidden = sorted(unseen)
         return {"pinned": pinned, "cues": cues, "query_vector": vector.tolist(), "evidence": {}, "hidden": hidden,
                 "anchors": [],
                 "answering": bool(state.get("with_answer")),

@@ -1,6 +1,6 @@
 """Dialogue context: score a memory together with its neighbours in the conversation.
 
-METHOD.md asks for restatements "understandable without the dialogue". An LLM
+The method asks for restatements "understandable without the dialogue". An LLM
 extractor folds the context into the text; the offline rule-based extractor
 keeps each turn's own words, so an answer ("They were stoked for the dinosaur
 exhibit!") does not contain the words of the question it answers ("What do

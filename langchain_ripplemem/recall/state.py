@@ -21,6 +21,7 @@ from typing_extensions import NotRequired, TypedDict
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.recall.bridging import EventTime
 from langchain_ripplemem.recall.evidence import Evidence, Supports
+from langchain_ripplemem.recall.filters import RecallFilter, recall_filter
 from langchain_ripplemem.recall.recall_prompts import ControllerPlan
 from langchain_ripplemem.recall.visibility import coerce_as_of
 from langchain_ripplemem.schemas import (
@@ -56,6 +57,10 @@ class RecallContext:
             superseded by then (``docs/lifecycle.md``).
         asker: the speaker asking (e.g. ``"user"``): the query's first person ("I", "my")
             is this speaker, a participant cue like a name (``docs/architecture.md``).
+        since, until, speakers, conversation_id: the recall's filter (``docs/filters.md``):
+            memories outside it are never candidates. ``since`` and ``until`` take ISO dates or
+            datetimes or time phrases ("last week"), grounded relative to ``reference_time``,
+            else ``as_of``, else now; ``speakers`` a name or a list of names.
     """
 
     namespace: Namespace | None = None
@@ -63,6 +68,10 @@ class RecallContext:
     reference_time: datetime | None = None
     as_of: datetime | None = None
     asker: str | None = None
+    since: datetime | str | None = None
+    until: datetime | str | None = None
+    speakers: list[str] | str | None = None
+    conversation_id: str | None = None
 
     def __post_init__(self) -> None:
         # Contexts built from JSON (``langgraph dev``, a dict) carry lists, strings and dicts.
@@ -75,12 +84,27 @@ class RecallContext:
         self.as_of = coerce_as_of(self.as_of)
         if self.asker is not None and (not isinstance(self.asker, str) or not self.asker.strip()):
             raise ValueError(f"asker must be a non-empty speaker name or None, got {self.asker!r}")
+        # Grounded once, here: a time phrase means the same instant in every node.
+        found = recall_filter(self.since, self.until, self.speakers, self.conversation_id,
+                              reference=self.reference_time or self.as_of)
+        self.since, self.until = found.since, found.until
+        self.speakers = None if found.speakers is None else list(found.speakers)
+
+    @property
+    def filter(self) -> RecallFilter:
+        """The filter of this recall (:mod:`~langchain_ripplemem.recall.filters`)."""
+        since, until = self.since, self.until
+        assert not isinstance(since, str) and not isinstance(until, str)  # grounded in __post_init__
+        return RecallFilter(since, until, None if self.speakers is None else tuple(self.speakers),
+                            self.conversation_id)
 
     def resolved(self, reader: MemoryReader) -> ResolvedContext:
         """The context with the reader's defaults filled in: the one effective namespace and config."""
         return ResolvedContext(namespace=self.namespace or reader.default_namespace,
                                config=self.config or reader.recall_config,
-                               reference_time=self.reference_time, as_of=self.as_of, asker=self.asker)
+                               reference_time=self.reference_time, as_of=self.as_of, asker=self.asker,
+                               since=self.since, until=self.until, speakers=self.speakers,
+                               conversation_id=self.conversation_id)
 
 
 class ResolvedContext(RecallContext):
@@ -91,17 +115,19 @@ class ResolvedContext(RecallContext):
 
     @classmethod
     def of_call(cls, namespace: Namespace, config: RecallConfig, *, k: int | None = None, as_of: Any = None,
-                asker: str | None = None) -> ResolvedContext:
+                asker: str | None = None, **filters: Any) -> ResolvedContext:
         """The context of one recall call: ``k`` (a positive integer) replaces ``config.assembly.top_k``.
 
+        ``filters``: ``since``, ``until``, ``speakers``, ``conversation_id`` (:mod:`.filters`).
+
         Raises:
-            ValueError: naming ``k`` or ``as_of`` when unusable.
+            ValueError: naming ``k``, ``as_of`` or a filter argument when unusable.
         """
         if k is not None:
             if isinstance(k, bool) or not isinstance(k, int) or k < 1:
                 raise ValueError(f"k must be a positive integer, got {k!r}")
             config = config.replace(assembly={"top_k": k})
-        return cls(namespace=namespace, config=config, as_of=coerce_as_of(as_of), asker=asker)
+        return cls(namespace=namespace, config=config, as_of=coerce_as_of(as_of), asker=asker, **filters)
 
 
 # Per-run values. A checkpointed thread keeps a plain channel's last value, and a run's input writes

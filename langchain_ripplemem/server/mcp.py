@@ -362,12 +362,18 @@ def create_mcp_server(
         query: Annotated[str, Field(description="what to look for, as a question or topic")],
         k: Annotated[int, Field(description=f"memories to return, 1 to {MAX_K}")] = 10,
         namespace: NamespaceArg = None,
+        since: Annotated[str | None, Field(description="optional: only memories from then on, an ISO date or "
+                                           "datetime or a phrase such as 'last week'")] = None,
+        until: Annotated[str | None, Field(description="optional: only memories up to then, as since")] = None,
+        speakers: Annotated[list[str] | None, Field(description="optional: only what these people said")] = None,
+        conversation_id: Annotated[str | None, Field(description="optional: only this conversation")] = None,
     ) -> Annotated[CallToolResult, RecallResult]:
         if not 1 <= k <= MAX_K:
             raise ValueError(f"k must be between 1 and {MAX_K}, got {k}")
         ns = scope.resolve(namespace)
-        result: RecallResult = await run(functools.partial(memory.recall, query, namespace=ns, k=k,
-                                                           config=recall_config))
+        result: RecallResult = await run(functools.partial(
+            memory.recall, query, namespace=ns, k=k, config=recall_config, since=since, until=until,
+            speakers=speakers, conversation_id=conversation_id))
         return CallToolResult(content=[TextContent(type="text", text=describe_recall(result))],
                               structuredContent=result.model_dump(mode="json"))
 

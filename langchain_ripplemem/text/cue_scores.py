@@ -1,4 +1,4 @@
-"""Edge scores of the typed memory graph, exactly as METHOD.md defines them.
+"""Edge scores of the typed memory graph, exactly as docs/concepts.md defines them.
 
 * semantic: ``s_sem(i, j) = cos(v_i, v_j)``
 * structural (``WriteConfig.linking.structural_edges="paper"``): per cue type ``x`` in
@@ -103,7 +103,7 @@ def time_similarity(a: TimeInterval, b: TimeInterval, tau_days: float = 7.0) -> 
 def structural_score(a: HasCues, b: HasCues, config: LinkingConfig) -> float | None:
     """``s_str(a, b)`` renormalised over the cue types both sides have; ``None`` if none.
 
-    ``config`` gives the betas and tau (METHOD.md's are ``LinkingConfig()``'s).
+    ``config`` gives the betas and tau (docs/concepts.md's are ``LinkingConfig()``'s).
     """
     cfg = config
     total = weight = 0.0

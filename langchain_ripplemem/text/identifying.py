@@ -1,6 +1,6 @@
 """Identifying cues: the names and topic words that tell one memory from another.
 
-METHOD.md's structural cues (participants, locations, time) saturate in a
+docs/concepts.md's structural cues (participants, locations, time) saturate in a
 two-person dialogue: every turn has the same two speakers and the session's
 day. What links a birthday booking at "Harbor Grill" to the remark, seven weeks
 earlier, that Harbor Grill serves oysters is the rare name they share. Each

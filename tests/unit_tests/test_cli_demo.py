@@ -59,7 +59,7 @@ def test_cli_ingest_then_recall_in_a_new_store(tmp_path, capsys):
     assert main(["recall", questions[0]["question"], "--persist", store, "--namespace", "demo/maya",
                  "--k", "3", "--json", "--preset", "paper"]) == 0
     paper = json.loads(capsys.readouterr().out)
-    assert len(paper["rounds"][0]["first_hop"]["semantic"]) == 10  # METHOD.md's 10/5/5
+    assert len(paper["rounds"][0]["first_hop"]["semantic"]) == 10  # docs/concepts.md's 10/5/5
 
 
 def test_cli_rejects_bad_namespace(tmp_path, capsys):

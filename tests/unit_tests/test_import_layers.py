@@ -76,12 +76,11 @@ def test_the_package_never_imports_the_harness(layers, tmp_path):
 def test_an_import_up_or_sideways_between_folders_is_refused(layers, tmp_path):
     up, side = "from langchain_ripplemem.recall.nodes import f\n", "from langchain_ripplemem.recall.nodes import f\n"
     root = _package(tmp_path, {"index/__init__.py": "", "index/rows.py": up, "recall/__init__.py": "",
-                               "recall/nodes.py": "def f(): pass\n", "write/__init__.py": "",
-                               "write/transaction.py": side,
+                               "recall/nodes.py": "def f(): pass\n", "write/__init__.py": "", "write/path.py": side,
                                "text/__init__.py": "", "text/lexical.py": "from langchain_ripplemem import schemas\n",
                                "schemas.py": ""})
     assert layers.folder_breaks(layers.import_graph(root)) == [
-        "sideways import: langchain_ripplemem.write.transaction -> langchain_ripplemem.recall.nodes "
+        "sideways import: langchain_ripplemem.write.path -> langchain_ripplemem.recall.nodes "
         "(recall sits side by side with write)",
         "upward import: langchain_ripplemem.index.rows -> langchain_ripplemem.recall.nodes (recall sits above index)"]
 
@@ -97,7 +96,7 @@ def test_a_folder_not_in_the_order_and_a_circle_of_sub_folders_are_refused(layer
 
 
 def test_a_module_name_used_twice_is_refused(layers, tmp_path):
-    root = _package(tmp_path, {"recall/__init__.py": "", "recall/query_cues.py": "", "text/__init__.py": "",
+    root = _package(tmp_path, {"recall/__init__.py": "", "recall/cues.py": "", "text/__init__.py": "",
                                "text/cues.py": "", "write/__init__.py": "", "write/linking/__init__.py": "",
                                "write/linking/linking.py": "", "cli/__init__.py": "", "cli/__main__.py": ""})
     assert layers.reused_names(root) == ["name used twice: cues (recall.cues, text.cues)",

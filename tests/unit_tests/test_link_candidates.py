@@ -34,7 +34,7 @@ def _edges(index: NamespaceIndex, rows: list[int], config: WriteConfig = CONFIG)
 
 
 def _reference(index: NamespaceIndex, row: int, config: WriteConfig) -> set[tuple[str, str, float]]:
-    """METHOD.md's semantic edges: of the ``semantic_pool`` nearest earlier units, the strongest over the threshold."""
+    """Semantic edges (docs/concepts.md): of the ``semantic_pool`` nearest earlier units, the strongest."""
     sims = similarities(index.matrix, list(range(row)), index.matrix[row])
     pool = sorted(range(row), key=lambda j: (-sims[j], -j))[: config.linking.semantic_pool]
     kept = sorted((j for j in pool if sims[j] >= config.linking.semantic_threshold), key=lambda j: (-sims[j], -j))

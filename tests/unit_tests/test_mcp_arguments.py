@@ -21,7 +21,7 @@ TAKES = {
     "forget": "memory_ids, conversation_id, erase_namespace, confirm, namespace",
     "correct": "memory_ids, reason, restore, namespace",
     "remember": "text, conversation, speaker, namespace",
-    "recall": "query, k, namespace",
+    "recall": "query, k, namespace, since, until, speakers, conversation_id",
     "stats": "namespace",
     "list_namespaces": "no arguments",
 }

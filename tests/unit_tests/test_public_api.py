@@ -32,7 +32,7 @@ def test_at_most_25_names_the_langchain_shaped_first_and_every_name_resolves():
 
 def test_public_classes_of_the_vendor_carry_one_prefix():
     vendor = [name for name in langchain_ripplemem.__all__ if name.startswith("Ripple")]
-    assert vendor and all(name.startswith("RippleMem") and not name.startswith("RippleMem") for name in vendor)
+    assert vendor and all(name.startswith("RippleMem") and not name.startswith("RippleMemory") for name in vendor)
 
 
 def test_storage_backends_and_protocols_come_from_the_storage_package():

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_ripplemem.config import ContextConfig
+from langchain_ripplemem.index import sessions
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.index.sessions import neighbour_rows, speakers
-from langchain_ripplemem.recall import smoothing
 from langchain_ripplemem.recall.query_cues import reference_time
 from langchain_ripplemem.recall.smoothing import best_first, in_context, smooth
 from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
@@ -64,8 +64,8 @@ def test_caches_of_a_grown_index_equal_a_fresh_build(spec, cuts):
 def test_a_write_orders_only_its_own_units(monkeypatch):
     index = grown([unit(i, "S1", i) for i in range(50)], [])
     calls: list[int] = []
-    original = smoothing._order_key
-    monkeypatch.setattr(smoothing, "_order_key", lambda u, row: calls.append(row) or original(u, row))
+    original = sessions._order_key
+    monkeypatch.setattr(sessions, "_order_key", lambda u, row: calls.append(row) or original(u, row))
     index.add([unit(50, "S1", 50), unit(51, "S2", 0)], np.zeros((2, 4), dtype=np.float32))
     assert neighbour_rows(index)[49].tolist() == [48, 50]
     assert calls == [50, 51]
@@ -143,5 +143,5 @@ def test_another_writers_logged_units_are_not_rechecked_against_every_linked_id(
     for i in range(3):
         writer.add_conversation(many_turns(f"more{i}", 4), namespace=NS)
         got = reader.recall("what about turn 2?", namespace=NS)  # catches up with the logged units
-        assert len(reader.namespace_index(NS)) == 6 + 4 * (i + 1) and got.memories
+        assert len(reader.reader.namespace_index(NS)) == 6 + 4 * (i + 1) and got.memories
     assert calls == []

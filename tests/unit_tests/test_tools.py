@@ -27,9 +27,9 @@ def memory() -> RippleMem:
 
 def test_tools_are_structured_with_sync_and_async(memory):
     recall, remember = create_recall_tool(memory), create_remember_tool(memory)
-    for tool, arg in [(recall, "query"), (remember, "content")]:
+    for tool, args in [(recall, ["query", "since", "until", "speakers", "conversation_id"]), (remember, ["content"])]:
         assert isinstance(tool, StructuredTool) and tool.func and tool.coroutine
-        assert list(tool.args) == [arg]  # the run config is injected, never shown to the model
+        assert list(tool.args) == args  # the run config is injected, never shown to the model
         assert len(tool.description) > 80
     assert (recall.name, remember.name) == ("recall_memory", "remember")
 

@@ -7,7 +7,8 @@ with text (id: the chat's id, so importing again adds nothing), of one session n
 it, whose turns are the messages of the chat as it reads now (the branch of the last edit),
 each with its own time; the person speaks as ``user``, the model as ``assistant``; the
 chat's title is kept as ``conversation.title``. What each format keeps and leaves out:
-:mod:`~langchain_ripplemem.conversations.chat_exports.chatgpt`, :mod:`~langchain_ripplemem.conversations.chat_exports.claude`.
+:mod:`~langchain_ripplemem.conversations.chat_exports.chatgpt`,
+:mod:`~langchain_ripplemem.conversations.chat_exports.claude`.
 
 A chat that cannot be read is skipped with a :class:`~langchain_ripplemem.errors.MalformedChatWarning`
 naming its position, title, id and the field; the rest is read. :func:`read_chat_export`
@@ -42,9 +43,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from langchain_ripplemem.conversations.chat_exports.export_reading import ChatExport, ChatReader, SkippedChat, read_chats, read_export_json
 from langchain_ripplemem.conversations.chat_exports.chatgpt import chatgpt_chat
 from langchain_ripplemem.conversations.chat_exports.claude import claude_chat
+from langchain_ripplemem.conversations.chat_exports.export_reading import (
+    ChatExport,
+    ChatReader,
+    SkippedChat,
+    read_chats,
+    read_export_json,
+)
 from langchain_ripplemem.errors import InvalidConversationError, MalformedChatWarning
 from langchain_ripplemem.schemas import Conversation
 

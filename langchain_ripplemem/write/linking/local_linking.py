@@ -1,4 +1,4 @@
-"""Incremental, local linking of new units (METHOD.md write phase, step 3).
+"""Incremental, local linking of new units (docs/concepts.md write phase, step 3).
 
 Each new unit gets two bounded candidate pools among the units inserted
 before it: the ``semantic_pool`` nearest neighbours by cosine and the

@@ -1,0 +1,193 @@
+"""Recall filters: a time window, speakers and a conversation, applied before anything is ranked.
+
+``RippleMem.recall(..., since=, until=, speakers=, conversation_id=)`` and every other
+surface (the retriever, the store's ``filter``, the tools, the served graphs'
+context) build one :class:`RecallFilter`. Recall turns it into more hidden ids, once
+per recall, from the pinned namespace index (:func:`outside`): the rows of the
+named speakers and of the conversation, and each row's time. Hidden memories are
+left out of every view, anchor, expansion path and the assembly, so a memory outside
+the filter is never a candidate, and the controller judges what is left.
+
+* ``since`` / ``until``: an ISO date (``since`` from its first instant, ``until`` to its
+  last), an ISO datetime (naive = UTC), a ``date`` or ``datetime``, or a time phrase recall
+  grounds in questions ("last week", "yesterday", "3 days ago", "May 2026"), grounded
+  relative to the reference time: ``reference_time``, else ``as_of``, else now. A memory
+  is inside when its time interval (the day it was said, or the time its words name)
+  shares an instant with the window; one without a time, when it was stated inside it.
+* ``speakers``: a name or a list of names (case-insensitive); a memory is inside when its
+  speaker is one of them, or, for memories that record no speaker (a chat model's
+  extraction), when one of them is among its participants.
+* ``conversation_id``: only the memories of that conversation.
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> now = datetime(2026, 5, 6, 12, tzinfo=timezone.utc)  # a Wednesday
+    >>> f = recall_filter(since="last week", until="2026-05-03", speakers="Maya", reference=now)
+    >>> f.since.isoformat(), f.until.isoformat(), f.speakers
+    ('2026-04-27T00:00:00+00:00', '2026-05-03T23:59:59.999999+00:00', ('maya',))
+    >>> recall_filter(reference=now).active
+    False
+    >>> recall_filter(speakers=[""], reference=now)
+    Traceback (most recent call last):
+    ...
+    ValueError: speakers must be a speaker name or a list of non-empty names, got ['']
+
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from datetime import date, datetime, time, timezone
+from typing import Any
+
+import numpy as np
+
+from langchain_ripplemem.index.marks import stated_at
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
+from langchain_ripplemem.index.sessions import session_rows
+from langchain_ripplemem.recall.bridging import epoch_micros, row_times
+from langchain_ripplemem.recall.cue_bonus import row_speakers
+from langchain_ripplemem.schemas import aware
+from langchain_ripplemem.text.time.timeparse import ground_time
+
+__all__ = ["FILTER_NAMES", "RecallFilter", "empty_filter_warning", "outside", "recall_filter"]
+
+_log = logging.getLogger(__name__)
+
+#: The filter's argument names, the same on every surface.
+FILTER_NAMES = ("since", "until", "speakers", "conversation_id")
+
+
+@dataclass(frozen=True)
+class RecallFilter:
+    """What a recall may return: a time window, speakers (lower-cased) and a conversation; ``None``: any."""
+
+    since: datetime | None = None
+    until: datetime | None = None
+    speakers: tuple[str, ...] | None = None
+    conversation_id: str | None = None
+
+    @property
+    def active(self) -> bool:
+        """Whether it leaves anything out at all."""
+        return any(v is not None for v in (self.since, self.until, self.speakers, self.conversation_id))
+
+    def describe(self) -> str:
+        """The filter in words, for a warning: ``since 2026-04-27T00:00:00+00:00, speakers maya``."""
+        parts = [f"since {self.since.isoformat()}" if self.since else "",
+                 f"until {self.until.isoformat()}" if self.until else "",
+                 f"speakers {', '.join(self.speakers)}" if self.speakers else "",
+                 f"conversation {self.conversation_id!r}" if self.conversation_id is not None else ""]
+        return ", ".join(p for p in parts if p)
+
+
+def _moment(value: Any, name: str, reference: datetime, end: bool) -> datetime | None:
+    """``since`` (``end=False``) or ``until`` as an aware datetime: a day or phrase gives its first or last instant."""
+    if value is None or isinstance(value, datetime):
+        return None if value is None else aware(value)
+    if isinstance(value, date):
+        return datetime.combine(value, time.max if end else time.min, tzinfo=timezone.utc)
+    if isinstance(value, str) and value.strip():
+        text = value.strip()
+        try:
+            return _moment(date.fromisoformat(text), name, reference, end)
+        except ValueError:
+            pass
+        try:
+            return aware(datetime.fromisoformat(text))
+        except ValueError:
+            pass
+        grounded = ground_time(text, reference)
+        if len(grounded) == 1 and len(grounded[0][0]) == len(text):  # the whole value is one time phrase
+            interval = grounded[0][1]
+            return interval.end if end else interval.start
+    raise ValueError(f"{name} must be an ISO date or datetime, a date, a datetime or a time phrase such as "
+                     f"'last week', got {value!r}")
+
+
+def _speakers(value: Any) -> tuple[str, ...] | None:
+    names = [value] if isinstance(value, str) else value
+    if value is None:
+        return None
+    if isinstance(names, Iterable) and not isinstance(names, (bytes, dict)):
+        names = list(names)
+        if names and all(isinstance(n, str) and n.strip() for n in names):
+            return tuple(dict.fromkeys(n.strip().lower() for n in names))
+    raise ValueError(f"speakers must be a speaker name or a list of non-empty names, got {value!r}")
+
+
+def recall_filter(since: Any = None, until: Any = None, speakers: Any = None, conversation_id: Any = None, *,
+                  reference: datetime | None = None) -> RecallFilter:
+    """Check and ground a recall's filter arguments (``reference``: "now" for time phrases, default now).
+
+    Raises:
+        ValueError: naming ``since``, ``until``, ``speakers`` or ``conversation_id`` when unusable,
+            and ``since`` when it is later than ``until``.
+    """
+    ref = aware(reference) if reference is not None else datetime.now(timezone.utc)
+    start, stop = _moment(since, "since", ref, end=False), _moment(until, "until", ref, end=True)
+    if start is not None and stop is not None and start > stop:
+        raise ValueError(f"since ({start.isoformat()}) must not be later than until ({stop.isoformat()})")
+    if conversation_id is not None and (not isinstance(conversation_id, str) or not conversation_id.strip()):
+        raise ValueError(f"conversation_id must be a non-empty string, got {conversation_id!r}")
+    return RecallFilter(start, stop, _speakers(speakers), conversation_id)
+
+
+def outside(index: NamespaceIndex, flt: RecallFilter) -> set[str]:
+    """The ids of ``index`` the filter leaves out (none when it is not active)."""
+    n = len(index.ids)
+    if not flt.active or n == 0:
+        return set()
+    inside = np.ones(n, dtype=bool)
+    if flt.conversation_id is not None:
+        rows = [r for (conv, _), held in session_rows(index).rows.items() if conv == flt.conversation_id
+                for r in held if r < n]
+        inside &= np.isin(np.arange(n), rows)
+    if flt.speakers is not None:
+        inside &= _spoken_by(index, n, flt.speakers)
+    if flt.since is not None or flt.until is not None:
+        inside &= _in_window(index, n, flt.since, flt.until)
+    return {index.ids[r] for r in np.flatnonzero(~inside).tolist()}
+
+
+def _spoken_by(index: NamespaceIndex, n: int, names: tuple[str, ...]) -> np.ndarray:
+    said = row_speakers(index)
+    named = set(names)
+    spoken = np.fromiter((s in named for s in said[:n]), dtype=bool, count=n)
+    unsaid = np.fromiter((s is None for s in said[:n]), dtype=bool, count=n)
+    if unsaid.any():  # no speaker recorded: the participants the extraction named
+        involved = np.zeros(n, dtype=bool)
+        postings = index.postings["participants"]
+        for name in names:
+            involved[[r for r in postings.get(name, ()) if r < n]] = True
+        spoken |= unsaid & involved
+    return spoken
+
+
+def _in_window(index: NamespaceIndex, n: int, since: datetime | None, until: datetime | None) -> np.ndarray:
+    times = row_times(index)
+    low = epoch_micros(since) if since is not None else None
+    high = epoch_micros(until) if until is not None else None
+    inside = times.timed[:n].copy()
+    if low is not None:
+        inside &= times.end[:n] >= low
+    if high is not None:
+        inside &= times.start[:n] <= high
+    for row in np.flatnonzero(~times.timed[:n]).tolist():  # no time: when it was stated
+        said = stated_at(index.units[row])
+        inside[row] = (since is None or said >= since) and (until is None or said <= until)
+    return inside
+
+
+def empty_filter_warning(index: NamespaceIndex, hidden: Collection[str], flt: RecallFilter) -> list[str]:
+    """The result's warning (also logged, INFO) when the filter leaves no memory of a namespace that has some.
+
+    Not an error: "nothing Sam said last week" is an answer.
+    """
+    if not len(index.ids) or len(hidden) < len(index.ids):
+        return []
+    warning = f"filter: no memory of {'/'.join(index.namespace)} is inside it ({flt.describe()}); nothing is returned"
+    _log.info(warning)
+    return [warning]
