@@ -469,7 +469,7 @@ def create_memory_timeline_tool(
         >>> timeline.invoke({"since": "2026-03-01", "until": "2026-03-07"})
         'No memories from 2026-03-01 to 2026-03-07 in maya.'
         >>> timeline.invoke({"since": "someday"})  # doctest: +ELLIPSIS
-        "since must be an ISO date or datetime (...) or a time phrase such as 'last week', ..., got 'someday'"
+        "since must be an ISO date or datetime, ... or a time phrase such as 'last week', got 'someday'"
     """
     if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= MAX_PAGE_SIZE:
         raise ValueError(f"page_size must be an integer from 1 to {MAX_PAGE_SIZE}, got {page_size!r}")

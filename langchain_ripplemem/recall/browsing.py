@@ -38,17 +38,17 @@ Example:
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, time
 from typing import TYPE_CHECKING, get_args
 
 from pydantic import BaseModel, Field
 
-from langchain_ripplemem.index.marks import SUPERSEDED_BY, VALID_UNTIL, is_suppressed
+from langchain_ripplemem.index.marks import SUPERSEDED_BY, VALID_UNTIL, is_suppressed, stated_at
 from langchain_ripplemem.index.sessions import NO_ROW, neighbour_rows
+from langchain_ripplemem.recall.filters import outside, recall_filter
 from langchain_ripplemem.render.plain_text import memory_line
 from langchain_ripplemem.schemas import EdgeType, MemoryUnit, Namespace, counted, format_namespace, validate_namespace
 from langchain_ripplemem.text.names import canonical_name
-from langchain_ripplemem.text.time.time_window import time_window
 
 if TYPE_CHECKING:
     from langchain_ripplemem.index.namespace_index import NamespaceIndex
@@ -150,7 +150,7 @@ class TimelinePage(BaseModel):
 
     def describe(self) -> str:
         """The text a model reads."""
-        what = f"{time_window(self.since, self.until).describe()}" + (f" with {self.person}" if self.person else "")
+        what = _window_words(self.since, self.until) + (f" with {self.person}" if self.person else "")
         ns = format_namespace(self.namespace)
         if not self.total:
             return f"No memories {what} in {ns}."
@@ -165,6 +165,18 @@ class TimelinePage(BaseModel):
             f" (page {self.page} of {self.pages}, the last)" if self.pages > 1 else ""
         return "\n".join([f"{shown} {what} in {ns}, oldest first{more}:",
                           *(f"- {model_line(unit)}" for unit in self.memories)])
+
+
+def _window_words(since: datetime | None, until: datetime | None) -> str:
+    """``from 2026-03-01 to 2026-03-07``, ``from ...``, ``until ...`` or ``at any time``."""
+    def shown(when: datetime) -> str:  # a day when the end is a day's first or last instant, else the minute
+        return when.date().isoformat() if when.timetz().replace(tzinfo=None) in (time.min, time.max) else \
+            when.isoformat(timespec="minutes")
+    if since is not None and until is not None:
+        return f"from {shown(since)} to {shown(until)}"
+    if since is not None:
+        return f"from {shown(since)}"
+    return f"until {shown(until)}" if until is not None else "at any time"
 
 
 def _namespace(reader: MemoryReader, namespace: Namespace | str | None) -> tuple[Namespace, NamespaceIndex]:
@@ -244,8 +256,9 @@ def timeline(reader: MemoryReader, since: object = None, until: object = None, *
              now: datetime | None = None) -> TimelinePage:
     """The memories of ``namespace`` whose time meets the window, oldest first, one page of them.
 
-    A memory's time is the interval it is about (a stated "last week", else the day it was said);
-    it is in the window when that interval shares an instant with it. Undated memories are in no window.
+    The window is the one recall's ``since``/``until`` filter reads (:mod:`~langchain_ripplemem.recall.filters`):
+    a memory is in it when its time (a stated "last week", else the day it was said) shares an instant
+    with it; a memory with no time, when it was said inside it.
 
     Args:
         reader: the memory's reader (``RippleMem.reader``).
@@ -260,17 +273,25 @@ def timeline(reader: MemoryReader, since: object = None, until: object = None, *
     Raises:
         ValueError: naming ``since``, ``until``, ``person``, ``page``, ``page_size`` or ``namespace`` when unusable.
     """
-    window = time_window(since, until, now=now)
+    window = recall_filter(since, until, reference=now)  # the window recall's since/until filter reads
     page, page_size = _positive(page, "page"), _positive(page_size, "page_size", MAX_PAGE_SIZE)
     if person is not None and (not isinstance(person, str) or not canonical_name(person)):
         raise ValueError(f"person must be a name, got {person!r}")
     who = canonical_name(person).casefold() if person is not None else None
     ns, index = _namespace(reader, namespace)
-    found = [unit for unit in index.units
-             if unit.time is not None and window.holds(unit.time) and not is_suppressed(unit)
+    hidden = outside(index, window)
+    found = [unit for unit in index.units if unit.id not in hidden and not is_suppressed(unit)
              and (who is None or _took_part(unit, who))]
-    found.sort(key=lambda unit: (unit.time.start, unit.time.end) if unit.time else ())  # stable: stored order
+    found.sort(key=_when)  # stable: memories of one time stay in stored order
     first = (page - 1) * page_size
     return TimelinePage(namespace=ns, since=window.since, until=window.until,
                         person=canonical_name(person) if person is not None else None, page=page,
                         page_size=page_size, total=len(found), memories=found[first:first + page_size])
+
+
+def _when(unit: MemoryUnit) -> tuple[datetime, datetime]:
+    """Where a memory sits in a timeline: its time, else when it was said."""
+    if unit.time is not None:
+        return unit.time.start, unit.time.end
+    said = stated_at(unit)
+    return said, said

@@ -15,10 +15,9 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.recall.browsing import MemoryNeighbourhood, TimelinePage
-from langchain_ripplemem.text.time.time_window import time_window
 from langchain_ripplemem.tools import create_explore_memory_tool, create_memory_timeline_tool
 
-from .conftest import filled_memory
+from .conftest import BagOfWordsEmbeddings, filled_memory
 from .fakes import ScriptedChatModel
 
 NS = ("users", "maya")
@@ -62,19 +61,20 @@ MONDAY = datetime(2026, 3, 23, 10, 0, tzinfo=timezone.utc)
     ("March 2026", None, "2026-03-01T00:00:00+00:00", None),
     (None, None, None, None),
 ])
-def test_a_window_reads_dates_datetimes_and_time_phrases(since, until, start, end):
-    window = time_window(since, until, now=MONDAY)
-    assert (window.since.isoformat() if window.since else None, window.until.isoformat() if window.until else None) \
+def test_a_window_reads_dates_datetimes_and_time_phrases(memory, since, until, start, end):
+    """As recall's since/until filter reads them (recall/filters.py): a day or a phrase covers all of it."""
+    page = memory.timeline(since, until, namespace=NS, now=MONDAY)
+    assert (page.since.isoformat() if page.since else None, page.until.isoformat() if page.until else None) \
         == (start, end)
 
 
 @pytest.mark.parametrize(("since", "until", "named"), [
     ("someday", None, "since must be"), (None, "2026-02-30", "until must be"), ("", None, "since must be"),
-    (1714000000, None, "since must be"), ("2026-03-09", "2026-03-01", "since (2026-03-09) must not be after until"),
+    (1714000000, None, "since must be"), ("2026-03-09", "2026-03-01", "since (2026-03-09T00:00:00+00:00) must not be"),
 ])
-def test_a_bad_window_is_a_value_error_naming_the_argument(since, until, named):
-    with pytest.raises(ValueError, match=named.replace("(", r"\(").replace(")", r"\)")):
-        time_window(since, until, now=MONDAY)
+def test_a_bad_window_is_a_value_error_naming_the_argument(memory, since, until, named):
+    with pytest.raises(ValueError, match=named.replace("(", r"\(").replace(")", r"\)").replace("+", r"\+")):
+        memory.timeline(since, until, namespace=NS, now=MONDAY)
 
 
 # -- explore --------------------------------------------------------------------------------------
@@ -163,6 +163,17 @@ def test_a_memory_about_a_period_is_in_every_window_it_meets(memory):
     assert hiking.time.start.day == 9 and hiking.time.end.day == 15
     assert memory.timeline("2026-03-12", "2026-03-12", namespace=NS).memories == [hiking]
     assert memory.timeline("2026-03-20", "2026-03-20", namespace=NS).memories == [unit_of(memory, "S2:1")]
+
+
+def test_a_memory_without_a_time_is_placed_at_when_it_was_stored():
+    with RippleMem(BagOfWordsEmbeddings()) as memory:
+        memory.add_conversation({"id": "c", "sessions": [{"id": "s", "turns": [
+            {"id": "t", "speaker": "Sam", "text": "No date was given for this."}]}]}, namespace=NS)
+        (undated,) = memory.list_units(NS)
+        assert undated.time is None
+        assert memory.timeline(namespace=NS).memories == [undated]
+        assert memory.timeline(since=undated.created_at, namespace=NS).memories == [undated]
+        assert memory.timeline("2026-03-01", "2026-03-31", namespace=NS).total == 0
 
 
 def test_the_timeline_of_a_person_keeps_what_they_said_or_took_part_in(memory):
@@ -291,7 +302,7 @@ async def test_the_mcp_tools_walk_within_the_servers_namespace(memory):
 def test_the_agent_graph_recalls_then_explores_a_memorys_links(tmp_path, monkeypatch):
     import importlib
 
-    from .conftest import ROOT, BagOfWordsEmbeddings, make_conversation
+    from .conftest import ROOT, make_conversation
 
     monkeypatch.setenv("RIPPLEMEM_PERSIST", str(tmp_path / "store"))
     monkeypatch.syspath_prepend(str(ROOT))
