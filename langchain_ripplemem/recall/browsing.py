@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from langchain_ripplemem.recall.reader import MemoryReader
 
 __all__ = ["MAX_LINKS", "MAX_PAGE_SIZE", "LinkedMemory", "MemoryNeighbourhood", "SourceTurns", "TimelinePage",
-           "explore", "timeline"]
+           "explore", "model_line", "timeline"]
 
 #: The most linked memories :func:`explore` shows per edge type.
 MAX_LINKS = 50
