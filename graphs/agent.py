@@ -1,7 +1,8 @@
 """The ``agent`` graph for LangGraph Server / ``langgraph dev``: a chat agent that remembers and recalls.
 
-A messages-state agent with two tools, ``remember`` and ``recall_memory``, over
-the memory shared with the ``recall`` and ``ingest`` graphs (see
+A messages-state agent with four tools, ``remember`` and ``recall_memory``, and
+``explore_memory`` and ``memory_timeline`` to walk on from what a recall found,
+over the memory shared with the ``recall`` and ``ingest`` graphs (see
 ``graphs/recall.py``). Each user's memories live in ``("memories", user_id)``.
 
 Run context (``AgentContext``)::
@@ -28,13 +29,20 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.runtime import get_runtime
 
 from langchain_ripplemem.server.served_memory import get_memory
-from langchain_ripplemem.tools import create_recall_tool, create_remember_tool
+from langchain_ripplemem.tools import (
+    create_explore_memory_tool,
+    create_memory_timeline_tool,
+    create_recall_tool,
+    create_remember_tool,
+)
 
 SYSTEM_PROMPT = (
     "You are a helpful assistant with long-term memory. Before answering anything that may depend "
     "on earlier conversations, call recall_memory. When the user shares a durable fact, preference, "
-    "plan or event, call remember with one self-contained statement. Answer from the recalled "
-    "memories and say so when memory has nothing relevant."
+    "plan or event, call remember with one self-contained statement. When a recalled memory points at "
+    "something the recall did not cover, call explore_memory with its id to see what it links to; for what "
+    "happened in a period, call memory_timeline. Answer from the memories and say so when memory has nothing "
+    "relevant."
 )
 NO_MODEL = (
     "No chat model is configured for this agent, so I can't answer yet. Pass one in the run "
@@ -56,6 +64,8 @@ class AgentContext:
 TOOLS = [
     create_remember_tool(get_memory, namespace=("memories", "{user_id}")),
     create_recall_tool(get_memory, namespace=("memories", "{user_id}"), k=5),
+    create_explore_memory_tool(get_memory, namespace=("memories", "{user_id}")),
+    create_memory_timeline_tool(get_memory, namespace=("memories", "{user_id}")),
 ]
 
 

@@ -41,6 +41,7 @@ from langchain_ripplemem.index.stats import namespace_stats
 from langchain_ripplemem.index.sync import NamespaceSync
 from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.recall import build_recall_graph
+from langchain_ripplemem.recall.browsing import MemoryNeighbourhood, TimelinePage, explore, timeline
 from langchain_ripplemem.recall.derived import derive_all
 from langchain_ripplemem.recall.reader import FunctionReader, MemoryReader
 from langchain_ripplemem.recall.state import ResolvedContext
@@ -387,6 +388,18 @@ class RippleMem:
         run_config: dict[str, Any] = {"run_name": "ripplemem_recall", "callbacks": callbacks}  # None keeps the caller's
         return self._recall_graph, {"query": query, "with_answer": answer}, run_config, context
 
+    def explore(self, memory_id: str, *, namespace: Namespace | str | None = None,
+                limit: int = 5) -> MemoryNeighbourhood:
+        """One memory, its source turns and its linked memories by edge type (:func:`.recall.browsing.explore`)."""
+        return explore(self.reader, memory_id, namespace=namespace, limit=limit)
+
+    def timeline(self, since: Any = None, until: Any = None, *, person: str | None = None,
+                 namespace: Namespace | str | None = None, page: int = 1, page_size: int = 20,
+                 now: datetime | None = None) -> TimelinePage:
+        """A page of a time window's memories, oldest first (:func:`.recall.browsing.timeline`)."""
+        return timeline(self.reader, since, until, person=person, namespace=namespace, page=page,
+                        page_size=page_size, now=now)
+
     # -- lifecycle -----------------------------------------------------------------
     def delete(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> ForgetReport:
         """Delete units of ``namespace`` and every edge touching them, and erase them from the store's files.
@@ -516,4 +529,6 @@ class RippleMem:
     aupdate_metadata = async_twin(update_metadata)
     aexport_namespace = async_twin(export_namespace)
     aimport_namespace = async_twin(import_namespace)
+    aexplore = async_twin(explore)
+    atimeline = async_twin(timeline)
 

@@ -1,4 +1,4 @@
-"""Agent tools: recall from, write to and correct a RippleMem, sync and async.
+"""Agent tools: recall from, write to, correct and walk a RippleMem, sync and async.
 
 All tools take a *namespace template*: labels may hold ``{placeholders}``
 filled at call time from the run config's ``configurable`` (as LangMem does)
@@ -24,16 +24,19 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import string
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Union
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool, ToolException
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.conversations.messages import single_turn_conversation
+from langchain_ripplemem.llm.failures import summarise_validation
+from langchain_ripplemem.recall.browsing import MAX_LINKS, MAX_PAGE_SIZE
 from langchain_ripplemem.recall.filters import recall_filter
 from langchain_ripplemem.render.plain_text import memory_line
 from langchain_ripplemem.schemas import (
@@ -48,8 +51,8 @@ from langchain_ripplemem.schemas import (
 if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMem
 
-__all__ = ["create_correct_tool", "create_recall_tool", "create_remember_tool", "format_memories",
-           "resolve_namespace"]
+__all__ = ["create_correct_tool", "create_explore_memory_tool", "create_memory_timeline_tool", "create_recall_tool",
+           "create_remember_tool", "format_memories", "resolve_namespace"]
 
 MemorySource = Union["RippleMem", Callable[[], "RippleMem"]]
 DEFAULT_NAMESPACE = ("memories", "{user_id}")
@@ -338,3 +341,160 @@ def create_correct_tool(
 
     return StructuredTool.from_function(func=correct, coroutine=acorrect, name=name, description=description,
                                         args_schema=CorrectArgs, handle_tool_error=True)
+
+
+EXPLORE_DESCRIPTION = (
+    "Look closer at one memory: where it came from (its conversation, session and turns, and what was said just "
+    "before and after it) and the memories linked to it (sharing rare names, places or meaning), grouped by link "
+    "type, strongest first. Use it when a recalled memory points at something the recall did not cover. Input: "
+    "the memory's id exactly as recall_memory shows it in [brackets]."
+)
+TIMELINE_DESCRIPTION = (
+    "List what happened in a window of time, oldest first: the memories dated from `since` to `until` (ISO dates "
+    "such as '2026-03-01', datetimes, or phrases such as 'last week', 'yesterday' or 'March 2026'; leave one out "
+    "for an open end), optionally only those a `person` said or took part in. A long window comes in pages: "
+    "pass `page` for the next one."
+)
+
+
+class ExploreMemoryArgs(BaseModel):
+    """Arguments of the explore_memory tool."""
+
+    memory_id: str = Field(description="the memory's id, as recall_memory shows it in [brackets]")
+
+
+class MemoryTimelineArgs(BaseModel):
+    """Arguments of the memory_timeline tool."""
+
+    since: str | None = Field(default=None, description="start: '2026-03-01', a datetime or 'last week'")
+    until: str | None = Field(default=None, description="end, read the same way (a day means up to its end)")
+    person: str | None = Field(default=None, description="only memories this person said or took part in")
+    page: int = Field(default=1, description="which page of the window, from 1")
+    page_size: int | None = Field(default=None, description=f"memories per page, 1 to {MAX_PAGE_SIZE}")
+
+
+def _bad_arguments(tool: str) -> Callable[[ValidationError], str]:
+    """The answer a model gets for a call whose arguments do not fit the tool, naming each bad one."""
+    def answer(error: ValidationError) -> str:
+        return f"{tool} was called with bad arguments: {summarise_validation(error)}"
+    return answer
+
+
+@contextlib.contextmanager
+def _bad_values_answered() -> Iterator[None]:
+    """A memory read's bad argument (``ValueError``) becomes the tool's answer instead of raising."""
+    try:
+        yield
+    except ValueError as err:
+        raise ToolException(str(err)) from None
+
+
+def create_explore_memory_tool(
+    memory: MemorySource,
+    *,
+    namespace: tuple[str, ...] | str = DEFAULT_NAMESPACE,
+    limit: int = 5,
+    name: str = "explore_memory",
+    description: str = EXPLORE_DESCRIPTION,
+) -> StructuredTool:
+    """A tool that shows one memory, its source turns and its linked memories (``RippleMem.explore``).
+
+    An unknown id (or one of another namespace) is answered with a sentence saying so.
+
+    Args:
+        memory: the ``RippleMem``, or a function returning it (called on first use).
+        namespace: namespace template, e.g. ``("memories", "{user_id}")``.
+        limit: linked memories shown per edge type, strongest first.
+        name: the tool name the model sees.
+        description: the tool description the model sees.
+
+    Raises:
+        ValueError: naming ``limit``, ``namespace`` or ``memory`` when unusable.
+
+    Example:
+        >>> from langchain_ripplemem import RippleMem
+        >>> explore = create_explore_memory_tool(RippleMem(), namespace="maya")
+        >>> explore.invoke({"memory_id": "0" * 32})
+        "No memory with id '00000000000000000000000000000000' in maya."
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LINKS:
+        raise ValueError(f"limit must be an integer from 1 to {MAX_LINKS}, got {limit!r}")
+    template, get_memory = _check_template(namespace), _getter(memory)
+
+    def prepare(run_config: RunnableConfig) -> tuple[RippleMem, Namespace]:
+        return get_memory(), resolve_namespace(template, run_config)
+
+    def explore_memory(memory_id: str, config: RunnableConfig) -> str:
+        target, ns = prepare(config)
+        with _bad_values_answered():
+            return target.explore(memory_id, namespace=ns, limit=limit).describe()
+
+    async def aexplore_memory(memory_id: str, config: RunnableConfig) -> str:
+        target, ns = await asyncio.to_thread(prepare, config)
+        with _bad_values_answered():
+            return (await target.aexplore(memory_id, namespace=ns, limit=limit)).describe()
+
+    return StructuredTool.from_function(func=explore_memory, coroutine=aexplore_memory, name=name,
+                                        description=description, args_schema=ExploreMemoryArgs,
+                                        handle_tool_error=True, handle_validation_error=_bad_arguments(name))
+
+
+def create_memory_timeline_tool(
+    memory: MemorySource,
+    *,
+    namespace: tuple[str, ...] | str = DEFAULT_NAMESPACE,
+    page_size: int = 10,
+    name: str = "memory_timeline",
+    description: str = TIMELINE_DESCRIPTION,
+) -> StructuredTool:
+    """A tool that lists a time window's memories, oldest first, a page at a time (``RippleMem.timeline``).
+
+    Time phrases ("last week") are relative to the call's time. A bad ``since``, ``until``,
+    ``person`` or ``page`` is answered with what was wrong; a window with nothing in it, with
+    a sentence saying so.
+
+    Args:
+        memory: the ``RippleMem``, or a function returning it (called on first use).
+        namespace: namespace template, e.g. ``("memories", "{user_id}")``.
+        page_size: memories per page when the call does not say.
+        name: the tool name the model sees.
+        description: the tool description the model sees.
+
+    Raises:
+        ValueError: naming ``page_size``, ``namespace`` or ``memory`` when unusable.
+
+    Example:
+        >>> from langchain_ripplemem import RippleMem
+        >>> timeline = create_memory_timeline_tool(RippleMem(), namespace="maya")
+        >>> timeline.invoke({"since": "2026-03-01", "until": "2026-03-07"})
+        'No memories from 2026-03-01 to 2026-03-07 in maya.'
+        >>> timeline.invoke({"since": "someday"})  # doctest: +ELLIPSIS
+        "since must be an ISO date or datetime, ... or a time phrase such as 'last week', got 'someday'"
+    """
+    if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= MAX_PAGE_SIZE:
+        raise ValueError(f"page_size must be an integer from 1 to {MAX_PAGE_SIZE}, got {page_size!r}")
+    template, get_memory, default_size = _check_template(namespace), _getter(memory), page_size
+
+    def prepare(run_config: RunnableConfig, since: str | None, until: str | None, person: str | None,
+                page: int, page_size: int | None) -> tuple[RippleMem, dict[str, Any]]:
+        since, until, person = (None if value is None or is_blank(value) else value  # models send "" for unset
+                                for value in (since, until, person))
+        return get_memory(), {"since": since, "until": until, "person": person, "page": page,
+                              "namespace": resolve_namespace(template, run_config),
+                              "page_size": default_size if page_size is None else page_size}
+
+    def memory_timeline(config: RunnableConfig, since: str | None = None, until: str | None = None,
+                        person: str | None = None, page: int = 1, page_size: int | None = None) -> str:
+        target, kwargs = prepare(config, since, until, person, page, page_size)
+        with _bad_values_answered():
+            return target.timeline(**kwargs).describe()
+
+    async def amemory_timeline(config: RunnableConfig, since: str | None = None, until: str | None = None,
+                               person: str | None = None, page: int = 1, page_size: int | None = None) -> str:
+        target, kwargs = await asyncio.to_thread(prepare, config, since, until, person, page, page_size)
+        with _bad_values_answered():
+            return (await target.atimeline(**kwargs)).describe()
+
+    return StructuredTool.from_function(func=memory_timeline, coroutine=amemory_timeline, name=name,
+                                        description=description, args_schema=MemoryTimelineArgs,
+                                        handle_tool_error=True, handle_validation_error=_bad_arguments(name))

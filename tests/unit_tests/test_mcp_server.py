@@ -55,7 +55,8 @@ def _units(memory: RippleMem, ns: Namespace) -> int:
 async def test_tools_are_listed_with_descriptions_schemas_and_hints(memory):
     async with await _serve(memory) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
-    assert set(tools) == {"remember", "recall", "forget", "correct", "list_namespaces", "stats"}
+    assert set(tools) == {"remember", "recall", "forget", "correct", "list_namespaces", "stats", "explore_memory",
+                          "memory_timeline"}
     for tool in tools.values():
         assert len(tool.description) > 60 and tool.outputSchema is not None
     assert set(tools["remember"].inputSchema["properties"]) == {"text", "conversation", "speaker", "namespace"}
