@@ -13,8 +13,8 @@ import argparse
 from types import TracebackType
 from typing import Any
 
-from langchain_ripplemem.conversations.chat_exports import ChatExport, find_chat_export, read_chat_export
 from langchain_ripplemem.cli.support import emit, warn
+from langchain_ripplemem.conversations.chat_exports import ChatExport, find_chat_export, read_chat_export
 from langchain_ripplemem.conversations.files import load_conversations
 from langchain_ripplemem.schemas import Conversation
 
