@@ -21,7 +21,8 @@ reached through a rebound DNS name does not. A forget is a ``POST`` with a JSON 
 Example:
     >>> from starlette.testclient import TestClient
     >>> from langchain_ripplemem.memory import RippleMem
-    >>> client = TestClient(create_app(MemoryAccess.held(RippleMem()), read_only=True))
+    >>> app = create_app(MemoryAccess.held(RippleMem()), read_only=True)
+    >>> client = TestClient(app, base_url="http://127.0.0.1")
     >>> client.get("/api/namespaces").json()
     {'namespaces': []}
     >>> answer = client.post("/api/forget", json={"namespace": "a", "what": "memory", "target": "x", "confirm": "x"})

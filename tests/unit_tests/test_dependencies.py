@@ -32,7 +32,7 @@ PACKAGE = ROOT / "langchain_ripplemem"
 CALENDAR_VERSIONED = {"regex", "stop-words"}
 # What only the extras install (init_chat_model's `langchain` is the user's own choice).
 OPT_IN_MODULES = ("langchain", "langchain_openai", "mcp", "psycopg", "psycopg_pool", "matplotlib", "llama_cpp",
-                  "starlette", "uvicorn", "websockets")
+                  "starlette", "uvicorn")
 
 
 def _name(requirement: str) -> str:
