@@ -22,11 +22,16 @@ import json
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CHROMIUM_FLAGS", "BrowserError", "Chromium", "Tab", "find_chromium"]
+from benchmarks.processes import free_port
+
+__all__ = ["CHROMIUM_FLAGS", "BrowserError", "Chromium", "Tab", "find_chromium", "serving"]
 
 # As root Chromium needs --no-sandbox; without the background-networking flags it
 # tries to reach Google's hosts at every start, which an offline machine refuses.
@@ -70,7 +75,7 @@ class Chromium:
         self._ids = itertools.count(1)
         self.events: list[dict[str, Any]] = []
         try:
-            self._socket = connect(self._endpoint(), max_size=None, open_timeout=START_SECONDS)
+            self._socket = connect(self._endpoint(), max_size=None, open_timeout=START_SECONDS).__enter__()
         except BaseException:
             self.close()
             raise
@@ -247,3 +252,27 @@ class Tab:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data))
         return path
+
+
+@contextmanager
+def serving(app: Any, *, host: str = "127.0.0.1") -> Iterator[str]:
+    """Serve the ASGI ``app`` with uvicorn in a thread of this process on a free port; yields its URL.
+
+    In-process, so the app may hold a memory made here (a test's fast embeddings).
+    """
+    import uvicorn
+
+    port = free_port(host)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, name="ui-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + START_SECONDS
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise BrowserError(f"the server did not start on {host}:{port}")
+        time.sleep(0.02)
+    try:
+        yield f"http://{host}:{port}/"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=START_SECONDS)

@@ -8,7 +8,8 @@
   const FILTERS = ["person", "place", "conversation", "text"];
   const LINK_NAMES = {semantic: "Semantic", structural: "Structural (shared cues)", session: "Session",
                       "same turns": "Same turns", "superseded by": "Superseded by", supersedes: "Supersedes"};
-  let state = {}, shown = {}, overview = null, lastRecall = null, firstTimeline = true;
+  // stale: the shown timeline page no longer matches the store (after a forget), whatever the URL says
+  let state = {}, shown = {}, overview = null, lastRecall = null, firstTimeline = true, stale = false;
 
   // -- talking to the server ----------------------------------------------------------------
   async function api(path, params, body) {
@@ -42,7 +43,7 @@
       else if (key === "dataset") Object.assign(node.dataset, value);
       else node.setAttribute(key, value);
     }
-    for (const child of children.flat()) if (child !== null && child !== undefined)
+    for (const child of children.flat(Infinity)) if (child !== null && child !== undefined)
       node.append(child instanceof Node ? child : String(child));
     return node;
   }
@@ -181,7 +182,7 @@
     const {unit, links} = await api("memory", {namespace: state.ns, id: state.m});
     const time = unit.time ? (unit.time.start === unit.time.end ? unit.time.start :
                               `${unit.time.start} \u2192 ${unit.time.end}`) : "none";
-    const facts = [["Time", time], ["Said", unit.metadata.session_time || ""],
+    const facts = [["Time", unit.day || time], ["Said", unit.metadata.session_time || ""],
                    ["Source", `${unit.source.conversation_id} \u00b7 session ${unit.source.session_id}`],
                    ["Turns", unit.source.turn_ids.join(", ")], ["People", unit.participants.join(", ")],
                    ["Places", unit.locations.join(", ")], ["Cues", (unit.cues || []).join(", ")],
@@ -210,11 +211,12 @@
   }
 
   // -- recall --------------------------------------------------------------------------------
-  async function runRecall(query) {
+  // `show`: switch to the recall tab (not when a forget runs the shown recall again).
+  async function runRecall(query, show = true) {
     if (!state.ns) throw new Error("choose a namespace first");
     $("recall-button").disabled = true;
     $("recall-meta").textContent = "Recalling\u2026";
-    if (state.tab !== "recall") go({tab: "recall"});
+    if (show && state.tab !== "recall") go({tab: "recall"});
     try {
       lastRecall = await api("recall", null, {namespace: state.ns, query, k: parseInt($("k").value, 10) || 10});
     } finally { $("recall-button").disabled = false; }
@@ -259,8 +261,9 @@
       if (what !== "memory") reset[what] = "";
       await loadNamespaces().catch(() => null);
       overview = null;
+      stale = true;
       go(reset, true);
-      if (lastRecall) await runRecall(lastRecall.query);
+      if (lastRecall) await runRecall(lastRecall.query, false);
     });
     dialog.showModal();
   }
@@ -282,7 +285,10 @@
     if (before.ns !== state.ns || !overview) work.push(loadOverview());
     else drawFacets();
     if (before.ns !== state.ns || before.offset !== state.offset || before.order !== state.order ||
-        FILTERS.some((key) => before[key] !== state[key]) || firstTimeline) work.push(loadTimeline());
+        FILTERS.some((key) => before[key] !== state[key]) || firstTimeline || stale) {
+      stale = false;
+      work.push(loadTimeline());
+    }
     if (before.m !== state.m || before.ns !== state.ns) work.push(loadMemory());
     await Promise.all(work);
   }
