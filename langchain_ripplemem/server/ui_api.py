@@ -43,7 +43,9 @@ __all__ = ["COUNTED", "FORGET_KINDS", "MAX_K", "ApiError", "forget", "memory_det
            "namespaces", "recall", "timeline", "unit_row"]
 
 MAX_K = 100  # memories a recall from the page returns at most
-COUNTED = 100  # namespaces listed with their counts (the others' count shows when one is opened)
+# Namespaces counted whatever it costs (a count loads the namespace's index); past them, only those loaded already
+# are: a store of thousands of namespaces lists them all without loading each.
+COUNTED = 20
 FORGET_KINDS = ("memory", "conversation", "person")
 
 
@@ -112,12 +114,13 @@ def unit_row(unit: MemoryUnit) -> dict[str, Any]:
 
 # -- the routes -------------------------------------------------------------------------
 def namespaces(memory: RippleMem, given: Mapping[str, Any]) -> dict[str, Any]:
-    """Every namespace, the first :data:`COUNTED` with their number of memories (each count loads a view)."""
+    """Every namespace with its number of memories: the first :data:`COUNTED`, and the others loaded already."""
     _arguments(given, "/api/namespaces", ())
     found = sorted(memory.namespaces())
-    return {"namespaces": [{"namespace": format_namespace(ns),
-                            "units": len(current_index(memory, ns)) if i < COUNTED else None}
-                           for i, ns in enumerate(found)]}
+    counts = [len(current_index(memory, ns)) if i < COUNTED else
+              len(index) if (index := memory.index.cached(ns)) is not None else None for i, ns in enumerate(found)]
+    return {"namespaces": [{"namespace": format_namespace(ns), "units": n}
+                           for ns, n in zip(found, counts, strict=True)]}
 
 
 def namespace_overview(memory: RippleMem, given: Mapping[str, Any]) -> dict[str, Any]:

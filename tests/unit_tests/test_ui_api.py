@@ -23,7 +23,14 @@ from langchain_ripplemem.memory import RippleMem  # noqa: E402
 from langchain_ripplemem.server.ui_access import MemoryAccess  # noqa: E402
 from langchain_ripplemem.server.ui_page import TOKEN_HEADER, create_app  # noqa: E402
 
-from .conftest import ROOT, BagOfWordsEmbeddings, filled_memory, make_conversation, reopened_in_new_process  # noqa: E402
+from .conftest import (  # noqa: E402
+    ROOT,
+    BagOfWordsEmbeddings,
+    drawn_conversation,
+    filled_memory,
+    make_conversation,
+    reopened_in_new_process,
+)
 
 MAYA = "users/maya"
 LOCAL = "http://127.0.0.1"
@@ -68,6 +75,23 @@ def test_namespaces_and_overview_count_what_the_store_holds(client):
     assert [(f["label"], f["count"]) for f in overview["people"]] == [("Maya", 5), ("Sam", 3), ("Priya", 1)]
     assert {f["label"] for f in overview["places"]} == {"Harbor Grill", "Portland"}
     assert overview["conversations"] == [{"value": "c1", "label": "c1", "count": 7}]
+
+
+def test_many_namespaces_are_listed_without_loading_each(tmp_path):
+    from langchain_ripplemem.server.ui_api import COUNTED
+
+    names = [f"team/n{i:02d}" for i in range(COUNTED + 2)]
+    with RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path) as memory:
+        for name in names:
+            memory.add_conversation(drawn_conversation([[("Maya", f"Note number {name}.")]]), namespace=name)
+    memory = RippleMem(BagOfWordsEmbeddings(), persist_directory=tmp_path)  # nothing loaded yet
+    client = client_of(memory)
+    listed = client.get("/api/namespaces").json()["namespaces"]
+    assert [row["namespace"] for row in listed] == names
+    assert [row["units"] for row in listed] == [1] * COUNTED + [None, None]
+    client.get("/api/overview", params={"namespace": names[-1]})  # opened: now counted too
+    assert client.get("/api/namespaces").json()["namespaces"][-1]["units"] == 1
+    memory.close()
 
 
 def test_the_timeline_is_in_time_order_paged_and_filtered(client):
