@@ -173,19 +173,15 @@ def _filtered(index: NamespaceIndex, filters: Filters) -> np.ndarray | None:
 
 
 def _bins(days: np.ndarray) -> tuple[list[TimeBin], Literal["day", "month"]]:
-    """Counts per day (a span of up to 90 days) or per month of the rows' first days."""
-    days = days[~np.isnan(days)]
-    if not len(days):
+    """Counts per day (a span of up to 90 days) or per month of the rows' first days (in numpy: 100k rows)."""
+    epoch_days = np.floor(days[~np.isnan(days)]).astype(np.int64).astype("datetime64[D]")
+    if not len(epoch_days):
         return [], "month"
-    first, last = _day(float(days.min())), _day(float(days.max()))
-    if (last - first).days <= 90:
-        ordinals = np.floor(days).astype(np.int64)
-        found, counts = np.unique(ordinals, return_counts=True)
-        return [TimeBin(start=_day(float(d)), count=int(c)) for d, c in zip(found, counts, strict=True)], "day"
-    months = np.array([(d.year * 12 + d.month - 1) for d in map(_day, days.tolist())], dtype=np.int64)
-    found, counts = np.unique(months, return_counts=True)
-    return [TimeBin(start=date(int(m) // 12, int(m) % 12 + 1, 1), count=int(c))
-            for m, c in zip(found, counts, strict=True)], "month"
+    unit: Literal["day", "month"] = "day" if int((epoch_days.max() - epoch_days.min()).astype(np.int64)) <= 90 \
+        else "month"
+    found, counts = np.unique(epoch_days if unit == "day" else epoch_days.astype("datetime64[M]"), return_counts=True)
+    return [TimeBin(start=start, count=int(count))
+            for start, count in zip(found.astype("datetime64[D]").tolist(), counts, strict=True)], unit
 
 
 def timeline_page(index: NamespaceIndex, filters: Filters, *, offset: int = 0, limit: int = 50,

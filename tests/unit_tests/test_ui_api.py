@@ -29,6 +29,7 @@ from .conftest import (  # noqa: E402
     drawn_conversation,
     filled_memory,
     make_conversation,
+    make_unit,
     reopened_in_new_process,
 )
 
@@ -107,8 +108,33 @@ def test_the_timeline_is_in_time_order_paged_and_filtered(client):
     assert texts(timeline(client, text="epipen")) == ["Maya: My doctor gave me an epipen just in case."]
     assert timeline(client, person="sam", place="portland")["total"] == 1  # filters narrow together
     assert timeline(client, conversation="c1")["total"] == 7 and timeline(client, conversation="c9")["total"] == 0
+    assert everything["bin_unit"] == "day" and sum(b["count"] for b in everything["bins"]) == 7
+    assert everything["bins"][0] == {"start": "2026-03-02", "count": 3}  # the first session's three turns
     april = timeline(client, at="2026-04-01")
     assert april["offset"] == 5 and texts(april)[0] == "Sam: For your birthday dinner let us book Harbor Grill!"
+
+
+def test_a_timeline_of_more_than_90_days_counts_per_month():
+    from datetime import datetime, timezone
+
+    import numpy as np
+
+    from langchain_ripplemem.index.namespace_index import NamespaceIndex
+    from langchain_ripplemem.schemas import TimeInterval
+    from langchain_ripplemem.server.browsing import Filters, timeline_page
+
+    def said(month: int, day: int) -> TimeInterval:
+        when = datetime(2026, month, day, 12, tzinfo=timezone.utc)
+        return TimeInterval(start=when, end=when)
+
+    index = NamespaceIndex(("n",))
+    units = [make_unit(f"note {i}", time=said(month, day)) for i, (month, day) in
+             enumerate([(1, 31), (1, 2), (3, 1), (6, 30), (6, 1)])] + [make_unit("no time")]
+    index.add(units, np.eye(len(units), 4, dtype=np.float32))
+    page = timeline_page(index, Filters())
+    assert page.bin_unit == "month" and [(b.start.isoformat(), b.count) for b in page.bins] == [
+        ("2026-01-01", 2), ("2026-03-01", 1), ("2026-06-01", 2)]
+    assert [u.restatement for u in page.units] == ["note 1", "note 0", "note 2", "note 4", "note 3", "no time"]
 
 
 def test_one_memory_has_its_source_and_links_by_type(client):
