@@ -64,7 +64,7 @@ def fill(store: Path, memories: int) -> dict[str, Any]:
     started = time.perf_counter()
     with open_memory(store) as memory:
         held = len(memory.list_units(NS, include_suppressed=True)) if NS in memory.namespaces() else 0
-        dialogue, number = Dialogue(seed=1), 0
+        dialogue, number, before = Dialogue(seed=1), 0, held
         while held < memories:
             number += 1
             conversation = dialogue.conversation(f"c{number}", sessions=SESSIONS_PER_CONVERSATION)
@@ -75,7 +75,8 @@ def fill(store: Path, memories: int) -> dict[str, Any]:
                                             for s in conversation["sessions"]]
                 conversation["sessions"] = [s for s in conversation["sessions"] if s["turns"]]
             held += memory.add_conversation(conversation, namespace=NS).new_units
-    return {"memories": held, "seconds": round(time.perf_counter() - started, 1)}
+    # written 0: the store was filled by an earlier run (--store), and only counted here
+    return {"memories": held, "written": held - before, "seconds": round(time.perf_counter() - started, 1)}
 
 
 def _timeline_ms(tab: Tab) -> float:
@@ -164,6 +165,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                   "fill": fill(store, args.memories),
                                   "filled_by": "write path, synthetic dialogue, fake encoder, no linking"}
         result.update(measure(store, args.rounds, args.idle))
+        # a shared machine: how busy it was (1, 5, 15 minutes) says how far the times are from a quiet one's
+        result["machine"]["load_average"] = [round(x, 2) for x in os.getloadavg()]
     emit(result, args.out)
     return result
 
