@@ -17,6 +17,7 @@ each ``--rounds`` times, median and each run:
   the timeline drawn (the page's ``ripplemem-timeline`` mark), the store's open and the
   namespace index's restore from its snapshot included; and the browser's first paint;
 * ``warm``: the same with the store open and its index cached (a reload within ``--idle``);
+* what a cold paint spends in the server: the store's open and the index's restore;
 * each API route the first paint asks, timed in the server, warm; and a page far into the
   timeline, a person filter and a text filter.
 
@@ -111,6 +112,22 @@ def _api_ms(client: Any, path: str, params: dict[str, Any], rounds: int) -> floa
     return round(statistics.median(times), 1)
 
 
+def cold_parts(store: Path, rounds: int) -> dict[str, float]:
+    """What a cold paint spends in the server, medians: opening the store, restoring the namespace's index."""
+    from langchain_ripplemem.server.browsing import current_index
+
+    opening, restoring = [], []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        memory = open_memory(store)
+        opened = time.perf_counter()
+        current_index(memory, NS)
+        restoring.append((time.perf_counter() - opened) * 1000)
+        opening.append((opened - started) * 1000)
+        memory.close()
+    return {"open": round(statistics.median(opening), 1), "index": round(statistics.median(restoring), 1)}
+
+
 def measure(store: Path, rounds: int, idle: float) -> dict[str, Any]:
     """Cold and warm first paints in Chromium, and the routes' server times (see the module docs)."""
     from starlette.testclient import TestClient
@@ -131,6 +148,7 @@ def measure(store: Path, rounds: int, idle: float) -> dict[str, Any]:
                        "first_contentful_paint_ms": _median(warm, "first_contentful_paint_ms"), "runs": warm}
         out["shown"] = tab.evaluate("document.getElementById('range').textContent")
         out["opened"] = access.opened
+    out["cold_parts_ms"] = cold_parts(store, rounds)
     held = MemoryAccess.held(open_memory(store))
     try:
         client = TestClient(create_app(held), base_url="http://127.0.0.1")

@@ -1,4 +1,4 @@
-"""``ripplemem ui``: serve a local web page to look at a memory (:mod:`langchain_ripplemem.server.ui`).
+"""``ripplemem ui``: serve a local web page to look at a memory (:mod:`langchain_ripplemem.server.ui_page`).
 
 An embedded store (``--persist DIR``) is opened while the page asks and closed when
 it is idle, so an agent that opens the store for its writes can keep writing; a
@@ -25,9 +25,11 @@ DEFAULT_PORT = 8765
 
 def _store(args: argparse.Namespace) -> str:
     """What the page names as the store."""
+    from langchain_ripplemem.storage.sqlite import EDGES_FILENAME
+
     if args.chroma_host is None:
         return args.persist + (" with PostgreSQL" if args.postgres_dsn else "")
-    edges = "PostgreSQL" if args.postgres_dsn else args.edges_path or f"{args.persist}/ripplemem_edges.sqlite3"
+    edges = "PostgreSQL" if args.postgres_dsn else args.edges_path or f"{args.persist}/{EDGES_FILENAME}"
     return f"Chroma server {args.chroma_host}:{args.chroma_port}, edges in {edges}"
 
 

@@ -5,7 +5,7 @@ parameters, or a POST's JSON body) that returns what the page shows, as plain JS
 values. A bad argument raises :class:`ApiError` with the HTTP status and a message
 naming it (an unknown argument, a namespace that holds no memories, an offset that
 is not a number, a memory id the namespace does not hold, a forget without its
-confirmation); :mod:`langchain_ripplemem.server.ui` turns it into the response.
+confirmation); :mod:`langchain_ripplemem.server.ui_page` turns it into the response.
 
 Example:
     >>> from langchain_ripplemem.memory import RippleMem

@@ -1,4 +1,4 @@
-// The page of `ripplemem ui` (server/ui.py). It reads the memory only through the JSON API under /api/.
+// The page of `ripplemem ui` (server/ui_page.py). It reads the memory only through the JSON API under /api/.
 // What is shown lives in the URL's hash (#ns=...&person=...&m=...): links, reloads and Back work.
 "use strict";
 (() => {
