@@ -153,7 +153,8 @@ def measure(store: Path, rounds: int, idle: float) -> dict[str, Any]:
     try:
         client = TestClient(create_app(held), base_url="http://127.0.0.1")
         person = client.get("/api/overview", params={"namespace": NAMESPACE}).json()["people"][0]["value"]
-        routes = {"namespaces": ("/api/namespaces", {}),
+        routes: dict[str, tuple[str, dict[str, Any]]] = {
+                  "namespaces": ("/api/namespaces", {}),
                   "overview": ("/api/overview", {"namespace": NAMESPACE}),
                   "timeline_first_page": ("/api/timeline", {"namespace": NAMESPACE}),
                   "timeline_page_at_50000": ("/api/timeline", {"namespace": NAMESPACE, "offset": 50_000}),

@@ -234,7 +234,8 @@ def _label(index: NamespaceIndex, field: str, key: str, rows: Sequence[int]) -> 
 
 def _facets(index: NamespaceIndex, field: str) -> tuple[list[Facet], int]:
     postings = index.postings[field]
-    counted = sorted(((key, rows) for key, rows in list(postings.items()) if len(rows)),
+    # people's and places' keys are strings (the day buckets' are numbers)
+    counted = sorted(((str(key), rows) for key, rows in list(postings.items()) if len(rows)),
                      key=lambda item: (-len(item[1]), item[0]))
     kept = counted[:MAX_FACETS]
     return [Facet(value=key, label=_label(index, field, key, rows), count=len(rows)) for key, rows in kept], \
