@@ -154,12 +154,13 @@ def measure(store: Path, rounds: int, idle: float) -> dict[str, Any]:
         client = TestClient(create_app(held), base_url="http://127.0.0.1")
         person = client.get("/api/overview", params={"namespace": NAMESPACE}).json()["people"][0]["value"]
         routes: dict[str, tuple[str, dict[str, Any]]] = {
-                  "namespaces": ("/api/namespaces", {}),
-                  "overview": ("/api/overview", {"namespace": NAMESPACE}),
-                  "timeline_first_page": ("/api/timeline", {"namespace": NAMESPACE}),
-                  "timeline_page_at_50000": ("/api/timeline", {"namespace": NAMESPACE, "offset": 50_000}),
-                  "timeline_person": ("/api/timeline", {"namespace": NAMESPACE, "person": person}),
-                  "timeline_text": ("/api/timeline", {"namespace": NAMESPACE, "text": "hiking"})}
+            "namespaces": ("/api/namespaces", {}),
+            "overview": ("/api/overview", {"namespace": NAMESPACE}),
+            "timeline_first_page": ("/api/timeline", {"namespace": NAMESPACE}),
+            "timeline_page_at_50000": ("/api/timeline", {"namespace": NAMESPACE, "offset": 50_000}),
+            "timeline_person": ("/api/timeline", {"namespace": NAMESPACE, "person": person}),
+            "timeline_text": ("/api/timeline", {"namespace": NAMESPACE, "text": "hiking"}),
+        }
         client.get("/api/timeline", params={"namespace": NAMESPACE})  # the index loaded once
         out["server_ms_warm"] = {name: _api_ms(client, path, params, max(rounds, 3))
                                  for name, (path, params) in routes.items()}
