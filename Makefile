@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev143.json
 
-.PHONY: install test lint format typecheck bench-env bench-runtime bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-updates bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-import bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma bench-forget small-memory-cases update-cases bench-all bench-summary bench-demo demo
+.PHONY: install test lint format typecheck bench-env bench-runtime bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-updates bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-import bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma bench-forget small-memory-cases update-cases bench-all bench-summary bench-demo demo bench-ui ui-screenshot
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -146,6 +146,14 @@ bench-chroma:
 # What a forget that erases costs against a delete that only deletes (docs/lifecycle.md, Deletes).
 bench-forget:
 	$(PY) -m benchmarks.measurements.forget_cost --out results/forget_cost.json
+
+# First paint of `ripplemem ui` with 100,000 memories in one namespace, in headless Chromium (docs/ui.md).
+bench-ui:
+	$(PY) -m benchmarks.measurements.ui_paint --out results/ui_paint.json
+
+# docs/ui.png: the page over the demo's conversation, one recall, one memory open.
+ui-screenshot:
+	$(PY) -m benchmarks.ui_screenshot --out docs/ui.png
 
 # The small-memory suite's cases file, written from the cases in benchmarks/small_memory_source.py.
 small-memory-cases:

@@ -69,6 +69,7 @@ LAZY = {
     "langchain_ripplemem.storage.sqlite": "opened only by commands that reach a store",
     "langchain_ripplemem.storage.postgres": "psycopg ([postgres] extra), only for a deployment on PostgreSQL",
     "langchain_ripplemem.server.mcp": "the optional mcp SDK ([mcp] extra)",
+    "langchain_ripplemem.server.ui_page": "starlette and uvicorn ([ui] extra), only under `ripplemem ui`",
     "langchain_ripplemem.render.html_page": "only `--html` draws a picture",
     "langchain_ripplemem.llm.calls": "langchain's chat-model classes (~650 modules), only under `--llm`",
     "langchain_ripplemem.cli.integrity": "the index and numpy, only under `ripplemem check`",

@@ -1,4 +1,4 @@
-"""The ``ripplemem`` command: demo, ingest, recall, list, stats, forget, check, mcp, export, import.
+"""The ``ripplemem`` command: demo, ingest, recall, list, stats, forget, check, mcp, export, import, ui.
 
 Namespaces on the command line are written with ``/`` between labels
 (``--namespace users/maya`` is ``("users", "maya")``), the rule of
@@ -44,6 +44,7 @@ from langchain_ripplemem.cli.support import (
     require_namespace,
     warn,
 )
+from langchain_ripplemem.cli.ui_command import add_ui
 from langchain_ripplemem.errors import DuplicateSessionWarning, FailedWindowsWarning
 from langchain_ripplemem.presets import PRESETS, preset
 from langchain_ripplemem.render.plain_text import (
@@ -388,7 +389,7 @@ def add_mcp(sub: Subparsers) -> None:
 
 
 SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
-    add_demo, add_ingest, add_recall, add_list, add_stats, add_forget, add_check, add_mcp, add_export, add_import)
+    add_demo, add_ingest, add_recall, add_list, add_stats, add_forget, add_check, add_mcp, add_export, add_import, add_ui)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -143,12 +143,18 @@ def check_persist(persist: str) -> None:
                            "`ripplemem ingest FILE --persist DIR` creates one)")
 
 
+def require_store(persist: str) -> None:
+    """An error when ``--persist`` holds no store (reads never create one)."""
+    if not has_store(persist):
+        what = "the directory does not exist" if not Path(persist).exists() else "nothing RippleMem wrote"
+        raise CommandError(f"no store at {persist!r} ({what}): create one with "
+                           f"`ripplemem ingest FILE --persist {persist}`, or pass --persist DIR")
+
+
 def open_store(args: argparse.Namespace, *, create: bool = False, llm: Any = None) -> RippleMem:
     """The memory at ``--persist``, with the chat model ``llm`` if given; unless ``create``, an error if none is."""
-    if not create and not has_store(args.persist):
-        what = "the directory does not exist" if not Path(args.persist).exists() else "nothing RippleMem wrote"
-        raise CommandError(f"no store at {args.persist!r} ({what}): create one with "
-                           f"`ripplemem ingest FILE --persist {args.persist}`, or pass --persist DIR")
+    if not create:
+        require_store(args.persist)
     return args.memory_factory(args.persist, **({} if llm is None else {"llm": llm}))  # type: ignore[no-any-return]
 
 

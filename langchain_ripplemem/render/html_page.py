@@ -28,7 +28,7 @@ from typing import Protocol
 from langchain_ripplemem.render.layout import COLUMN_WIDTH, NODE_RADIUS, Column, Layout, Node, layout_recall
 from langchain_ripplemem.schemas import Hit, MemoryUnit, Namespace, RecallResult, counted, format_namespace
 
-__all__ = ["UnitSource", "render_recall_html", "write_recall_html"]
+__all__ = ["UnitSource", "bridge_units", "render_recall_html", "write_recall_html"]
 
 
 class UnitSource(Protocol):
@@ -292,17 +292,21 @@ def render_recall_html(result: RecallResult, units: Mapping[str, MemoryUnit] | N
     )
 
 
+def bridge_units(result: RecallResult, memory: UnitSource | None) -> dict[str, MemoryUnit]:
+    """The units of the bridges on ``result``'s expansion paths, read from ``memory`` (none without it)."""
+    if memory is None:
+        return {}
+    bridges = [uid for uid, node in layout_recall(result).nodes.items() if not node.kept]
+    return {u.id: u for u in memory.get(bridges, namespace=result.namespace)} if bridges else {}
+
+
 def write_recall_html(result: RecallResult, path: str | Path, memory: UnitSource | None = None) -> Path:
     """Write :func:`render_recall_html` of ``result`` to ``path``; with ``memory``, bridges show their text.
 
     Returns:
         The path written (parent directories are created).
     """
-    units: dict[str, MemoryUnit] = {}
-    if memory is not None:
-        bridges = [uid for uid, node in layout_recall(result).nodes.items() if not node.kept]
-        units = {u.id: u for u in memory.get(bridges, namespace=result.namespace)} if bridges else {}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_recall_html(result, units), encoding="utf-8")
+    path.write_text(render_recall_html(result, bridge_units(result, memory)), encoding="utf-8")
     return path

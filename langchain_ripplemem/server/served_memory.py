@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from langchain_ripplemem.schemas import Namespace
 
 __all__ = ["CHROMA_HOST_ENV", "CHROMA_PORT_ENV", "DEFAULT_PERSIST", "PERSIST_ENV", "POSTGRES_ENV", "ServedReader",
-           "get_memory", "open_served_memory", "set_memory"]
+           "get_memory", "open_deployment", "open_served_memory", "set_memory"]
 
 PERSIST_ENV = "RIPPLEMEM_PERSIST"
 DEFAULT_PERSIST = ".ripplemem"
@@ -70,29 +70,51 @@ def open_served_memory(environ: dict[str, str]) -> RippleMem:
     Raises:
         ValueError: naming ``$RIPPLEMEM_CHROMA_PORT`` when it is not a port number.
     """
+    host, port = environ.get(CHROMA_HOST_ENV) or None, environ.get(CHROMA_PORT_ENV) or "8000"
+    if host and (not port.isdigit() or not 0 < int(port) < 65536):
+        raise ValueError(f"${CHROMA_PORT_ENV} must be a port number (1-65535), got {port!r}")
+    return open_deployment(persist=environ.get(PERSIST_ENV) or DEFAULT_PERSIST, chroma_host=host,
+                           chroma_port=int(port) if host else 8000, postgres_dsn=environ.get(POSTGRES_ENV) or None)
+
+
+def open_deployment(*, persist: str | Path, chroma_host: str | None = None, chroma_port: int = 8000,
+                    edges_path: str | Path | None = None, postgres_dsn: str | None = None,
+                    **memory_kwargs: Any) -> RippleMem:
+    """A memory over a deployment: embedded in ``persist``, or units in a Chroma server, edges in PostgreSQL.
+
+    Args:
+        persist: the embedded store's directory; with ``chroma_host`` and no ``postgres_dsn``, where the
+            edge file goes (``edges_path``, default ``ripplemem_edges.sqlite3`` in it).
+        chroma_host: units in this Chroma server instead of embedded Chroma.
+        chroma_port: its port.
+        edges_path: the edge file with ``chroma_host`` (no ``postgres_dsn``).
+        postgres_dsn: edges, the namespace log and the writers' turns in this PostgreSQL database.
+        memory_kwargs: more :class:`~langchain_ripplemem.memory.RippleMem` arguments (``llm``, ``recall_config``).
+
+    Raises:
+        ValueError: naming ``chroma_port`` when it is not a port number.
+    """
     from langchain_ripplemem.memory import RippleMem
     from langchain_ripplemem.storage.sqlite import EDGES_FILENAME
 
-    persist = Path(environ.get(PERSIST_ENV) or DEFAULT_PERSIST)
+    if chroma_host and not 0 < chroma_port < 65536:
+        raise ValueError(f"chroma_port must be a port number (1-65535), got {chroma_port}")
     edge_backend = None
-    if dsn := environ.get(POSTGRES_ENV):
+    if postgres_dsn:
         from langchain_ripplemem.storage.postgres import PostgresEdgeBackend
 
-        edge_backend = PostgresEdgeBackend(dsn)
-    host = environ.get(CHROMA_HOST_ENV)
-    if not host:
-        return RippleMem(persist_directory=persist, edge_backend=edge_backend)
-    port = environ.get(CHROMA_PORT_ENV) or "8000"
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"${CHROMA_PORT_ENV} must be a port number (1-65535), got {port!r}")
+        edge_backend = PostgresEdgeBackend(postgres_dsn)
+    if not chroma_host:
+        return RippleMem(persist_directory=Path(persist), edge_backend=edge_backend, **memory_kwargs)
     import chromadb
     from chromadb.config import Settings
 
-    client = chromadb.HttpClient(host=host, port=int(port), settings=Settings(anonymized_telemetry=False))
+    client = chromadb.HttpClient(host=chroma_host, port=chroma_port, settings=Settings(anonymized_telemetry=False))
     if edge_backend is not None:
-        return RippleMem(client=client, edge_backend=edge_backend)
-    persist.mkdir(parents=True, exist_ok=True)
-    return RippleMem(client=client, edges_path=persist / EDGES_FILENAME)
+        return RippleMem(client=client, edge_backend=edge_backend, **memory_kwargs)
+    edges_file = Path(edges_path) if edges_path is not None else Path(persist) / EDGES_FILENAME
+    edges_file.parent.mkdir(parents=True, exist_ok=True)
+    return RippleMem(client=client, edges_path=edges_file, **memory_kwargs)
 
 
 def set_memory(memory: RippleMem | None) -> None:

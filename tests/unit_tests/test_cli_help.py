@@ -13,8 +13,8 @@ from langchain_ripplemem.cli.support import DEFAULT_PERSIST
 
 from .test_cli_store_commands import ROOT
 
-COMMANDS = ["demo", "ingest", "recall", "list", "stats", "forget", "check", "mcp", "export", "import"]
-STORE_COMMANDS = ["ingest", "recall", "list", "stats", "forget", "check", "mcp", "export", "import"]
+COMMANDS = ["demo", "ingest", "recall", "list", "stats", "forget", "check", "mcp", "export", "import", "ui"]
+STORE_COMMANDS = ["ingest", "recall", "list", "stats", "forget", "check", "mcp", "export", "import", "ui"]
 
 
 def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -39,7 +39,7 @@ def test_top_level_help_lists_every_command_without_markup():
 def test_store_options_have_help_and_show_their_defaults(capsys, command):
     text = _help(capsys, command)
     assert f"--persist DIR store directory (default: {DEFAULT_PERSIST})" in text
-    if command != "check":
+    if command not in ("check", "ui"):  # both look at every namespace
         assert "--namespace NS" in text and "users/maya" in text
         assert "(default: default)" in text or "(default: list the namespaces)" in text \
             or "(default: every namespace)" in text or "(required)" in text \

@@ -31,7 +31,8 @@ PACKAGE = ROOT / "langchain_ripplemem"
 # Calendar versions: the first number is a year, not a promise about the API, so no major to stop below.
 CALENDAR_VERSIONED = {"regex", "stop-words"}
 # What only the extras install (init_chat_model's `langchain` is the user's own choice).
-OPT_IN_MODULES = ("langchain", "langchain_openai", "mcp", "psycopg", "psycopg_pool", "matplotlib", "llama_cpp")
+OPT_IN_MODULES = ("langchain", "langchain_openai", "mcp", "psycopg", "psycopg_pool", "matplotlib", "llama_cpp",
+                  "starlette", "uvicorn")
 
 
 def _name(requirement: str) -> str:
