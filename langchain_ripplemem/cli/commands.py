@@ -389,7 +389,8 @@ def add_mcp(sub: Subparsers) -> None:
 
 
 SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
-    add_demo, add_ingest, add_recall, add_list, add_stats, add_forget, add_check, add_mcp, add_export, add_import, add_ui)
+    add_demo, add_ingest, add_recall, add_list, add_stats, add_forget, add_check, add_mcp, add_export, add_import,
+    add_ui)
 
 
 def build_parser() -> argparse.ArgumentParser:
