@@ -317,7 +317,7 @@ def test_a_unit_backend_refuses_vectors_of_another_width_before_chroma_sees_them
 
 READS_AND_WRITES = ["add_conversation", "add_messages", "get", "list_units", "edges", "namespaces", "search", "recall",
                     "delete", "delete_conversation", "stats", "suppress", "unsuppress", "update_metadata",
-                    "delete_namespace", "close"]
+                    "delete_namespace", "close", "export_namespace", "import_namespace", "explore", "timeline"]
 
 
 def test_the_facade_holds_only_what_a_user_calls_and_every_read_or_write_has_an_async_twin():
