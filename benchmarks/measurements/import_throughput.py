@@ -196,9 +196,10 @@ def main() -> None:
     messages, units = export.messages, sum(map(len, texts))
     inner_texts = sum(len(texts[c]) for s in range(0, args.slices, 5) for c in range(bounds[s], bounds[s + 1]))
     stored = {name: memory.list_units(NAMESPACE) for name, memory in memories.items()}
+    first = memories["1 worker"].reader.namespace_index(NAMESPACE).matrix
     same_store = {name: [u.id for u in stored[name]] == [u.id for u in stored["1 worker"]]
-                  and np.array_equal(memories[name].reader.namespace_index(NAMESPACE).matrix,
-                                     memories["1 worker"].reader.namespace_index(NAMESPACE).matrix) for name in settings}
+                  and np.array_equal(memories[name].reader.namespace_index(NAMESPACE).matrix, first)
+                  for name in settings}
     for memory in memories.values():
         memory.close()
 
