@@ -16,7 +16,10 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import importlib
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -51,22 +54,32 @@ _ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
-def _variant(mode: str = "sum", **assembly: float) -> dict[str, dict[str, Any]]:
-    """A variant's change: dialogue context as ``mode`` ('max': max(own, neighbour share)), first hop kept.
+#: Where each assembly rule a variant changes lives: a named constant of the recall modules.
+_KEPT = {"keep_first_hop": "kept_places.KEEP_FIRST_HOP", "keep_spacing": "kept_places.KEEP_SPACING",
+         "keep_lexical": "kept_places.KEEP_LEXICAL", "keep_lexical_spacing": "kept_places.KEEP_LEXICAL_SPACING",
+         "keep_own": "set_questions.KEEP_OWN", "keep_own_spacing": "set_questions.KEEP_OWN_SPACING",
+         "keep_own_density": "set_questions.KEEP_OWN_DENSITY",
+         "keep_own_neighbours": "set_questions.DENSITY_NEIGHBOURS"}
+
+
+def _variant(mode: str = "sum", **assembly: float) -> dict[str, Any]:
+    """A variant's constants: dialogue context as ``mode`` ('max': max(own, neighbour share)), first hop kept.
 
     A kept first hop runs without a set question's own places (as it was measured): together their
-    spacings would not all fit (``AssemblyConfig`` refuses them).
+    spacings would not all fit (``kept_places.check_spacings`` refuses them).
     """
     if "keep_first_hop" in assembly or "keep_lexical" in assembly:
         assembly = {"keep_own": 0, **assembly}
-    return {**({"context": {"mode": "max"}} if mode == "max" else {}), "assembly": assembly}
+    return {**({"smoothing.CONTEXT_MODE": "max"} if mode == "max" else {}),
+            **{_KEPT[name]: value for name, value in assembly.items()}}
 
 
 # Variants of the default measured against it (issue 35: a first hop recollection only adds to): run by
 # name (``--systems``), never by default. ``kNsM``: plain dense and BM25 top-N kept within rank M x d; ``max``:
-# dialogue context as max(own, neighbour share) instead of the sum.
-VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
-    "rm_max": {"context": {"mode": "max"}},
+# dialogue context as max(own, neighbour share) instead of the sum. Each changes named constants of the
+# recall modules (``CONSTANT_VARIANTS``, module under ``langchain_ripplemem.recall``) or settings (``VARIANTS``).
+CONSTANT_VARIANTS: dict[str, dict[str, Any]] = {
+    "rm_max": {"smoothing.CONTEXT_MODE": "max"},
     "rm_d10s15": _variant(keep_first_hop=10, keep_spacing=1.5),
     "rm_max_d10s15": _variant("max", keep_first_hop=10, keep_spacing=1.5),
     "rm_max_d20s15": _variant("max", keep_first_hop=20, keep_spacing=1.5),
@@ -87,23 +100,91 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
        for n, sp, w in ((5, 2.0, 0.0), (5, 2.0, 0.3), (5, 2.0, 0.7), (5, 2.0, 1.0), (8, 1.25, 0.5), (10, 1.5, 0.5),
                         (7, 1.5, 0.5), (15, 2.0, 0.7))},
     # ... with density over the N nearest own memories (keep_own_neighbours) and weight W.
-    **{f"rm_own_nb{n}_w{str(w).replace('.', '')}": {"assembly": {"keep_own_neighbours": n, "keep_own_density": w}}
+    **{f"rm_own_nb{n}_w{str(w).replace('.', '')}": _variant(keep_own_neighbours=n, keep_own_density=w)
        for n, w in ((5, 0.7), (5, 1.0), (3, 0.7), (10, 1.0))},
-    # Sessions as evidence (recall/matched_sessions.py): the first places for the best memory of each of the N
-    # best-matching sessions that holds one of the best 2N memories; 0: off (the default until it was measured).
-    **{f"rm_msf{n}": {"assembly": {"matched_sessions_first": n}} for n in (0, 3, 4, 6)},
     # Round one: both views kept at the same spacing.
     **{f"rm{'_max' if mode == 'max' else ''}_k{m}s{s}": _variant(
         mode, keep_first_hop=m, keep_spacing=float(s), keep_lexical=m, keep_lexical_spacing=float(s))
        for mode, m, s in (("sum", 3, 2), ("sum", 5, 2), ("sum", 5, 3), ("sum", 10, 3), ("max", 5, 3), ("max", 10, 3),
                           ("max", 5, 2))},
+}
+VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
+    **dict.fromkeys(CONSTANT_VARIANTS, {}),
+    # Sessions as evidence (recall/matched_sessions.py): the first places for the best memory of each of the N
+    # best-matching sessions that holds one of the best 2N memories; 0: off (the default until it was measured).
+    **{f"rm_msf{n}": {"assembly": {"matched_sessions_first": n}} for n in (0, 3, 4, 6)},
     # Knowledge updates (recall/updates.py, issue 52): without the asked-for statement first; superseded memories
     # at half weight (the default until then), with it and without it.
     "rm_no_asked_first": {"lifecycle": {"asked_first": False}},
     "rm_superseded_half": {"lifecycle": {"superseded_weight": 0.5}},
     "rm_superseded_half_no_asked_first": {"lifecycle": {"superseded_weight": 0.5, "asked_first": False}},
 }
+# Issue 51.4: each rule beyond the paper's method removed on its own (``abl_<rule>``: what the paper does, or
+# the rule off), to measure which earn their place on which suite (docs/benchmarks.md, "Which rules earn their
+# place"; ``scripts/rule_ablation.py`` makes the table). Settings here, named constants in CONSTANT_VARIANTS.
+RULE_ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
+    "abl_views": {"views": {"semantic_k": 10, "lexical_k": 5, "cue_k": 5}},
+    "abl_rounds1": {"controller": {"max_rounds": 1}},
+    "abl_sufficiency": {"controller": {"sufficiency_similarity": 0.55}},
+    "abl_per_channel5": {"expansion": {"per_channel": 5}},
+    "abl_context": {"context": {"weight": 0.0, "weight_2": 0.0}},
+    "abl_context2": {"context": {"weight_2": 0.0}},
+    "abl_assistant_chats": {"context": {"assistant_chats": True}},
+    "abl_bridging": {"bridging": {"weight": 0.0}},
+    "abl_speaker_bonus": {"scoring": {"speaker_bonus": 0.0}},
+    "abl_time_bonus": {"scoring": {"time_bonus": 0.0}},
+    "abl_matched_sessions": {"assembly": {"matched_sessions_first": 0}},
+    "abl_asked_first": {"lifecycle": {"asked_first": False}},
+    "abl_superseded_half": {"lifecycle": {"superseded_weight": 0.5}},
+}
+RULE_CONSTANTS: dict[str, dict[str, Any]] = {
+    "abl_cue_key": {"views.CUE_KEY_WEIGHT": 0.0},
+    "abl_target_cues": {"controller.TARGET_CUES": 0},
+    "abl_anchor_bridge": {"controller.ANCHOR_BRIDGE_WEIGHT": 0.0},
+    "abl_alignment": {"assembly.ALIGNMENT": "semantic"},
+    "abl_rank_offset": {"evidence.RANK_OFFSET": 5},
+    "abl_keep_own": {"set_questions.KEEP_OWN": 0},
+    "abl_own_density": {"set_questions.KEEP_OWN_DENSITY": 0.0},
+    "abl_context_terms": {"smoothing.CONTEXT_TERMS": 0},
+    "abl_bridging_floor": {"bridging.BRIDGE_FLOOR": 1.0},
+    "abl_key_budget": {"bridging.KEY_BUDGET": 0},
+    "abl_first_topic": {"bridging.FIRST_TOPIC_WEIGHT": 1.0, "bridging.FIRST_RARE_TOPIC_WEIGHT": 1.0},
+    "abl_first_rare_topic": {"bridging.FIRST_RARE_TOPIC_WEIGHT": 0.0},
+    "abl_within_session": {"assembly.BRIDGE_WITHIN_SESSION": True},
+}
+CONSTANT_VARIANTS.update(RULE_CONSTANTS)
+VARIANTS.update(RULE_ABLATIONS)
+VARIANTS.update(dict.fromkeys(RULE_CONSTANTS, {}))
 _ABLATIONS.update(VARIANTS)
+
+
+@contextmanager
+def patched_constants(constants: Mapping[str, Any]) -> Iterator[None]:
+    """Named constants of ``langchain_ripplemem.recall`` modules changed for the duration, then restored.
+
+    ``constants``: ``"module.NAME"`` (the module under ``langchain_ripplemem.recall``) -> value. A module
+    that imported the name keeps its own binding: it is changed too (every loaded module of the
+    package that holds the same object under that name).
+    """
+    changed: list[tuple[Any, str, Any]] = []
+    try:
+        for qualified, value in constants.items():
+            module_name, name = qualified.rsplit(".", 1)
+            home = importlib.import_module(f"langchain_ripplemem.recall.{module_name}")
+            if not hasattr(home, name):
+                raise ValueError(f"langchain_ripplemem.recall.{module_name} has no constant {name}")
+            original = getattr(home, name)
+            for module in [m for key, m in list(sys.modules.items()) if key.startswith("langchain_ripplemem.")]:
+                if getattr(module, name, _UNSET) is original:
+                    changed.append((module, name, original))
+                    setattr(module, name, value)
+        yield
+    finally:
+        for module, name, original in reversed(changed):
+            setattr(module, name, original)
+
+
+_UNSET = object()
 RRF_K = 60
 RRF_DEPTH = 100
 
@@ -159,6 +240,8 @@ class RecallSystem:
     name: str
     memory: Any
     config: RecallConfig
+    # Named constants of the recall modules this system changes while it recalls (a variant's rule).
+    constants: Mapping[str, Any] = field(default_factory=dict)
 
     def retrieve(self, question: str, namespace: Namespace, k: int, *, asker: str | None = None,
                  as_of: Any = None) -> Retrieved:
@@ -170,7 +253,8 @@ class RecallSystem:
         # larger prefixes could never be filled.
         config = self.config.replace(assembly={"top_k": max(k, 1)})
         context = {key: value for key, value in (("asker", asker), ("as_of", as_of)) if value is not None}
-        result = self.memory.recall(question, namespace=namespace, k=k, config=config, **context)
+        with patched_constants(self.constants):
+            result = self.memory.recall(question, namespace=namespace, k=k, config=config, **context)
         units = [covering_repeats(m) for m in result.memories][:k]
         usage = result.usage
         return Retrieved(
@@ -181,7 +265,8 @@ class RecallSystem:
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready description for the results file."""
-        return {"kind": "recall", "config": self.config.model_dump(mode="json")}
+        return {"kind": "recall", "config": self.config.model_dump(mode="json"),
+                **({"constants": dict(self.constants)} if self.constants else {})}
 
 
 @dataclass
@@ -399,7 +484,7 @@ def ablation(name: str) -> Callable[[Any, RecallConfig | None], RecallSystem]:
     def factory(memory: Any, recall_config: RecallConfig | None = None) -> RecallSystem:
         return _recall(name, memory, recall_config)
 
-    factory.__doc__ = f"Ablation {name}: {_ABLATIONS[name]}"
+    factory.__doc__ = f"Ablation {name}: {_ABLATIONS[name] or CONSTANT_VARIANTS.get(name)}"
     return factory
 
 
@@ -444,7 +529,7 @@ def describe_system(system: System) -> dict[str, Any]:
 
 def _recall(name: str, memory: Any, recall_config: RecallConfig | None) -> RecallSystem:
     base = recall_config or getattr(memory, "recall_config", None) or RecallConfig()
-    return RecallSystem(name, memory, ablation_config(name, base))
+    return RecallSystem(name, memory, ablation_config(name, base), dict(CONSTANT_VARIANTS.get(name, {})))
 
 
 def _search(memory: Any, view: str, namespace: Namespace, query: str, k: int) -> list[Any]:

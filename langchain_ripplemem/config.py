@@ -4,8 +4,11 @@
 :class:`LinkingConfig`, :class:`SupersessionConfig`); :class:`RecallConfig` the
 recall stages (:class:`ViewsConfig`, :class:`ControllerConfig`,
 :class:`ExpansionConfig`, :class:`ContextConfig`, :class:`BridgingConfig`,
-:class:`ScoringConfig`, :class:`AssemblyConfig`, :class:`LifecycleConfig`), so
-each recall or write module takes only its own part. Every model is frozen and
+:class:`ScoringConfig`, :class:`AssemblyConfig`, :class:`LifecycleConfig`, and
+:class:`ResearchConfig`, the one switch for reproducing the paper), so each recall or
+write module takes only its own part. They hold what a user would change (sizes, rounds,
+weights of the rules a user may turn down, LLM use, batch sizes); the other weights and
+budgets are named constants beside the code that reads them (``docs/configuration.md``). Every model is frozen and
 rejects an unknown setting. ``RecallConfig()`` is the recommended general-purpose
 setting; the named presets live in :mod:`langchain_ripplemem.presets`.
 
@@ -84,12 +87,6 @@ class ExtractionConfig(_Stage):
 
     window_size: int = Field(default=40, ge=1, description="turns per extraction window")
     window_overlap: int = Field(default=2, ge=0, description="turns shared by consecutive windows")
-    # 900 characters of English are 200 to 230 MiniLM tokens: a chunk fits the encoder's
-    # 256-token window, so all of it is embedded (4000 were ~900 tokens, three quarters unseen).
-    max_turn_chars: int = Field(
-        default=900, ge=100, description="longer turns are split at sentences into chunks of at most this many "
-        "characters, sized to fit the default encoder's 256-token window (write/extraction/rule_extractor.py)",
-    )
     llm_max_retries: int = Field(default=2, ge=0, description="extra attempts after invalid LLM output (LLM "
                                  "extraction and LLM supersession)")
     rules_for_uncovered_turns: bool = Field(
@@ -116,30 +113,11 @@ class LinkingConfig(_Stage):
         description="min cosine for a semantic edge; None = calibrated for the encoder "
         "(edges/calibration.py), the paper's 0.85 for an unknown one",
     )
-    structural_threshold: float = Field(default=0.60, ge=0.0, le=1.0, description="min s_str for a structural edge")
-    max_semantic_edges: int = Field(default=6, ge=0, description="semantic edges kept per new unit")
-    max_structural_edges: int = Field(default=6, ge=0, description="structural edges kept per new unit")
-    semantic_pool: int = Field(default=20, ge=0, description="nearest neighbours considered per new unit")
-    cue_pool: int = Field(default=20, ge=0, description="cue-index candidates considered per new unit")
-    time_decay_days: float = Field(default=7.0, gt=0, description="tau of exp(-gap/tau)")
-    beta_participants: float = Field(default=0.5, ge=0)
-    beta_locations: float = Field(default=0.2, ge=0)
-    beta_time: float = Field(default=0.3, ge=0)
     structural_edges: Literal["cues", "paper"] = Field(
         default="cues",
         description="what a structural edge measures: 'cues' = the rarity-weighted overlap of identifying "
         "cues (names, topic words; write/linking/local_linking.py), so a shared rare name outweighs shared "
-        "speakers and day; 'paper' = docs/concepts.md's s_str over participants, locations and time",
-    )
-    cue_threshold: float = Field(default=0.6, ge=0.0, le=1.0,
-                                 description="min cue overlap for a 'cues' structural edge")
-    topic_weight: float = Field(
-        default=1.0, ge=0.0, le=1.0,
-        description="a shared topic word counts this much of a shared name of the same rarity",
-    )
-    cue_min_rarity: float = Field(
-        default=0.3, ge=0.0, le=1.0,
-        description="identifying cues rarer than this feed a new unit's 'cues' candidate pool",
+        "speakers and day; 'paper' = the paper's s_str over participants, locations and time",
     )
 
 
@@ -170,7 +148,8 @@ class WriteConfig(_Stages):
     The defaults are the paper's write settings (windows of 40 turns overlapping by
     2) except that structural edges join units by their rarity-weighted identifying
     cues (``linking.structural_edges="cues"``); ``presets.PAPER_WRITE`` is
-    docs/concepts.md's write phase exactly.
+    the paper's write phase exactly. The linking weights and pools are named constants
+    beside the code that reads them (``text/cue_scores.py``, ``write/linking/local_linking.py``).
     """
 
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
@@ -187,39 +166,19 @@ class ViewsConfig(_Stage):
     semantic_k: int = Field(default=35, ge=0, description="first-hop semantic view size")
     lexical_k: int = Field(default=45, ge=0, description="first-hop lexical (BM25) view size")
     cue_k: int = Field(default=30, ge=0, description="first-hop cue view size")
-    cue_key_weight: float = Field(
-        default=1.0, ge=0.0,
-        description="the cue view also scores a memory by this times the rarity-weighted overlap of "
-        "its identifying cues with the query's (0 = the paper's cue view)",
-    )
-    topic_weight: float = Field(
-        default=1.0, ge=0.0, le=1.0,
-        description="in the cue view and the structural channel, a shared topic word counts "
-        "this much of a shared name of the same rarity",
-    )
 
 
 class ControllerConfig(_Stage):
-    """When recollection stops, which anchors it expands from and where to (``recall/controller.py``)."""
+    """When recollection stops and how many anchors it expands from (``recall/controller.py``)."""
 
     max_rounds: int = Field(default=2, ge=0, description="expansion rounds after the first hop (paper: R=1)")
-    max_anchors: int = Field(default=3, ge=1)
+    max_anchors: int = Field(default=3, ge=1, description="memories each round expands from")
     sufficiency_similarity: float = Field(
-        default=0.8, description="heuristic controller: best first-hop cosine needed to stop early (>1 never stops)"
+        default=0.8, description="heuristic controller: the best first-hop cosine at which recollection stops after "
+        "the first hop, when every query term and cue is covered (> 1: never stops early; the paper: 0.55). 0.8 "
+        "stops only on a very strong first hop: never stopping gained nothing on the linked suite and lost on LoCoMo",
     )
     use_planning: bool = Field(default=True, description="score expansion against the controller's target")
-    target_cues: int = Field(
-        default=3, ge=0,
-        description="heuristic controller: the target carries this many of the anchors' rarest identifying "
-        "cues, and the structural channel scores candidates by rarity-weighted overlap with them (0 = the paper's "
-        "s_str against the target's participants, places and time)",
-    )
-    anchor_bridge_weight: float = Field(
-        default=0.3, ge=0.0,
-        description="heuristic controller: an anchor candidate's support is multiplied by 1 + this x its "
-        "bridge potential (the rarity of its rarest name that other memories hold, recall/bridging.py), and the "
-        "controller does not stop while a likely anchor has such a name (0 = anchors by support only)",
-    )
     llm_max_retries: int = Field(default=2, ge=0, description="extra attempts after invalid LLM output (LLM "
                                  "controller and query cues)")
     llm_evidence: int = Field(
@@ -231,10 +190,10 @@ class ControllerConfig(_Stage):
 class ExpansionConfig(_Stage):
     """The walk over the edges in each expansion round (``recall/expansion.py``)."""
 
-    hops: int = Field(default=2, ge=1)
+    hops: int = Field(default=2, ge=1, description="edges walked from an anchor per round")
     per_channel: int = Field(default=15, ge=1, description="expanded units kept per channel per round")
-    expand_semantic: bool = True
-    expand_structural: bool = True
+    expand_semantic: bool = Field(default=True, description="walk semantic edges")
+    expand_structural: bool = Field(default=True, description="walk structural (cue) edges")
 
 
 class ContextConfig(_Stage):
@@ -247,22 +206,11 @@ class ContextConfig(_Stage):
     weight_2: float = Field(
         default=0.3, ge=0.0, description="the same for the turns two away in the session (a speaker's next turn)",
     )
-    mode: Literal["sum", "max"] = Field(
-        default="sum", description="how dialogue context combines with a unit's own score: 'sum' adds the "
-        "neighbours' credit, 'max' takes the larger of the two (a strong stand-alone remark is never ranked below "
-        "a stretch of weaker turns that credit each other; recall/smoothing.py)",
-    )
     assistant_chats: bool = Field(
         default=False, description="whether dialogue context also applies in a user's chats with an assistant "
         "(a namespace where some turn is spoken by 'assistant', the speaker of AI messages): off, each turn there "
         "is scored on its own: a request states its own topic and the answers are long, so crediting neighbours "
         "lifts whole chats on a topic over the one remark that answers (recall/smoothing.py)",
-    )
-    terms: int = Field(
-        default=60, ge=0,
-        description="a unit of more content terms (BM25 terms) than this takes proportionally less of "
-        "its neighbours' context credit, min(1, terms / unit terms): a long answer carries its own context "
-        "(recall/smoothing.py); 0 = every unit takes all of it",
     )
 
     @property
@@ -281,56 +229,11 @@ class BridgingConfig(_Stage):
         "with t the target overlap (recall/assembly.py); also turns on time bridges and event-relative times "
         "(recall/bridging.py); 0 = the paper's rho",
     )
-    top: int = Field(
-        default=0, ge=0, description="per expansion round, at most this many memories are lifted by bridged scores "
-        "(the best gains); 0 = no limit",
-    )
-    within_session: bool = Field(
-        default=False,
-        description="assembly: also lift a memory bridged from an anchor of its own session (False: lift only "
-        "across sessions, and within one only to the same speaker's next or previous turn, the rest of the anchor's "
-        "message; elsewhere in a session dialogue context already scores the anchor's neighbours, and on LongMemEval "
-        "the lifts within a session displaced the first hop's evidence)",
-    )
-    floor: float = Field(
-        default=0.6, ge=0.0, le=1.0,
-        description="what a bridged memory keeps of its inheritance when it shares none of the "
-        "target's cues: the factor is floor + (1 - floor) x target overlap",
-    )
-    key_budget: int = Field(
-        default=16, ge=0,
-        description="a cue shared by memories with more identifying cues than this bridges less: its weight "
-        "is multiplied by sqrt(budget / cues) at each such end (recall/bridging.py salience); 0 = no discount",
-    )
-    first_topic_weight: float = Field(
-        default=0.0, ge=0.0, le=1.0,
-        description="bridging from the first hop's anchors: a shared topic word weighs this much "
-        "of a shared name when a cue edge is walked (later rounds use views.topic_weight)",
-    )
-    first_rare_topic_weight: float = Field(
-        default=0.5, ge=0.0, le=1.0,
-        description="bridging from the first hop's anchors: a topic word rare in English (outside the encoder "
-        "vocabulary's first 12,000 whole words: 'peanut', 'kilim', not 'family', 'camping') weighs this much of a "
-        "shared name of the same rarity; other topic words weigh first_topic_weight",
-    )
 
 
 class ScoringConfig(_Stage):
-    """rho: how evidence, alignment and cue bonuses score a memory (``recall/evidence.py``, ``recall/assembly.py``)."""
+    """The cue bonuses of rho (``recall/cue_bonus.py``, ``recall/assembly.py``)."""
 
-    alignment: Literal["semantic", "hybrid"] = Field(
-        default="hybrid", description="a(q,m): paper's normalised cosine, or its mean with normalised BM25"
-    )
-    alignment_weight: float = 1.25
-    provenance_weight: float = 1.0
-    anchor_bonus: float = 0.05
-    source_weights: dict[str, float] = Field(
-        default_factory=lambda: {"semantic": 1.0, "lexical": 0.75, "cue": 0.9, "expansion": 0.85}
-    )
-    rank_offset: int = Field(
-        default=8, ge=0, description="rank support is 1 / (rank_offset + rank), rank counted from 1 (the paper: 5; 8 "
-        "weighs a view's first places less against agreement between views, chosen on LoCoMo and LongMemEval-S dev)",
-    )
     speaker_bonus: float = Field(
         default=0.5, ge=0.0, description="added to rho when the memory's speaker is a person the query names; "
         "those names then leave the query text (recall/query_cues.py move_speakers)",
@@ -341,7 +244,7 @@ class ScoringConfig(_Stage):
 
 
 class AssemblyConfig(_Stage):
-    """Which memories are returned, in what order (``recall/assembly.py``)."""
+    """How many memories are returned, in what order (``recall/assembly.py``)."""
 
     top_k: int = Field(default=30, ge=1, description="K: memories returned after assembly")
     distinct_sessions_first: int = Field(
@@ -354,55 +257,6 @@ class AssemblyConfig(_Stage):
         "(the cosine with the centroid of their memories) and holds one of the best 2n memories, in rho order; only "
         "the order within the best 2n changes (recall/matched_sessions.py); off in two people's talk; 0 = off",
     )
-    # Off by default (issue 35): every setting measured (/work/runs/firsthop) that closes the set-question gap to
-    # dense costs LoCoMo @10 (dense top-10 within 3d: 0.723 / @30 0.836, below the 0.73 / 0.84 floor; within 1.5d:
-    # about 7 points, and 10 to 30 on the linked suites). The rule holds wherever keep_first_hop > 0.
-    keep_first_hop: int = Field(
-        default=0, ge=0, description="the first hop recollection only adds to: the memory ranked d-th (d <= this, "
-        "from 1) by plain dense cosine of the question as asked (no context, bonuses or bridges) is returned at rank "
-        "floor(keep_spacing x d) or better (recall/kept_places.py keep_first_hop); 0 = the rho order alone",
-    )
-    keep_spacing: float = Field(default=3.0, ge=1.0, description="see keep_first_hop")
-    keep_own: int = Field(
-        default=15, ge=0, description="a question that asks for a set (recall/set_questions.py) keeps the d-th "
-        "(d <= this, from 1) of the named speakers' own matches (recall/set_questions.py own_matches) at rank "
-        "floor(keep_own_spacing x d) or better; 0 = off. 15 at spacing 2 reach rank 30: the top 10 are those "
-        "of 5, and ranks 11-30 hold ten more members",
-    )
-    keep_own_spacing: float = Field(default=2.0, ge=1.0, description="see keep_own")
-    keep_own_density: float = Field(
-        default=0.7, ge=0.0, description="a set question's own matches score their cosine less this times their "
-        "mean cosine with their keep_own_neighbours nearest memories of the same speakers: a one-off remark before "
-        "one of many near-copies (recall/set_questions.py); 0 = cosine alone",
-    )
-    keep_own_neighbours: int = Field(
-        default=5, ge=1, description="how many nearest memories of the same speakers a set question's own match's "
-        "density is the mean cosine with (see keep_own_density)",
-    )
-    keep_lexical: int = Field(
-        default=0, ge=0, description="the same for plain BM25 (score > 0) of recall's lexical text (the query "
-        "with the speakers it names moved to cues, and its keywords): rank d kept within "
-        "floor(keep_lexical_spacing x d)",
-    )
-    keep_lexical_spacing: float = Field(
-        default=3.0, ge=1.0, description="see keep_lexical; 1/spacing summed over the kinds kept (keep_spacing, "
-        "keep_lexical_spacing, keep_own_spacing) must be at most 1 (every rank's deadlines then fit)",
-    )
-
-    @model_validator(mode="after")
-    def _kept_ranks_fit(self) -> AssemblyConfig:
-        # Every kind of kept place at once: the d-th of a kind with spacing s is due by rank floor(s x d), so
-        # at most D / s of its places are due by any rank D, and the earliest-deadline order meets them all
-        # exactly when the shares 1/s of the kinds that are on add up to at most 1.
-        kinds = [(name, spacing) for name, n, spacing in (
-            ("keep_spacing", self.keep_first_hop, self.keep_spacing),
-            ("keep_lexical_spacing", self.keep_lexical, self.keep_lexical_spacing),
-            ("keep_own_spacing", self.keep_own, self.keep_own_spacing)) if n]
-        if sum(1 / spacing for _, spacing in kinds) > 1 + 1e-9:
-            named = " + ".join(f"1/{name} ({spacing})" for name, spacing in kinds)
-            raise ValueError(f"{named} must be at most 1: the kept places would not all fit (set one of "
-                             "keep_first_hop, keep_lexical, keep_own to 0, or widen its spacing)")
-        return self
 
 
 class LifecycleConfig(_Stage):
@@ -422,6 +276,18 @@ class LifecycleConfig(_Stage):
         default=True, description="of statements that supersede one another, the one the question asks for (the "
         "current one; for a question about the past or a time, the one that held then) takes the best place any "
         "of them holds, brought in if recall missed it (recall/updates.py)",
+    )
+
+
+class ResearchConfig(_Stage):
+    """For reproducing the paper, not for tuning: ``presets.PAPER`` sets it (``docs/configuration.md``)."""
+
+    paper_rules: bool = Field(
+        default=False, description="the paper's rules where RippleMem has its own, each a named constant beside "
+        "the code that reads it: the cue view without identifying-cue overlap (recall/views.py), the controller's "
+        "target of participants, places and time and anchors by support alone (recall/controller.py), alignment "
+        "by cosine alone (recall/assembly.py), rank support 1 / (5 + rank) (recall/evidence.py), no kept places "
+        "for a set question's own matches (recall/set_questions.py)",
     )
 
 
@@ -445,21 +311,23 @@ class RecallConfig(_Stages):
     * the heuristic controller stops early only on a very strong first hop;
     * bridging (issue 13, tuned on the linked suite's tune split and the LoCoMo
       tuning split): the cue view also scores the query's identifying cues by
-      rarity (``views.cue_key_weight``); anchors are weighed up by the rarest name they
-      share with other memories (``controller.anchor_bridge_weight``); the heuristic target
-      carries the anchors' rarest shared names (``controller.target_cues``); a memory reached
+      rarity (``recall/views.py`` ``CUE_KEY_WEIGHT``); anchors are weighed up by the rarest name they
+      share with other memories (``ANCHOR_BRIDGE_WEIGHT``); the heuristic target
+      carries the anchors' rarest shared names (``TARGET_CUES``); a memory reached
       over cue or time edges from an anchor inherits up to just below the anchor's rho
-      (``bridging.weight``, ``bridging.floor``: what it keeps without target overlap); a
+      (``bridging.weight``, ``BRIDGE_FLOOR``: what it keeps without target overlap); a
       second round expands from what the first bridged to (a name, then a topic
       word), with a 20-wide structural channel; a cue shared with a memory of more
-      than 16 identifying cues (a long answer) bridges less (``bridging.key_budget``,
+      than 16 identifying cues (a long answer) bridges less (``KEY_BUDGET``,
       chosen on LongMemEval-S dev: long assistant answers share some rare word with
       many memories by chance);
-    * a flatter rank support (``scoring.rank_offset`` 8, the paper's 5), chosen on LoCoMo and
+    * a flatter rank support (``recall/evidence.py`` ``RANK_OFFSET`` 8, the paper's 5), chosen on LoCoMo and
       LongMemEval-S dev with the integer encoder: a memory found by two views at middling
       ranks weighs more against one view's first place.
 
-    ``presets.PAPER`` is docs/concepts.md's settings.
+    ``presets.PAPER`` is the paper's settings. Weights and budgets a user has no reason to
+    change are named constants beside the code that reads them, each with the measurement
+    that chose it.
     """
 
     views: ViewsConfig = Field(default_factory=ViewsConfig)
@@ -470,3 +338,4 @@ class RecallConfig(_Stages):
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     assembly: AssemblyConfig = Field(default_factory=AssemblyConfig)
     lifecycle: LifecycleConfig = Field(default_factory=LifecycleConfig)
+    research: ResearchConfig = Field(default_factory=ResearchConfig)

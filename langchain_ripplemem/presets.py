@@ -4,11 +4,11 @@
 with the offline default (MiniLM, rule-based units). ``WriteConfig()`` is the
 paper's write settings (windows of 40 turns overlapping by 2) except that
 structural edges join units by their rarity-weighted identifying cues
-(``linking.structural_edges="cues"``); :data:`PAPER_WRITE` is docs/concepts.md's write phase
+(``linking.structural_edges="cues"``); :data:`PAPER_WRITE` is the paper's write phase
 exactly. Named presets (:data:`PRESETS`, :func:`preset`):
 
 * ``"recommended"``: ``(WriteConfig(), RecallConfig())``, what ``RippleMem()`` uses;
-* ``"paper"``: docs/concepts.md exactly (:data:`PAPER_WRITE`, :data:`PAPER`: tri-view
+* ``"paper"``: the paper's method exactly (:data:`PAPER_WRITE`, :data:`PAPER`: tri-view
   sizes 10/5/5, no dialogue context, no cue bonuses, no bridging), for
   reproducing the paper;
 * ``"long-history"``: the recommended scoring for long histories of one user's
@@ -33,18 +33,22 @@ from __future__ import annotations
 
 from langchain_ripplemem.config import RecallConfig, WriteConfig
 
-#: docs/concepts.md exactly: the paper's tri-view sizes (10/5/5) and scoring, nothing added.
+#: the paper's method exactly: the paper's tri-view sizes (10/5/5) and scoring, nothing added.
+#: ``research.paper_rules`` turns to the paper's rules where RippleMem has its own (the cue view, the
+#: controller's target and anchors, cosine alignment, rank support 1 / (5 + rank), no kept
+#: places for a set question's own matches); the settings here turn off the rest.
 PAPER = RecallConfig(
-    views={"semantic_k": 10, "lexical_k": 5, "cue_k": 5, "cue_key_weight": 0.0},
-    controller={"max_rounds": 1, "sufficiency_similarity": 0.55, "target_cues": 0, "anchor_bridge_weight": 0.0},
+    views={"semantic_k": 10, "lexical_k": 5, "cue_k": 5},
+    controller={"max_rounds": 1, "sufficiency_similarity": 0.55},
     expansion={"per_channel": 5},
     context={"weight": 0.0, "weight_2": 0.0},
     bridging={"weight": 0.0},
-    scoring={"alignment": "semantic", "speaker_bonus": 0.0, "time_bonus": 0.0, "rank_offset": 5},
-    assembly={"keep_first_hop": 0, "keep_own": 0, "matched_sessions_first": 0},
+    scoring={"speaker_bonus": 0.0, "time_bonus": 0.0},
+    assembly={"matched_sessions_first": 0},
     lifecycle={"superseded_weight": 0.5, "asked_first": False},  # as before issue 52's ordering of updates
+    research={"paper_rules": True},
 )
-#: docs/concepts.md's write phase exactly: structural edges from s_str over participants, places and time.
+#: the paper's write phase exactly: structural edges from s_str over participants, places and time.
 PAPER_WRITE = WriteConfig(linking={"structural_edges": "paper"})
 #: The paper's settings for long histories of user-assistant sessions (its LongMemEval setup).
 PAPER_LONG_HISTORY = PAPER.replace(views={"semantic_k": 15, "lexical_k": 8, "cue_k": 8})

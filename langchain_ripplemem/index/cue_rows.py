@@ -38,7 +38,14 @@ from langchain_ripplemem.index.cue_names import NameCounts
 from langchain_ripplemem.index.pinned_rows import PostingsBelow, Prefix
 from langchain_ripplemem.index.row_arrays import distinct_rows, extended
 from langchain_ripplemem.schemas import DAY_SECONDS, MemoryUnit
-from langchain_ripplemem.text.cue_scores import HasCues, normalised_cues
+from langchain_ripplemem.text.cue_scores import (
+    BETA_LOCATIONS,
+    BETA_PARTICIPANTS,
+    BETA_TIME,
+    TIME_DECAY_DAYS,
+    HasCues,
+    normalised_cues,
+)
 from langchain_ripplemem.text.identifying import Cues, identifying_cues, rarity
 
 __all__ = ["CueRows", "cue_keys", "day_buckets", "unit_cues"]
@@ -223,8 +230,8 @@ class CueRows:
         table = self.row_cue_array(n)[rows]
         total = np.zeros(len(rows))
         weight = np.zeros(len(rows))
-        for column, field, values, beta in ((0, "participants", cues.participants, cfg.beta_participants),
-                                            (1, "locations", cues.locations, cfg.beta_locations)):
+        for column, field, values, beta in ((0, "participants", cues.participants, BETA_PARTICIPANTS),
+                                            (1, "locations", cues.locations, BETA_LOCATIONS)):
             wanted = normalised_cues(values)
             if not wanted or beta <= 0:
                 continue
@@ -236,12 +243,12 @@ class CueRows:
             union = np.where(has, len(wanted) + size - inter, 1.0)
             total += np.where(has, beta * inter / union, 0.0)
             weight += np.where(has, beta, 0.0)
-        if cues.time is not None and cfg.beta_time > 0:
+        if cues.time is not None and BETA_TIME > 0:
             start, end = cues.time.start.timestamp() / DAY_SECONDS, cues.time.end.timestamp() / DAY_SECONDS
             has = ~np.isnan(table[:, 2])
             gap = np.maximum(0.0, np.maximum(table[:, 2] - end, start - table[:, 3]))
-            total += np.where(has, cfg.beta_time * np.exp(-np.nan_to_num(gap) / cfg.time_decay_days), 0.0)
-            weight += np.where(has, cfg.beta_time, 0.0)
+            total += np.where(has, BETA_TIME * np.exp(-np.nan_to_num(gap) / TIME_DECAY_DAYS), 0.0)
+            weight += np.where(has, BETA_TIME, 0.0)
         return np.divide(total, weight, out=np.zeros(len(rows)), where=weight > 0)
 
     def state(self, n: int) -> dict[str, Any]:

@@ -1,13 +1,14 @@
-"""Assembly: merge evidence by id and rank it by rho (docs/concepts.md read phase, step 6).
+"""Assembly: merge evidence by id and rank it by rho (the paper's read phase, step 6).
 
-``rho(m) = 1.25 a(q, m) + 1.0 pi(m) + 0.05 I_anchor(m)`` where ``a`` is the
-query-memory cosine min-max normalised over the evidence set, ``pi`` the
+``rho(m) = 1.25 a(q, m) + 1.0 pi(m) + 0.05 I_anchor(m)`` (:data:`ALIGNMENT_WEIGHT`,
+:data:`PROVENANCE_WEIGHT`, :data:`ANCHOR_BONUS`) where ``a`` is the query-memory
+alignment min-max normalised over the evidence set (:data:`ALIGNMENT`), ``pi`` the
 provenance support (source weight x rank support ``1/(rank_offset + rank)``, expansion
-hits scaled by path strength), and ``I_anchor`` marks anchors. With
-``RecallConfig.bridging.weight`` a memory reached over structural (cue) edges
-scores at least what it inherits from its anchor (:func:`bridged`): path
-support, so bridged memories compete for the top K without query alignment. Weights come
-from :class:`~langchain_ripplemem.config.ScoringConfig`, the budget from
+hits scaled by path strength; :mod:`~langchain_ripplemem.recall.evidence`), and
+``I_anchor`` marks anchors. With ``RecallConfig.bridging.weight`` a memory reached over
+structural (cue) edges scores at least what it inherits from its anchor (:func:`bridged`):
+path support, so bridged memories compete for the top K without query alignment. The cue
+bonuses come from :class:`~langchain_ripplemem.config.ScoringConfig`, the budget from
 :class:`~langchain_ripplemem.config.AssemblyConfig`. The memory lifecycle may
 multiply rho per unit (superseded memories, optional recency decay: see
 :mod:`langchain_ripplemem.lifecycle`); unmarked memories keep it unchanged.
@@ -24,6 +25,8 @@ import numpy as np
 from langchain_ripplemem.config import BridgingConfig, ContextConfig, RecallConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.index.sessions import per_index
+from langchain_ripplemem.recall import kept_places, set_questions
+from langchain_ripplemem.recall.bridging import BRIDGE_FLOOR
 from langchain_ripplemem.recall.cue_bonus import cue_bonuses, speaker_of
 from langchain_ripplemem.recall.evidence import AnyHit, recalled_memory, supports
 from langchain_ripplemem.recall.kept_places import (
@@ -35,7 +38,7 @@ from langchain_ripplemem.recall.kept_places import (
 )
 from langchain_ripplemem.recall.matched_sessions import matched_sessions, session_of
 from langchain_ripplemem.recall.repeats import fold_repeats, repeat_key
-from langchain_ripplemem.recall.set_questions import own_matches
+from langchain_ripplemem.recall.set_questions import keep_own, own_matches
 from langchain_ripplemem.recall.smoothing import chats_with_an_assistant, context_weights, in_context
 from langchain_ripplemem.recall.views import ViewQuery
 from langchain_ripplemem.render.plain_text import memory_line
@@ -45,6 +48,28 @@ T = TypeVar("T")
 
 #: The most a memory inherits of its anchor's rho: a lifted memory ranks just below its anchor.
 BELOW_ANCHOR = 0.999
+#: rho's weights of alignment, provenance support and being an anchor: the paper's.
+ALIGNMENT_WEIGHT = 1.25
+PROVENANCE_WEIGHT = 1.0
+ANCHOR_BONUS = 0.05
+#: a(q, m): the mean of the min-max normalised cosine and BM25 score, for encoders (like MiniLM) whose cosine
+#: alone ranks worse than BM25 (docs/benchmarks.md, "Tuning and held-out split"); the paper's cosine alone
+#: ("semantic") under ``research.paper_rules``.
+ALIGNMENT = "hybrid"
+#: Per expansion round, at most this many memories are lifted by bridged scores (the best gains); 0 = no
+#: limit: a cap of 2-3 lost 6-14 points on the linked suite for no LoCoMo gain (docs/benchmarks.md,
+#: "Linked recall (issue 13)").
+BRIDGED_TOP = 0
+#: Whether a memory bridged from an anchor of its own session is lifted too (False: only across sessions,
+#: and within one only to the same speaker's next or previous turn): in a session dialogue context already
+#: scores the anchor's neighbours, and on LongMemEval-S dev the lifts within a session displaced the first
+#: hop's evidence (docs/benchmarks.md, "LongMemEval").
+BRIDGE_WITHIN_SESSION = False
+
+
+def alignment_mode(config: RecallConfig) -> str:
+    """How a(q, m) is computed: :data:`ALIGNMENT`, or the paper's ``"semantic"`` under ``research.paper_rules``."""
+    return "semantic" if config.research.paper_rules else ALIGNMENT
 
 #: Where a memory was said: (session id, lower-cased speaker, turn index in the session; -1 if unknown).
 Place = tuple[str, str | None, int]
@@ -63,9 +88,9 @@ def aligner(index: NamespaceIndex, query_vector: np.ndarray, query: str, mode: s
     averages it with the min-max normalised BM25 score of the same units, for
     encoders (like MiniLM) whose cosine alone ranks worse than BM25. With
     ``context`` weights both scores also credit the unit's session neighbours
-    (:mod:`~langchain_ripplemem.recall.smoothing`; a unit of more than ``context.terms``
-    content terms takes less of that credit). Whole-namespace scores (BM25,
-    context) are computed once here, so one aligner serves several id sets.
+    (:mod:`~langchain_ripplemem.recall.smoothing`; a unit of more than
+    :data:`~langchain_ripplemem.recall.smoothing.CONTEXT_TERMS` content terms takes less of that
+    credit). Whole-namespace scores (BM25, context) are computed once here, so one aligner serves several id sets.
     """
     contextual = in_context(index, index.cosines(query_vector), context) \
         if context is not None and any(context_weights(index, context)) else None
@@ -93,53 +118,54 @@ def assemble_memories(
 
     Args:
         evidence: unit id -> every hit that found it.
-        anchors: ids the controller expanded from (they get ``scoring.anchor_bonus``).
+        anchors: ids the controller expanded from (they get :data:`ANCHOR_BONUS`).
         index: the namespace's search structures.
         query: the query's cues and unit vector, and the ids never returned (suppressed, or
             later than ``as_of``). The cues' query text is the hybrid alignment's BM25 half;
             a memory whose speaker is a participant of the query gets ``scoring.speaker_bonus``;
             with a query time, every memory gets ``scoring.time_bonus`` times its time
             similarity to it; the lexical text (query and keywords) is what the BM25 first
-            hop kept with ``assembly.keep_lexical`` matches.
+            hop kept with :data:`~.kept_places.KEEP_LEXICAL` matches.
         config: scoring, dialogue context, bridging and assembly settings.
         weight: per-unit multiplier of rho (lifecycle: supersession, recency); ``None`` = 1.
-        support: each evidence memory's provenance support under ``config.scoring``
+        support: each evidence memory's provenance support under ``config``
             (:func:`~langchain_ripplemem.recall.evidence.supports`); ``None``: summed here.
         plain: the vector of the question as asked, for the dense first hop kept with
-            ``assembly.keep_first_hop`` (:func:`keep_first_hop`); ``None``: the query's vector.
+            :data:`~.kept_places.KEEP_FIRST_HOP` (:func:`keep_first_hop`); ``None``: the query's vector.
         own_views: what a set question's speakers' own matches are scored by
             (:func:`~langchain_ripplemem.recall.set_questions.own_views`: the question as
-            asked, and what it asks for); empty for any other question (``assembly.keep_own``).
+            asked, and what it asks for); empty for any other question (:func:`~.set_questions.keep_own`).
     """
     budget, scoring, hidden = config.assembly, config.scoring, query.hidden
     query_vector, cues = query.vector, query.cues
     ids = [uid for uid in evidence if uid in index.pos and not (hidden and uid in hidden)]
-    own = own_matches(index, own_views, cues.participants, budget.keep_own, hidden, budget.keep_own_density,
-                      budget.keep_own_neighbours) if budget.keep_own and own_views else []
-    kept: list[KeptMatches] = [(budget.keep_own, budget.keep_own_spacing, own)] if own else []
+    n_own = keep_own(config.research.paper_rules)
+    own = own_matches(index, own_views, cues.participants, n_own, hidden, set_questions.KEEP_OWN_DENSITY,
+                      set_questions.DENSITY_NEIGHBOURS) if n_own and own_views else []
+    kept: list[KeptMatches] = [(n_own, set_questions.KEEP_OWN_SPACING, own)] if own else []
     protected = first_hop_ranks(index, query_vector if plain is None else plain, query.lexical_text or cues.query,
-                                budget, hidden, kept) if budget.keep_first_hop or budget.keep_lexical or kept else {}
+                                hidden, kept) if kept_places.KEEP_FIRST_HOP or kept_places.KEEP_LEXICAL or kept else {}
     plain_vector = query_vector if plain is None else plain
     if not ids:
         order, repeats, dense = top_distinct(index, [], protected, budget.top_k, hidden or (), plain_vector)
         return [plain_memory(index, uid, protected.get(uid) or dense[uid], query_vector, repeats.get(uid, ()))
                 for uid in order]
-    alignments, cosines = aligner(index, query_vector, cues.query, scoring.alignment, config.context)(ids)
+    alignments, cosines = aligner(index, query_vector, cues.query, alignment_mode(config), config.context)(ids)
     rows = np.fromiter((index.pos[uid] for uid in ids), dtype=np.int64, count=len(ids))
     units = index.units.take(rows.tolist())
     if support is None or len(support) != len(evidence):
-        support = supports(evidence, scoring)
+        support = supports(evidence, config)
     # Every memory's rho at once, in float64 with the operations (and their order) of the formula.
     found = np.fromiter((support[uid] for uid in ids), dtype=np.float64, count=len(ids))
     anchored = np.fromiter((uid in anchors for uid in ids), dtype=np.float64, count=len(ids))
-    rhos = (scoring.alignment_weight * alignments.astype(np.float64) + scoring.provenance_weight * found
-            + scoring.anchor_bonus * anchored)
+    rhos = (ALIGNMENT_WEIGHT * alignments.astype(np.float64) + PROVENANCE_WEIGHT * found
+            + ANCHOR_BONUS * anchored)
     rhos += cue_bonuses(index, rows, cues, scoring)
     direct = dict(zip(ids, rhos.tolist(), strict=True))
-    # Lifts only across sessions, unless bridging.within_session (or the memory continues its anchor's
+    # Lifts only across sessions, unless BRIDGE_WITHIN_SESSION (or the memory continues its anchor's
     # message): where an id is (the evidence's read off the units at hand; an anchor is evidence).
     place: Callable[[str], Place | None] | None = None
-    if not config.bridging.within_session:
+    if not BRIDGE_WITHIN_SESSION:
         places, at = row_places(index), index.pos
 
         def place(uid: str) -> Place | None:
@@ -232,7 +258,7 @@ def bridged_scores(evidence: Mapping[str, Sequence[AnyHit]], direct: dict[str, f
     A memory reached in round ``r`` inherits from its anchor's score *after* rounds
     before ``r``, so a chain (a name bridge, then a topic bridge from what it found)
     carries the first anchor's rank on, discounted at each hop. Per round, only the
-    ``config.top`` memories that gain most are lifted (0: all): a bridge is a bet,
+    :data:`BRIDGED_TOP` memories that gain most are lifted (0: all): a bridge is a bet,
     and the first hop's own ranking keeps the other places. With ``place`` (id ->
     :data:`Place`), a hit lifts only where :func:`lifts_across` allows: from another
     session, or to the rest of the anchor's own message.
@@ -255,7 +281,7 @@ def bridged_scores(evidence: Mapping[str, Sequence[AnyHit]], direct: dict[str, f
             if (b := bridged(hits, snapshot, config)) > scores[uid]:
                 lifted[uid] = b
         best = sorted(lifted, key=lambda uid: (-lifted[uid], uid))
-        for uid in best[: config.top] if config.top else best:
+        for uid in best[:BRIDGED_TOP] if BRIDGED_TOP else best:
             scores[uid] = lifted[uid]
     return scores
 
@@ -299,7 +325,8 @@ def bridged(hits: Sequence[AnyHit], direct: dict[str, float], config: BridgingCo
     """The score a memory inherits from the anchor it was reached from over cue (or time) edges.
 
     ``rho(anchor) x min(BELOW_ANCHOR, weight x strength x (f + (1 - f) x target overlap))``
-    with ``weight``, ``f`` the config's ``weight`` and ``floor``, the best over the memory's structural expansion hits.
+    with ``weight`` the config's and ``f`` :data:`~.bridging.BRIDGE_FLOOR`, the best over the memory's structural
+    expansion hits.
     Strength is the product over the path's edges of the rarity of the rarest cue
     each edge's ends share (:func:`~langchain_ripplemem.recall.bridging.bridge_strength`),
     so a memory that shares a rare name with a well-ranked anchor ranks near that
@@ -313,15 +340,15 @@ def bridged(hits: Sequence[AnyHit], direct: dict[str, float], config: BridgingCo
         >>> from langchain_ripplemem.schemas import Hit
         >>> hit = Hit(source="expansion", rank=0, score=0.9, channel="structural", anchor="a", path=["a", "m"],
         ...           edge_weight=0.8)
-        >>> round(bridged([hit], {"a": 2.0}, BridgingConfig(weight=0.75, floor=0.5)), 3)
-        1.14
-        >>> round(bridged([hit], {"a": 2.0}, BridgingConfig(weight=2.0, floor=0.5)), 3)  # below its anchor
+        >>> round(bridged([hit], {"a": 2.0}, BridgingConfig(weight=0.75)), 3)  # 2 x 0.75 x 0.8 x (0.6 + 0.4 x 0.9)
+        1.152
+        >>> round(bridged([hit], {"a": 2.0}, BridgingConfig(weight=2.0)), 3)  # below its anchor
         1.998
 
     """
     if not config.weight:
         return 0.0
-    floor = config.floor
+    floor = BRIDGE_FLOOR
     return max((direct[h.anchor] * min(BELOW_ANCHOR, config.weight * (h.edge_weight or 0.0)
                                        * (floor + (1.0 - floor) * h.score))
                 for h in hits if h.source == "expansion" and h.channel == "structural" and h.anchor in direct),

@@ -12,7 +12,7 @@ query does not (:func:`bridge_potential`): "I booked Harbor Grill" leads to what
 else was said about Harbor Grill. The heuristic controller prefers such memories
 as anchors and does not stop while the best of them is unexplored.
 
-Time bridges too (docs/concepts.md's T cue, at read time): a memory whose own words
+Time bridges too (the paper's T cue, at read time): a memory whose own words
 name a specific time ("flying out June 10th", :func:`mentioned_time`) reaches the
 memories whose words name an overlapping time ("Denver, June 8th to 14th"), as
 rare as few memories name it (:func:`time_bridges`). A session's day is no such
@@ -53,9 +53,27 @@ from langchain_ripplemem.recall.expansion import ExpansionHit
 from langchain_ripplemem.schemas import MemoryUnit, TimeInterval
 from langchain_ripplemem.text.identifying import MONTH_KEYS, common_keys, rarity
 
-__all__ = ["BridgePotentials", "BridgeStrength", "EventTime", "MentionedBridges", "RowTimes", "TimeBridge",
-           "bridge_potential", "bridge_potentials", "bridge_strength", "epoch_micros", "mentioned_bridges",
-           "mentioned_time", "row_times", "salience", "shared_bridge_strength", "time_bridges", "time_hits"]
+__all__ = ["BRIDGE_FLOOR", "FIRST_RARE_TOPIC_WEIGHT", "FIRST_TOPIC_WEIGHT", "KEY_BUDGET", "BridgePotentials",
+           "BridgeStrength", "EventTime", "MentionedBridges", "RowTimes", "TimeBridge", "bridge_potential",
+           "bridge_potentials", "bridge_strength", "epoch_micros", "mentioned_bridges", "mentioned_time", "row_times",
+           "salience", "shared_bridge_strength", "time_bridges", "time_hits"]
+
+#: What a bridged memory keeps of its inheritance when it shares none of the target's cues: the factor is
+#: floor + (1 - floor) x target overlap. 0.75-1.0 put more junk in the top 10 and 0.5 lost the chains on the
+#: linked suite's tune split (docs/benchmarks.md, "Linked recall (issue 13)").
+BRIDGE_FLOOR = 0.6
+#: A cue shared by memories with more identifying cues than this bridges less (sqrt(budget / cues) at each
+#: such end; :func:`salience`): long answers share some rare word with many memories by chance. LongMemEval-S
+#: dev 85.5 -> 89.1 at k=10, LoCoMo and the linked suite unchanged (docs/benchmarks.md, "Bridge salience").
+KEY_BUDGET = 16
+#: From the first hop's anchors a shared topic word weighs this much of a shared name: names only. 1 cost
+#: LoCoMo 1.5-6 points of recall_all@10 (ordinary words are rare enough to bridge in a long dialogue;
+#: docs/benchmarks.md, "Linked recall (issue 13)").
+FIRST_TOPIC_WEIGHT = 0.0
+#: ... except a topic word rare in English (outside the encoder vocabulary's first 12,000 whole words:
+#: "kilim", not "camping"), which weighs half a name: linked dev 85.7 -> 89.3 % at k=10, LoCoMo 73.4 -> 73.5
+#: (docs/benchmarks.md, "Rare topic words bridge from the first hop").
+FIRST_RARE_TOPIC_WEIGHT = 0.5
 
 # A time longer than this names a season, not an occasion ("in 2022", "this summer").
 _SPECIFIC = timedelta(days=31)
@@ -159,16 +177,16 @@ def round_strength(index: NamespaceIndex, bridging: BridgingConfig, topic_weight
                    expanded_rounds: int) -> BridgeStrength | None:
     """With bridging, a cue edge weighs what the rarest cue its ends share weighs today (``None`` without).
 
-    A shared topic word counts ``bridging.first_topic_weight`` from the first hop's anchors (a
+    A shared topic word counts :data:`FIRST_TOPIC_WEIGHT` from the first hop's anchors (a
     name identifies, a topic word only continues; one rare in English,
-    ``bridging.first_rare_topic_weight``) and ``topic_weight`` (``views.topic_weight``) from what a
-    round bridged to (a chain's next link is often one).
+    :data:`FIRST_RARE_TOPIC_WEIGHT`) and ``topic_weight`` from what a round bridged to (a
+    chain's next link is often one).
     """
     if not bridging.weight:
         return None
     first = expanded_rounds == 0
-    return shared_bridge_strength(index, bridging.first_topic_weight if first else topic_weight,
-                                  bridging.key_budget, bridging.first_rare_topic_weight if first else None)
+    return shared_bridge_strength(index, FIRST_TOPIC_WEIGHT if first else topic_weight,
+                                  KEY_BUDGET, FIRST_RARE_TOPIC_WEIGHT if first else None)
 
 
 _Made = TypeVar("_Made")
@@ -207,7 +225,7 @@ def bridge_potential(index: NamespaceIndex, uid: str, known: Container[str] = ()
 
     Names in ``known`` (the query's own cues) are left out: the first hop searched for
     them already. Topic words are left out too: from the first hop, only a name
-    bridges (``RecallConfig.bridging.first_topic_weight``). What does not depend on ``known``
+    bridges (:data:`FIRST_TOPIC_WEIGHT`). What does not depend on ``known``
     is worked out once per memory and index size (:class:`BridgePotentials`).
     """
     return bridge_potentials(index, key_budget)(uid, known)

@@ -12,7 +12,7 @@ best-supported memories, preferring those that touch the query's cues and sit
 in the graph; the target combines the query, the missing terms, and the cue
 values the anchors share with the query (their participants, places and time),
 so expansion looks for what the anchors' neighbourhood adds, not for more of
-what is already there. With ``RecallConfig.controller.target_cues`` the target also
+what is already there. With :data:`TARGET_CUES` the target also
 carries the anchors' rarest identifying cues (a restaurant's name, a pet's, a
 topic word few memories use): the structural channel then scores a candidate by
 how many of those rare cues it shares, weighted by rarity.
@@ -32,7 +32,7 @@ from langchain_ripplemem.config import ControllerConfig, RecallConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.index.sessions import per_index, speakers
 from langchain_ripplemem.llm.calls import StructuredOutcome, acall_structured, call_structured, resolve_chat_model
-from langchain_ripplemem.recall.bridging import EventTime, bridge_potentials, mentioned_time
+from langchain_ripplemem.recall.bridging import BRIDGE_FLOOR, KEY_BUDGET, EventTime, bridge_potentials, mentioned_time
 from langchain_ripplemem.recall.evidence import AnyHit, supports
 from langchain_ripplemem.recall.recall_prompts import CONTROLLER_PROMPT, ControllerPlan
 from langchain_ripplemem.recall.state import HeuristicWork, Plan
@@ -43,6 +43,27 @@ from langchain_ripplemem.text.time.relative_time import concurrent_times, relati
 
 # A name at least this rare says what the missing support is about (a speaker's name says nothing).
 _TARGET_MIN_RARITY = 0.5
+
+#: The target carries this many of each anchor's rarest identifying names, and the structural channel
+#: scores candidates by rarity-weighted overlap with them; 0 under ``research.paper_rules`` (the paper's
+#: s_str against the target's participants, places and time). Tuned with the bridging rules of issue 13 on
+#: the linked suite's tune split and LoCoMo's tuning conversations (docs/benchmarks.md, "Linked recall").
+TARGET_CUES = 3
+#: An anchor candidate's support is multiplied by 1 + this x its bridge potential (the rarity of its rarest
+#: name other memories hold), and the controller does not stop while a likely anchor has such a name: the
+#: linked suite 82.1 % -> 92.9 % (0: 83.9 %; docs/benchmarks.md, "Linked-evidence suite"); 0 under
+#: ``research.paper_rules`` (anchors by support alone).
+ANCHOR_BRIDGE_WEIGHT = 0.3
+
+
+def target_cues(config: RecallConfig) -> int:
+    """How many rare names of each anchor the target carries (:data:`TARGET_CUES`; 0: the paper's target)."""
+    return 0 if config.research.paper_rules else TARGET_CUES
+
+
+def anchor_bridge_weight(config: RecallConfig) -> float:
+    """How much a rare name to bridge over lifts an anchor (:data:`ANCHOR_BRIDGE_WEIGHT`; 0: the paper's anchors)."""
+    return 0.0 if config.research.paper_rules else ANCHOR_BRIDGE_WEIGHT
 
 
 def cue_values(index: NamespaceIndex) -> list[frozenset[str]]:
@@ -82,7 +103,7 @@ class ControllerInput:
     def supports(self) -> Mapping[str, float]:
         """Every evidence memory's provenance support: as given, else summed over its hits once."""
         if self.support is None or len(self.support) != len(self.evidence):
-            self.support = supports(self.evidence, self.config.scoring)
+            self.support = supports(self.evidence, self.config)
         return self.support
 
 
@@ -137,7 +158,7 @@ class HeuristicController:
         used = {h.anchor for h in hits}
         last = max((h.round for h in hits), default=0)
         best: dict[str, float] = {}
-        floor, sup = inp.config.bridging.floor, inp.supports()
+        floor, sup = BRIDGE_FLOOR, inp.supports()
         for uid in in_graph:
             for h in inp.evidence[uid]:
                 if h.source == "expansion" and h.channel == "structural" and h.round == last and uid not in used \
@@ -151,7 +172,7 @@ class HeuristicController:
     def target_keys(self, inp: ControllerInput, anchors: list[str]) -> list[str]:
         """The identifying cues the missing support should share: the query's, then the anchors' rarest.
 
-        Each anchor contributes its ``target_cues`` rarest *names* (a person, place or
+        Each anchor contributes its :func:`target_cues` rarest *names* (a person, place or
         thing) that another memory also has, with rarity at least 0.5 (a speaker's
         name identifies nothing), in anchor order. Topic words of the anchors stay
         out: a memory reached over a topic edge shares them by construction, so they
@@ -166,14 +187,14 @@ class HeuristicController:
             # Only cues some other memory shares can bridge: a cue of one memory alone is left out.
             ranked = sorted(((index.rarity(k), k) for k in index.keys[row] if k not in keys and index.is_name(k)
                              and len(index.postings["cues"].get(k, ())) > 1), key=lambda t: -t[0])
-            keys += [k for w, k in ranked[: inp.config.controller.target_cues] if w >= _TARGET_MIN_RARITY]
+            keys += [k for w, k in ranked[: target_cues(inp.config)] if w >= _TARGET_MIN_RARITY]
         return keys
 
     def candidates(self, inp: ControllerInput) -> list[tuple[str, float, float]]:
         """Evidence with edges as ``(id, anchor score, bridge potential)``, best anchor first.
 
         The anchor score is provenance support, plus 0.05 when the memory shares a
-        participant or place with the query, times ``1 + anchor_bridge_weight x
+        participant or place with the query, times ``1 + ANCHOR_BRIDGE_WEIGHT x
         potential``: a memory naming a rare thing other memories also hold
         (:func:`~langchain_ripplemem.recall.bridging.bridge_potential`) is where the
         missing support is likeliest to hang ("I booked Harbor Grill" for "Sam's
@@ -182,9 +203,9 @@ class HeuristicController:
 
         Only the first ``max_anchors`` are used, and only they are exact: a potential
         is at most 1, so the potential of a memory whose score could not reach them
-        even times ``1 + anchor_bridge_weight`` is not computed (0).
+        even times ``1 + ANCHOR_BRIDGE_WEIGHT`` is not computed (0).
         """
-        cfg, weight = inp.config, inp.config.controller.anchor_bridge_weight
+        cfg, weight = inp.config, anchor_bridge_weight(inp.config)
         query_cues = set(inp.cues.participants) | set(inp.cues.locations)
         base: dict[str, float] = {}
         index, connected = inp.index, inp.with_edges
@@ -204,7 +225,7 @@ class HeuristicController:
             return [(uid, base[uid], 0.0) for uid in order]
         bar = base[order[cfg.controller.max_anchors - 1]] if len(order) >= cfg.controller.max_anchors else 0.0
         known = set(inp.index.known_keys(inp.query, speakers(inp.index)))
-        potentials = bridge_potentials(inp.index, cfg.bridging.key_budget)
+        potentials = bridge_potentials(inp.index, KEY_BUDGET)
         ranked = []
         for uid in order:
             likely = base[uid] * (1.0 + weight) >= bar
@@ -266,7 +287,7 @@ class HeuristicController:
         top_semantic = max((h.score for hits in inp.evidence.values() for h in hits
                             if h.source == "semantic"), default=0.0)
         # With a query word uncovered, the evidence is not sufficient whatever the bridges: none is ranked.
-        if inp.config.controller.anchor_bridge_weight and not missing and not unheld:
+        if anchor_bridge_weight(inp.config) and not missing and not unheld:
             work.candidates = self.candidates(inp)
         bridges = [(p, uid) for uid, _, p in (work.candidates or [])[: inp.config.controller.max_anchors]
                    if p >= _TARGET_MIN_RARITY]
@@ -307,7 +328,7 @@ class HeuristicController:
         locations = list(dict.fromkeys([*inp.cues.locations,
                                         *(loc.lower() for u in units for loc in u.locations)]))
         time = inp.cues.time or (event.time if event else next((u.time for u in units if u.time is not None), None))
-        cues = self.target_keys(inp, anchors) if cfg.controller.target_cues else []
+        cues = self.target_keys(inp, anchors) if target_cues(cfg) else []
         role = f"missing: {', '.join(missing)}" if missing else "more support"
         about = f" about {', '.join(participants[:3])}" if participants else ""
         target = ExpansionTarget(

@@ -21,10 +21,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from langchain_ripplemem.config import ScoringConfig
+from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.schemas import EdgeType, Hit, HitSource, MemoryUnit, RecalledMemory
 
-__all__ = ["AnyHit", "Evidence", "FoundHit", "Supports", "recalled_memory", "support", "supports"]
+__all__ = ["PAPER_RANK_OFFSET", "RANK_OFFSET", "SOURCE_WEIGHTS", "AnyHit", "Evidence", "FoundHit", "Supports",
+           "rank_offset", "recalled_memory", "support", "supports"]
+
+#: Provenance support weighs a hit by the view or channel that found it (the paper's weights).
+SOURCE_WEIGHTS: dict[str, float] = {"semantic": 1.0, "lexical": 0.75, "cue": 0.9, "expansion": 0.85}
+#: Rank support is 1 / (offset + rank), rank counted from 1: 8 weighs a view's first places less against
+#: agreement between views, chosen on LoCoMo's tuning conversations and LongMemEval-S dev with the integer
+#: encoder (docs/benchmarks.md, "Tuning and held-out split"; LongMemEval dev k=5 70.9 -> 72.7).
+RANK_OFFSET = 8
+#: The paper's offset, under ``research.paper_rules``.
+PAPER_RANK_OFFSET = 5
 
 
 @dataclass(slots=True)
@@ -59,25 +69,31 @@ Evidence = dict[str, list[FoundHit]]
 Supports = dict[str, float]
 
 
-def support(hits: Iterable[AnyHit], config: ScoringConfig) -> float:
+def rank_offset(config: RecallConfig) -> int:
+    """The offset of rank support 1 / (offset + rank): :data:`RANK_OFFSET`; the paper's 5 with its rules."""
+    return PAPER_RANK_OFFSET if config.research.paper_rules else RANK_OFFSET
+
+
+def support(hits: Iterable[AnyHit], config: RecallConfig) -> float:
     """Provenance support pi(m): source weight x rank support 1/(offset + rank), summed.
 
-    Expansion hits are further scaled by their path strength (product of edge weights).
+    Source weights are :data:`SOURCE_WEIGHTS`, the offset :func:`rank_offset` (rank counted
+    from 1). Expansion hits are further scaled by their path strength (product of edge weights).
 
     Example:
-        >>> from langchain_ripplemem.config import ScoringConfig
-        >>> config = ScoringConfig(source_weights={"semantic": 1.0}, rank_offset=1)
-        >>> support([FoundHit("semantic", 0, 0.9), FoundHit("semantic", 2, 0.5)], config)
-        0.75
+        >>> from langchain_ripplemem.config import RecallConfig
+        >>> paper = RecallConfig(research={"paper_rules": True})
+        >>> support([FoundHit("semantic", 0, 0.9), FoundHit("lexical", 2, 0.5)], paper)  # 1/6 + 0.75/8
+        0.26041666666666663
     """
-    weights, offset, total = config.source_weights, config.rank_offset + 1, 0.0
+    weights, offset, total = SOURCE_WEIGHTS, rank_offset(config) + 1, 0.0
     for hit in hits:
         strength = hit.edge_weight
         total += weights.get(hit.source, 0.0) * (1.0 if strength is None else strength) / (offset + hit.rank)
     return total
 
 
-def supports(evidence: Mapping[str, Sequence[AnyHit]], config: ScoringConfig, known: Mapping[str, float] | None = None,
+def supports(evidence: Mapping[str, Sequence[AnyHit]], config: RecallConfig, known: Mapping[str, float] | None = None,
              changed: Iterable[str] | None = None) -> Supports:
     """Every memory's :func:`support`, reading ``known`` (this evidence before ``changed`` gained hits) if given.
 
@@ -87,15 +103,15 @@ def supports(evidence: Mapping[str, Sequence[AnyHit]], config: ScoringConfig, kn
     value is the one :func:`support` gives.
 
     Example:
-        >>> from langchain_ripplemem.config import ScoringConfig
-        >>> config = ScoringConfig(source_weights={"semantic": 1.0, "expansion": 1.0}, rank_offset=1)
+        >>> from langchain_ripplemem.config import RecallConfig
+        >>> config = RecallConfig(research={"paper_rules": True})
         >>> evidence = {"a": [FoundHit("semantic", 0, 0.9)], "b": [FoundHit("semantic", 2, 0.5)]}
         >>> known = supports(evidence, config)
         >>> known
-        {'a': 0.5, 'b': 0.25}
-        >>> evidence["b"] = [*evidence["b"], FoundHit("expansion", 0, 0.4, 1, "semantic", "a", ("a", "b"), 0.5)]
+        {'a': 0.16666666666666666, 'b': 0.125}
+        >>> evidence["b"] = [*evidence["b"], FoundHit("expansion", 0, 0.4, 1, "semantic", "a", ("a", "b"), 0.6)]
         >>> supports(evidence, config, known, changed=["b"])
-        {'a': 0.5, 'b': 0.5}
+        {'a': 0.16666666666666666, 'b': 0.21000000000000002}
     """
     if known is None or changed is None:
         return {uid: support(hits, config) for uid, hits in evidence.items()}

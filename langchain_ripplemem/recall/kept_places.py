@@ -6,7 +6,7 @@ matches the question strongly on its own. A kept memory is given a deadline, a r
 it must be returned at or above, and :func:`keep_first_hop` fills every other place
 in recollection's order (docs/architecture.md, "The rule: recollection adds to what
 plain top-k finds"). What is kept: the question's plain dense and BM25 top matches
-(``assembly.keep_first_hop``, ``keep_lexical``) and a set question's speakers' own
+(:data:`KEEP_FIRST_HOP`, :data:`KEEP_LEXICAL`, both off) and a set question's speakers' own
 matches (:mod:`~langchain_ripplemem.recall.set_questions`).
 """
 
@@ -16,12 +16,22 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from langchain_ripplemem.config import AssemblyConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.evidence import FoundHit, recalled_memory
 from langchain_ripplemem.schemas import HitSource, MemoryUnit, RecalledMemory
 
-__all__ = ["FirstHopRank", "KeptMatches", "first_hop_ranks", "keep_first_hop", "plain_memory"]
+__all__ = ["KEEP_FIRST_HOP", "KEEP_LEXICAL", "KEEP_LEXICAL_SPACING", "KEEP_SPACING", "FirstHopRank", "KeptMatches",
+           "check_spacings", "first_hop_ranks", "keep_first_hop", "plain_memory"]
+
+#: The memory ranked d-th (d <= this) by plain dense cosine of the question as asked keeps rank
+#: floor(KEEP_SPACING x d) or better; 0 = off. Off (issue 35): every setting measured that closes the
+#: set-question gap to dense cost LoCoMo @10 (top 10 within 3d: 0.723, below the 0.73 floor; within 1.5d about
+#: 7 points, and 10 to 30 on the linked suites; variants ``rm_d*``, docs/benchmarks.md, "Set questions").
+KEEP_FIRST_HOP = 0
+KEEP_SPACING = 3.0
+#: The same for plain BM25 (score > 0) of recall's lexical text; off for the same measurements (``rm_k*``).
+KEEP_LEXICAL = 0
+KEEP_LEXICAL_SPACING = 3.0
 
 #: A kept first-hop memory: (recall view, 0-based rank in it, its own score, the rank it must be returned at or above).
 FirstHopRank = tuple[HitSource, int, float, int]
@@ -30,9 +40,28 @@ FirstHopRank = tuple[HitSource, int, float, int]
 KeptMatches = tuple[int, float, Sequence[tuple[str, float]]]
 
 
-def first_hop_ranks(index: NamespaceIndex, vector: np.ndarray, lexical_text: str, config: AssemblyConfig,
+def check_spacings(kept: Sequence[tuple[str, int, float]]) -> None:
+    """Refuse kinds of kept places whose deadlines cannot all be met: ``(name, how many, spacing)`` each.
+
+    The d-th of a kind with spacing s is due by rank floor(s x d), so at most D / s of its
+    places are due by any rank D, and the earliest-deadline order meets them all exactly when
+    the shares 1/s of the kinds that are on add up to at most 1.
+
+    Example:
+        >>> check_spacings([("own", 15, 2.0), ("dense", 10, 1.5)])
+        Traceback (most recent call last):
+        ...
+        ValueError: 1/own (2.0) + 1/dense (1.5) must be at most 1: the kept places would not all fit
+    """
+    on = [(name, spacing) for name, n, spacing in kept if n]
+    if sum(1 / spacing for _, spacing in on) > 1 + 1e-9:
+        named = " + ".join(f"1/{name} ({spacing})" for name, spacing in on)
+        raise ValueError(f"{named} must be at most 1: the kept places would not all fit")
+
+
+def first_hop_ranks(index: NamespaceIndex, vector: np.ndarray, lexical_text: str,
                     hidden: set[str], kept: Sequence[KeptMatches] = ()) -> dict[str, FirstHopRank]:
-    """The memories the first hop keeps: plain dense top ``keep_first_hop``, plain BM25 top ``keep_lexical``.
+    """The memories the first hop keeps: plain dense top :data:`KEEP_FIRST_HOP`, plain BM25 top :data:`KEEP_LEXICAL`.
 
     The rankings of ``RippleMem.search`` (``index.semantic``, ``index.lexical``; BM25
     scores above 0): the question's own match, before dialogue context, cue bonuses
@@ -44,11 +73,13 @@ def first_hop_ranks(index: NamespaceIndex, vector: np.ndarray, lexical_text: str
     """
     out: dict[str, FirstHopRank] = {}
     extra = len(hidden)
+    check_spacings([("KEEP_SPACING", KEEP_FIRST_HOP, KEEP_SPACING), ("KEEP_LEXICAL_SPACING", KEEP_LEXICAL,
+                    KEEP_LEXICAL_SPACING), *((f"kept spacing {i}", n, sp) for i, (n, sp, _) in enumerate(kept))])
     ranked: list[tuple[HitSource, int, float, Sequence[tuple[str, float]]]] = [
-        ("semantic", config.keep_first_hop, config.keep_spacing,
-         index.semantic(vector, config.keep_first_hop + extra) if config.keep_first_hop else []),
-        ("lexical", config.keep_lexical, config.keep_lexical_spacing,
-         index.lexical(lexical_text, config.keep_lexical + extra) if config.keep_lexical else []),
+        ("semantic", KEEP_FIRST_HOP, KEEP_SPACING,
+         index.semantic(vector, KEEP_FIRST_HOP + extra) if KEEP_FIRST_HOP else []),
+        ("lexical", KEEP_LEXICAL, KEEP_LEXICAL_SPACING,
+         index.lexical(lexical_text, KEEP_LEXICAL + extra) if KEEP_LEXICAL else []),
         *(("semantic", n, spacing, hits) for n, spacing, hits in kept)]
     for source, m, spacing, hits in ranked:
         visible = [(uid, score) for uid, score in hits if uid not in hidden and (source == "semantic" or score > 0)]

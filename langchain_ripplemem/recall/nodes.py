@@ -41,9 +41,22 @@ from langchain_ripplemem.llm.calls import (
     usage_of,
 )
 from langchain_ripplemem.llm.failures import describe_error, empty_answer
-from langchain_ripplemem.recall.assembly import aligner, assemble_memories, format_evidence, parse_citations
-from langchain_ripplemem.recall.bridging import round_strength, time_hits
-from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController, LLMController, budget_stop
+from langchain_ripplemem.recall import kept_places
+from langchain_ripplemem.recall.assembly import (
+    aligner,
+    alignment_mode,
+    assemble_memories,
+    format_evidence,
+    parse_citations,
+)
+from langchain_ripplemem.recall.bridging import BRIDGE_FLOOR, round_strength, time_hits
+from langchain_ripplemem.recall.controller import (
+    ControllerInput,
+    HeuristicController,
+    LLMController,
+    budget_stop,
+    target_cues,
+)
 from langchain_ripplemem.recall.evidence import Evidence, FoundHit, supports
 from langchain_ripplemem.recall.expansion import Unreachable, expand_channel
 from langchain_ripplemem.recall.filters import empty_filter_warning, outside
@@ -56,7 +69,7 @@ from langchain_ripplemem.recall.query_cues import (
 )
 from langchain_ripplemem.recall.reader import MemoryReader
 from langchain_ripplemem.recall.recall_prompts import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
-from langchain_ripplemem.recall.set_questions import own_views
+from langchain_ripplemem.recall.set_questions import keep_own, own_views
 from langchain_ripplemem.recall.smoothing import unknown_asker
 from langchain_ripplemem.recall.state import PinnedNamespace, Plan, RecallContext, RecallState, ResolvedContext
 from langchain_ripplemem.recall.updates import asked_time, order_updates
@@ -65,6 +78,7 @@ from langchain_ripplemem.recall.visibility import hidden_ids, score_weight
 from langchain_ripplemem.recall.walks import shared_walks
 from langchain_ripplemem.schemas import EdgeType, RecallResult, RoundTrace, Usage, is_blank
 from langchain_ripplemem.text.cue_scores import structural_score
+from langchain_ripplemem.text.identifying import TOPIC_WEIGHT
 
 
 def _timed(usage: Usage | None, stage: str, started: float, extra: Usage | None = None) -> Usage:
@@ -214,7 +228,7 @@ class RecallNodes:
             out.update(first_hop=first_hop, counts={k: len(v) for k, v in first_hop.items()},
                        evidence=len(evidence))
         return self._evidence_step(ctx, {
-            "evidence": evidence, "support": supports(evidence, ctx.config.scoring),
+            "evidence": evidence, "support": supports(evidence, ctx.config),
             "rounds": [RoundTrace(round=0, first_hop=first_hop)],
             "last_added": len(evidence), "usage": _timed(state.get("usage"), "tri_view_recall", started)})
 
@@ -307,7 +321,7 @@ class RecallNodes:
         if not ctx.config.controller.use_planning:
             # Ablation: the same anchors, but search for the query itself (its cues, not the anchors' names).
             cues, index = state["cues"], self._view(state, ctx).index
-            keys = index.known_keys(cues.query, speakers(index)) if ctx.config.controller.target_cues else []
+            keys = index.known_keys(cues.query, speakers(index)) if target_cues(ctx.config) else []
             plan["target"] = None if plan.get("target") is None else plan["target"].model_copy(update={
                 "restatement": state["query"], "keywords": cues.keywords, "restates_query": True,
                 "participants": cues.participants, "locations": cues.locations, "time": cues.time,
@@ -352,7 +366,7 @@ class RecallNodes:
             target_text = " ".join([state["cues"].query, *target.keywords])
         else:
             target_vec, target_text = self.reader.embed_query(target.restatement), target.restatement
-        align = aligner(index, target_vec, target_text, cfg.scoring.alignment)  # one BM25 pass for both channels
+        align = aligner(index, target_vec, target_text, alignment_mode(cfg))  # one BM25 pass for both channels
 
         def semantic_scores(ids: list[str]) -> list[float]:
             return align(ids)[0].tolist()  # type: ignore[no-any-return]
@@ -360,9 +374,9 @@ class RecallNodes:
         overlap: list[np.ndarray] = []  # the target's cue overlap over the namespace, for both structural scorers
 
         def structural_scores(ids: list[str]) -> list[float | None]:
-            if cfg.controller.target_cues and target.cues:  # rarity-weighted overlap with the target's cues
+            if target_cues(cfg) and target.cues:  # rarity-weighted overlap with the target's cues
                 if not overlap:
-                    overlap.append(index.key_overlap(target.cues, topic_weight=cfg.views.topic_weight))
+                    overlap.append(index.key_overlap(target.cues, topic_weight=TOPIC_WEIGHT))
                 return overlap[0][[index.pos[i] for i in ids]].tolist()  # type: ignore[no-any-return]
             return [structural_score(target, index.units[index.pos[i]], self.reader.write_config.linking)
                     for i in ids]
@@ -380,17 +394,17 @@ class RecallNodes:
                     "structural": Unreachable(taken=set() if cfg.bridging.weight else set(evidence),
                                               rows=index.pos, limit=rows_now)}
         bridging = cfg.bridging
-        strengths = {"semantic": None, "structural": round_strength(index, bridging, cfg.views.topic_weight,
+        strengths = {"semantic": None, "structural": round_strength(index, bridging, TOPIC_WEIGHT,
                                                                     state["round"])}
         hits = [hit for channel in channels
                 for hit in expand_channel(graph, anchors, channel, scorers[channel], cfg.expansion,
                                           strength=strengths[channel], exclude=excluded[channel],
                                           tiebreak=semantic_scores,
-                                          path_floor=bridging.floor if channel == "structural" and bridging.weight
+                                          path_floor=BRIDGE_FLOOR if channel == "structural" and bridging.weight
                                           else None,
                                           walks=shared_walks(index, graph, channel, strengths[channel]))]
         if bridging.weight and cfg.expansion.expand_structural:  # time is a structural cue too: bridged at read time
-            hits += time_hits(index, anchors, structural_scores, floor=bridging.floor, top_n=cfg.expansion.per_channel,
+            hits += time_hits(index, anchors, structural_scores, floor=BRIDGE_FLOOR, top_n=cfg.expansion.per_channel,
                               exclude=Unreachable(taken=set(state.get("hidden") or ()), rows=index.pos, limit=rows_now),
                               event=plan.get("event_time"))
         for hit in hits:
@@ -405,7 +419,7 @@ class RecallNodes:
             out.update(expanded=added, count=len(added))
         known = state.get("support")
         known = known if known is not None and len(known) == len(state["evidence"]) else None
-        found = supports(evidence, cfg.scoring, known, {hit.unit_id for hit in hits})
+        found = supports(evidence, cfg, known, {hit.unit_id for hit in hits})
         return self._evidence_step(ctx, {"evidence": evidence, "support": found, "round": next_round,
                                          "last_added": len(added),
                                          "rounds": rounds, "usage": _timed(state["usage"], "expand", started)})
@@ -419,11 +433,11 @@ class RecallNodes:
             if cfg.lifecycle.recency_half_life_days is not None else None
         vector = np.asarray(state["query_vector"], dtype=np.float32)
         # The kept first hop (recall/kept_places.py): dense of the question as asked, BM25 of the lexical view's text.
-        plain = None if not cfg.assembly.keep_first_hop or state["query"] == state["cues"].query else \
+        plain = None if not kept_places.KEEP_FIRST_HOP or state["query"] == state["cues"].query else \
             np.asarray(self.reader.embed_query(state["query"]), dtype=np.float32)
         # A set question's own matches: by the question as asked and by what it asks for ("sports").
         own = own_views(state["query"], state["cues"], vector, self.reader.embed_query, plain) \
-            if cfg.assembly.keep_own else []
+            if keep_own(cfg.research.paper_rules) else []
         query = ViewQuery(state["cues"], vector, set(state.get("hidden") or ()))
         memories = assemble_memories(state["evidence"], set(state["anchors"]), index, query, cfg, plain=plain,
                                      own_views=own,

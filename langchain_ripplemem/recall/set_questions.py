@@ -4,7 +4,7 @@ A set question ("Which cities has Maya visited?") is answered by all its members
 members are often one-off remarks said sessions apart, amid unrelated talk. Dialogue
 context lifts turns inside a topical stretch and so pushes such a remark down: for a
 set question, the named speaker's own best matches keep places in the top K
-(``assembly.keep_own``; docs/architecture.md, "The rule: recollection adds to what
+(:data:`KEEP_OWN`; docs/architecture.md, "The rule: recollection adds to what
 plain top-k finds").
 
 Those matches are scored for what a member looks like, not for what a topic looks
@@ -12,7 +12,7 @@ like: by the question and by the kind of thing it asks for on its own ("sports" 
 "What sports has Dave tried?", :func:`set_category`), since a member names an
 instance ("bouldering") that shares few words or little meaning with the rest of the
 question; and less for a memory the more it resembles the speaker's other memories
-(``assembly.keep_own_density``), since a one-off remark stands apart where a long
+(:data:`KEEP_OWN_DENSITY`), since a one-off remark stands apart where a long
 stretch of talk on one topic offers many near-copies of itself (the hubness
 correction of cross-domain similarity local scaling, Conneau et al. 2018).
 """
@@ -28,10 +28,22 @@ from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.recall.cue_bonus import row_speakers
 from langchain_ripplemem.schemas import QueryCues
 
-__all__ = ["asks_for_a_set", "own_matches", "own_views", "set_category"]
+__all__ = ["DENSITY_NEIGHBOURS", "KEEP_OWN", "KEEP_OWN_DENSITY", "KEEP_OWN_SPACING", "asks_for_a_set", "keep_own",
+           "own_matches", "own_views", "set_category"]
 
+#: A set question keeps the d-th (d <= this) of the named speakers' own matches at rank floor(KEEP_OWN_SPACING
+#: x d) or better; off under ``research.paper_rules``. 5 at spacing 2 took the set suite's tune split from
+#: 3.3 to 10.0 % at @10 with LoCoMo unchanged (c68ff7e); 15 at spacing 2 reach rank 30, the top 10 unchanged
+#: and ranks 11-30 holding ten more members (1e4b608; docs/benchmarks.md, "Fifteen own places, to rank 30").
+KEEP_OWN = 15
+KEEP_OWN_SPACING = 2.0
+#: Own matches score their cosine less this times their mean cosine with their DENSITY_NEIGHBOURS nearest
+#: memories of the same speakers (a one-off remark before one of many near-copies): 0.7, chosen on the
+#: tuning splits of the set suite and LoCoMo (sets @10 10.0 -> 40.0 with the category view; variants
+#: ``rm_own5s20_w*``; docs/benchmarks.md, "Own matches scored for what a member looks like").
+KEEP_OWN_DENSITY = 0.7
 #: A memory's density is its mean cosine with its this many nearest memories of the same speakers
-#: (``assembly.keep_own_neighbours``; this is own_matches' default when called on its own).
+#: (chosen with the tuning splits of the set suite and LoCoMo, variants ``rm_own_nb*``, 939e236).
 DENSITY_NEIGHBOURS = 5
 #: Only the best this many (by the question's views) are re-scored by density: a bounded cost per question.
 DENSITY_CANDIDATES = 100
@@ -51,6 +63,11 @@ _SET = re.compile(
 _DURATION = re.compile(
     r"^\s*how\s+many\s+(?:more\s+|fewer\s+)?(?:seconds|minutes|hours|days|nights|weeks|weekends|months|years|decades)\b",
     re.IGNORECASE)
+
+
+def keep_own(paper_rules: bool) -> int:
+    """How many of a set question's own matches keep places: :data:`KEEP_OWN`, none with the paper's rules."""
+    return 0 if paper_rules else KEEP_OWN
 
 
 def asks_for_a_set(question: str) -> bool:
@@ -123,8 +140,8 @@ def own_matches(index: NamespaceIndex, vectors: Sequence[np.ndarray], speakers: 
                 neighbours: int = DENSITY_NEIGHBOURS) -> list[tuple[str, float]]:
     """The named speakers' own ``n`` best memories for a set question, best first (ties by row).
 
-    What a set question keeps places for (``assembly.keep_own``): the ``d``-th keeps rank
-    ``floor(keep_own_spacing x d)`` or better, as first-hop matches keep theirs
+    What a set question keeps places for (:data:`KEEP_OWN`): the ``d``-th keeps rank
+    ``floor(KEEP_OWN_SPACING x d)`` or better, as first-hop matches keep theirs
     (:func:`~langchain_ripplemem.recall.kept_places.first_hop_ranks`). A memory's score is
     its mean dense cosine with ``vectors`` (:func:`own_views`) less ``density`` times
     its mean cosine with its ``neighbours`` nearest memories of the same speakers (only

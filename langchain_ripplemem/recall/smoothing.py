@@ -16,7 +16,7 @@ session (turn order; units without a turn index keep write order). In a
 two-person dialogue the turns two away are the same speaker going on.
 ``w1 = w2 = 0`` is the paper's scoring, exactly.
 
-A long unit carries its own context: with ``RecallConfig.context.terms`` = ``L``,
+A long unit carries its own context: with :data:`CONTEXT_TERMS` = ``L``,
 a unit of ``n`` content terms takes ``min(1, L / n)`` of its neighbours' credit.
 Short dialogue turns (LoCoMo's have at most about 40 terms) keep all of it; a
 long assistant answer (LongMemEval's run to hundreds) takes a fraction, so a
@@ -53,6 +53,14 @@ from langchain_ripplemem.index.sessions import NO_ROW, per_index, session_rows, 
 from langchain_ripplemem.schemas import ASSISTANT_SPEAKER
 
 _lock = threading.Lock()
+
+#: A unit of more content terms (BM25 terms) than this takes min(1, terms / unit terms) of its neighbours'
+#: context credit: a long answer carries its own context. LongMemEval-S dev k=5 72.7 -> 74.5, LoCoMo unchanged
+#: (30 cost LoCoMo 0.3 at k=10; docs/benchmarks.md, "Long units take less dialogue context"); 0 = all of it.
+CONTEXT_TERMS = 60
+#: How dialogue context combines with a unit's own score: "sum" adds the neighbours' credit, "max" takes the
+#: larger of the two. "max" was measured as variants ``rm_max*`` (5086b32, issue 35) and not adopted.
+CONTEXT_MODE = "sum"
 
 
 def unknown_asker(asker: str, speakers: frozenset[str]) -> list[str]:
@@ -135,14 +143,14 @@ def context_weights(index: NamespaceIndex, context: ContextConfig) -> tuple[floa
 def in_context(index: NamespaceIndex, scores: np.ndarray, context: ContextConfig) -> np.ndarray:
     """:func:`smooth` with the index's session neighbours and :func:`context_weights` (no work when both are 0).
 
-    With ``context.terms`` > 0, a unit of more content terms than that takes ``terms / n`` of
+    With :data:`CONTEXT_TERMS` > 0, a unit of more content terms than that takes ``terms / n`` of
     the credit (see the module docs). Read-only scores (an index's cosines) get a read-only
-    result, kept for the next call with the same scores. ``context.mode="max"``: a unit scores
+    result, kept for the next call with the same scores. :data:`CONTEXT_MODE` ``"max"``: a unit scores
     ``max(s(m), w_d x best neighbour d away)`` instead of the sum, so context lifts a
     turn whose neighbour matches but never ranks a strong stand-alone remark below a
     topical stretch of weaker turns.
     """
-    weights, terms, mode = context_weights(index, context), context.terms, context.mode
+    weights, terms, mode = context_weights(index, context), CONTEXT_TERMS, CONTEXT_MODE
     if not any(weights):
         return scores
     if scores.flags.writeable:

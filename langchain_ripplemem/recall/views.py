@@ -3,9 +3,9 @@
 ``tri_view_recall`` runs every view of :data:`RECALL_VIEWS` and unites what they
 find by unit id, each hit keeping its view's name (``Hit.source``), rank and
 score. A view's name also keys its provenance weight in
-``RecallConfig.scoring.source_weights``. Adding a view is one entry here, its top-k
-field in :class:`~langchain_ripplemem.config.ViewsConfig` and weight in
-:class:`~langchain_ripplemem.config.ScoringConfig`, and its name in ``schemas.HitSource``.
+:data:`~langchain_ripplemem.recall.evidence.SOURCE_WEIGHTS`. Adding a view is one entry here, its
+top-k field in :class:`~langchain_ripplemem.config.ViewsConfig`, its weight there and its name in
+``schemas.HitSource``.
 
 With dialogue context weights (``RecallConfig.context``), the semantic and
 lexical views score each unit together with its session neighbours
@@ -33,8 +33,20 @@ from langchain_ripplemem.index.sessions import speakers
 from langchain_ripplemem.recall.smoothing import context_weights, top_in_context
 from langchain_ripplemem.recall.visibility import visible_top
 from langchain_ripplemem.schemas import HitSource, QueryCues
+from langchain_ripplemem.text.identifying import TOPIC_WEIGHT
 
-__all__ = ["RECALL_VIEWS", "RecallView", "ViewQuery"]
+__all__ = ["CUE_KEY_WEIGHT", "RECALL_VIEWS", "RecallView", "ViewQuery", "cue_key_weight"]
+
+#: The cue view also scores a memory by this times the rarity-weighted overlap of its identifying cues
+#: (names, topic words) with the query's; 0 under ``research.paper_rules`` (the paper's cue view). Chosen
+#: with the bridging rules of issue 13 on the linked suite's tune split and LoCoMo's tuning conversations
+#: (docs/benchmarks.md, "Bridging").
+CUE_KEY_WEIGHT = 1.0
+
+
+def cue_key_weight(config: RecallConfig) -> float:
+    """The cue view's weight of identifying-cue overlap: :data:`CUE_KEY_WEIGHT`, 0 with the paper's rules."""
+    return 0.0 if config.research.paper_rules else CUE_KEY_WEIGHT
 
 
 @dataclass(frozen=True)
@@ -85,13 +97,14 @@ def _lexical(index: NamespaceIndex, query: ViewQuery, k: int, config: RecallConf
 
 def _cue(index: NamespaceIndex, query: ViewQuery, k: int, config: RecallConfig,
          linking: LinkingConfig) -> list[tuple[str, float]]:
-    cues, views = query.cues, config.views
-    # With cue_key_weight, the query's identifying cues (names, topic words) count by rarity.
-    keys = index.known_keys(cues.query, speakers(index)) if views.cue_key_weight else []
+    cues = query.cues
+    key_weight = cue_key_weight(config)
+    # With a key weight, the query's identifying cues (names, topic words) count by rarity.
+    keys = index.known_keys(cues.query, speakers(index)) if key_weight else []
     if not (cues.participants or cues.locations or cues.time or keys):
         return []
-    return visible_top(lambda n: index.cues(cues, n, linking, query.vector, keys=keys, key_weight=views.cue_key_weight,
-                                           topic_weight=views.topic_weight), k, query.hidden)
+    return visible_top(lambda n: index.cues(cues, n, linking, query.vector, keys=keys, key_weight=key_weight,
+                                           topic_weight=TOPIC_WEIGHT), k, query.hidden)
 
 
 RECALL_VIEWS: tuple[RecallView, ...] = (

@@ -1,10 +1,11 @@
-"""Edge scores of the typed memory graph, exactly as docs/concepts.md defines them.
+"""Edge scores between memories, exactly as the paper defines them.
 
 * semantic: ``s_sem(i, j) = cos(v_i, v_j)``
 * structural (``WriteConfig.linking.structural_edges="paper"``): per cue type ``x`` in
   {P, L, T} a similarity ``u^x`` (Jaccard for participants and locations; 1 when
   time intervals intersect, else ``exp(-gap / tau)``), combined as
-  ``sum_x beta_x I_x u^x / sum_x beta_x I_x`` where ``I_x = 1`` only when *both*
+  ``sum_x beta_x I_x u^x / sum_x beta_x I_x`` (:data:`BETA_PARTICIPANTS`, :data:`BETA_LOCATIONS`,
+  :data:`BETA_TIME`, ``tau`` :data:`TIME_DECAY_DAYS`: the paper's) where ``I_x = 1`` only when *both*
   sides have cue type ``x``. With no comparable cue type there is no structural
   score (``None``, not 0).
 * cue overlap (``structural_edges="cues"``, the default): the identifying cues
@@ -30,6 +31,12 @@ from typing import Protocol
 from langchain_ripplemem._runtime.text_caches import text_cache
 from langchain_ripplemem.config import LinkingConfig
 from langchain_ripplemem.schemas import TimeInterval
+
+#: The paper's weights of shared participants, places and time in s_str, and tau of exp(-gap / tau) in days.
+BETA_PARTICIPANTS = 0.5
+BETA_LOCATIONS = 0.2
+BETA_TIME = 0.3
+TIME_DECAY_DAYS = 7.0
 
 
 class HasCues(Protocol):
@@ -103,19 +110,19 @@ def time_similarity(a: TimeInterval, b: TimeInterval, tau_days: float = 7.0) -> 
 def structural_score(a: HasCues, b: HasCues, config: LinkingConfig) -> float | None:
     """``s_str(a, b)`` renormalised over the cue types both sides have; ``None`` if none.
 
-    ``config`` gives the betas and tau (docs/concepts.md's are ``LinkingConfig()``'s).
+    The betas and tau are the paper's (:data:`BETA_PARTICIPANTS`, ...); ``config``, the
+    linking settings, changes none of them today.
     """
-    cfg = config
     total = weight = 0.0
-    if a.participants and b.participants and cfg.beta_participants > 0:
-        total += cfg.beta_participants * jaccard(a.participants, b.participants)
-        weight += cfg.beta_participants
-    if a.locations and b.locations and cfg.beta_locations > 0:
-        total += cfg.beta_locations * jaccard(a.locations, b.locations)
-        weight += cfg.beta_locations
-    if a.time is not None and b.time is not None and cfg.beta_time > 0:
-        total += cfg.beta_time * time_similarity(a.time, b.time, cfg.time_decay_days)
-        weight += cfg.beta_time
+    if a.participants and b.participants and BETA_PARTICIPANTS > 0:
+        total += BETA_PARTICIPANTS * jaccard(a.participants, b.participants)
+        weight += BETA_PARTICIPANTS
+    if a.locations and b.locations and BETA_LOCATIONS > 0:
+        total += BETA_LOCATIONS * jaccard(a.locations, b.locations)
+        weight += BETA_LOCATIONS
+    if a.time is not None and b.time is not None and BETA_TIME > 0:
+        total += BETA_TIME * time_similarity(a.time, b.time, TIME_DECAY_DAYS)
+        weight += BETA_TIME
     if weight == 0.0:
         return None
     return total / weight

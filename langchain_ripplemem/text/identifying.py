@@ -14,7 +14,7 @@ unit therefore also carries *identifying cues*: keys for
 
 A key is lower-case and Snowball-stemmed word by word, so "kayaks" and
 "Kayak" meet. A shared name says more than a shared topic word
-(``RecallConfig.views``/``WriteConfig.linking.topic_weight`` scales topic words down), and
+(:data:`TOPIC_WEIGHT` could scale topic words down), and
 beyond that how much a shared key says is its *rarity* in the namespace (:func:`rarity`), which the write path
 (:mod:`~langchain_ripplemem.write.linking.local_linking`) and the read path (the cue
 view, expansion) compute from the namespace's cue postings. A speaker's name or
@@ -45,9 +45,15 @@ from typing import NamedTuple
 from langchain_ripplemem.text.entity_types import UPPER
 from langchain_ripplemem.text.lexical import STOPWORDS, stem
 
-__all__ = ["COMMON_WORDS", "ENGLISH_TOPIC_WORDS", "GENERIC_WORDS", "MONTHS", "MONTH_KEYS", "Cues", "common_keys",
-           "common_words", "cue_key", "entity_phrases", "identifying_cues", "lowercase_keys", "rarity",
+__all__ = ["COMMON_WORDS", "ENGLISH_TOPIC_WORDS", "GENERIC_WORDS", "MONTHS", "MONTH_KEYS", "TOPIC_WEIGHT", "Cues",
+           "common_keys", "common_words", "cue_key", "entity_phrases", "identifying_cues", "lowercase_keys", "rarity",
            "sentence_initial_keys", "topic_words", "vocabulary_words"]
+
+#: A shared topic word counts this much of a shared name of the same rarity, in write-time cue edges and
+#: in the read path's cue view, target overlap and bridges from the second round on. 1: weighing topic
+#: words down (0.5) for edges halved the edges and lost bridges on the demo; the read-time weights of the
+#: first hop's bridges (recall/bridging.py) do it better (docs/benchmarks.md, "Linked recall (issue 13)").
+TOPIC_WEIGHT = 1.0
 
 # A weekday in the plural names a schedule ("lectures are Tuesdays", "Tuesdays free"), which two
 # memories can share weeks apart; the singular dates one day, and stays generic.

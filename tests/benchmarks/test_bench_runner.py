@@ -337,3 +337,28 @@ def test_the_run_freezes_what_it_holds_before_building_and_unfreezes_at_its_end(
                   system_factory=lambda name, memory, config: Watching(name, memory, ["D1:1"]))
     assert seen and min(seen) > 0  # every query ran with the dataset frozen
     assert gc.get_freeze_count() == 0  # and a caller's process is as it was
+
+
+def test_a_variant_changes_named_constants_only_while_it_recalls():
+    from benchmarks.systems import CONSTANT_VARIANTS, patched_constants
+    from langchain_ripplemem.recall import assembly, bridging, controller, set_questions
+
+    seen = []
+
+    class Watching(FakeMemory):
+        def recall(self, query, **kwargs):
+            seen.append((bridging.BRIDGE_FLOOR, assembly.BRIDGE_FLOOR, controller.BRIDGE_FLOOR,
+                         set_questions.KEEP_OWN))
+            return super().recall(query, **kwargs)
+
+    memory = Watching()
+    memory.units[("c",)] = [unit(("c",), "maya likes tea", ["D1:1"])]
+    for name in ("abl_bridging_floor", "abl_keep_own", "ripplemem"):
+        make_system(name, memory).retrieve("maya tea", ("c",), 5)
+    floor, own = bridging.BRIDGE_FLOOR, set_questions.KEEP_OWN
+    # A module that imported the constant by name (assembly, controller) sees the variant's value too.
+    assert seen == [(1.0, 1.0, 1.0, own), (floor, floor, floor, 0), (floor, floor, floor, own)]
+    assert CONSTANT_VARIANTS["abl_keep_own"] == {"set_questions.KEEP_OWN": 0}
+    with pytest.raises(ValueError, match="has no constant NOPE"), patched_constants({"bridging.NOPE": 1}):
+        pass
+    assert bridging.BRIDGE_FLOOR == floor

@@ -229,7 +229,7 @@ def test_a_while_clause_grounds_the_query_time_at_the_events_memory_not_at_a_spe
 def test_bridged_inherits_the_path_strength_and_never_ranks_above_the_anchor():
     one = Hit(source="expansion", rank=0, score=1.0, channel="structural", anchor="a", path=["a", "m"], edge_weight=1.0)
     two = one.model_copy(update={"path": ["a", "x", "m"], "edge_weight": 0.5})
-    config = RecallConfig(bridging={"weight": 1.2, "floor": 0.5})
+    config = RecallConfig(bridging={"weight": 1.2})  # a full target overlap (score 1): the floor plays no part
     assert bridged([one], {"a": 2.0}, config.bridging) == pytest.approx(2.0 * 0.999)  # 1.2 x 1.0 would pass the anchor
     assert bridged([two], {"a": 2.0}, config.bridging) == pytest.approx(2.0 * 1.2 * 0.5)
     assert bridged([one, two], {"a": 2.0}, config.bridging) == pytest.approx(2.0 * 0.999)  # the best hit
@@ -277,7 +277,8 @@ def test_a_time_relative_to_an_event_is_grounded_from_the_events_memory():
     assert not any("relative to an event" in r.reason for r in plain.rounds)
 
 
-def test_anchors_prefer_a_memory_whose_rare_name_leads_elsewhere():
+def test_anchors_prefer_a_memory_whose_rare_name_leads_elsewhere(monkeypatch):
+    from langchain_ripplemem.recall import controller
     from langchain_ripplemem.recall.controller import ControllerInput, HeuristicController
     from langchain_ripplemem.schemas import QueryCues
 
@@ -291,20 +292,21 @@ def test_anchors_prefer_a_memory_whose_rare_name_leads_elsewhere():
                 booking.id: [Hit(source="semantic", rank=2, score=0.6)]}
 
     def anchors(weight: float) -> list[str]:
+        monkeypatch.setattr(controller, "ANCHOR_BRIDGE_WEIGHT", weight)
         inp = ControllerInput(query=query, cues=QueryCues(query=query), evidence=evidence, index=index, round=0,
-                              config=RecallConfig(controller={"anchor_bridge_weight": weight, "max_anchors": 1}),
-                              with_edges={echo.id, booking.id})
+                              config=RecallConfig(controller={"max_anchors": 1}), with_edges={echo.id, booking.id})
         return [uid for uid, _, _ in HeuristicController().candidates(inp)]
 
     assert anchors(0.0) == [echo.id, booking.id]
     assert anchors(3.0) == [booking.id, echo.id]
+    monkeypatch.setattr(controller, "ANCHOR_BRIDGE_WEIGHT", 0.3)
     inp = ControllerInput(query=query, cues=QueryCues(query=query), evidence=evidence, index=index, round=0,
                           config=RecallConfig(controller={"sufficiency_similarity": 0.5}),
                           with_edges={echo.id, booking.id})
     plan = HeuristicController().decide(inp)  # every word covered, a strong match: only the bridge keeps it going
     assert plan["should_continue"] and "other memories also hold" in plan["reason"]
     stop = HeuristicController().decide(ControllerInput(**{**inp.__dict__, "config": RecallConfig(
-        controller={"sufficiency_similarity": 0.5, "anchor_bridge_weight": 0.0})}))
+        controller={"sufficiency_similarity": 0.5}, research={"paper_rules": True})}))  # anchors by support alone
     assert not stop["should_continue"]
 
 

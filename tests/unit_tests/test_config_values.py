@@ -1,7 +1,10 @@
-"""Grouping the settings by recall and write stage changed no default and no preset (issue 37).
+"""Grouping the settings by stage (issue 37) and naming most of them as constants (issue 51) changed no value.
 
 The flat values below are main's ``config.py`` before the grouping, written out by
-hand, so a changed default or preset value fails here.
+hand, so a changed default or preset value fails here. A setting that became a named
+constant beside its code is read back as recall and the write path read it
+(:func:`effective`), under its grouped name of before; :func:`test_settings_a_user_holds`
+counts what is left.
 """
 
 from __future__ import annotations
@@ -21,6 +24,19 @@ from langchain_ripplemem.presets import (
     PRESETS,
     preset,
 )
+from langchain_ripplemem.recall import (
+    assembly,
+    bridging,
+    controller,
+    evidence,
+    kept_places,
+    set_questions,
+    smoothing,
+    views,
+)
+from langchain_ripplemem.text import cue_scores, identifying
+from langchain_ripplemem.write.extraction import rule_extractor
+from langchain_ripplemem.write.linking import local_linking
 
 #: ``RecallConfig().model_dump()`` before the grouping, in its field order.
 OLD_RECALL = {
@@ -82,15 +98,62 @@ RENAMED = {
 }
 
 
+#: The values that became named constants (issue 51), under their grouped names, as recall reads them.
+RECALL_CONSTANTS = {
+    "views.cue_key_weight": views.cue_key_weight, "views.topic_weight": lambda c: identifying.TOPIC_WEIGHT,
+    "controller.target_cues": controller.target_cues,
+    "controller.anchor_bridge_weight": controller.anchor_bridge_weight,
+    "context.mode": lambda c: smoothing.CONTEXT_MODE, "context.terms": lambda c: smoothing.CONTEXT_TERMS,
+    "bridging.top": lambda c: assembly.BRIDGED_TOP, "bridging.within_session": lambda c: assembly.BRIDGE_WITHIN_SESSION,
+    "bridging.floor": lambda c: bridging.BRIDGE_FLOOR, "bridging.key_budget": lambda c: bridging.KEY_BUDGET,
+    "bridging.first_topic_weight": lambda c: bridging.FIRST_TOPIC_WEIGHT,
+    "bridging.first_rare_topic_weight": lambda c: bridging.FIRST_RARE_TOPIC_WEIGHT,
+    "scoring.alignment": assembly.alignment_mode, "scoring.alignment_weight": lambda c: assembly.ALIGNMENT_WEIGHT,
+    "scoring.provenance_weight": lambda c: assembly.PROVENANCE_WEIGHT,
+    "scoring.anchor_bonus": lambda c: assembly.ANCHOR_BONUS,
+    "scoring.source_weights": lambda c: evidence.SOURCE_WEIGHTS,
+    "scoring.rank_offset": evidence.rank_offset,
+    "assembly.keep_first_hop": lambda c: kept_places.KEEP_FIRST_HOP,
+    "assembly.keep_spacing": lambda c: kept_places.KEEP_SPACING,
+    "assembly.keep_lexical": lambda c: kept_places.KEEP_LEXICAL,
+    "assembly.keep_lexical_spacing": lambda c: kept_places.KEEP_LEXICAL_SPACING,
+    "assembly.keep_own": lambda c: set_questions.keep_own(c.research.paper_rules),
+    "assembly.keep_own_spacing": lambda c: set_questions.KEEP_OWN_SPACING,
+    "assembly.keep_own_density": lambda c: set_questions.KEEP_OWN_DENSITY,
+    "assembly.keep_own_neighbours": lambda c: set_questions.DENSITY_NEIGHBOURS,
+}
+#: ... and as the write path reads them.
+WRITE_CONSTANTS = {
+    "extraction.max_turn_chars": rule_extractor.MAX_TURN_CHARS,
+    "linking.structural_threshold": local_linking.STRUCTURAL_THRESHOLD,
+    "linking.max_semantic_edges": local_linking.MAX_SEMANTIC_EDGES,
+    "linking.max_structural_edges": local_linking.MAX_STRUCTURAL_EDGES,
+    "linking.semantic_pool": local_linking.SEMANTIC_POOL, "linking.cue_pool": local_linking.CUE_POOL,
+    "linking.time_decay_days": cue_scores.TIME_DECAY_DAYS, "linking.beta_participants": cue_scores.BETA_PARTICIPANTS,
+    "linking.beta_locations": cue_scores.BETA_LOCATIONS, "linking.beta_time": cue_scores.BETA_TIME,
+    "linking.cue_threshold": local_linking.CUE_THRESHOLD, "linking.topic_weight": identifying.TOPIC_WEIGHT,
+    "linking.cue_min_rarity": local_linking.CUE_MIN_RARITY,
+}
+
+
 def grouped(config: BaseModel) -> dict[str, Any]:
     """``{"group.setting": value}`` of a grouped config."""
     return {f"{group}.{name}": value for group, values in config.model_dump().items() for name, value in values.items()}
 
 
+def effective(config: BaseModel) -> dict[str, Any]:
+    """:func:`grouped`, with every value that became a named constant as the code reads it under ``config``."""
+    if isinstance(config, WriteConfig):
+        return {**grouped(config), **WRITE_CONSTANTS}
+    assert isinstance(config, RecallConfig)
+    values = {path: value for path, value in grouped(config).items() if not path.startswith("research.")}
+    return {**values, **{path: read(config) for path, read in RECALL_CONSTANTS.items()}}
+
+
 def regrouped(old: dict[str, Any], config: BaseModel) -> dict[str, Any]:
     """The old flat values under their grouped names (each old name is in exactly one group)."""
     homes: dict[str, list[str]] = {}
-    for path in grouped(config):
+    for path in effective(config):
         homes.setdefault(path.split(".", 1)[1], []).append(path)
     out = {}
     for name, value in old.items():
@@ -103,20 +166,20 @@ def regrouped(old: dict[str, Any], config: BaseModel) -> dict[str, Any]:
 
 
 def test_defaults_are_unchanged() -> None:
-    assert grouped(RecallConfig()) == {**regrouped(OLD_RECALL, RecallConfig()), **NEW_RECALL}
-    assert grouped(WriteConfig()) == regrouped(OLD_WRITE, WriteConfig())
+    assert effective(RecallConfig()) == {**regrouped(OLD_RECALL, RecallConfig()), **NEW_RECALL}
+    assert effective(WriteConfig()) == regrouped(OLD_WRITE, WriteConfig())
 
 
 @pytest.mark.parametrize("name", sorted(OLD_RECALL_PRESETS))
 def test_recall_presets_are_unchanged(name: str) -> None:
     config, changed, new = OLD_RECALL_PRESETS[name]
-    assert grouped(config) == {**regrouped({**OLD_RECALL, **changed}, config), **NEW_RECALL, **new}
+    assert effective(config) == {**regrouped({**OLD_RECALL, **changed}, config), **NEW_RECALL, **new}
 
 
 @pytest.mark.parametrize("name", sorted(OLD_WRITE_PRESETS))
 def test_write_presets_are_unchanged(name: str) -> None:
     config, changed = OLD_WRITE_PRESETS[name]
-    assert grouped(config) == regrouped({**OLD_WRITE, **changed}, config)
+    assert effective(config) == regrouped({**OLD_WRITE, **changed}, config)
 
 
 def test_named_presets() -> None:
@@ -127,7 +190,7 @@ def test_named_presets() -> None:
 def test_replace_merges_per_group_and_validates() -> None:
     config = RecallConfig().replace(context={"weight": 0.0}, assembly={"top_k": 10})
     assert (config.context.weight, config.context.weight_2, config.assembly.top_k) == (0.0, 0.3, 10)
-    assert config.assembly.keep_spacing == 3.0 and config.views == RecallConfig().views
+    assert config.views == RecallConfig().views
     assert RecallConfig().replace(context=PAPER.context).context == PAPER.context  # a whole group
     with pytest.raises(ValidationError, match="top_kk"):
         RecallConfig().replace(assembly={"top_kk": 3})
@@ -139,3 +202,33 @@ def test_replace_merges_per_group_and_validates() -> None:
         WriteConfig().replace(supersession={"enabled": False, "llm": True})
     with pytest.raises(ValueError, match="unknown settings group"):
         RecallConfig().replace(contexts={"weight": 0.0})
+
+
+def settings_in(config: BaseModel) -> list[str]:
+    """Every setting of ``config``, counted recursively through its groups (``group.setting``)."""
+    out: list[str] = []
+    for name in type(config).model_fields:
+        value = getattr(config, name)
+        out += [f"{name}.{inner}" for inner in settings_in(value)] if isinstance(value, BaseModel) else [name]
+    return out
+
+
+def test_settings_a_user_holds() -> None:
+    """At most 40 settings together (issue 51): the rest are named constants beside the code that reads them."""
+    recall, write = settings_in(RecallConfig()), settings_in(WriteConfig())
+    assert len(recall) + len(write) <= 40, (len(recall), len(write))
+    assert settings_in(RecallConfig(research={"paper_rules": True})) == recall  # nothing hidden behind a switch
+    # The research group holds one switch, the paper's rules; the presets that set it are the paper's.
+    assert [s for s in recall if s.startswith("research.")] == ["research.paper_rules"]
+    assert {name for name, (_, config) in PRESETS.items() if config.research.paper_rules} == {"paper",
+                                                                                            "paper-long-history"}
+
+
+def test_every_setting_is_in_the_documented_table() -> None:
+    from pathlib import Path
+
+    page = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    table = page.split("## Settings", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split("`")[1].split(".", 1)[-1] if line.split("`")[1].startswith(("Write", "Recall")) else
+            line.split("`")[1] for line in table.splitlines() if line.startswith("| `")}
+    assert rows == {*settings_in(RecallConfig()), *settings_in(WriteConfig())}

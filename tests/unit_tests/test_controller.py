@@ -51,7 +51,7 @@ def test_a_query_word_no_memory_holds_is_not_missing_support_but_keeps_recall_go
 
 def test_a_plan_made_from_its_decision_equals_one_made_from_scratch():
     controller = HeuristicController()
-    inp = _input("Should Maya accept Sam's dinner pick at the pier?", [1, 0], controller={"anchor_bridge_weight": 0.3})
+    inp = _input("Should Maya accept Sam's dinner pick at the pier?", [1, 0])
     decision = controller.decide(inp)
     assert decision["should_continue"] and decision["heuristic"].missing
     # With support missing the decision needs no anchor ranking: the plan ranks them.
@@ -74,7 +74,7 @@ class _CountingController(HeuristicController):
 
 def test_anchors_are_ranked_only_where_they_decide_or_plan():
     covered = _input("Sam booked Harbor Grill", [1, 2],
-                     controller={"anchor_bridge_weight": 0.3, "sufficiency_similarity": 0.99})
+                     controller={"sufficiency_similarity": 0.99})
     controller = _CountingController()
     decision = controller.decide(covered)  # nothing missing: whether an anchor bridges decides
     assert not decision["heuristic"].missing and decision["heuristic"].candidates is not None
@@ -82,7 +82,6 @@ def test_anchors_are_ranked_only_where_they_decide_or_plan():
     assert controller.ranked == 1  # the plan reused the decision's ranking
     # After a round, bridging expands from what that round bridged to: no ranking of the evidence.
     later = ControllerInput(**{**_input("Is Maya allergic to seafood?", [1, 2],
-                                        controller={"anchor_bridge_weight": 0.3},
                                         bridging={"weight": 0.75}).__dict__, "round": 1})
     controller.ranked = 0
     controller.plan(later, controller.decide(later))
@@ -92,13 +91,13 @@ def test_anchors_are_ranked_only_where_they_decide_or_plan():
 def test_anchors_read_the_support_passed_with_the_evidence_and_sum_it_when_it_is_missing_or_stale():
     from langchain_ripplemem.recall.evidence import supports
 
-    inp = _input("Sam booked Harbor Grill", [0, 1, 2, 3], controller={"anchor_bridge_weight": 0.3})
+    inp = _input("Sam booked Harbor Grill", [0, 1, 2, 3])
     fresh = HeuristicController().candidates(inp)
-    given = ControllerInput(**{**inp.__dict__, "support": supports(inp.evidence, inp.config.scoring)})
+    given = ControllerInput(**{**inp.__dict__, "support": supports(inp.evidence, inp.config)})
     assert HeuristicController().candidates(given) == fresh
     # The controller ranks by the support it is given: the nodes pass it on and never sum hits again.
     last = fresh[-1][0]
-    boosted = ControllerInput(**{**inp.__dict__, "support": {**supports(inp.evidence, inp.config.scoring), last: 9.0}})
+    boosted = ControllerInput(**{**inp.__dict__, "support": {**supports(inp.evidence, inp.config), last: 9.0}})
     assert HeuristicController().candidates(boosted)[0][0] == last
     # Support for other evidence (fewer memories) is not trusted: it is summed again.
     stale = ControllerInput(**{**inp.__dict__, "support": {last: 9.0}})

@@ -1,6 +1,6 @@
 """Recollection only adds to the first hop (issue 35): a property over random small memories.
 
-With ``RecallConfig.assembly.keep_first_hop = m`` and ``keep_spacing = c``, the memory that plain
+With ``kept_places.KEEP_FIRST_HOP = m`` and ``KEEP_SPACING = c`` (off by default), the memory that plain
 dense top-k (``RippleMem.search(view="semantic")``) or plain BM25 (``view="lexical"``,
 score above 0) ranks ``d``-th (0-based, ``d < m``) is in recall's top ``K`` whenever
 ``c x (d + 1) <= K``: for every ``K``, dense's and BM25's top ``min(m, K // c)`` are in it,
@@ -9,7 +9,8 @@ whatever dialogue context, speaker and time bonuses and bridges do to the rest.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -18,7 +19,8 @@ from hypothesis import strategies as st
 
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.memory import RippleMem
-from langchain_ripplemem.recall.kept_places import keep_first_hop
+from langchain_ripplemem.recall import kept_places, set_questions, smoothing
+from langchain_ripplemem.recall.kept_places import check_spacings, keep_first_hop
 from langchain_ripplemem.recall.set_questions import own_matches, own_views, set_category
 from langchain_ripplemem.schemas import QueryCues, RecallResult
 
@@ -31,6 +33,22 @@ SPEAKERS = ["Dave", "Mira"]
 turn = st.tuples(st.sampled_from(SPEAKERS), st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(
     lambda ws: "We talked about " + " and ".join(ws) + "."))
 sessions = st.lists(st.lists(turn, min_size=1, max_size=6), min_size=1, max_size=4)
+
+
+@contextmanager
+def kept(**constants: float) -> Iterator[dict[str, float]]:
+    """The kept-place constants (``KEEP_FIRST_HOP``, ``KEEP_OWN``, ...) and ``CONTEXT_MODE`` changed for the duration.
+
+    Yields every kept-place constant as recall reads it then, by name.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in constants.items():
+            module = next(m for m in (kept_places, set_questions, smoothing) if hasattr(m, name))
+            patch.setattr(module, name, value)
+        yield {name: getattr(module, name) for module, names in (
+            (kept_places, ("KEEP_FIRST_HOP", "KEEP_SPACING", "KEEP_LEXICAL", "KEEP_LEXICAL_SPACING")),
+            (set_questions, ("KEEP_OWN", "KEEP_OWN_SPACING", "KEEP_OWN_DENSITY", "DENSITY_NEIGHBOURS")))
+            for name in names}
 
 
 def _returned(memory: RippleMem, result: RecallResult) -> Callable[[str, int], bool]:
@@ -47,17 +65,18 @@ def _returned(memory: RippleMem, result: RecallResult) -> Callable[[str, int], b
     return returned
 
 
-def _missing(memory: RippleMem, question: str, config: RecallConfig, m: int = 0) -> list[tuple[str, int]]:
-    """The first-hop memories (view, rank) ``config`` must keep (its ``keep_*`` sizes, else ``m``) but lost."""
+def _missing(memory: RippleMem, question: str, config: RecallConfig, keep: dict[str, float],
+             m: int = 0) -> list[tuple[str, int]]:
+    """The first-hop memories (view, rank) recall must keep (``keep``'s sizes, else ``m``) but lost."""
     k = config.assembly.top_k
     result = memory.recall(question, namespace="t", k=k, config=config)
     returned = _returned(memory, result)
     # Dense of the question as asked; BM25 of what the lexical view matched (speakers moved to cues).
     lexical_text = " ".join([result.cues.query, *result.cues.keywords])
     missing = []
-    kept = config.assembly
-    for view, text, size, spacing in (("semantic", question, kept.keep_first_hop or m, kept.keep_spacing),
-                                      ("lexical", lexical_text, kept.keep_lexical or m, kept.keep_lexical_spacing)):
+    for view, text, size, spacing in (
+            ("semantic", question, keep["KEEP_FIRST_HOP"] or m, keep["KEEP_SPACING"]),
+            ("lexical", lexical_text, keep["KEEP_LEXICAL"] or m, keep["KEEP_LEXICAL_SPACING"])):
         if not size:
             continue
         plain = [(u.id, s) for u, s in memory.search(text, namespace="t", k=size, view=view)]
@@ -82,15 +101,15 @@ def test_plain_top_m_keeps_its_place(drawn: list[list[tuple[str, str]]], words: 
     memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_conversation(drawn_conversation(drawn), namespace="t")
     # "What has Dave ...?" is a set question: with a third spacing, its speakers' own matches keep places too.
-    own = {"keep_own": 3, "keep_own_spacing": spacings[2]} if spacings[2] else {"keep_own": 0}
-    config = RecallConfig(assembly={"keep_first_hop": m, "keep_spacing": spacings[0], "keep_lexical": lm,
-                                    "keep_lexical_spacing": spacings[1], "top_k": k, **own},
-                          context={"mode": mode})
+    own = {"KEEP_OWN": 3, "KEEP_OWN_SPACING": spacings[2]} if spacings[2] else {"KEEP_OWN": 0}
+    config = RecallConfig(assembly={"top_k": k})
     question = "What has " + " ".join(words) + "?"
-    assert _missing(memory, question, config) == []
-    named = {w for w in words if w in SPEAKERS}
-    if spacings[2] and len(named) == 1:  # _own_missing scores one speaker's own matches
-        assert _own_missing(memory, question, named.pop(), config) == []
+    with kept(KEEP_FIRST_HOP=m, KEEP_SPACING=spacings[0], KEEP_LEXICAL=lm, KEEP_LEXICAL_SPACING=spacings[1],
+              CONTEXT_MODE=mode, **own) as keep:
+        assert _missing(memory, question, config, keep) == []
+        named = {w for w in words if w in SPEAKERS}
+        if spacings[2] and len(named) == 1:  # _own_missing scores one speaker's own matches
+            assert _own_missing(memory, question, named.pop(), config, keep) == []
 
 
 def test_a_stand_alone_remark_keeps_its_place() -> None:
@@ -107,20 +126,21 @@ def test_a_stand_alone_remark_keeps_its_place() -> None:
     memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_conversation(drawn_conversation([stretch, stretch[:3], remark]), namespace="t")
     question = "What did Dave try at the climbing gym for the first time?"
-    loud = {"weight": 2.0, "weight_2": 2.0}
-    kept = RecallConfig(assembly={"keep_first_hop": 3, "keep_spacing": 2.0, "keep_lexical": 3,
-                                  "keep_lexical_spacing": 2.0, "top_k": 2, "keep_own": 0}, context=loud)
-    assert _missing(memory, question, kept) == []
-    assert _missing(memory, question, kept.replace(assembly={"keep_first_hop": 0, "keep_lexical": 0}), m=3) != []
+    loud = RecallConfig(assembly={"top_k": 2}, context={"weight": 2.0, "weight_2": 2.0})
+    with kept(KEEP_FIRST_HOP=3, KEEP_SPACING=2.0, KEEP_LEXICAL=3, KEEP_LEXICAL_SPACING=2.0, KEEP_OWN=0) as keep:
+        assert _missing(memory, question, loud, keep) == []
+    with kept(KEEP_OWN=0) as keep:
+        assert _missing(memory, question, loud, {**keep, "KEEP_SPACING": 2.0, "KEEP_LEXICAL_SPACING": 2.0},
+                        m=3) != []
 
 
-def _own_missing(memory: RippleMem, question: str, speaker: str, config: RecallConfig,
+def _own_missing(memory: RippleMem, question: str, speaker: str, config: RecallConfig, keep: dict[str, float],
                  n: int = 0, spacing: float = 2.0) -> list[int]:
-    """The ranks (0-based) of ``speaker``'s own top ``keep_own`` (else ``n``) matches that ``config`` lost.
+    """The ranks (0-based) of ``speaker``'s own top ``KEEP_OWN`` (else ``n``) matches that recall lost.
 
     Scored by :func:`own_matches` for the question as asked and what it asks for (:func:`own_views`).
     """
-    k, kept = config.assembly.top_k, config.assembly
+    k = config.assembly.top_k
     result = memory.recall(question, namespace="t", k=k, config=config)
     returned = _returned(memory, result)
 
@@ -129,9 +149,10 @@ def _own_missing(memory: RippleMem, question: str, speaker: str, config: RecallC
     reader = memory.reader
     vectors = own_views(question, cues, np.asarray(reader.embed_query(cues.query), dtype=np.float32),
                         reader.embed_query) or [np.asarray(reader.embed_query(question), dtype=np.float32)]
-    plain = [uid for uid, _ in own_matches(memory.reader.namespace_index("t"), vectors, [speaker], kept.keep_own or n,
-                                           set(), kept.keep_own_density, kept.keep_own_neighbours)]
-    spacing = kept.keep_own_spacing if kept.keep_own else spacing
+    plain = [uid for uid, _ in own_matches(memory.reader.namespace_index("t"), vectors, [speaker],
+                                           keep["KEEP_OWN"] or n, set(), keep["KEEP_OWN_DENSITY"],
+                                           keep["DENSITY_NEIGHBOURS"])]
+    spacing = keep["KEEP_OWN_SPACING"] if keep["KEEP_OWN"] else spacing
     return [d for d, uid in enumerate(plain)
             if (deadline := int(spacing * (d + 1) + 1e-9)) <= k and not returned(uid, deadline)]
 
@@ -144,15 +165,15 @@ def test_a_set_question_keeps_its_speakers_own_matches(drawn: list[list[tuple[st
                                                        speaker: str, k: int, n: int, spacing: float) -> None:
     memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_conversation(drawn_conversation(drawn), namespace="t")
-    config = RecallConfig(assembly={"keep_own": n, "keep_own_spacing": spacing, "top_k": k})
     question = f"How many {' '.join(words)} things has {speaker} tried?"
-    assert _own_missing(memory, question, speaker, config) == []
+    with kept(KEEP_OWN=n, KEEP_OWN_SPACING=spacing) as keep:
+        assert _own_missing(memory, question, speaker, RecallConfig(assembly={"top_k": k}), keep) == []
 
 
 def test_set_members_said_apart_keep_their_places() -> None:
     """Three one-off remarks by Dave, sessions apart, are not pushed out by Mira's talk about sport.
 
-    Without ``keep_own``, dialogue context lifts the stretch where the sport keeps coming up.
+    Without ``KEEP_OWN``, dialogue context lifts the stretch where the sport keeps coming up.
     """
     stretch = [("Mira", "Sport at the club, sport all day."), ("Dave", "Mira loves sport."),
                ("Mira", "The club sport team won."), ("Dave", "Sport news again."), ("Mira", "Sport is life.")]
@@ -162,23 +183,34 @@ def test_set_members_said_apart_keep_their_places() -> None:
     memory = RippleMem(BagOfWordsEmbeddings())
     memory.add_conversation(drawn_conversation([stretch, remarks[0], stretch, remarks[1], remarks[2]]), namespace="t")
     question = "Which sports has Dave tried?"
-    loud = RecallConfig(assembly={"top_k": 6, "keep_own": 0}, context={"weight": 2.0, "weight_2": 2.0})
-    kept = loud.replace(assembly={"keep_own": 3, "keep_own_spacing": 2.0})
-    assert _own_missing(memory, question, "Dave", kept) == []
-    assert _own_missing(memory, question, "Dave", loud, n=3) != []
-    assert _own_missing(memory, "Where did Dave try a sport?", "Dave", kept, n=3) != []  # not a set question
+    loud = RecallConfig(assembly={"top_k": 6}, context={"weight": 2.0, "weight_2": 2.0})
+    with kept(KEEP_OWN=3, KEEP_OWN_SPACING=2.0) as keep:
+        assert _own_missing(memory, question, "Dave", loud, keep) == []
+        assert _own_missing(memory, "Where did Dave try a sport?", "Dave", loud, keep, n=3) != []  # no set question
+    with kept(KEEP_OWN=0) as keep:
+        assert _own_missing(memory, question, "Dave", loud, keep, n=3) != []
+    # The paper's rules keep no own places.
+    with kept(KEEP_OWN=3, KEEP_OWN_SPACING=2.0) as keep:
+        paper = loud.replace(research={"paper_rules": True})
+        assert _own_missing(memory, question, "Dave", paper, {**keep, "KEEP_OWN": 0}, n=3) != []
 
 
 def test_spacings_that_cannot_all_fit_are_refused() -> None:
-    with pytest.raises(ValueError, match="keep_lexical_spacing"):
-        RecallConfig(assembly={"keep_first_hop": 3, "keep_lexical": 3, "keep_spacing": 1.5,
-                               "keep_lexical_spacing": 2.0, "keep_own": 0})
-    # A set question's own places count too: with the default keep_own (spacing 2), first-hop places at 1.5 x d
+    with pytest.raises(ValueError, match=r"1/dense \(1.5\) \+ 1/lexical \(2.0\)"):
+        check_spacings([("dense", 3, 1.5), ("lexical", 3, 2.0), ("own", 0, 2.0)])
+    # A set question's own places count too: with own places at spacing 2, first-hop places at 1.5 x d
     # would be due faster than the ranks can hold them.
-    with pytest.raises(ValueError, match=r"1/keep_spacing \(1.5\) \+ 1/keep_own_spacing \(2.0\)"):
-        RecallConfig(assembly={"keep_first_hop": 10, "keep_spacing": 1.5})
-    RecallConfig(assembly={"keep_first_hop": 10, "keep_spacing": 1.5, "keep_own": 0})
-    RecallConfig(assembly={"keep_first_hop": 10, "keep_spacing": 4.0, "keep_lexical": 5, "keep_lexical_spacing": 4.0})
+    with pytest.raises(ValueError, match=r"1/dense \(1.5\) \+ 1/own \(2.0\)"):
+        check_spacings([("dense", 10, 1.5), ("own", 15, 2.0)])
+    check_spacings([("dense", 10, 1.5), ("own", 0, 2.0)])
+    check_spacings([("dense", 10, 4.0), ("lexical", 5, 4.0), ("own", 15, 2.0)])
+
+
+def test_recall_refuses_kept_places_that_cannot_all_fit() -> None:
+    memory = RippleMem(BagOfWordsEmbeddings())
+    memory.add_conversation(drawn_conversation([[("Dave", "I tried fencing."), ("Mira", "Nice.")]]), namespace="t")
+    with kept(KEEP_FIRST_HOP=10, KEEP_SPACING=1.5), pytest.raises(ValueError, match="KEEP_SPACING"):
+        memory.recall("Which sports has Dave tried?", namespace="t")
 
 
 def test_keep_first_hop_orders_by_deadline() -> None:

@@ -11,11 +11,14 @@ from langchain_ripplemem.config import LinkingConfig, WriteConfig
 from langchain_ripplemem.index.cue_rows import unit_cues
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.presets import PAPER_WRITE
+from langchain_ripplemem.recall.assembly import BRIDGE_WITHIN_SESSION
+from langchain_ripplemem.recall.bridging import BRIDGE_FLOOR
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, QueryCues, TimeInterval
 from langchain_ripplemem.text.cue_scores import cue_overlap, structural_score
 from langchain_ripplemem.text.identifying import cue_key, identifying_cues, rarity
 from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 from langchain_ripplemem.write.extraction.windows import make_windows
+from langchain_ripplemem.write.linking import local_linking
 from langchain_ripplemem.write.linking.local_linking import link_rows
 
 from .conftest import make_unit
@@ -124,25 +127,27 @@ def test_cue_view_matches_a_brute_force_reference(key_weight, topic_weight):
             len({round(s, 9) for s, _, _ in expected[:41]}) < 41  # ties at the cut may swap members
 
 
-def test_a_shared_rare_name_links_sessions_where_shared_speakers_and_day_do_not():
+def test_a_shared_rare_name_links_sessions_where_shared_speakers_and_day_do_not(monkeypatch):
+    monkeypatch.setattr(local_linking, "MAX_SEMANTIC_EDGES", 0)
     filler = [cue_unit(i, "S1", topics=["coffee"], day=0) for i in range(60)]
     booking = cue_unit(100, "S9", names=["harbor grill"], topics=["birthday", "coffee"], day=50)
     menu = cue_unit(101, "S3", names=["harbor grill"], topics=["oyster"], day=20)
     units = [*filler[:30], menu, *filler[30:], booking]
     index = NamespaceIndex(NS)
     index.add(units, np.random.default_rng(0).normal(size=(len(units), 8)).astype(np.float32))
-    config = WriteConfig(linking={"max_semantic_edges": 0}).linking
-    edges = [e for e in link_rows(index, list(range(len(units))), config) if e.type == "structural"]
+    edges = [e for e in link_rows(index, list(range(len(units))), WriteConfig().linking) if e.type == "structural"]
     assert [(e.src, e.dst) for e in edges] == [(booking.id, menu.id)]
     assert edges[0].weight == pytest.approx(rarity(2, len(units)))
     # The paper's s_str links the filler turns to each other: same speakers, same day.
-    paper = link_rows(index, list(range(len(units))), PAPER_WRITE.replace(linking={"max_semantic_edges": 0}).linking)
+    paper = link_rows(index, list(range(len(units))), PAPER_WRITE.linking)
     assert sum(e.src in {u.id for u in filler} and e.dst in {u.id for u in filler} for e in paper) > 100
 
 
-def test_cue_edges_do_not_depend_on_how_units_were_batched():
+def test_cue_edges_do_not_depend_on_how_units_were_batched(monkeypatch):
     full = random_index(seed=3, n=120)
-    config = LinkingConfig(max_semantic_edges=0, cue_threshold=0.5)
+    monkeypatch.setattr(local_linking, "MAX_SEMANTIC_EDGES", 0)
+    monkeypatch.setattr(local_linking, "CUE_THRESHOLD", 0.5)
+    config = LinkingConfig()
     batch = link_rows(full, list(range(len(full))), config)
     grown, one_by_one = NamespaceIndex(NS), []
     for row, unit in enumerate(full.units):
@@ -185,7 +190,7 @@ def test_a_memory_bridged_by_a_rare_name_enters_the_top_k_without_sharing_a_quer
     query = "Where is the birthday dinner booked?"
     base = PAPER.replace(views={"semantic_k": 6, "lexical_k": 6, "cue_k": 0}, assembly={"top_k": 3},
                          controller={"max_anchors": 1, "sufficiency_similarity": 1.01})
-    bridging = base.replace(bridging={"weight": 1.0, "floor": 0.75}, controller={"target_cues": 3})
+    bridging = base.replace(bridging={"weight": 1.0}, research={"paper_rules": False})  # target cues and all
 
     def turns(config: RecallConfig) -> list[str]:
         return [t for m in memory.recall(query, namespace=NS, config=config).memories for t in m.unit.source.turn_ids]
@@ -202,7 +207,7 @@ def test_bridged_scores_carry_a_chain_round_by_round():
     from langchain_ripplemem.recall.assembly import bridged_scores
     from langchain_ripplemem.schemas import Hit
 
-    config = RecallConfig(bridging={"weight": 1.0, "floor": 0.5})
+    config = RecallConfig(bridging={"weight": 1.0})
     hop1 = Hit(source="expansion", rank=0, score=1.0, round=1, channel="structural", anchor="a", path=["a", "b"],
                edge_weight=0.8)
     hop2 = Hit(source="expansion", rank=0, score=0.0, round=2, channel="structural", anchor="b", path=["b", "c"],
@@ -211,7 +216,7 @@ def test_bridged_scores_carry_a_chain_round_by_round():
     scores = bridged_scores({"a": [], "b": [hop1], "c": [hop2], "d": [semantic]},
                             {"a": 2.0, "b": 0.1, "c": 0.1, "d": 0.2}, config.bridging)
     assert scores["b"] == pytest.approx(2.0 * 0.8 * 1.0)
-    assert scores["c"] == pytest.approx(1.6 * 0.5 * 0.5)  # from b's score after round 1
+    assert scores["c"] == pytest.approx(1.6 * 0.5 * BRIDGE_FLOOR)  # from b's score after round 1, no overlap
     assert scores["d"] == 0.2  # only cue (structural) edges bridge
     assert bridged_scores({"b": [hop1]}, {"a": 2.0, "b": 0.1}, PAPER.bridging)["b"] == 0.1  # the paper's rho
 
@@ -263,12 +268,11 @@ def test_a_bridge_within_the_anchors_own_session_lifts_nothing_by_default():
 
     places = {"a": ("S1", "maya", 3), "same": ("S1", "maya", 5), "other": ("S2", "maya", 0)}
     evidence, direct = {"a": [], "same": [hop("same")], "other": [hop("other")]}, {"a": 2.0, "same": 0.1, "other": 0.1}
-    config = RecallConfig(bridging={"weight": 1.0, "floor": 0.5})
-    assert not config.bridging.within_session
+    config = RecallConfig(bridging={"weight": 1.0})
+    assert not BRIDGE_WITHIN_SESSION  # assembly passes where each memory was said
     scores = bridged_scores(evidence, direct, config.bridging, places.get)
     assert scores["same"] == 0.1 and scores["other"] == pytest.approx(2.0 * 0.8)
-    within = config.replace(bridging={"within_session": True})
-    assert bridged_scores(evidence, direct, within.bridging)["same"] == pytest.approx(2.0 * 0.8)
+    assert bridged_scores(evidence, direct, config.bridging)["same"] == pytest.approx(2.0 * 0.8)  # places unknown
 
 
 @pytest.mark.parametrize(("place", "lifts"), [
@@ -288,7 +292,7 @@ def test_a_bridge_within_a_session_lifts_only_the_rest_of_the_anchors_message(pl
               path=["a", "m"], edge_weight=0.8)
     places = {"a": ("S1", "maya", 3), "m": place}
     scores = bridged_scores({"a": [], "m": [hit]}, {"a": 2.0, "m": 0.1},
-                            BridgingConfig(weight=1.0, floor=0.5), places.get)
+                            BridgingConfig(weight=1.0), places.get)
     assert lifts_across(places["a"], place) is lifts
     assert (scores["m"] > 0.1) is lifts
     assert not lifts_across(("S1", None, 3), ("S1", None, 4))  # without speakers, never

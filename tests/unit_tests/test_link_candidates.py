@@ -34,14 +34,14 @@ def _edges(index: NamespaceIndex, rows: list[int], config: WriteConfig = CONFIG)
 
 
 def _reference(index: NamespaceIndex, row: int, config: WriteConfig) -> set[tuple[str, str, float]]:
-    """Semantic edges (docs/concepts.md): of the ``semantic_pool`` nearest earlier units, the strongest."""
+    """The paper's semantic edges: of the SEMANTIC_POOL nearest earlier units, the strongest over the threshold."""
     sims = similarities(index.matrix, list(range(row)), index.matrix[row])
-    pool = sorted(range(row), key=lambda j: (-sims[j], -j))[: config.linking.semantic_pool]
+    pool = sorted(range(row), key=lambda j: (-sims[j], -j))[: local_linking.SEMANTIC_POOL]
     kept = sorted((j for j in pool if sims[j] >= config.linking.semantic_threshold), key=lambda j: (-sims[j], -j))
-    return {(index.ids[row], index.ids[j], round(float(sims[j]), 6)) for j in kept[: config.linking.max_semantic_edges]}
+    return {(index.ids[row], index.ids[j], round(float(sims[j]), 6)) for j in kept[: local_linking.MAX_SEMANTIC_EDGES]}
 
 
-def test_semantic_edges_are_the_top_pools_strongest():
+def test_semantic_edges_are_the_top_pools_strongest(monkeypatch):
     index = _index(300)
     rows = list(range(150, 300))
     got = {(s, d, w) for s, d, t, w in _edges(index, rows) if t == "semantic"}
@@ -49,9 +49,10 @@ def test_semantic_edges_are_the_top_pools_strongest():
     want = set().union(*(_reference(index, row, CONFIG) for row in rows))
     assert got == want
     # a pool smaller than the edge cap: only the pool's closest count (no cue pool adding its own)
-    small = CONFIG.replace(linking={"semantic_pool": 2, "cue_pool": 0})
-    got = {(s, d, w) for s, d, t, w in _edges(index, rows, small) if t == "semantic"}
-    assert got == set().union(*(_reference(index, row, small) for row in rows))
+    monkeypatch.setattr(local_linking, "SEMANTIC_POOL", 2)
+    monkeypatch.setattr(local_linking, "CUE_POOL", 0)
+    got = {(s, d, w) for s, d, t, w in _edges(index, rows) if t == "semantic"}
+    assert got == set().union(*(_reference(index, row, CONFIG) for row in rows))
 
 
 def test_above_keeps_every_row_over_the_threshold_and_only_earlier_ones():

@@ -11,6 +11,7 @@ from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.recall.expansion import expand_channel, reachable
 from langchain_ripplemem.schemas import Edge, MemoryUnit, TimeInterval
 from langchain_ripplemem.storage.sqlite import WAL_CHECKPOINT_PAGES, SQLiteEdgeBackend, open_sqlite_edges
+from langchain_ripplemem.write.linking import local_linking
 from langchain_ripplemem.write.linking.local_linking import link_rows
 
 from .conftest import make_unit
@@ -91,7 +92,7 @@ def test_the_edge_file_checkpoints_its_wal_at_the_bound_it_names(tmp_path):
         opened.close()
 
 
-def test_semantic_threshold_and_cap():
+def test_semantic_threshold_and_cap(monkeypatch):
     index = NamespaceIndex(NS)
     base = unit_vec(1.0)
     # 8 near-duplicates of the new unit (cos ~0.99) and 2 unrelated ones
@@ -99,7 +100,8 @@ def test_semantic_threshold_and_cap():
     vecs = [unit_vec(1.0, 0.1 * (i % 3 + 1), 0.01 * i) for i in range(8)] + [unit_vec(0, 1), unit_vec(0, 0, 1)]
     index.add(olds, np.stack(vecs))
     index.add([unit(99)], base[None, :])
-    cfg = WriteConfig(linking={"semantic_threshold": 0.85, "max_semantic_edges": 6, "cue_pool": 0})
+    monkeypatch.setattr(local_linking, "CUE_POOL", 0)
+    cfg = WriteConfig(linking={"semantic_threshold": 0.85})  # at most MAX_SEMANTIC_EDGES = 6
     edges = link_rows(index, [10], cfg.linking)
     sem = [e for e in edges if e.type == "semantic"]
     assert len(sem) == 6
@@ -124,11 +126,12 @@ def test_structural_edges_need_shared_cues_and_threshold():
     assert not [e for e in edges if e.type == "semantic"]
 
 
-def test_structural_cap_and_incremental_order():
+def test_structural_cap_and_incremental_order(monkeypatch):
     index = NamespaceIndex(NS)
     units = [unit(i, ["Maya"], [], T) for i in range(12)]
     index.add(units, np.stack([unit_vec(1.0, 0.05 * i) for i in range(12)]))
-    edges = link_rows(index, list(range(12)), PAPER_WRITE.replace(linking={"max_semantic_edges": 0}).linking)
+    monkeypatch.setattr(local_linking, "MAX_SEMANTIC_EDGES", 0)
+    edges = link_rows(index, list(range(12)), PAPER_WRITE.linking)
     by_src: dict[str, int] = {}
     for e in edges:
         assert e.type == "structural"

@@ -8,6 +8,7 @@ from langchain_ripplemem.config import RecallConfig, WriteConfig
 from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER, PAPER_LONG_HISTORY, preset
 from langchain_ripplemem.recall import NODE_NAMES, RecallContext, build_recall_graph
+from langchain_ripplemem.recall.assembly import alignment_mode
 from langchain_ripplemem.schemas import Conversation, RecallResult
 
 from .conftest import BagOfWordsEmbeddings, filled_memory
@@ -132,7 +133,8 @@ def test_a_misspelt_setting_is_an_error_naming_it_not_a_default_silently_kept(bo
 def test_presets_are_named_by_purpose_and_the_default_is_the_recommended_one(bow):
     assert (PAPER.views.semantic_k, PAPER.views.lexical_k, PAPER.views.cue_k) == (10, 5, 5)
     assert (PAPER.context.weight, PAPER.scoring.speaker_bonus, PAPER.scoring.time_bonus,
-            PAPER.scoring.alignment) == (0, 0, 0, "semantic")
+            PAPER.research.paper_rules) == (0, 0, 0, True)  # with the paper's cosine alignment
+    assert alignment_mode(PAPER) == "semantic" and alignment_mode(RecallConfig()) == "hybrid"
     write, recall = preset("paper-long-history")
     assert (write.extraction.window_size, write.extraction.window_overlap) == (10, 0) and recall is PAPER_LONG_HISTORY
     assert (recall.views.semantic_k, recall.views.lexical_k, recall.views.cue_k) == (15, 8, 8)

@@ -78,7 +78,7 @@ def test_scores_taken_before_a_write_are_smoothed_without_the_new_rows():
     index.add([unit(2, "S1", 4), unit(3, "S1", 3)], np.zeros((2, 4), dtype=np.float32))
     neighbour_rows(index)  # the cache now knows rows 2 and 3
     expected = smooth(scores, np.array([[-1, 1], [0, -1]]), (0.5, 0.25))
-    assert in_context(index, scores, ContextConfig(weight=0.5, weight_2=0.25, terms=0)).tolist() == expected.tolist()
+    assert in_context(index, scores, ContextConfig(weight=0.5, weight_2=0.25)).tolist() == expected.tolist()
 
 
 def test_expansion_walks_the_anchors_neighbourhood_not_the_whole_graph(monkeypatch):

@@ -58,7 +58,10 @@ def test_no_comparable_cue_type_gives_none_not_zero():
     assert structural_score(cues(["Maya"]), cues(["Sam"]), LinkingConfig()) == 0.0
 
 
-def test_custom_betas_are_used():
-    cfg = WriteConfig(linking={"beta_participants": 1.0, "beta_locations": 0.0, "beta_time": 1.0})
+def test_custom_betas_are_used(monkeypatch):
+    from langchain_ripplemem.text import cue_scores
+
+    for name, beta in (("BETA_PARTICIPANTS", 1.0), ("BETA_LOCATIONS", 0.0), ("BETA_TIME", 1.0)):
+        monkeypatch.setattr(cue_scores, name, beta)
     a, b = cues(["Maya"], ["X"], day(0)), cues(["Maya"], ["Y"], day(7))
-    assert structural_score(a, b, cfg.linking) == pytest.approx((1.0 + math.exp(-1)) / 2)
+    assert structural_score(a, b, WriteConfig().linking) == pytest.approx((1.0 + math.exp(-1)) / 2)

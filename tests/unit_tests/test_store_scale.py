@@ -24,6 +24,7 @@ from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, Provenance
 from langchain_ripplemem.write.extraction.extractor import ExtractionResult, Window
+from langchain_ripplemem.write.linking import local_linking
 
 pytestmark = pytest.mark.slow
 
@@ -62,7 +63,7 @@ class TurnUnits:
 
 
 CHEAP = WriteConfig(extraction={"window_size": 1000, "window_overlap": 0},
-                    linking={"semantic_pool": 0, "cue_pool": 0, "semantic_threshold": 0.99},
+                    linking={"semantic_threshold": 0.99},
                     supersession={"enabled": False})
 
 
@@ -100,7 +101,10 @@ print(json.dumps({{
 @pytest.fixture(scope="module")
 def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("big-store")
-    with RippleMem(TinyEmbeddings(), persist_directory=path, write_config=CHEAP, extractor=TurnUnits()) as memory:
+    with pytest.MonkeyPatch.context() as patch, RippleMem(TinyEmbeddings(), persist_directory=path, write_config=CHEAP,
+                                                          extractor=TurnUnits()) as memory:
+        for pool in ("SEMANTIC_POOL", "CUE_POOL"):  # no link pools: the cheapest build
+            patch.setattr(local_linking, pool, 0)
         report = memory.add_conversation(_conversation("big", BIG_UNITS, "zebra"), namespace=BIG)
         assert report.new_units == BIG_UNITS
         for i in range(SMALL):

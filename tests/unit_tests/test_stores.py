@@ -11,12 +11,13 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 
-from langchain_ripplemem.config import RecallConfig, WriteConfig
+from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.errors import ExtractionError
 from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.stores import RippleMemStore, item_text
 from langchain_ripplemem.write.extraction.extractor import ExtractionResult
+from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 
 from .conftest import BagOfWordsEmbeddings, make_conversation
 
@@ -128,7 +129,7 @@ async def test_search_filters_before_ranking_and_fills_the_page_as_langgraph_doe
 
 
 async def test_search_dedupes_an_item_split_into_several_units(mode):
-    memory = RippleMem(BagOfWordsEmbeddings(), write_config=WriteConfig(extraction={"max_turn_chars": 100}))
+    memory = RippleMem(BagOfWordsEmbeddings(), extractor=RuleBasedExtractor(max_turn_chars=100))
     store = RippleMemStore(memory)
     long_text = " ".join(f"In summer {year} Maya went hiking in the Cascades with Priya." for year in range(2018, 2024))
     await call(store, mode, "put", MAYA, "hiking", {"text": long_text})

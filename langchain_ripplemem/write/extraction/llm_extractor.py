@@ -119,8 +119,8 @@ class LLMExtractor:
     Args:
         model: a LangChain chat model, or a ``"provider:model"`` string
             resolved on first use (see :func:`resolve_chat_model`).
-        config: ``llm_max_retries``, ``rules_for_uncovered_turns`` and the rule
-            fallback's ``max_turn_chars`` come from it (default ``ExtractionConfig()``).
+        config: ``llm_max_retries`` and ``rules_for_uncovered_turns`` come from it
+            (default ``ExtractionConfig()``).
         max_retries: extra attempts after an invalid output (0 = one attempt);
             overrides ``config.llm_max_retries``.
         temperature: used when resolving a string spec; None leaves the

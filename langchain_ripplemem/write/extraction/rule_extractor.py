@@ -37,7 +37,7 @@ Cues, all canonicalised through :mod:`langchain_ripplemem.text.names`:
 * kind: "preference" (love, hate, prefer, favourite, enjoy, "I like"), else
   "plan" (will, going to, plan to, next week, ...), else "event".
 
-Turns longer than ``max_turn_chars`` (default 900) are split at sentence
+Turns longer than :data:`MAX_TURN_CHARS` (900) are split at sentence
 boundaries into chunks of at most that many characters (a single longer
 sentence is cut at the last space before the limit); each chunk becomes its
 own unit with the same turn id, and the image caption goes with the first
@@ -97,7 +97,12 @@ from langchain_ripplemem.text.time.timeparse import day_interval, ground_time
 from langchain_ripplemem.write.extraction.extractor import ExtractionResult, Window
 from langchain_ripplemem.write.extraction.windows import split_text
 
-__all__ = ["RuleBasedExtractor"]
+__all__ = ["MAX_TURN_CHARS", "RuleBasedExtractor"]
+
+#: Longer turns are split at sentences into chunks of at most this many characters: 900 characters of
+#: English are 200 to 230 MiniLM tokens, so a chunk fits the default encoder's 256-token window and all of it
+#: is embedded (4000 were ~900 tokens, three quarters unseen; docs/benchmarks.md, "Long turns").
+MAX_TURN_CHARS = 900
 
 _NON_NAMES = frozenset("""
 i i'm i've i'll i'd hey hi hello wow yeah yes no oh ok okay thanks thank congrats omg lol haha
@@ -164,8 +169,8 @@ class RuleBasedExtractor:
     so overlapping windows yield identical ids that downstream dedupes.
 
     Args:
-        config: takes ``max_turn_chars`` from it (default ``ExtractionConfig()``).
-        max_turn_chars: overrides ``config.max_turn_chars``.
+        config: the extraction settings (none of them change what this extractor does today).
+        max_turn_chars: the longest chunk of a turn (default :data:`MAX_TURN_CHARS`).
         aliases: extra name aliases applied in every session.
         addressee: in a two-speaker session, add the other speaker as a
             participant when the turn says "you"/"your" (default True).
@@ -183,8 +188,7 @@ class RuleBasedExtractor:
 
     def __init__(self, config: ExtractionConfig | None = None, *, max_turn_chars: int | None = None,
                  aliases: dict[str, str] | None = None, addressee: bool = True) -> None:
-        limit = max_turn_chars if max_turn_chars is not None else (
-            (config or ExtractionConfig()).max_turn_chars)
+        limit = max_turn_chars if max_turn_chars is not None else MAX_TURN_CHARS
         if limit < 1:
             raise ValueError(f"max_turn_chars must be >= 1, got {limit!r}")
         self.max_turn_chars = limit
