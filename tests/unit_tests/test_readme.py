@@ -7,6 +7,7 @@ does not hold, docs/cli.md covers every command, and docs/concepts.md's numbers 
 from __future__ import annotations
 
 import json
+import importlib
 import re
 import shlex
 from pathlib import Path
@@ -145,6 +146,13 @@ def test_the_hyper_parameters_in_docs_concepts_are_the_configs():
     checked = 0
     for names_cell, paper_cell, recommended_cell in rows:
         names = re.findall(r"`([\w.]+)`", names_cell.split("(")[0])
+        if (module_path := re.match(r"`([\w/]+)\.py`", names_cell)) is not None:
+            # A named constant (docs/configuration.md): the recommended column is its value in its module.
+            module = importlib.import_module("langchain_ripplemem." + module_path.group(1).replace("/", "."))
+            for name, value in zip(names, (v.strip() for v in recommended_cell.split(",")), strict=True):
+                assert getattr(module, name) == float(value), (name, value)
+                checked += 1
+            continue
         group = names[0].split(".")[0]
         paths = [names[0]] + [f"{group}.{name}" for name in names[1:]]
         write_side = group in WriteConfig.model_fields
