@@ -113,7 +113,7 @@ bench-ingest:
 # Bringing a history: a generated 10,000-message ChatGPT export imported end to end, one encoder worker against two
 # (docs/import.md, Speed).
 bench-import:
-	$(PY) -m benchmarks.measurements.import_throughput --out results/import_throughput.json
+	$(PY) -m benchmarks.measurements.import_throughput --out results/import_throughput.json --doc docs/import.md
 
 # The semantic edge threshold of the default encoder on the LoCoMo tuning conversations (copy a changed value into
 # edges/calibration.py).

@@ -14,9 +14,11 @@ machine's load hits both alike: the ratios are the steady figures on a shared ma
 fifth slice the encoder also runs with two onnxruntime threads inside each pass
 (``intra_op_num_threads=2``) beside one. The vectors of every setting are compared bit for bit.
 
-    python -m benchmarks.measurements.import_throughput --out results/import_throughput.json
+    python -m benchmarks.measurements.import_throughput --out results/import_throughput.json --doc docs/import.md
+    python -m benchmarks.measurements.import_throughput --table results/import_throughput.json --doc docs/import.md
 
-(``make bench-import``.)
+(``make bench-import``.) ``--doc`` rewrites the page's table between its ``import-speed`` markers;
+``--table`` makes it from a results file without measuring.
 """
 
 from __future__ import annotations
@@ -143,13 +145,50 @@ class _Clock:
         self.cpu += time.process_time() - self._cpu
 
 
+TABLE_START, TABLE_END = "<!-- import-speed: made by `make bench-import`; edit neither by hand -->", \
+    "<!-- /import-speed -->"
+
+
+def speed_table(result: dict[str, Any]) -> str:
+    """The markdown table of a results dict: each encoder setting's import and encoder rates, and the ratios.
+
+    Example:
+        >>> rates = {"import_messages_per_s": 50.0, "encoder_texts_per_s": 80.0,
+        ...          "import_units_per_s_over_encoder_texts_per_s": 0.6}
+        >>> print(speed_table({"export": {"messages": 10}, "settings": {"1 worker": rates},
+        ...                    "ratios": {"import_2_workers_over_1": 1.2}}).splitlines()[2])
+        | 1 worker | 50.0 | 80.0 | 0.6 |
+    """
+    rows = [f"| {name} | {r['import_messages_per_s']} | {r['encoder_texts_per_s']} | "
+            f"{r['import_units_per_s_over_encoder_texts_per_s']} |" for name, r in result["settings"].items()]
+    ratios = ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in result["ratios"].items())
+    return "\n".join(["| encoder | import, messages/s | encoder alone, texts/s | import / encoder |",
+                      "|---|---:|---:|---:|", *rows, "",
+                      f"{result['export']['messages']:,} messages. Ratios: {ratios}."])
+
+
+def write_table(result: dict[str, Any], doc: str) -> None:
+    """Rewrite ``doc``'s table between the import-speed markers."""
+    page = Path(doc)
+    text = page.read_text(encoding="utf-8")
+    start, end = text.find(TABLE_START), text.find(TABLE_END)
+    if start < 0 or end < start:
+        raise ValueError(f"{doc}: no table between {TABLE_START!r} and {TABLE_END!r}")
+    page.write_text(f"{text[:start]}{TABLE_START}\n{speed_table(result)}\n{text[end:]}", encoding="utf-8")
+
+
 def main() -> None:
     """Generate the export, import it with each encoder setting, print (and with ``--out`` write) the figures."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--slices", type=int, default=20, help="the two settings take turns this many times")
     parser.add_argument("--out", default=None)
+    parser.add_argument("--doc", default=None, help="rewrite this page's import-speed table")
+    parser.add_argument("--table", default=None, help="a results file to make the table from, measuring nothing")
     args = parser.parse_args()
+    if args.table:
+        write_table(json.loads(Path(args.table).read_text(encoding="utf-8")), args.doc or "docs/import.md")
+        return
 
     load_before = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="ripplemem-import-"))
@@ -236,6 +275,8 @@ def main() -> None:
                     "load_average_after": [round(x, 2) for x in os.getloadavg()]},
     }
     emit(result, args.out)
+    if args.doc:
+        write_table(result, args.doc)
 
 
 if __name__ == "__main__":
