@@ -4,10 +4,10 @@ The store is filled through the write path with the scale benchmark's synthetic 
 (``benchmarks/scale/scale_dialogue.py``: two speakers, friends, places, relative times, so
 the units carry every kind of cue) and its fast fake encoder, one unit per turn from the
 rule-based extractor, in conversations of 25 sessions of 20 turns. Linking is switched off
-(``semantic_pool=0``, ``cue_pool=0``) and supersession too: at 100k a full ingest links for
-about an hour, and a first paint reads no edge (a memory's links are read when it is
-opened). So the store has units, vectors, cues, sessions and the namespace log as an ingest
-leaves them, and no edges.
+(the candidate pools ``SEMANTIC_POOL`` and ``CUE_POOL`` are 0 while it fills) and supersession
+too: at 100k a full ingest links for about an hour, and a first paint reads no edge (a
+memory's links are read when it is opened). So the store has units, vectors, cues,
+sessions and the namespace log as an ingest leaves them, and no edges.
 
 The page is served as ``ripplemem ui --persist DIR`` serves it: the embedded store is
 opened for a burst of requests and closed when idle (``server/ui_access.py``). Measured,
@@ -43,15 +43,16 @@ from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.server.ui_access import MemoryAccess
 from langchain_ripplemem.server.ui_page import create_app
+from langchain_ripplemem.write.linking import local_linking
 
 __all__ = ["fill", "first_paint"]
 
 NS = ("ui", "bench")
 NAMESPACE = "ui/bench"
 SESSIONS_PER_CONVERSATION = 25
-# No candidate pools: no edges (see the module docs); supersession off for the same reason.
-UNLINKED = WriteConfig(linking={"semantic_pool": 0, "cue_pool": 0, "semantic_threshold": 1.0},
-                       supersession={"enabled": False})
+# No edges (see the module docs): no semantic edge passes a threshold of 1, and the pools are emptied while the
+# store fills; supersession off for the same reason.
+UNLINKED = WriteConfig(linking={"semantic_threshold": 1.0}, supersession={"enabled": False})
 READY = "document.body.dataset.ready === '1'"
 
 
@@ -63,6 +64,15 @@ def open_memory(store: Path) -> RippleMem:
 def fill(store: Path, memories: int) -> dict[str, Any]:
     """Write ``memories`` units of the synthetic dialogue into ``store`` (kept: a second run reuses it)."""
     started = time.perf_counter()
+    pools = local_linking.SEMANTIC_POOL, local_linking.CUE_POOL
+    local_linking.SEMANTIC_POOL = local_linking.CUE_POOL = 0
+    try:
+        return _fill(store, memories, started)
+    finally:
+        local_linking.SEMANTIC_POOL, local_linking.CUE_POOL = pools
+
+
+def _fill(store: Path, memories: int, started: float) -> dict[str, Any]:
     with open_memory(store) as memory:
         held = len(memory.list_units(NS, include_suppressed=True)) if NS in memory.namespaces() else 0
         dialogue, number, before = Dialogue(seed=1), 0, held

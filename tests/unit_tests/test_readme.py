@@ -6,8 +6,8 @@ does not hold, docs/cli.md covers every command, and docs/concepts.md's numbers 
 
 from __future__ import annotations
 
-import json
 import importlib
+import json
 import re
 import shlex
 from pathlib import Path
