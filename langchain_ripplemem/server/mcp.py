@@ -60,7 +60,6 @@ from langchain_ripplemem.schemas import (
 )
 from langchain_ripplemem.server.arguments import strict_tool
 from langchain_ripplemem.server.disconnects import quiet_client_disconnects
-from langchain_ripplemem.storage.sqlite import EDGES_FILENAME
 from langchain_ripplemem.write.forget import ForgetReport
 
 if TYPE_CHECKING:
@@ -472,19 +471,10 @@ def open_memory(
     Raises:
         ValueError: naming ``chroma_port`` when it is not a port number.
     """
-    from langchain_ripplemem.memory import RippleMem
+    from langchain_ripplemem.server.served_memory import open_deployment
 
-    if chroma_host is None:
-        return RippleMem(persist_directory=persist, llm=llm, recall_config=recall_config)
-    if not 0 < chroma_port < 65536:
-        raise ValueError(f"chroma_port must be a port number (1-65535), got {chroma_port}")
-    import chromadb
-    from chromadb.config import Settings
-
-    client = chromadb.HttpClient(host=chroma_host, port=chroma_port, settings=Settings(anonymized_telemetry=False))
-    edges_file = Path(edges_path) if edges_path is not None else Path(persist) / EDGES_FILENAME
-    edges_file.parent.mkdir(parents=True, exist_ok=True)
-    return RippleMem(client=client, edges_path=edges_file, llm=llm, recall_config=recall_config)
+    return open_deployment(persist=persist, chroma_host=chroma_host, chroma_port=chroma_port, edges_path=edges_path,
+                           llm=llm, recall_config=recall_config)
 
 
 def serve(memory: RippleMem, *, namespace: Namespace | str, http: bool = False, port: int = 8000,
