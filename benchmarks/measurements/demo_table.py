@@ -55,17 +55,17 @@ def demo_table(results: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-def replace_table(text: str, table: str) -> str:
-    """``text`` with the table between its demo-table markers replaced by ``table``.
+def replace_table(text: str, table: str, start: str = TABLE_START, end: str = TABLE_END) -> str:
+    """``text`` with the table between its markers (the demo table's by default) replaced by ``table``.
 
     Raises:
         ValueError: if ``text`` does not hold both markers, in order.
 
     """
-    pattern = re.compile(re.escape(TABLE_START) + r".*?" + re.escape(TABLE_END), re.DOTALL)
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
     if not pattern.search(text):
-        raise ValueError(f"text: no table between {TABLE_START!r} and {TABLE_END!r}")
-    return pattern.sub(lambda _: f"{TABLE_START}\n{table}\n{TABLE_END}", text, count=1)
+        raise ValueError(f"text: no table between {start!r} and {end!r}")
+    return pattern.sub(lambda _: f"{start}\n{table}\n{end}", text, count=1)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.measurements.demo_table import replace_table
 from benchmarks.measurements.output import emit
 from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.conversations.chat_exports import read_chat_export
@@ -170,11 +171,8 @@ def speed_table(result: dict[str, Any]) -> str:
 def write_table(result: dict[str, Any], doc: str) -> None:
     """Rewrite ``doc``'s table between the import-speed markers."""
     page = Path(doc)
-    text = page.read_text(encoding="utf-8")
-    start, end = text.find(TABLE_START), text.find(TABLE_END)
-    if start < 0 or end < start:
-        raise ValueError(f"{doc}: no table between {TABLE_START!r} and {TABLE_END!r}")
-    page.write_text(f"{text[:start]}{TABLE_START}\n{speed_table(result)}\n{text[end:]}", encoding="utf-8")
+    page.write_text(replace_table(page.read_text(encoding="utf-8"), speed_table(result), TABLE_START, TABLE_END),
+                    encoding="utf-8")
 
 
 def main() -> None:
