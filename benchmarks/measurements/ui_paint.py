@@ -124,7 +124,7 @@ def _api_ms(client: Any, path: str, params: dict[str, Any], rounds: int) -> floa
 
 def cold_parts(store: Path, rounds: int) -> dict[str, float]:
     """What a cold paint spends in the server, medians: opening the store, restoring the namespace's index."""
-    from langchain_ripplemem.server.browsing import current_index
+    from langchain_ripplemem.server.ui_timeline import current_index
 
     opening, restoring = [], []
     for _ in range(rounds):

@@ -60,6 +60,7 @@ from langchain_ripplemem.schemas import (
 )
 from langchain_ripplemem.server.arguments import strict_tool
 from langchain_ripplemem.server.disconnects import quiet_client_disconnects
+from langchain_ripplemem.server.served_memory import open_deployment
 from langchain_ripplemem.write.forget import ForgetReport
 
 if TYPE_CHECKING:
@@ -471,8 +472,6 @@ def open_memory(
     Raises:
         ValueError: naming ``chroma_port`` when it is not a port number.
     """
-    from langchain_ripplemem.server.served_memory import open_deployment
-
     return open_deployment(persist=persist, chroma_host=chroma_host, chroma_port=chroma_port, edges_path=edges_path,
                            llm=llm, recall_config=recall_config)
 

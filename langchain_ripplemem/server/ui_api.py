@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_ripplemem.index.marks import SUPERSEDED_BY, is_suppressed
 from langchain_ripplemem.render.html_page import bridge_units, render_recall_html
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, format_namespace, validate_namespace
-from langchain_ripplemem.server.browsing import (
+from langchain_ripplemem.server.ui_timeline import (
     Filters,
     current_index,
     forget_person,

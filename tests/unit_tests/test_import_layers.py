@@ -31,6 +31,8 @@ def test_the_package_has_no_circle_and_breaks_no_rule(layers):
     graph = layers.import_graph(ROOT)
     assert [c for c in nx.strongly_connected_components(graph) if len(c) > 1] == []
     assert layers.rule_breaks(ROOT) == []
+    assert layers.folder_breaks(graph) == []
+    assert layers.reused_names(ROOT) == []
 
 
 def test_an_import_inside_a_function_closes_a_circle(layers, tmp_path):
@@ -106,3 +108,8 @@ def test_a_module_name_used_twice_is_refused(layers, tmp_path):
 def test_the_folder_table_lists_every_folder_in_order(layers):
     rows = [line.split(" | ")[1].strip("`") for line in layers.folder_table(layers.import_graph(ROOT))[2:]]
     assert [row.rstrip("/").removesuffix(".py") for row in rows] == [n for line in layers.FOLDER_ORDER for n in line]
+
+
+def test_the_architecture_page_shows_the_layers_the_code_has(layers):
+    table = "\n".join(layers.folder_table(layers.import_graph(ROOT)))
+    assert table in (ROOT / "docs" / "architecture.md").read_text()

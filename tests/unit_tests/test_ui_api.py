@@ -121,7 +121,7 @@ def test_a_timeline_of_more_than_90_days_counts_per_month():
 
     from langchain_ripplemem.index.namespace_index import NamespaceIndex
     from langchain_ripplemem.schemas import TimeInterval
-    from langchain_ripplemem.server.browsing import Filters, timeline_page
+    from langchain_ripplemem.server.ui_timeline import Filters, timeline_page
 
     def said(month: int, day: int) -> TimeInterval:
         when = datetime(2026, month, day, 12, tzinfo=timezone.utc)
