@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import importlib
+import itertools
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -152,9 +153,34 @@ RULE_CONSTANTS: dict[str, dict[str, Any]] = {
     "abl_first_rare_topic": {"bridging.FIRST_RARE_TOPIC_WEIGHT": 0.0},
     "abl_within_session": {"assembly.BRIDGE_WITHIN_SESSION": True},
 }
+# The rules whose removal alone moved no suite by more than one question, removed together in every
+# combination of two or more (``abl_together_<short names>``): the removal is judged all at once.
+REMOVAL_CANDIDATES = {"sufficiency": "abl_sufficiency", "assistant": "abl_assistant_chats",
+                      "matched": "abl_matched_sessions", "terms": "abl_context_terms", "budget": "abl_key_budget"}
+
+
+def _together(short_names: Sequence[str]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """The settings and constants of the candidates ``short_names`` removed at once."""
+    settings: dict[str, dict[str, Any]] = {}
+    constants: dict[str, Any] = {}
+    for short in short_names:
+        name = REMOVAL_CANDIDATES[short]
+        for group, values in RULE_ABLATIONS.get(name, {}).items():
+            settings.setdefault(group, {}).update(values)
+        constants.update(RULE_CONSTANTS.get(name, {}))
+    return settings, constants
+
+
+TOGETHER = {"abl_together_" + "_".join(combo): _together(combo)
+            for size in range(2, len(REMOVAL_CANDIDATES) + 1)
+            for combo in itertools.combinations(REMOVAL_CANDIDATES, size)}
 CONSTANT_VARIANTS.update(RULE_CONSTANTS)
 VARIANTS.update(RULE_ABLATIONS)
 VARIANTS.update(dict.fromkeys(RULE_CONSTANTS, {}))
+for _name, (_settings, _constants) in TOGETHER.items():
+    VARIANTS[_name] = _settings
+    if _constants:
+        CONSTANT_VARIANTS[_name] = _constants
 _ABLATIONS.update(VARIANTS)
 
 
