@@ -48,7 +48,7 @@ from langchain_ripplemem.index.sessions import NO_ROW, neighbour_rows
 from langchain_ripplemem.recall.filters import outside, recall_filter
 from langchain_ripplemem.render.plain_text import memory_line
 from langchain_ripplemem.schemas import EdgeType, MemoryUnit, Namespace, counted, format_namespace, validate_namespace
-from langchain_ripplemem.text.names import canonical_name
+from langchain_ripplemem.text.names import canonical_name, refers_to
 
 if TYPE_CHECKING:
     from langchain_ripplemem.index.namespace_index import NamespaceIndex
@@ -241,14 +241,13 @@ def explore(reader: MemoryReader, memory_id: str, *, namespace: Namespace | str 
 
 
 def _took_part(unit: MemoryUnit, person: str) -> bool:
-    """Whether ``person`` (a canonical name, case-folded) said the memory or is among its participants.
+    """Whether ``person`` said the memory or is among its participants (matched by :func:`refers_to`).
 
     A first name matches a full one: "sam" takes part in a memory of "Sam McDonald".
     """
     speaker = unit.metadata.get("speaker")
     names = [*unit.participants, *([speaker] if isinstance(speaker, str) else [])]
-    return any(name == person or name.startswith(person + " ")
-               for name in (canonical_name(n).casefold() for n in names))
+    return any(refers_to(person, name) for name in names)
 
 
 def timeline(reader: MemoryReader, since: object = None, until: object = None, *, person: str | None = None,
@@ -277,11 +276,10 @@ def timeline(reader: MemoryReader, since: object = None, until: object = None, *
     page, page_size = _positive(page, "page"), _positive(page_size, "page_size", MAX_PAGE_SIZE)
     if person is not None and (not isinstance(person, str) or not canonical_name(person)):
         raise ValueError(f"person must be a name, got {person!r}")
-    who = canonical_name(person).casefold() if person is not None else None
     ns, index = _namespace(reader, namespace)
     hidden = outside(index, window)
     found = [unit for unit in index.units if unit.id not in hidden and not is_suppressed(unit)
-             and (who is None or _took_part(unit, who))]
+             and (person is None or _took_part(unit, person))]
     found.sort(key=_when)  # stable: memories of one time stay in stored order
     first = (page - 1) * page_size
     return TimelinePage(namespace=ns, since=window.since, until=window.until,

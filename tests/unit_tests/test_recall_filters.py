@@ -16,7 +16,7 @@ from langchain_ripplemem.recall import RecallContext, build_recall_graph
 from langchain_ripplemem.recall.filters import recall_filter
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, RecallResult
 
-from .conftest import filled_memory, make_conversation
+from .conftest import drawn_conversation, filled_memory, make_conversation
 from .test_graphs import load, shared_memory  # noqa: F401 - the served graphs' fixture
 from .test_lifecycle import EXPAND, MAYA, QUERY, seen_ids, unit_id
 
@@ -120,6 +120,20 @@ def test_the_graph_takes_the_filter_from_its_context(memory):
     assert {m.unit.metadata["speaker"] for m in result.memories} == {"Sam"}
     with pytest.raises(ValueError, match="until"):
         RecallContext(namespace=MAYA, until="not a time")
+
+
+def test_a_first_name_keeps_a_full_name_speaker_as_the_timeline_does(bow):
+    memory = RippleMem(bow)
+    memory.add_conversation(drawn_conversation([[
+        ("Maya Lindqvist", "The Harbor Grill dinner is on Friday."),
+        ("Mayan", "The Harbor Grill dinner needs a booking."),
+        ("Sam", "The Harbor Grill dinner was my idea."),
+    ]]), namespace=MAYA)
+    spoken = memory.recall("Harbor Grill dinner", namespace=MAYA, k=10, speakers="maya")
+    assert [m.unit.metadata["speaker"] for m in spoken.memories] == ["Maya Lindqvist"]
+    timeline = memory.timeline(person="maya", namespace=MAYA)  # one word, one meaning
+    assert {m.metadata["speaker"] for m in timeline.memories} == {"Maya Lindqvist"}
+    assert not memory.recall("Harbor Grill dinner", namespace=MAYA, speakers="Maya Lind").memories
 
 
 def test_filter_values_ground_as_documented():
