@@ -1,7 +1,7 @@
 """Recall filters: a time window, speakers and a conversation, applied before anything is ranked.
 
 ``RippleMem.recall(..., since=, until=, speakers=, conversation_id=)`` and every other
-surface (the retriever, the store's ``filter``, the tools, the served graphs'
+surface (the retriever, the store's ``filter``, the tools, the recall graph's input or
 context) build one :class:`RecallFilter`. Recall turns it into more hidden ids, once
 per recall, from the pinned namespace index (:func:`outside`): the rows of the
 named speakers and of the conversation, and each row's time. Hidden memories are

@@ -150,7 +150,7 @@ class RecallNodes:
         query = state.get("query")
         if not isinstance(query, str) or is_blank(query):  # zero-width characters alone are as empty as spaces
             raise ValueError(f"query must be a non-empty string, got {query!r}")
-        ctx = self._ctx()
+        ctx = self._ctx().with_input(state)  # the input's filter values win over the context's
         self.reader.prepare(ctx.namespace)
         pinned = self._pin(ctx)
         if self.llm is None:

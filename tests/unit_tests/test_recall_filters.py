@@ -136,6 +136,21 @@ def test_a_first_name_keeps_a_full_name_speaker_as_the_timeline_does(bow):
     assert not memory.recall("Harbor Grill dinner", namespace=MAYA, speakers="Maya Lind").memories
 
 
+def test_the_graph_takes_the_filter_from_its_input_over_its_context(memory):
+    graph = build_recall_graph(memory.reader)
+    shellfish = unit_id(memory, "allergic to shellfish")
+    context = {"namespace": ["maya"], "config": EXPAND.model_dump(mode="json")}
+    dated = graph.invoke({"query": QUERY, "since": S1_OUT}, context=context)["result"]
+    assert dated.memories and shellfish not in seen_ids(dated)
+    # A field the input gives wins over the context's; one it leaves out (until) is the context's.
+    mixed = graph.invoke({"query": QUERY, "speakers": "Maya"},
+                         context={**context, "speakers": ["Sam"], "until": "2026-03-02"})["result"]
+    assert mixed.memories and {m.unit.metadata["speaker"] for m in mixed.memories} == {"Maya"}
+    assert {str(m.unit.time.start.date()) for m in mixed.memories} == {"2026-03-02"}
+    with pytest.raises(ValueError, match="^since must be"):
+        graph.invoke({"query": QUERY, "since": "someday soon"}, context=context)
+
+
 def test_filter_values_ground_as_documented():
     ref = datetime(2026, 5, 6, 12, tzinfo=timezone.utc)
     flt = recall_filter(since="2026-05-01T09:30:00", until="yesterday", reference=ref)
@@ -225,10 +240,14 @@ async def test_store_asearch_takes_the_same_filter(bow):
     assert [i.key for i in await store.asearch(("u",), query="Harbor Grill", filter={"speakers": "Maya"})] == ["b"]
 
 
-def test_the_served_recall_graph_takes_the_filter_in_its_context(shared_memory):  # noqa: F811
+def test_the_served_recall_graph_takes_the_filter_in_its_context_or_input(shared_memory):  # noqa: F811
     shared_memory.add_conversation(make_conversation(), namespace=MAYA)
     graph = load("recall").graph
     result = graph.invoke({"query": QUERY}, context={"namespace": list(MAYA), "speakers": ["Sam"]})["result"]
     assert result.memories and {m.unit.metadata["speaker"] for m in result.memories} == {"Sam"}
     dated = graph.invoke({"query": QUERY}, context={"namespace": list(MAYA), "since": "2026-04-01"})["result"]
     assert dated.memories and {str(m.unit.time.start.date()) for m in dated.memories} == {"2026-04-20"}
+    given = graph.invoke({"query": QUERY, "speakers": ["Maya"], "since": "2026-04-01"},
+                         context={"namespace": list(MAYA), "speakers": ["Sam"]})["result"]
+    assert given.memories and {m.unit.metadata["speaker"] for m in given.memories} == {"Maya"}
+    assert {str(m.unit.time.start.date()) for m in given.memories} == {"2026-04-20"}
