@@ -9,14 +9,16 @@ from __future__ import annotations
 import logging
 from datetime import date, datetime, timezone
 
+import numpy as np
 import pytest
 
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
-from langchain_ripplemem.recall.filters import recall_filter
+from langchain_ripplemem.recall.filters import outside, recall_filter
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, RecallResult
 
-from .conftest import drawn_conversation, filled_memory, make_conversation
+from .conftest import drawn_conversation, filled_memory, make_conversation, make_unit
 from .test_graphs import load, shared_memory  # noqa: F401 - the served graphs' fixture
 from .test_lifecycle import EXPAND, MAYA, QUERY, seen_ids, unit_id
 
@@ -134,6 +136,15 @@ def test_a_first_name_keeps_a_full_name_speaker_as_the_timeline_does(bow):
     timeline = memory.timeline(person="maya", namespace=MAYA)  # one word, one meaning
     assert {m.metadata["speaker"] for m in timeline.memories} == {"Maya Lindqvist"}
     assert not memory.recall("Harbor Grill dinner", namespace=MAYA, speakers="Maya Lind").memories
+
+
+def test_a_first_name_keeps_a_full_name_participant_of_a_memory_with_no_speaker():
+    # A chat model's extraction records no speaker: the filter reads the participants, matched the same way.
+    units = [make_unit("Maya Lindqvist booked the dinner.", namespace=MAYA, participants=["Maya Lindqvist"]),
+             make_unit("Mayan booked the table.", namespace=MAYA, participants=["Mayan"])]
+    index = NamespaceIndex(MAYA)
+    index.add(units, np.ones((2, 2), np.float32))
+    assert outside(index, recall_filter(speakers="maya")) == {units[1].id}
 
 
 def test_the_graph_takes_the_filter_from_its_input_over_its_context(memory):
