@@ -56,6 +56,7 @@ FOLDER_ORDER: list[tuple[str, ...]] = [
     ("memory",),
     ("store_items",),
     ("store_sweeper",),
+    ("store_plan",),
     ("stores", "tools"),
     ("server",),
     ("cli",),
