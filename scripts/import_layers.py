@@ -53,6 +53,7 @@ FOLDER_ORDER: list[tuple[str, ...]] = [
     ("render",),
     ("write", "recall"),
     ("retrievers",),
+    ("memory_lifecycle",),
     ("memory",),
     ("store_items",),
     ("store_sweeper",),
