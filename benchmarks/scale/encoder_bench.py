@@ -14,10 +14,11 @@ Four parts, written to one results file:
   records the load average beside it; CPU seconds are the steadier figure.
 - ``recall`` (with ``--vectors DIR``): ``python -m benchmarks``'s ``dense`` and
   ``ripplemem`` systems on LoCoMo and the LongMemEval file with each kernel choice,
-  reading document vectors from ``DIR/<dataset>-<kernels>.npz`` (an embedding cache
-  of ``bench.cached_embeddings``, built and saved when missing: about 40 minutes for
-  the LongMemEval dev split with float kernels on a shared 2-core machine). The
-  issue's rule: take the faster kernels when recall_all moves by less than 0.5 points.
+  reading document vectors from the embedding cache under ``DIR`` (``benchmarks.cached_embeddings``,
+  one folder per model id, so the two kernels' vectors never mix; built and saved when
+  missing: about 40 minutes for the LongMemEval dev split with float kernels on a shared
+  2-core machine). The issue's rule: take the faster kernels when recall_all moves by
+  less than 0.5 points.
 
     python -m benchmarks.scale.encoder_bench --locomo ../shared/data/locomo/locomo10.json \
         --longmemeval ../shared/data/longmemeval/longmemeval_s_dev60.json \
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import os
 import platform
 import random
@@ -146,8 +148,8 @@ def throughput(texts: list[str]) -> list[dict[str, Any]]:
     ]
     for name, embedder in embedders:
         embedder.embed_array(texts[:8])  # loads the session outside the timing
-        rows.append({"setting": name, "scope": "embed_array", **_timed(lambda e=embedder: e.embed_array(texts),
-                                                                       len(texts), tokens)})
+        rows.append({"setting": name, "scope": "embed_array",
+                     **_timed(functools.partial(embedder.embed_array, texts), len(texts), tokens)})
         print(rows[-1], flush=True)
     passes = {"float": MiniLMOnnxEmbeddings(kernels="float").batches([len(r) for r in ids]),
               "integer": MiniLMOnnxEmbeddings().batches([len(r) for r in ids])}
@@ -183,8 +185,8 @@ def recall(dataset: str, path: str, vectors: str) -> dict[str, Any]:
     scores: dict[str, dict[str, dict[str, float]]] = {}
     answers: dict[str, dict[str, dict[str, Any]]] = {}  # kernels -> system -> question id -> record
     for kernels in ("float", "integer"):
-        cache = CachedEmbeddings(MiniLMOnnxEmbeddings(kernels=kernels),
-                                 path=os.path.join(vectors, f"{dataset}-{kernels}.npz"))
+        # one folder per model id under ``vectors``: the kernels are part of the id, so they never mix
+        cache = CachedEmbeddings(MiniLMOnnxEmbeddings(kernels=kernels), vectors)
         factory = FreshMemories(dataset)
         factory.embeddings = cache
         result = run_benchmark(dataset, conversations, ["dense", "ripplemem"], KS, memory_factory=factory,
@@ -197,7 +199,7 @@ def recall(dataset: str, path: str, vectors: str) -> dict[str, Any]:
         print(dataset, kernels, scores[kernels], flush=True)
     deltas = {system: {key: round(100 * (scores["integer"][system][key] - value), 2) for key, value in row.items()}
               for system, row in scores["float"].items()}
-    flips = {}
+    flips: dict[str, dict[str, Any]] = {}  # system -> @k -> gained and lost, and the questions scored
     for system, records in answers["float"].items():
         after = answers["integer"][system]
         scored = [q for q, r in records.items() if r["recall_all@10"] is not None]
@@ -228,7 +230,7 @@ def main() -> None:
     parser.add_argument("--locomo", required=True, help="locomo10.json")
     parser.add_argument("--longmemeval", required=True, help="a LongMemEval-S file (the dev split)")
     parser.add_argument("--sample", type=int, default=600, help="LongMemEval units timed per setting")
-    parser.add_argument("--vectors", default=None, help="directory of <dataset>-<kernels>.npz vector caches")
+    parser.add_argument("--vectors", default=None, help="embedding cache directory (one folder per model id)")
     parser.add_argument("--out", default=None, help="results JSON")
     args = parser.parse_args()
     texts = {"locomo": unit_texts("locomo", args.locomo), "longmemeval": unit_texts("longmemeval", args.longmemeval)}
