@@ -85,7 +85,8 @@ def compare_documents(records: int) -> dict[str, Any]:
         client = chroma_client(tempfile.mkdtemp(prefix="chroma-documents-"))
         stores[name] = (client, client.create_collection("units", embedding_function=None,
                                                          metadata=UNIT_COLLECTION_METADATA))
-    spent, windows = dict.fromkeys(stores, 0.0), {name: [] for name in stores}
+    spent = dict.fromkeys(stores, 0.0)
+    windows: dict[str, list[float]] = {name: [] for name in stores}
     for start in range(0, records, BATCH):
         ids = [hashlib.sha1(str(start + i).encode()).hexdigest()[:32] for i in range(BATCH)]
         vectors = rng.standard_normal((BATCH, 384)).astype(np.float32)

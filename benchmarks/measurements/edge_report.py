@@ -35,7 +35,8 @@ NS = ("edges",)
 
 
 def _index(conversation: Conversation, embeddings: CachedEmbeddings, config: WriteConfig) -> NamespaceIndex:
-    extractor, units = RuleBasedExtractor(config.extraction), {}
+    extractor = RuleBasedExtractor(config.extraction)
+    units: dict[str, MemoryUnit] = {}
     for window in make_windows(conversation, config.extraction.window_size, config.extraction.window_overlap):
         for unit in extractor.extract(window, NS).units:
             units.setdefault(unit.id, unit)
@@ -46,8 +47,8 @@ def _index(conversation: Conversation, embeddings: CachedEmbeddings, config: Wri
 
 
 def _count(conversations: list[Conversation], embeddings: CachedEmbeddings, config: WriteConfig) -> dict[str, Any]:
-    counts = {"units": 0, "semantic": 0, "structural": 0, "semantic_cross_session": 0,
-              "structural_cross_session": 0}
+    counts: dict[str, float] = {"units": 0, "semantic": 0, "structural": 0, "semantic_cross_session": 0,
+                                "structural_cross_session": 0}
     for conversation in conversations:
         index = _index(conversation, embeddings, config)
         session = {u.id: u.source.session_id for u in index.units}

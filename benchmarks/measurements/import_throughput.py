@@ -31,7 +31,6 @@ import random
 import resource
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +42,7 @@ from langchain_ripplemem.config import WriteConfig
 from langchain_ripplemem.conversations.chat_exports import read_chat_export
 from langchain_ripplemem.embeddings import MiniLMOnnxEmbeddings, embed_texts
 from langchain_ripplemem.memory import RippleMem
-from langchain_ripplemem.schemas import Conversation
+from langchain_ripplemem.schemas import Conversation, Usage
 from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 from langchain_ripplemem.write.extraction.windows import make_windows
 
@@ -198,7 +197,8 @@ def main() -> None:
         emb.embed_query("warm up")  # model load is not throughput
     clocks = {name: {"import": _Clock(), "encoder": _Clock()} for name in settings}
     inner_clocks = {"1 thread": _Clock(), "2 threads": _Clock()}
-    memories, stages = {}, {name: Counter() for name in settings}
+    memories: dict[str, RippleMem] = {}
+    stages = {name: Usage() for name in settings}  # seconds by stage, summed over the setting's imports
     for name, emb in settings.items():
         with clocks[name]["import"]:
             export = read_chat_export(path, "chatgpt")  # each setting reads the file, as ingest does
@@ -219,7 +219,7 @@ def main() -> None:
             with clocks[name]["import"]:
                 for c in chats:
                     report = memories[name].add_conversation(export.conversations[c], namespace=NAMESPACE)
-                    stages[name].update(report.usage.seconds)
+                    stages[name] = stages[name].add(report.usage)
         if s % 5 == 0:  # threads inside a pass, beside one thread on the same texts
             with inner_clocks["2 threads"]:
                 vectors["intra-op 2"] += [embed_texts(inner, texts[c], EXTRACTION.embed_batch_size) for c in chats]
@@ -248,7 +248,7 @@ def main() -> None:
                 "encoder_seconds": round(enc.wall, 1), "encoder_cpu_seconds": round(enc.cpu, 1),
                 "encoder_texts_per_s": round(units / enc.wall, 1), "encoder_texts_per_cpu_s": round(units / enc.cpu, 1),
                 "import_units_per_s_over_encoder_texts_per_s": round(enc.wall / imp.wall, 3),
-                "seconds_by_stage": {k: round(v, 1) for k, v in stages[name].items()}}
+                "seconds_by_stage": {k: round(v, 1) for k, v in stages[name].seconds.items()}}
 
     one, two = clocks["1 worker"], clocks["2 workers"]
     result = {

@@ -62,7 +62,7 @@ def _reach(memory: RippleMem, bench: BenchConversation, questions: list[Any]) ->
 
 
 def _total(parts: list[dict[str, int]]) -> dict[str, Any]:
-    total = {key: sum(p[key] for p in parts) for key in parts[0]}
+    total: dict[str, float] = {key: sum(p[key] for p in parts) for key in parts[0]}  # counts, then shares
     for key in ("shares_name", "shares_rare_topic", "one_edge", "two_edges"):
         total[f"{key}_share"] = round(total[key] / total["missed"], 3) if total["missed"] else 0.0
     return total

@@ -338,7 +338,7 @@ def package_commit() -> str:
 
 def _save(path: str, entry: dict[str, Any]) -> None:
     out = Path(path)
-    data = json.loads(out.read_text()) if out.exists() else {"benchmark": "scale", "runs": {}}
+    data: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {"benchmark": "scale", "runs": {}}
     data["runs"][entry["label"]] = entry
     out.write_text(json.dumps(data, indent=1) + "\n")
 

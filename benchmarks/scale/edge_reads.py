@@ -61,7 +61,7 @@ def recorded_reads(memory: Any, queries: int) -> dict[str, list[list[str]]]:
 
 def replay(backend: Any, reads: list[list[str]], recalls: int) -> dict[str, Any]:
     """Per recall: queries, wall and CPU ms of the reads one unit at a time and one hop at a time."""
-    out = {}
+    out: dict[str, Any] = {}
     for label, pattern in (("per_node", [[uid] for ids in reads for uid in ids]), ("per_hop", reads)):
         wall, cpu = time.perf_counter(), time.process_time()
         for ids in pattern:

@@ -29,6 +29,7 @@ import statistics
 import tempfile
 import time
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,7 @@ def _writer(store: str, start: int, warm_up: int, conn: Connection) -> None:
     memory.close()
 
 
-def _start(store: Path, start: int, warm_up: int) -> tuple[mp.Process, Connection]:
+def _start(store: Path, start: int, warm_up: int) -> tuple[BaseProcess, Connection]:
     parent, child = mp.Pipe()
     proc = mp.get_context("spawn").Process(target=_writer, args=(str(store), start, warm_up, child))
     proc.start()

@@ -312,8 +312,16 @@ def format_stats(stats: NamespaceStats) -> str:
 class ForgetSummary(Protocol):
     """What :func:`format_forget` reads of a forget's report (a ``write.forget.ForgetReport``)."""
 
-    files: tuple[str, ...]
-    kept: tuple[str, ...]
+    # Read-only properties: a frozen model's fields (ForgetReport's) do not match settable protocol members.
+    @property
+    def files(self) -> tuple[str, ...]:
+        """Files rewritten or removed so that none of the units' bytes remain in them."""
+        ...
+
+    @property
+    def kept(self) -> tuple[str, ...]:
+        """What may still hold the units, out of the package's reach, and how to purge it."""
+        ...
 
     def summary(self) -> str:
         """One line: how many units and edges left which namespace."""

@@ -107,7 +107,7 @@ def current_messages(messages: list[Any], leaf: Any = None) -> list[int]:
         leaf = next((uuid for uuid in reversed(at) if uuid not in parents), None)
         if leaf is None:  # every message is another's parent
             raise InvalidConversationError("chat_messages: the parents go round in a cycle")
-    path = []
+    path: list[int] = []
     uuid = leaf
     while isinstance(uuid, str) and uuid in at:
         if len(path) == len(messages):

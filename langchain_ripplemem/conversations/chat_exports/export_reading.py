@@ -130,7 +130,9 @@ def read_chats(data: Any, source: str, format: str, read: ChatReader) -> ChatExp
     for position, chat in enumerate(data):
         left_out: Counter[str] = Counter()  # the chat's own: a chat skipped leaves nothing out
         try:
-            conv = read(chat, left_out) if isinstance(chat, Mapping) else _not_a_chat(chat)
+            if not isinstance(chat, Mapping):
+                raise InvalidConversationError(f"expected a chat object, got {type(chat).__name__}")
+            conv = read(chat, left_out)
         except (InvalidConversationError, ValueError, TypeError) as err:  # a field of a shape no reader expects
             export.skipped.append(_skipped(position, chat, str(err)))
             continue
@@ -142,10 +144,6 @@ def read_chats(data: Any, source: str, format: str, read: ChatReader) -> ChatExp
             first[conv.id] = position
             export.conversations.append(conv)
     return export
-
-
-def _not_a_chat(chat: Any) -> None:
-    raise InvalidConversationError(f"expected a chat object, got {type(chat).__name__}")
 
 
 def _skipped(position: int, chat: Any, reason: str) -> SkippedChat:

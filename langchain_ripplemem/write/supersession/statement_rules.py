@@ -100,9 +100,9 @@ def refresh_supersession(index: UnitIndex, ns: Namespace, touched: Iterable[Memo
         for old in changes.earlier_sharing(unit):
             affected.setdefault(old.id, old)
     for uid in sorted(claimed):
-        unit = namespace_index.unit(uid)
-        if unit is not None and not is_suppressed(unit):
-            affected.setdefault(uid, unit)
+        claimed_unit = namespace_index.unit(uid)
+        if claimed_unit is not None and not is_suppressed(claimed_unit):
+            affected.setdefault(uid, claimed_unit)
     changed: list[MemoryUnit] = []
     for unit in affected.values():
         metadata = {k: v for k, v in unit.metadata.items() if k not in MARKS}
