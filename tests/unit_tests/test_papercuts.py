@@ -169,11 +169,12 @@ def test_a_checkpointed_thread_does_not_carry_with_answer_or_the_answer_to_the_n
 
 def test_the_graph_schemas_list_their_fields():
     from langchain_ripplemem.recall import build_recall_graph
+    from langchain_ripplemem.recall.filters import FILTER_NAMES
 
     with RippleMem(BagOfWordsEmbeddings()) as memory:
         graph = build_recall_graph(memory.reader)
         schema = graph.get_input_jsonschema()  # what LangGraph Server's input form shows
-        assert set(schema["properties"]) == {"query", "with_answer"} and schema["required"] == ["query"]
+        assert set(schema["properties"]) == {"query", "with_answer", *FILTER_NAMES} and schema["required"] == ["query"]
         assert set(graph.get_output_jsonschema()["properties"]) == {"result", "answer"}
 
 
