@@ -146,7 +146,6 @@ RULE_CONSTANTS: dict[str, dict[str, Any]] = {
     "abl_rank_offset": {"evidence.RANK_OFFSET": 5},
     "abl_keep_own": {"set_questions.KEEP_OWN": 0},
     "abl_own_density": {"set_questions.KEEP_OWN_DENSITY": 0.0},
-    "abl_context_terms": {"smoothing.CONTEXT_TERMS": 0},
     "abl_bridging_floor": {"bridging.BRIDGE_FLOOR": 1.0},
     "abl_key_budget": {"bridging.KEY_BUDGET": 0},
     "abl_first_topic": {"bridging.FIRST_TOPIC_WEIGHT": 1.0, "bridging.FIRST_RARE_TOPIC_WEIGHT": 1.0},
@@ -156,7 +155,7 @@ RULE_CONSTANTS: dict[str, dict[str, Any]] = {
 # The rules whose removal alone moved no suite by more than one question, removed together in every
 # combination of two or more (``abl_together_<short names>``): the removal is judged all at once.
 REMOVAL_CANDIDATES = {"sufficiency": "abl_sufficiency", "assistant": "abl_assistant_chats",
-                      "matched": "abl_matched_sessions", "terms": "abl_context_terms", "budget": "abl_key_budget"}
+                      "matched": "abl_matched_sessions", "budget": "abl_key_budget"}
 
 
 def _together(short_names: Sequence[str]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:

@@ -88,9 +88,8 @@ def aligner(index: NamespaceIndex, query_vector: np.ndarray, query: str, mode: s
     averages it with the min-max normalised BM25 score of the same units, for
     encoders (like MiniLM) whose cosine alone ranks worse than BM25. With
     ``context`` weights both scores also credit the unit's session neighbours
-    (:mod:`~langchain_ripplemem.recall.smoothing`; a unit of more than
-    :data:`~langchain_ripplemem.recall.smoothing.CONTEXT_TERMS` content terms takes less of that
-    credit). Whole-namespace scores (BM25, context) are computed once here, so one aligner serves several id sets.
+    (:mod:`~langchain_ripplemem.recall.smoothing`). Whole-namespace scores (BM25, context) are
+    computed once here, so one aligner serves several id sets.
     """
     contextual = in_context(index, index.cosines(query_vector), context) \
         if context is not None and any(context_weights(index, context)) else None

@@ -16,12 +16,6 @@ session (turn order; units without a turn index keep write order). In a
 two-person dialogue the turns two away are the same speaker going on.
 ``w1 = w2 = 0`` is the paper's scoring, exactly.
 
-A long unit carries its own context: with :data:`CONTEXT_TERMS` = ``L``,
-a unit of ``n`` content terms takes ``min(1, L / n)`` of its neighbours' credit.
-Short dialogue turns (LoCoMo's have at most about 40 terms) keep all of it; a
-long assistant answer (LongMemEval's run to hundreds) takes a fraction, so a
-neighbour's strong match does not lift it over memories that match on their own.
-
 In a user's chats with an assistant (a namespace where some turn is spoken by
 :data:`~langchain_ripplemem.schemas.ASSISTANT_SPEAKER`) dialogue context is off
 unless ``context.assistant_chats`` (:func:`context_weights`): a request to an
@@ -49,15 +43,11 @@ import numpy as np
 
 from langchain_ripplemem.config import ContextConfig
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.index.sessions import NO_ROW, per_index, session_rows, speakers
+from langchain_ripplemem.index.sessions import NO_ROW, session_rows, speakers
 from langchain_ripplemem.schemas import ASSISTANT_SPEAKER
 
 _lock = threading.Lock()
 
-#: A unit of more content terms (BM25 terms) than this takes min(1, terms / unit terms) of its neighbours'
-#: context credit: a long answer carries its own context. LongMemEval-S dev k=5 72.7 -> 74.5, LoCoMo unchanged
-#: (30 cost LoCoMo 0.3 at k=10; docs/benchmarks.md, "Long units take less dialogue context"); 0 = all of it.
-CONTEXT_TERMS = 60
 #: How dialogue context combines with a unit's own score: "sum" adds the neighbours' credit, "max" takes the
 #: larger of the two. "max" was measured as variants ``rm_max*`` (5086b32, issue 35) and not adopted.
 CONTEXT_MODE = "sum"
@@ -143,24 +133,23 @@ def context_weights(index: NamespaceIndex, context: ContextConfig) -> tuple[floa
 def in_context(index: NamespaceIndex, scores: np.ndarray, context: ContextConfig) -> np.ndarray:
     """:func:`smooth` with the index's session neighbours and :func:`context_weights` (no work when both are 0).
 
-    With :data:`CONTEXT_TERMS` > 0, a unit of more content terms than that takes ``terms / n`` of
-    the credit (see the module docs). Read-only scores (an index's cosines) get a read-only
+    Read-only scores (an index's cosines) get a read-only
     result, kept for the next call with the same scores. :data:`CONTEXT_MODE` ``"max"``: a unit scores
     ``max(s(m), w_d x best neighbour d away)`` instead of the sum, so context lifts a
     turn whose neighbour matches but never ranks a strong stand-alone remark below a
     topical stretch of weaker turns.
     """
-    weights, terms, mode = context_weights(index, context), CONTEXT_TERMS, CONTEXT_MODE
+    weights, mode = context_weights(index, context), CONTEXT_MODE
     if not any(weights):
         return scores
     if scores.flags.writeable:
-        return _contextual_of(index, scores, weights, terms, mode)
-    key = (id(scores), len(index), tuple(weights), terms, mode)
+        return _in_context(index, scores, weights, mode)
+    key = (id(scores), len(index), tuple(weights), mode)
     with _lock:
         kept = _contextual.setdefault(index, {}).get(key)
     if kept is not None and kept[0]() is scores:
         return kept[1]
-    out = _contextual_of(index, scores, weights, terms, mode)
+    out = _in_context(index, scores, weights, mode)
     out.flags.writeable = False
     with _lock:
         held = _contextual.setdefault(index, {})
@@ -168,20 +157,6 @@ def in_context(index: NamespaceIndex, scores: np.ndarray, context: ContextConfig
             held.pop(next(iter(held)))
         held[key] = (weakref.ref(scores), out)
     return out
-
-
-def _contextual_of(index: NamespaceIndex, scores: np.ndarray, weights: Sequence[float], terms: int,
-                   mode: str = "sum") -> np.ndarray:
-    if terms:
-        share = per_index(index, f"context_share:{terms}", lambda v, n: _share(v, terms, 0, n),
-                         lambda v, known, before, n: np.append(known, _share(v, terms, before, n)))
-        return scores + share[: len(scores)] * (_in_context(index, scores, weights, mode) - scores)
-    return _in_context(index, scores, weights, mode)
-
-
-def _share(index: NamespaceIndex, terms: int, start: int, stop: int) -> np.ndarray:
-    """``min(1, terms / n)`` for rows ``start..stop-1``, ``n`` each unit's number of content terms."""
-    return np.minimum(1.0, terms / np.maximum(index.term_counts()[start:stop], 1))
 
 
 def _in_context(index: NamespaceIndex, scores: np.ndarray, weights: Sequence[float], mode: str = "sum") -> np.ndarray:

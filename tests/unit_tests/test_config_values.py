@@ -87,10 +87,12 @@ OLD_WRITE_PRESETS = {
     "PAPER_LONG_HISTORY_WRITE": (PAPER_LONG_HISTORY_WRITE,
                                  {"structural_edges": "paper", "window_size": 10, "window_overlap": 0}),
 }
+#: Old rules removed by the rule ablation (issue 51.4: no suite moved by more than one question without them).
+REMOVED = {"context_terms"}
 #: The old flat names whose grouped name is not ``<group>.<same name>``.
 RENAMED = {
     "context_weight": "context.weight", "context_weight_2": "context.weight_2", "context_mode": "context.mode",
-    "context_terms": "context.terms", "bridge_weight": "bridging.weight", "bridge_top": "bridging.top",
+    "bridge_weight": "bridging.weight", "bridge_top": "bridging.top",
     "bridge_within_session": "bridging.within_session", "bridge_floor": "bridging.floor",
     "bridge_key_budget": "bridging.key_budget", "supersession": "supersession.enabled",
     "llm_supersession": "supersession.llm", "supersession_candidates": "supersession.candidates",
@@ -103,7 +105,7 @@ RECALL_CONSTANTS = {
     "views.cue_key_weight": views.cue_key_weight, "views.topic_weight": lambda c: identifying.TOPIC_WEIGHT,
     "controller.target_cues": controller.target_cues,
     "controller.anchor_bridge_weight": controller.anchor_bridge_weight,
-    "context.mode": lambda c: smoothing.CONTEXT_MODE, "context.terms": lambda c: smoothing.CONTEXT_TERMS,
+    "context.mode": lambda c: smoothing.CONTEXT_MODE,
     "bridging.top": lambda c: assembly.BRIDGED_TOP, "bridging.within_session": lambda c: assembly.BRIDGE_WITHIN_SESSION,
     "bridging.floor": lambda c: bridging.BRIDGE_FLOOR, "bridging.key_budget": lambda c: bridging.KEY_BUDGET,
     "bridging.first_topic_weight": lambda c: bridging.FIRST_TOPIC_WEIGHT,
@@ -157,6 +159,8 @@ def regrouped(old: dict[str, Any], config: BaseModel) -> dict[str, Any]:
         homes.setdefault(path.split(".", 1)[1], []).append(path)
     out = {}
     for name, value in old.items():
+        if name in REMOVED:
+            continue
         if name in RENAMED:
             out[RENAMED[name]] = value
         else:

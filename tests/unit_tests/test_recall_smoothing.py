@@ -23,16 +23,8 @@ NS = ("ctx",)
 SMALL_PAPER = PAPER.replace(views={"semantic_k": 1, "lexical_k": 1, "cue_k": 0})
 
 
-@pytest.fixture
-def whole_credit(monkeypatch):
-    """Every unit takes all its neighbours' credit (CONTEXT_TERMS 0): in_context is smooth() exactly."""
-    from langchain_ripplemem.recall import smoothing
-
-    monkeypatch.setattr(smoothing, "CONTEXT_TERMS", 0)
-
-
 def ctx(weight: float, weight_2: float = 0.0) -> ContextConfig:
-    """Dialogue-context settings of these weights (units of CONTEXT_TERMS terms or fewer take all the credit)."""
+    """Dialogue-context settings of these weights."""
     return ContextConfig(weight=weight, weight_2=weight_2)
 
 
@@ -67,7 +59,6 @@ def test_neighbours_are_rebuilt_when_the_index_grows():
     assert neighbour_rows(index).tolist() == [[-1, 1], [0, -1]]
 
 
-@pytest.mark.usefixtures("whole_credit")
 def test_in_context_equals_smooth_before_and_after_the_index_grows():
     rng = np.random.default_rng(3)
     order = rng.permutation(30)
@@ -84,13 +75,12 @@ def test_in_context_equals_smooth_before_and_after_the_index_grows():
     assert in_context(index, early, ctx(*weights)).tolist() == smooth(early, trimmed, weights).tolist()
 
 
-@pytest.mark.usefixtures("whole_credit")
 def test_read_only_scores_are_smoothed_once_and_again_when_the_index_grows(monkeypatch):
     from langchain_ripplemem.recall import smoothing
 
     calls = []
-    original = smoothing._contextual_of
-    monkeypatch.setattr(smoothing, "_contextual_of", lambda *a: calls.append(a[3]) or original(*a))
+    original = smoothing._in_context
+    monkeypatch.setattr(smoothing, "_in_context", lambda *a: calls.append(a[3]) or original(*a))
     index = index_of([unit(f"u{i}", "S1", i) for i in range(6)])
     scores = np.arange(6, dtype=np.float32)
     scores.flags.writeable = False  # as a view's cosines are
@@ -111,43 +101,14 @@ def test_a_recall_smooths_its_query_cosines_once(talk, monkeypatch):
     from langchain_ripplemem.recall import smoothing
 
     smoothed = []
-    original = smoothing._contextual_of
-    monkeypatch.setattr(smoothing, "_contextual_of",
+    original = smoothing._in_context
+    monkeypatch.setattr(smoothing, "_in_context",
                         lambda index, scores, *a: smoothed.append(scores.flags.writeable)
                         or original(index, scores, *a))
     config = PAPER.replace(context={"weight": 0.5}, controller={"max_rounds": 0})  # cosine alignment
     talk.recall("what do the kids like", namespace=NS, config=config)
     # the semantic view's cosines once (assembly reuses them), the lexical view's BM25 scores once
     assert sorted(smoothed) == [False, True]
-
-
-def test_a_long_unit_takes_context_credit_in_proportion_to_its_terms(monkeypatch):
-    from langchain_ripplemem.recall import smoothing
-
-    def terms(n: int) -> ContextConfig:  # units of more than n content terms take n / terms of the credit
-        monkeypatch.setattr(smoothing, "CONTEXT_TERMS", n)
-        return ctx(*weights)
-
-    short, long = unit("a1", "S1", 1), unit("a2", "S1", 2)
-    long = long.model_copy(update={"restatement": " ".join(f"topic{i}" for i in range(40))})  # 40 content terms
-    index = index_of([short, long, unit("a3", "S1", 3)])
-    assert index.term_counts().tolist() == [2, 40, 2]
-    scores, weights = np.array([1.0, 0.0, 1.0]), (0.5,)
-    full = in_context(index, scores, terms(0))
-    assert full.tolist() == [1.0, 0.5, 1.0]
-    # 10 terms allowed: the 40-term unit takes a quarter of its neighbours' credit, the short ones all
-    assert in_context(index, scores, terms(10)).tolist() == [1.0, 0.125, 1.0]
-    assert in_context(index, scores, terms(40)).tolist() == full.tolist()
-    # a neighbour's strong match lifts the long unit over a short one that matches on its own; with
-    # the limit it does not
-    own = np.array([0.5, 0.2, 0.9])
-    assert [uid for uid, _ in top_in_context(index, own, terms(0), 2)] == ["a3", "a2"]
-    assert [uid for uid, _ in top_in_context(index, own, terms(10), 2)] == ["a3", "a1"]
-    # the shares follow the view as it grows
-    index.add([unit("a4", "S1", 4).model_copy(update={"restatement": " ".join(f"w{i}" for i in range(20))})],
-             np.ones((1, 8), dtype=np.float32))
-    smoothed = in_context(index, np.array([1.0, 0.0, 1.0, 0.0]), terms(10))
-    assert smoothed.tolist() == [1.0, 0.125, 1.0, 0.25]
 
 
 def test_units_without_turn_index_keep_write_order():
@@ -169,7 +130,6 @@ def test_smooth_reaches_two_turns_but_not_across_a_session_end():
     assert smooth(scores, nb, (0.0, 0.25)).tolist() == [4.0, 0.0, 1.0, 0.0, 0.0]
 
 
-@pytest.mark.usefixtures("whole_credit")
 def test_top_in_context_excludes_hidden_keeps_positive_and_breaks_ties_by_row():
     index = index_of([unit("a1", "S1", 1), unit("a2", "S1", 2), unit("a3", "S1", 3), unit("b1", "S2", 1)])
     scores = np.array([0.0, 2.0, 0.0, 0.0])
