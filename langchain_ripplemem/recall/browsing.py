@@ -41,11 +41,14 @@ from __future__ import annotations
 from datetime import datetime, time
 from typing import TYPE_CHECKING, get_args
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from langchain_ripplemem.index.marks import SUPERSEDED_BY, VALID_UNTIL, is_suppressed, stated_at
 from langchain_ripplemem.index.sessions import NO_ROW, neighbour_rows
-from langchain_ripplemem.recall.filters import outside, recall_filter
+from langchain_ripplemem.recall.bridging import epoch_micros, row_times
+from langchain_ripplemem.recall.cue_bonus import row_speakers
+from langchain_ripplemem.recall.filters import RecallFilter, _in_window, recall_filter
 from langchain_ripplemem.render.plain_text import memory_line
 from langchain_ripplemem.schemas import EdgeType, MemoryUnit, Namespace, counted, format_namespace, validate_namespace
 from langchain_ripplemem.text.names import canonical_name
@@ -240,15 +243,53 @@ def explore(reader: MemoryReader, memory_id: str, *, namespace: Namespace | str 
                                link_counts={t: len(links) for t, links in linked.items() if links})
 
 
-def _took_part(unit: MemoryUnit, person: str) -> bool:
-    """Whether ``person`` (a canonical name, case-folded) said the memory or is among its participants.
+def _names_person(name: str, person: str) -> bool:
+    """Whether ``name`` (as a memory writes it, any case) is ``person`` (a canonical name, case-folded).
 
-    A first name matches a full one: "sam" takes part in a memory of "Sam McDonald".
+    A first name matches a full one: "sam" is "Sam McDonald".
     """
-    speaker = unit.metadata.get("speaker")
-    names = [*unit.participants, *([speaker] if isinstance(speaker, str) else [])]
-    return any(name == person or name.startswith(person + " ")
-               for name in (canonical_name(n).casefold() for n in names))
+    name = canonical_name(name).casefold()
+    return name == person or name.startswith(person + " ")
+
+
+def _took_part(index: NamespaceIndex, n: int, person: str) -> np.ndarray:
+    """Per row of the first ``n``: whether ``person`` said the memory or is among its participants.
+
+    From what the index keeps (the rows' speakers, the participants' postings), each distinct
+    name matched once: no unit is read.
+    """
+    said = row_speakers(index)[:n]
+    speakers = {name for name in set(said) if name is not None and _names_person(name, person)}
+    took = np.fromiter((name in speakers for name in said), dtype=bool, count=n) if speakers \
+        else np.zeros(n, dtype=bool)
+    for name, rows in list(index.postings["participants"].items()):
+        if _names_person(str(name), person):
+            found = np.asarray(rows, dtype=np.int64)
+            took[found[found < n]] = True
+    return took
+
+
+def _timeline_rows(index: NamespaceIndex, window: RecallFilter, person: str | None) -> np.ndarray:
+    """The rows in ``window`` (and with ``person``), not suppressed, in timeline order.
+
+    The order is a memory's time (start, then end), or, without one, when it was said; equal
+    times keep the order they were written in. Only rows without a time are read (to know
+    when they were said): the rest comes from what the index keeps per row.
+    """
+    n = len(index.ids)
+    # The window as recall's filter reads it, as a row mask: its public outside() names the ids left out,
+    # and at 100k memories building and looking up those ids cost a hundred times the mask itself.
+    keep = _in_window(index, n, window.since, window.until) if window.active else np.ones(n, dtype=bool)
+    pos = index.pos
+    keep[[row for uid in index.suppressed if (row := pos.get(uid)) is not None and row < n]] = False
+    if person is not None:
+        keep &= _took_part(index, n, person)
+    times = row_times(index)
+    rows = np.flatnonzero(keep)
+    start, end = times.start[rows], times.end[rows]
+    for at in np.flatnonzero(~times.timed[rows]).tolist():  # no time: when it was said
+        start[at] = end[at] = epoch_micros(stated_at(index.units[int(rows[at])]))
+    return rows[np.lexsort((rows, end, start))]
 
 
 def timeline(reader: MemoryReader, since: object = None, until: object = None, *, person: str | None = None,
@@ -279,19 +320,9 @@ def timeline(reader: MemoryReader, since: object = None, until: object = None, *
         raise ValueError(f"person must be a name, got {person!r}")
     who = canonical_name(person).casefold() if person is not None else None
     ns, index = _namespace(reader, namespace)
-    hidden = outside(index, window)
-    found = [unit for unit in index.units if unit.id not in hidden and not is_suppressed(unit)
-             and (who is None or _took_part(unit, who))]
-    found.sort(key=_when)  # stable: memories of one time stay in stored order
+    found = _timeline_rows(index, window, who)
     first = (page - 1) * page_size
     return TimelinePage(namespace=ns, since=window.since, until=window.until,
                         person=canonical_name(person) if person is not None else None, page=page,
-                        page_size=page_size, total=len(found), memories=found[first:first + page_size])
-
-
-def _when(unit: MemoryUnit) -> tuple[datetime, datetime]:
-    """Where a memory sits in a timeline: its time, else when it was said."""
-    if unit.time is not None:
-        return unit.time.start, unit.time.end
-    said = stated_at(unit)
-    return said, said
+                        page_size=page_size, total=len(found),
+                        memories=index.units.take(found[first:first + page_size].tolist()))
