@@ -45,10 +45,10 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from langchain_ripplemem.index.marks import SUPERSEDED_BY, VALID_UNTIL, is_suppressed, stated_at
-from langchain_ripplemem.index.sessions import NO_ROW, neighbour_rows
+from langchain_ripplemem.index.sessions import NO_ROW, neighbour_rows, per_index
 from langchain_ripplemem.recall.bridging import epoch_micros, row_times
 from langchain_ripplemem.recall.cue_bonus import row_speakers
-from langchain_ripplemem.recall.filters import RecallFilter, _in_window, recall_filter
+from langchain_ripplemem.recall.filters import RecallFilter, recall_filter
 from langchain_ripplemem.render.plain_text import memory_line
 from langchain_ripplemem.schemas import EdgeType, MemoryUnit, Namespace, counted, format_namespace, validate_namespace
 from langchain_ripplemem.text.names import canonical_name
@@ -269,27 +269,51 @@ def _took_part(index: NamespaceIndex, n: int, person: str) -> np.ndarray:
     return took
 
 
+def _said(index: NamespaceIndex, rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    return np.array(rows, dtype=np.int64), \
+        np.array([epoch_micros(stated_at(index.units[row])) for row in rows], dtype=np.int64)
+
+
+def _untimed_rows(index: NamespaceIndex) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of ``index`` without a time, and when each was said (epoch microseconds), kept with the index.
+
+    Built from the rows' times recall keeps (reading only the rows without a time), grown
+    from the new rows; a unit's time and when it was said never change in place
+    (``NamespaceIndex.replace``).
+    """
+    def grown(view: NamespaceIndex, known: tuple[np.ndarray, np.ndarray], before: int,
+              n: int) -> tuple[np.ndarray, np.ndarray]:  # under per_index's lock: row_times not asked
+        rows, said = _said(view, [row for row, unit in enumerate(view.units[before:n], before) if unit.time is None])
+        return np.concatenate([known[0], rows]), np.concatenate([known[1], said])
+    return per_index(index, "untimed_said",
+                     lambda view, n: _said(view, np.flatnonzero(~row_times(view).timed[:n]).tolist()), grown)
+
+
 def _timeline_rows(index: NamespaceIndex, window: RecallFilter, person: str | None) -> np.ndarray:
     """The rows in ``window`` (and with ``person``), not suppressed, in timeline order.
 
-    The order is a memory's time (start, then end), or, without one, when it was said; equal
-    times keep the order they were written in. Only rows without a time are read (to know
-    when they were said): the rest comes from what the index keeps per row.
+    A row's span is its time, or, without one, the instant it was said; it is in the window
+    when the two share an instant: the rule of recall's filter (``recall/filters.py``, which
+    the tests hold this to). The order is the span's start, then its end; equal spans keep
+    the order they were written in. All of it comes from what the index keeps per row: no
+    unit is read.
     """
     n = len(index.ids)
-    # The window as recall's filter reads it, as a row mask: its public outside() names the ids left out,
-    # and at 100k memories building and looking up those ids cost a hundred times the mask itself.
-    keep = _in_window(index, n, window.since, window.until) if window.active else np.ones(n, dtype=bool)
+    times = row_times(index)
+    start, end = times.start[:n].copy(), times.end[:n].copy()
+    untimed, said = _untimed_rows(index)
+    start[untimed], end[untimed] = said, said
+    keep = np.ones(n, dtype=bool)
+    if window.since is not None:
+        keep &= end >= epoch_micros(window.since)
+    if window.until is not None:
+        keep &= start <= epoch_micros(window.until)
     pos = index.pos
     keep[[row for uid in index.suppressed if (row := pos.get(uid)) is not None and row < n]] = False
     if person is not None:
         keep &= _took_part(index, n, person)
-    times = row_times(index)
     rows = np.flatnonzero(keep)
-    start, end = times.start[rows], times.end[rows]
-    for at in np.flatnonzero(~times.timed[rows]).tolist():  # no time: when it was said
-        start[at] = end[at] = epoch_micros(stated_at(index.units[int(rows[at])]))
-    return rows[np.lexsort((rows, end, start))]
+    return rows[np.lexsort((rows, end[rows], start[rows]))]
 
 
 def timeline(reader: MemoryReader, since: object = None, until: object = None, *, person: str | None = None,

@@ -18,7 +18,7 @@ from langchain_ripplemem.index.marks import is_suppressed, stated_at
 from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.recall.browsing import MemoryNeighbourhood, TimelinePage
-from langchain_ripplemem.recall.filters import recall_filter
+from langchain_ripplemem.recall.filters import outside, recall_filter
 from langchain_ripplemem.schemas import MemoryUnit
 from langchain_ripplemem.text.names import canonical_name
 from langchain_ripplemem.tools import create_explore_memory_tool, create_memory_timeline_tool
@@ -268,11 +268,15 @@ def test_the_timeline_from_the_index_is_the_pass_over_every_unit():
                      for page in range(1, 12)]
             assert [u.id for p in pages for u in p.memories] == [u.id for u in expected], (since, until, person)
             assert pages[0].total == len(expected)
+            if person is None:  # the window is recall's filter's
+                index = memory.reader.namespace_index(NS)
+                hidden = outside(index, recall_filter(since, until, reference=MONDAY)) | index.suppressed
+                assert {u.id for p in pages for u in p.memories} == set(index.ids) - hidden
         assert len(scanned_timeline(memory, None, None, None)) == len(units) - 2
         assert {u.source.turn_ids[0] for u in scanned_timeline(memory, None, None, "sam")} >= {"S1:2", "U1:1", "D1:2"}
 
 
-def test_a_timeline_page_parses_only_its_own_memories_and_those_without_a_time(monkeypatch):
+def test_a_timeline_page_parses_only_its_own_memories(monkeypatch):
     monkeypatch.setattr(unit_list, "PARSED_KEPT", 0)  # no model kept: every read of a unit parses it
     with mixed_memory() as memory:
         memory.timeline(person="maya", namespace=NS)  # what the index keeps per row (times, speakers): built once
@@ -281,9 +285,10 @@ def test_a_timeline_page_parses_only_its_own_memories_and_those_without_a_time(m
         monkeypatch.setattr(MemoryUnit, "model_validate_json", staticmethod(lambda data: parsed.append(data) or
                                                                             parse(data)))
         page = memory.timeline(person="maya", namespace=NS, page_size=2)
-        undated = sum(u.time is None for u in units)
-        assert page.total > len(page.memories) == 2
-        assert len(parsed) <= len(page.memories) + undated < len(units)
+        assert page.total > len(page.memories) == 2 and any(u.time is None for u in units)
+        assert len(parsed) == len(page.memories)
+        undated = memory.timeline(since=min(u.created_at for u in units if u.time is None), namespace=NS)
+        assert len(parsed) == len(page.memories) + len(undated.memories) and undated.memories[0].time is None
 
 
 # -- the LangChain tools --------------------------------------------------------------------------
