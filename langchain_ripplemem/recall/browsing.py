@@ -45,7 +45,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from langchain_ripplemem.index.marks import SUPERSEDED_BY, VALID_UNTIL, is_suppressed, stated_at
-from langchain_ripplemem.index.sessions import NO_ROW, neighbour_rows, per_index
+from langchain_ripplemem.index.sessions import NO_ROW, neighbour_rows
 from langchain_ripplemem.recall.bridging import epoch_micros, row_times
 from langchain_ripplemem.recall.cue_bonus import row_speakers
 from langchain_ripplemem.recall.filters import RecallFilter, recall_filter
@@ -269,40 +269,20 @@ def _took_part(index: NamespaceIndex, n: int, person: str) -> np.ndarray:
     return took
 
 
-def _said(index: NamespaceIndex, rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    return np.array(rows, dtype=np.int64), \
-        np.array([epoch_micros(stated_at(index.units[row])) for row in rows], dtype=np.int64)
-
-
-def _untimed_rows(index: NamespaceIndex) -> tuple[np.ndarray, np.ndarray]:
-    """The rows of ``index`` without a time, and when each was said (epoch microseconds), kept with the index.
-
-    Built from the rows' times recall keeps (reading only the rows without a time), grown
-    from the new rows; a unit's time and when it was said never change in place
-    (``NamespaceIndex.replace``).
-    """
-    def grown(view: NamespaceIndex, known: tuple[np.ndarray, np.ndarray], before: int,
-              n: int) -> tuple[np.ndarray, np.ndarray]:  # under per_index's lock: row_times not asked
-        rows, said = _said(view, [row for row, unit in enumerate(view.units[before:n], before) if unit.time is None])
-        return np.concatenate([known[0], rows]), np.concatenate([known[1], said])
-    return per_index(index, "untimed_said",
-                     lambda view, n: _said(view, np.flatnonzero(~row_times(view).timed[:n]).tolist()), grown)
-
-
 def _timeline_rows(index: NamespaceIndex, window: RecallFilter, person: str | None) -> np.ndarray:
     """The rows in ``window`` (and with ``person``), not suppressed, in timeline order.
 
     A row's span is its time, or, without one, the instant it was said; it is in the window
     when the two share an instant: the rule of recall's filter (``recall/filters.py``, which
     the tests hold this to). The order is the span's start, then its end; equal spans keep
-    the order they were written in. All of it comes from what the index keeps per row: no
-    unit is read.
+    the order they were written in. Only the rows without a time are read (when they were
+    said); the rest comes from what the index keeps per row.
     """
     n = len(index.ids)
     times = row_times(index)
     start, end = times.start[:n].copy(), times.end[:n].copy()
-    untimed, said = _untimed_rows(index)
-    start[untimed], end[untimed] = said, said
+    for row in np.flatnonzero(~times.timed[:n]).tolist():  # read each time, as recall's filter reads them
+        start[row] = end[row] = epoch_micros(stated_at(index.units[row]))
     keep = np.ones(n, dtype=bool)
     if window.since is not None:
         keep &= end >= epoch_micros(window.since)
