@@ -45,9 +45,9 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from langchain_ripplemem.index.marks import SUPERSEDED_BY, VALID_UNTIL, is_suppressed, stated_at
-from langchain_ripplemem.index.sessions import NO_ROW, neighbour_rows
+from langchain_ripplemem.index.sessions import NO_ROW, neighbour_rows, per_index
 from langchain_ripplemem.recall.bridging import epoch_micros, row_times
-from langchain_ripplemem.recall.cue_bonus import row_speakers
+from langchain_ripplemem.recall.cue_bonus import row_speakers, speaker_of
 from langchain_ripplemem.recall.filters import RecallFilter, recall_filter
 from langchain_ripplemem.render.plain_text import memory_line
 from langchain_ripplemem.schemas import EdgeType, MemoryUnit, Namespace, counted, format_namespace, validate_namespace
@@ -252,20 +252,37 @@ def _names_person(name: str, person: str) -> bool:
     return name == person or name.startswith(person + " ")
 
 
+def _coded(said: list[str | None], names: tuple[str | None, ...] = ()) -> tuple[np.ndarray, tuple[str | None, ...]]:
+    """``said`` as numbers into ``names`` (extended by the names it adds, in order)."""
+    number = {name: i for i, name in enumerate(names)}
+    codes = np.fromiter((number.setdefault(name, len(number)) for name in said), dtype=np.int32, count=len(said))
+    return codes, tuple(number)
+
+
+def _speaker_codes(index: NamespaceIndex) -> tuple[np.ndarray, tuple[str | None, ...]]:
+    """Per row, the number of its lower-cased speaker in the names given with them (kept with the index).
+
+    Built from recall's per-row speakers, grown from the new rows: a person's rows are then
+    one comparison of numbers, not a pass over 100k names at each call.
+    """
+    def grown(view: NamespaceIndex, known: tuple[np.ndarray, tuple[str | None, ...]], before: int,
+              n: int) -> tuple[np.ndarray, tuple[str | None, ...]]:  # under per_index's lock: row_speakers not asked
+        codes, names = _coded([speaker_of(unit) for unit in view.units[before:n]], known[1])
+        return np.concatenate([known[0], codes]), names
+    return per_index(index, "speaker_codes", lambda view, n: _coded(row_speakers(view)[:n]), grown)
+
+
 def _took_part(index: NamespaceIndex, n: int, person: str) -> np.ndarray:
     """Per row of the first ``n``: whether ``person`` said the memory or is among its participants.
 
     From what the index keeps (the rows' speakers, the participants' postings), each distinct
     name matched once: no unit is read.
     """
-    said = row_speakers(index)[:n]
-    speakers = {name for name in set(said) if name is not None and _names_person(name, person)}
-    took = np.fromiter((name in speakers for name in said), dtype=bool, count=n) if speakers \
-        else np.zeros(n, dtype=bool)
-    for name, rows in list(index.postings["participants"].items()):
+    codes, names = _speaker_codes(index)
+    took = np.isin(codes[:n], [i for i, name in enumerate(names) if name is not None and _names_person(name, person)])
+    for name in list(index.postings["participants"]):
         if _names_person(str(name), person):
-            found = np.asarray(rows, dtype=np.int64)
-            took[found[found < n]] = True
+            took[index.cue_rows.posting_array("participants", name)] = True  # cached, as recall reads it
     return took
 
 

@@ -254,6 +254,19 @@ def scanned_timeline(memory: RippleMem, since, until, person: str | None) -> lis
     return sorted(found, key=when)
 
 
+def same_as_the_pass_over_every_unit(memory: RippleMem, windows: list, people: tuple) -> None:
+    for (since, until), person in itertools.product(windows, people):
+        expected = scanned_timeline(memory, since, until, person)
+        pages = [memory.timeline(since, until, person=person, namespace=NS, page=page, page_size=2, now=MONDAY)
+                 for page in range(1, 12)]
+        assert [u.id for p in pages for u in p.memories] == [u.id for u in expected], (since, until, person)
+        assert pages[0].total == len(expected)
+        if person is None:  # the window is recall's filter's
+            index = memory.reader.namespace_index(NS)
+            hidden = outside(index, recall_filter(since, until, reference=MONDAY)) | index.suppressed
+            assert {u.id for p in pages for u in p.memories} == set(index.ids) - hidden
+
+
 def test_the_timeline_from_the_index_is_the_pass_over_every_unit():
     with mixed_memory() as memory:
         units = memory.list_units(NS, include_suppressed=True)
@@ -262,18 +275,16 @@ def test_the_timeline_from_the_index_is_the_pass_over_every_unit():
         stored = min(u.created_at for u in undated)
         windows = [(None, None), ("2026-03-01", "2026-03-31"), ("2026-03-12", "2026-03-12"), (None, "2026-03-02"),
                    ("2026-04-01", None), (stored, None), (None, stored), ("last week", None)]
-        for (since, until), person in itertools.product(windows, (None, "sam", "Sam McDonald", "LENA", "priya", "Zed")):
-            expected = scanned_timeline(memory, since, until, person)
-            pages = [memory.timeline(since, until, person=person, namespace=NS, page=page, page_size=2, now=MONDAY)
-                     for page in range(1, 12)]
-            assert [u.id for p in pages for u in p.memories] == [u.id for u in expected], (since, until, person)
-            assert pages[0].total == len(expected)
-            if person is None:  # the window is recall's filter's
-                index = memory.reader.namespace_index(NS)
-                hidden = outside(index, recall_filter(since, until, reference=MONDAY)) | index.suppressed
-                assert {u.id for p in pages for u in p.memories} == set(index.ids) - hidden
+        same_as_the_pass_over_every_unit(memory, windows, (None, "sam", "Sam McDonald", "LENA", "priya", "Zed"))
         assert len(scanned_timeline(memory, None, None, None)) == len(units) - 2
         assert {u.source.turn_ids[0] for u in scanned_timeline(memory, None, None, "sam")} >= {"S1:2", "U1:1", "D1:2"}
+        # what the index keeps per row grows with the next write: a new speaker, a new undated memory
+        memory.add_conversation({"id": "c3", "sessions": [
+            {"id": "N1", "time": "2026-03-12T08:00:00+00:00", "turns": [
+                {"id": "N1:1", "speaker": "Zed Okafor", "text": "Sam lent me his tent for the hike."}]},
+            {"id": "N2", "turns": [{"id": "N2:1", "speaker": "Maya", "text": "Zed still has the tent."}]}]},
+            namespace=NS)
+        same_as_the_pass_over_every_unit(memory, windows[:3] + windows[5:6], (None, "zed", "sam", "maya"))
 
 
 def test_a_timeline_page_parses_only_its_own_memories_and_those_without_a_time(monkeypatch):
