@@ -3,9 +3,10 @@
 Input ``{"query": "..."}``; output ``{"result": RecallResult}``. Settings come
 through the run context (``RecallContext``): ``{"namespace": ["users", "maya"],
 "config": {"controller": {"max_rounds": 2}}, "reference_time": "2026-05-01T00:00:00Z"}``; what it
-leaves out is the served memory's (its default namespace and recall settings). The context also
-takes the recall filter: ``"since"``, ``"until"``, ``"speakers"``, ``"conversation_id"``
-(``docs/filters.md``).
+leaves out is the served memory's (its default namespace and recall settings). The recall filter,
+``"since"``, ``"until"``, ``"speakers"``, ``"conversation_id"`` (``docs/filters.md``), goes in the
+input next to the query (``{"query": "...", "since": "last week", "speakers": ["Maya"]}``, that run
+only) or in the context; a field the input gives wins over the context's.
 
 The memory lives in ``$RIPPLEMEM_PERSIST`` (default ``./.ripplemem``) and is
 created on the first run, not at import: loading this module needs no model and

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -34,12 +34,12 @@ from langchain_ripplemem.conversations.messages import conversation_from_message
 from langchain_ripplemem.edges.calibration import semantic_threshold_for
 from langchain_ripplemem.edges.edge_cache import EdgeCache
 from langchain_ripplemem.embeddings import embed_query, embedding_dimension, embedding_model_name
-from langchain_ripplemem.index.marks import is_suppressed, unit_metadata_fields, with_suppression
-from langchain_ripplemem.index.sessions import conversation_units
+from langchain_ripplemem.index.marks import is_suppressed
 from langchain_ripplemem.index.snapshot import IndexSnapshots
 from langchain_ripplemem.index.stats import namespace_stats
 from langchain_ripplemem.index.sync import NamespaceSync
 from langchain_ripplemem.index.unit_index import UnitIndex
+from langchain_ripplemem.memory_lifecycle import MemoryLifecycle
 from langchain_ripplemem.recall import build_recall_graph
 from langchain_ripplemem.recall.browsing import MemoryNeighbourhood, TimelinePage, explore, timeline
 from langchain_ripplemem.recall.derived import derive_all
@@ -58,17 +58,13 @@ from langchain_ripplemem.schemas import (
 )
 from langchain_ripplemem.storage.chroma import DEFAULT_COLLECTION
 from langchain_ripplemem.storage.embedding_record import EmbeddingModelCheck
-from langchain_ripplemem.storage.export_format import ExportContents
 from langchain_ripplemem.storage.opening import check_storage_arguments, open_storage
 from langchain_ripplemem.storage.protocols import EdgeLogBackend, UnitBackend
-from langchain_ripplemem.write import namespace_transfer
 from langchain_ripplemem.write.extraction.extractor import Extractor, Window
 from langchain_ripplemem.write.extraction.known_turns import KnownTurns
 from langchain_ripplemem.write.extraction.llm_extractor import LLMExtractor
 from langchain_ripplemem.write.extraction.rule_extractor import RuleBasedExtractor
 from langchain_ripplemem.write.extraction.windows import with_progress
-from langchain_ripplemem.write.forget import ForgetReport
-from langchain_ripplemem.write.namespace_transfer import ExportReport, ImportReport
 from langchain_ripplemem.write.supersession.llm_supersession import llm_supersession
 from langchain_ripplemem.write.transaction import EmbedProgress, WritePath
 
@@ -81,7 +77,7 @@ if TYPE_CHECKING:
 __all__ = ["RippleMem"]
 
 
-class RippleMem:
+class RippleMem(MemoryLifecycle):
     """Long-term memory that recollects: write conversations, recall evidence sets.
 
     Every method that reads or writes has an async twin (``aadd_conversation``, ``arecall``,
@@ -400,37 +396,7 @@ class RippleMem:
         return timeline(self.reader, since, until, person=person, namespace=namespace, page=page,
                         page_size=page_size, now=now)
 
-    # -- lifecycle -----------------------------------------------------------------
-    def delete(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> ForgetReport:
-        """Delete units of ``namespace`` and every edge touching them, and erase them from the store's files.
-
-        When it returns, no file of an embedded store holds the units' text, restatements,
-        cues or vectors (``docs/lifecycle.md``, "Deletes"); ids of other namespaces and unknown
-        ids are ignored. ``ids`` may be one id.
-
-        Returns:
-            What was deleted (``units``, ``unit_ids``, ``edges``), the files rewritten, and what
-            a server backend may still keep (``kept``).
-
-        Raises:
-            ErasureError: a file could not be rewritten (the units are deleted all the same).
-        """
-        ns = self._ns(namespace)
-        return self._write.forget(ns, [ids] if isinstance(ids, str) else list(ids))
-
-    def delete_conversation(self, conversation_id: str, *,
-                            namespace: Namespace | str | None = None) -> ForgetReport:
-        """Delete every unit of ``namespace`` from ``conversation_id`` (and their edges), as :meth:`delete`.
-
-        Raises:
-            ValueError: naming ``conversation_id`` when it is not a non-empty string.
-        """
-        if not isinstance(conversation_id, str) or not conversation_id:
-            raise ValueError(f"conversation_id must be a non-empty string, got {conversation_id!r}")
-        ns = self._ns(namespace)
-        ids = [u.id for u in conversation_units(self.index.namespace_index(ns), conversation_id)]
-        return self.delete(ids, namespace=ns) if ids else ForgetReport(namespace=ns)
-
+    # -- lifecycle: deletes, corrections, export and import are MemoryLifecycle's (memory_lifecycle.py) --
     def stats(self, namespace: Namespace | str | None = None) -> NamespaceStats:
         """Counts of what a namespace holds: units, suppressed and superseded ones, conversations, edges.
 
@@ -439,75 +405,6 @@ class RippleMem:
         """
         ns = self._ns(namespace)
         return namespace_stats(ns, self.index.namespace_index(ns).units, self.edge_cache.count(ns))
-
-    def suppress(self, ids: Iterable[str], *, namespace: Namespace | str | None = None, reason: str) -> int:
-        """Hide units from recall (a user correction) but keep them for audit; returns units changed.
-
-        Persisted in each unit's metadata as ``{"suppressed": {"reason", "at"}}``; see
-        :meth:`unsuppress` and ``list_units(..., include_suppressed=True)``.
-
-        Raises:
-            ValueError: naming ``ids`` or ``reason`` when unusable.
-        """
-        return self._set_suppressed(ids, namespace, reason)
-
-    def unsuppress(self, ids: Iterable[str], *, namespace: Namespace | str | None = None) -> int:
-        """Lift :meth:`suppress`; returns units changed."""
-        return self._set_suppressed(ids, namespace, None)
-
-    def _set_suppressed(self, ids: Iterable[str], namespace: Namespace | str | None, reason: str | None) -> int:
-        ids = [ids] if isinstance(ids, str) else list(ids) if isinstance(ids, Iterable) else ids
-        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-            raise ValueError(f"ids must be a list of unit id strings, got {ids!r}")
-        with_suppression([], reason)  # a blank reason fails before anything is locked
-        return self._write.set_suppressed(self._ns(namespace), ids, reason)
-
-    def update_metadata(self, fields_by_id: Mapping[str, Mapping[str, Any]], *,
-                        namespace: Namespace | str | None = None) -> int:
-        """Merge JSON fields into units' metadata (a store item's expiry, for one); returns units changed.
-
-        Ids not in ``namespace`` are skipped. The lifecycle marks (``suppressed``, supersession's)
-        and ``seq`` are not set here: :meth:`suppress` and the write path own them.
-
-        Raises:
-            ValueError: naming ``fields_by_id`` when it is not ``{unit id: {field: JSON value}}``
-                or sets a mark.
-        """
-        fields = unit_metadata_fields(fields_by_id)
-        return self._write.set_metadata(self._ns(namespace), fields) if fields else 0
-
-    def delete_namespace(self, namespace: Namespace | str) -> ForgetReport:
-        """Delete every unit and edge of exactly ``namespace`` (it must be given explicitly), as :meth:`delete`.
-
-        Child namespaces are not touched. The report has ``namespace_dropped=True``.
-        """
-        ns = validate_namespace(namespace)
-        return self._write.forget_namespace(ns)
-
-    def export_namespace(self, namespace: Namespace | str | None, path: str | Path, *,
-                         vectors: bool = True) -> ExportReport:
-        """Write a namespace's units, edges, marks and (unless ``vectors=False``) vectors to a JSONL file.
-
-        The format and what each field holds: ``docs/export.md`` (:mod:`~langchain_ripplemem.write.namespace_transfer`).
-        """
-        ns = self._ns(namespace)
-        self._check_model()
-        return namespace_transfer.export_namespace(self._write, ns, path, vectors=vectors)
-
-    def import_namespace(self, path: str | Path | ExportContents, namespace: Namespace | str | None = None, *,
-                         other_model: Literal["refuse", "reembed"] = "refuse") -> ImportReport:
-        """Store the memories of an export file (by default under the namespace they came from); again adds nothing.
-
-        The whole file is checked before anything is written (``docs/export.md``); ``path`` may also be
-        a file :func:`~langchain_ripplemem.storage.export_format.read_export` read.
-
-        Raises:
-            InvalidExportFileError: naming the line that is wrong (newer format, truncated, not JSON).
-            EmbeddingModelMismatchError: naming both models, for a file of another embedding model
-                unless ``other_model="reembed"``.
-        """
-        return namespace_transfer.import_namespace(self._write, path, namespace, other_model=other_model,
-                                                   check_model=self._check_model)
 
     def as_retriever(self, **kwargs: Any) -> RippleMemRetriever:
         """A LangChain retriever over this memory (see ``RippleMemRetriever``)."""
@@ -520,15 +417,7 @@ class RippleMem:
     aedges = async_twin(edges)
     anamespaces = async_twin(namespaces)
     asearch = async_twin(search)
-    adelete = async_twin(delete)
-    adelete_conversation = async_twin(delete_conversation)
     astats = async_twin(stats)
-    asuppress = async_twin(suppress)
-    aunsuppress = async_twin(unsuppress)
-    adelete_namespace = async_twin(delete_namespace)
-    aupdate_metadata = async_twin(update_metadata)
-    aexport_namespace = async_twin(export_namespace)
-    aimport_namespace = async_twin(import_namespace)
     aexplore = async_twin(explore)
     atimeline = async_twin(timeline)
 

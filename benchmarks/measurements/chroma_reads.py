@@ -26,7 +26,8 @@ import numpy as np
 
 from benchmarks.measurements.output import emit
 from benchmarks.results import run_metadata
-from langchain_ripplemem.storage.chroma import ID_PAGE_SIZE, PAGE_SIZE, UNIT_COLLECTION_METADATA, chroma_client
+from langchain_ripplemem.storage.chroma import ID_PAGE_SIZE, PAGE_SIZE
+from langchain_ripplemem.storage.chroma_client import UNIT_COLLECTION_METADATA, chroma_client
 
 NS, OTHER = '["scale", "one"]', '["scale", "other"]'
 

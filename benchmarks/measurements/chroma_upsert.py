@@ -32,7 +32,7 @@ import numpy as np
 
 from benchmarks.measurements.output import emit
 from benchmarks.results import run_metadata
-from langchain_ripplemem.storage.chroma import UNIT_COLLECTION_METADATA, chroma_client
+from langchain_ripplemem.storage.chroma_client import UNIT_COLLECTION_METADATA, chroma_client
 
 BATCH, WINDOW = 20, 1000
 SETTINGS = [1000, 200, 100, 400]

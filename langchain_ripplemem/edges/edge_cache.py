@@ -160,7 +160,7 @@ class EdgeCache:
     def removing(self, namespace: Namespace, unit_ids: Iterable[str]) -> None:
         """Before the edge store deletes the edges of ``unit_ids``: the walkable edges still held keep reading them.
 
-        A recall walks the graph it started with (``recall/nodes.py``), whose pinned index
+        A recall walks the graph it started with (``recall/node_context.py``), whose pinned index
         still holds those units; the graph a later recall gets reads the store as it is.
         """
         key, unit_ids = namespace_key(namespace), list(unit_ids)

@@ -51,7 +51,7 @@ from langchain_ripplemem.recall.cue_bonus import row_speakers, speaker_of
 from langchain_ripplemem.recall.filters import RecallFilter, recall_filter
 from langchain_ripplemem.render.plain_text import memory_line
 from langchain_ripplemem.schemas import EdgeType, MemoryUnit, Namespace, counted, format_namespace, validate_namespace
-from langchain_ripplemem.text.names import canonical_name
+from langchain_ripplemem.text.names import canonical_name, refers_to
 
 if TYPE_CHECKING:
     from langchain_ripplemem.index.namespace_index import NamespaceIndex
@@ -243,15 +243,6 @@ def explore(reader: MemoryReader, memory_id: str, *, namespace: Namespace | str 
                                link_counts={t: len(links) for t, links in linked.items() if links})
 
 
-def _names_person(name: str, person: str) -> bool:
-    """Whether ``name`` (as a memory writes it, any case) is ``person`` (a canonical name, case-folded).
-
-    A first name matches a full one: "sam" is "Sam McDonald".
-    """
-    name = canonical_name(name).casefold()
-    return name == person or name.startswith(person + " ")
-
-
 def _coded(said: list[str | None], names: tuple[str | None, ...] = ()) -> tuple[np.ndarray, tuple[str | None, ...]]:
     """``said`` as numbers into ``names`` (extended by the names it adds, in order)."""
     number = {name: i for i, name in enumerate(names)}
@@ -275,13 +266,13 @@ def _speaker_codes(index: NamespaceIndex) -> tuple[np.ndarray, tuple[str | None,
 def _took_part(index: NamespaceIndex, n: int, person: str) -> np.ndarray:
     """Per row of the first ``n``: whether ``person`` said the memory or is among its participants.
 
-    From what the index keeps (the rows' speakers, the participants' postings), each distinct
-    name matched once: no unit is read.
+    Matched by :func:`~langchain_ripplemem.text.names.refers_to`, from what the index keeps (the
+    rows' speakers, the participants' postings): each distinct name once, no unit read.
     """
     codes, names = _speaker_codes(index)
-    took = np.isin(codes[:n], [i for i, name in enumerate(names) if name is not None and _names_person(name, person)])
+    took = np.isin(codes[:n], [i for i, name in enumerate(names) if name is not None and refers_to(person, name)])
     for name in list(index.postings["participants"]):
-        if _names_person(str(name), person):
+        if refers_to(person, str(name)):
             took[index.cue_rows.posting_array("participants", name)] = True  # cached, as recall reads it
     return took
 
@@ -339,9 +330,8 @@ def timeline(reader: MemoryReader, since: object = None, until: object = None, *
     page, page_size = _positive(page, "page"), _positive(page_size, "page_size", MAX_PAGE_SIZE)
     if person is not None and (not isinstance(person, str) or not canonical_name(person)):
         raise ValueError(f"person must be a name, got {person!r}")
-    who = canonical_name(person).casefold() if person is not None else None
     ns, index = _namespace(reader, namespace)
-    found = _timeline_rows(index, window, who)
+    found = _timeline_rows(index, window, person)
     first = (page - 1) * page_size
     return TimelinePage(namespace=ns, since=window.since, until=window.until,
                         person=canonical_name(person) if person is not None else None, page=page,

@@ -1,7 +1,7 @@
 """Recall filters: a time window, speakers and a conversation, applied before anything is ranked.
 
 ``RippleMem.recall(..., since=, until=, speakers=, conversation_id=)`` and every other
-surface (the retriever, the store's ``filter``, the tools, the served graphs'
+surface (the retriever, the store's ``filter``, the tools, the recall graph's input or
 context) build one :class:`RecallFilter`. Recall turns it into more hidden ids, once
 per recall, from the pinned namespace index (:func:`outside`): the rows of the
 named speakers and of the conversation, and each row's time. Hidden memories are
@@ -14,9 +14,11 @@ the filter is never a candidate, and the controller judges what is left.
   relative to the reference time: ``reference_time``, else ``as_of``, else now. A memory
   is inside when its time interval (the day it was said, or the time its words name)
   shares an instant with the window; one without a time, when it was stated inside it.
-* ``speakers``: a name or a list of names (case-insensitive); a memory is inside when its
-  speaker is one of them, or, for memories that record no speaker (a chat model's
-  extraction), when one of them is among its participants.
+* ``speakers``: a name or a list of names; a memory is inside when its speaker is one of
+  them, or, for memories that record no speaker (a chat model's extraction), when one of
+  them is among its participants. A name matches as the timeline's ``person`` does
+  (:func:`~langchain_ripplemem.text.names.refers_to`): in any case, and a first name
+  matches a full name ("maya" keeps what "Maya Lindqvist" said, not what "Mayan" said).
 * ``conversation_id``: only the memories of that conversation.
 
 Example:
@@ -50,6 +52,7 @@ from langchain_ripplemem.index.sessions import session_rows
 from langchain_ripplemem.recall.bridging import epoch_micros, row_times
 from langchain_ripplemem.recall.cue_bonus import row_speakers
 from langchain_ripplemem.schemas import aware
+from langchain_ripplemem.text.names import refers_to
 from langchain_ripplemem.text.time.timeparse import ground_time
 
 __all__ = ["FILTER_NAMES", "RecallFilter", "empty_filter_warning", "outside", "recall_filter"]
@@ -153,15 +156,17 @@ def outside(index: NamespaceIndex, flt: RecallFilter) -> set[str]:
 
 
 def _spoken_by(index: NamespaceIndex, n: int, names: tuple[str, ...]) -> np.ndarray:
-    said = row_speakers(index)
-    named = set(names)
-    spoken = np.fromiter((s in named for s in said[:n]), dtype=bool, count=n)
-    unsaid = np.fromiter((s is None for s in said[:n]), dtype=bool, count=n)
+    """Rows said by one of ``names``, matched as the timeline matches a person (:func:`refers_to`)."""
+    said = row_speakers(index)[:n]
+    # A namespace has few distinct speakers (and participants): each is matched once, not once a row.
+    named = {s for s in set(said) if s is not None and any(refers_to(name, s) for name in names)}
+    spoken = np.fromiter((s in named for s in said), dtype=bool, count=n)
+    unsaid = np.fromiter((s is None for s in said), dtype=bool, count=n)
     if unsaid.any():  # no speaker recorded: the participants the extraction named
         involved = np.zeros(n, dtype=bool)
-        postings = index.postings["participants"]
-        for name in names:
-            involved[[r for r in postings.get(name, ()) if r < n]] = True
+        for key, rows in list(index.postings["participants"].items()):
+            if any(refers_to(name, str(key)) for name in names):
+                involved[[r for r in rows if r < n]] = True
         spoken |= unsaid & involved
     return spoken
 

@@ -82,10 +82,12 @@ def build_recall_graph(
             :func:`~langchain_ripplemem.recall.checkpointing.checkpoint_serde`.
 
     Returns:
-        A compiled graph with input ``{"query", "with_answer"?}`` and output
+        A compiled graph with input ``{"query", "with_answer"?}`` (and the recall's filter,
+        ``"since"``, ``"until"``, ``"speakers"``, ``"conversation_id"``, all optional) and output
         ``{"result", "answer"}``. Settings come through
         ``context=RecallContext(namespace=..., config=...)``; what the context leaves
-        out is the reader's (``default_namespace``, ``recall_config``).
+        out is the reader's (``default_namespace``, ``recall_config``). A filter field the
+        input gives wins over the context's (:meth:`RecallContext.with_input`).
 
     Raises:
         TypeError: naming ``reader`` when it is no reader (a memory itself: pass ``memory.reader``).

@@ -14,6 +14,10 @@ finishing code; under ``ainvoke`` the async entry runs that storage and CPU
 work in a worker thread, so the event loop never blocks (LangGraph's dev
 server refuses blocking calls on it). The other nodes are sync, and LangGraph
 runs them in a worker thread under ``ainvoke``.
+
+What every node reads (the run's context, the pinned namespace, the chat model) is
+:class:`~langchain_ripplemem.recall.node_context.NodeContext`'s; the ``answer`` node is
+:class:`~langchain_ripplemem.recall.answer_node.AnswerNode`'s.
 """
 
 from __future__ import annotations
@@ -26,29 +30,14 @@ from typing import Any
 import networkx as nx
 import numpy as np
 from langchain_core.runnables import RunnableConfig
-from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
 from langchain_ripplemem._runtime.tracing import round_run
-from langchain_ripplemem.edges.adjacency import lazy_adjacency, with_edges
 from langchain_ripplemem.index.sessions import speakers
-from langchain_ripplemem.llm.calls import (
-    StructuredOutcome,
-    acall_structured,
-    bounded,
-    call_structured,
-    resolve_chat_model,
-    usage_of,
-)
-from langchain_ripplemem.llm.failures import describe_error, empty_answer
+from langchain_ripplemem.llm.calls import StructuredOutcome, acall_structured, call_structured
 from langchain_ripplemem.recall import kept_places
-from langchain_ripplemem.recall.assembly import (
-    aligner,
-    alignment_mode,
-    assemble_memories,
-    format_evidence,
-    parse_citations,
-)
+from langchain_ripplemem.recall.answer_node import AnswerNode
+from langchain_ripplemem.recall.assembly import aligner, alignment_mode, assemble_memories
 from langchain_ripplemem.recall.bridging import BRIDGE_FLOOR, round_strength, time_hits
 from langchain_ripplemem.recall.controller import (
     ControllerInput,
@@ -60,6 +49,7 @@ from langchain_ripplemem.recall.controller import (
 from langchain_ripplemem.recall.evidence import Evidence, FoundHit, supports
 from langchain_ripplemem.recall.expansion import Unreachable, expand_channel
 from langchain_ripplemem.recall.filters import empty_filter_warning, outside
+from langchain_ripplemem.recall.node_context import NodeContext, timed_usage
 from langchain_ripplemem.recall.query_cues import (
     cues_from_llm,
     move_speakers,
@@ -68,10 +58,10 @@ from langchain_ripplemem.recall.query_cues import (
     with_asker,
 )
 from langchain_ripplemem.recall.reader import MemoryReader
-from langchain_ripplemem.recall.recall_prompts import ANSWER_PROMPT, QUERY_CUES_PROMPT, QueryCueOutput
+from langchain_ripplemem.recall.recall_prompts import QUERY_CUES_PROMPT, QueryCueOutput
 from langchain_ripplemem.recall.set_questions import keep_own, own_views
 from langchain_ripplemem.recall.smoothing import unknown_asker
-from langchain_ripplemem.recall.state import PinnedNamespace, Plan, RecallContext, RecallState, ResolvedContext
+from langchain_ripplemem.recall.state import PinnedNamespace, Plan, RecallState, ResolvedContext
 from langchain_ripplemem.recall.updates import asked_time, order_updates
 from langchain_ripplemem.recall.views import RECALL_VIEWS, ViewQuery
 from langchain_ripplemem.recall.visibility import hidden_ids, score_weight
@@ -81,68 +71,13 @@ from langchain_ripplemem.text.cue_scores import structural_score
 from langchain_ripplemem.text.identifying import TOPIC_WEIGHT
 
 
-def _timed(usage: Usage | None, stage: str, started: float, extra: Usage | None = None) -> Usage:
-    usage = usage or Usage()
-    # A new Usage each node (state values are never changed in place); a copy unless there is usage to add.
-    usage = usage.add(extra) if extra is not None else usage.model_copy(update={"seconds": dict(usage.seconds)})
-    usage.seconds[stage] = usage.seconds.get(stage, 0.0) + time.perf_counter() - started
-    return usage
-
-
-class RecallNodes:
+class RecallNodes(AnswerNode, NodeContext):
     """Node functions bound to one memory reader and (optionally) one chat model."""
 
     def __init__(self, reader: MemoryReader, llm: Any = None) -> None:
-        self.reader = reader
-        self._llm_spec = llm
-        self._llm: Any = None
+        super().__init__(reader, llm)
         self._fallback = HeuristicController()
         self.controller: Any = LLMController(llm) if llm is not None else self._fallback
-
-    @property
-    def llm(self) -> Any:
-        """The chat model, created on first use inside a node."""
-        if self._llm is None and self._llm_spec is not None:
-            self._llm = resolve_chat_model(self._llm_spec)
-        return self._llm
-
-    def _ctx(self) -> ResolvedContext:
-        """The run's context; what it leaves out comes from the reader (one effective config)."""
-        raw = get_runtime().context
-        if isinstance(raw, ResolvedContext):  # RippleMem.recall resolves it once for every node
-            return raw
-        ctx = raw if isinstance(raw, RecallContext) else RecallContext(**dict(raw or {}))
-        return ctx.resolved(self.reader)
-
-    # -- the namespace one recall reads -------------------------------------------------
-    def _pin(self, ctx: ResolvedContext) -> PinnedNamespace:
-        """The namespace as this recall reads it to its end: its pinned index, and the graph it walks.
-
-        The graph first: a delete that runs between the two leaves the index without the
-        units, or the graph still reading their edges (``EdgeCache.removing``).
-        """
-        graph = self.reader.walkable_edges(ctx.namespace)
-        return PinnedNamespace(ctx.namespace, self.reader.namespace_index(ctx.namespace), graph)
-
-    def _view(self, state: RecallState, ctx: ResolvedContext) -> PinnedNamespace:
-        """What the first node pinned (pinned again in a run resumed from a checkpoint, which does not keep it)."""
-        pinned = state.get("pinned")
-        return pinned if isinstance(pinned, PinnedNamespace) and pinned.namespace == ctx.namespace else self._pin(ctx)
-
-    def _with_edges(self, pinned: PinnedNamespace, nodes: Collection[str]) -> set[str]:
-        """Those of ``nodes`` with an edge to a memory of the pinned index.
-
-        The edge store answers for all edges: while the index is the namespace's newest
-        whole write, every edge is between its memories. Once a write ran since, an
-        edge may lead to a memory the index does not hold: the nodes' edges are read.
-        """
-        found = with_edges(pinned.graph, nodes)
-        if not found or (not pinned.index.overtaken and self.reader.namespace_index(pinned.namespace) is pinned.index):
-            return found
-        lazy, held = lazy_adjacency(pinned.graph), pinned.index.pos
-        if lazy is not None:
-            lazy.read(found)
-        return {node for node in found if node in pinned.graph and any(nbr in held for nbr in pinned.graph.adj[node])}
 
     # -- extract_cues ----------------------------------------------------------------
     def _start(self, state: RecallState) -> tuple[ResolvedContext, PinnedNamespace, Any]:
@@ -150,7 +85,7 @@ class RecallNodes:
         query = state.get("query")
         if not isinstance(query, str) or is_blank(query):  # zero-width characters alone are as empty as spaces
             raise ValueError(f"query must be a non-empty string, got {query!r}")
-        ctx = self._ctx()
+        ctx = self._ctx().with_input(state)  # the input's filter values win over the context's
         self.reader.prepare(ctx.namespace)
         pinned = self._pin(ctx)
         if self.llm is None:
@@ -188,7 +123,7 @@ class RecallNodes:
                 "anchors": [],
                 "answering": bool(state.get("with_answer")),
                 "round": 0, "last_added": -1, "rounds": [], "warnings": warnings, "model_down": down,
-                "usage": _timed(None, "extract_cues", started, outcome.usage if outcome else None)}
+                "usage": timed_usage(None, "extract_cues", started, outcome.usage if outcome else None)}
 
     def extract_cues(self, state: RecallState) -> dict[str, Any]:
         """Semantic query, keywords, participants, locations and time of the question."""
@@ -230,7 +165,7 @@ class RecallNodes:
         return self._evidence_step(ctx, {
             "evidence": evidence, "support": supports(evidence, ctx.config),
             "rounds": [RoundTrace(round=0, first_hop=first_hop)],
-            "last_added": len(evidence), "usage": _timed(state.get("usage"), "tri_view_recall", started)})
+            "last_added": len(evidence), "usage": timed_usage(state.get("usage"), "tri_view_recall", started)})
 
     def _evidence_step(self, ctx: ResolvedContext, update: dict[str, Any]) -> Command[str]:
         """After new evidence: on to the controller, or straight to assembly when a budget ends the loop.
@@ -287,8 +222,8 @@ class RecallNodes:
             "sufficient": not decision["should_continue"], "reason": decision.get("reason", "")})
         with round_run(config, "check_sufficiency", state["round"], evidence=len(state["evidence"])) as out:
             out.update(should_continue=decision["should_continue"], reason=decision.get("reason", ""))
-        return Command(update={**update, "plan": decision, "rounds": rounds,
-                               "usage": _timed(state["usage"], "check_sufficiency", started, decision.get("usage"))},
+        usage = timed_usage(state["usage"], "check_sufficiency", started, decision.get("usage"))
+        return Command(update={**update, "plan": decision, "rounds": rounds, "usage": usage},
                        goto="plan_expansion" if decision["should_continue"] else "assemble")
 
     def check_sufficiency(self, state: RecallState, config: RunnableConfig) -> Command[str]:
@@ -341,7 +276,7 @@ class RecallNodes:
             out.update(anchors=plan.get("anchors", []), target=plan.get("target"))
         return Command(update={**update, "plan": plan, "rounds": rounds,
                                "anchors": [*state["anchors"], *plan.get("anchors", [])],
-                               "usage": _timed(state["usage"], "plan_expansion", started)},
+                               "usage": timed_usage(state["usage"], "plan_expansion", started)},
                        goto="expand" if plan.get("anchors") else "assemble")
 
     # -- expand ----------------------------------------------------------------------
@@ -422,9 +357,9 @@ class RecallNodes:
         found = supports(evidence, cfg, known, {hit.unit_id for hit in hits})
         return self._evidence_step(ctx, {"evidence": evidence, "support": found, "round": next_round,
                                          "last_added": len(added),
-                                         "rounds": rounds, "usage": _timed(state["usage"], "expand", started)})
+                                         "rounds": rounds, "usage": timed_usage(state["usage"], "expand", started)})
 
-    # -- assemble / answer ---------------------------------------------------------------
+    # -- assemble (answer: recall/answer_node.py) ------------------------------------------
     def assemble(self, state: RecallState, config: RunnableConfig) -> dict[str, Any]:
         """rho-scored, deduplicated, budgeted evidence set: the RecallResult."""
         ctx, started = self._ctx(), time.perf_counter()
@@ -446,65 +381,10 @@ class RecallNodes:
         if cfg.lifecycle.asked_first:
             memories = order_updates(memories, index, asked_time(state["query"], state["cues"].time), query.hidden,
                                      vector, cfg.assembly.top_k)
-        usage = _timed(state["usage"], "assemble", started)
+        usage = timed_usage(state["usage"], "assemble", started)
         with round_run(config, "assemble", state["round"], evidence=len(state["evidence"])) as out:
             out.update(ids=[m.unit.id for m in memories], count=len(memories))
         result = RecallResult(query=state["query"], namespace=ctx.namespace, cues=state["cues"],
                               warnings=list(state.get("warnings") or ()),
                               memories=memories, rounds=state["rounds"], usage=usage)
         return {"result": result, "usage": usage}
-
-    def _answer_update(self, state: RecallState, message: Any, started: float) -> dict[str, Any]:
-        result = state["result"]
-        usage = _timed(result.usage, "answer", started, usage_of(message))
-        if empty := empty_answer(message):  # no answer, said in one line
-            warning = f"answer: {empty}; the memories are returned without an answer"
-            result = result.model_copy(update={"usage": usage, "warnings": [*result.warnings, warning]})
-            return {"result": result, "answer": None, "usage": usage}
-        text = message.content if isinstance(message.content, str) else str(message.content)
-        result = result.model_copy(update={"answer": text, "usage": usage,
-                                           "cited_ids": parse_citations(text, result.memories)})
-        return {"result": result, "answer": text, "usage": usage}
-
-    def _answer_failed(self, state: RecallState, error: Exception, started: float) -> dict[str, Any]:
-        """A failed answer call keeps the recalled memories and says what went wrong."""
-        result = state["result"]
-        usage = _timed(result.usage, "answer", started, Usage(llm_calls=1))
-        warning = f"answer: the chat model call failed ({describe_error(error)}); " \
-                  "the memories are returned without an answer"
-        result = result.model_copy(update={"usage": usage, "warnings": [*result.warnings, warning]})
-        return {"result": result, "answer": None, "usage": usage}
-
-    def _answer_messages(self, state: RecallState) -> Any:
-        return ANSWER_PROMPT.invoke({"query": state["query"],
-                                     "evidence": format_evidence(state["result"].memories)})
-
-    def _answer_skipped(self, state: RecallState) -> dict[str, Any] | None:
-        """No answer call when an earlier call of this recall found the model unreachable."""
-        if not state.get("model_down"):
-            return None
-        result = state["result"]
-        warning = f"answer: skipped, the chat model is unreachable ({state['model_down']})"
-        return {"result": result.model_copy(update={"warnings": [*result.warnings, warning]}), "answer": None}
-
-    def answer(self, state: RecallState) -> dict[str, Any]:
-        """Answer from the K memories, citing them (LLM only, when the input asks ``with_answer``)."""
-        if (skipped := self._answer_skipped(state)) is not None:
-            return skipped
-        started = time.perf_counter()
-        try:
-            message = bounded(self.llm).invoke(self._answer_messages(state))
-        except Exception as err:  # noqa: BLE001 - any provider error: keep the memories, report it
-            return self._answer_failed(state, err, started)
-        return self._answer_update(state, message, started)
-
-    async def aanswer(self, state: RecallState) -> dict[str, Any]:
-        """Async :meth:`answer`."""
-        if (skipped := self._answer_skipped(state)) is not None:
-            return skipped
-        started = time.perf_counter()
-        try:
-            message = await bounded(self.llm).ainvoke(self._answer_messages(state))
-        except Exception as err:  # noqa: BLE001 - any provider error: keep the memories, report it
-            return self._answer_failed(state, err, started)
-        return self._answer_update(state, message, started)

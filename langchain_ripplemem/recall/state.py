@@ -3,11 +3,16 @@
 Use the compiled graph standalone (``graph.invoke({"query": ...}, context=RecallContext(...))``)
 or as a subgraph node: a parent state that has a ``query: str`` key and a
 ``result`` key receives the :class:`~langchain_ripplemem.schemas.RecallResult`
-(and ``answer`` when an LLM answers).
+(and ``answer`` when an LLM answers). The input also takes the recall's filter
+(``since``, ``until``, ``speakers``, ``conversation_id``, ``docs/filters.md``) next to the
+query; a value there wins over the same field of the context (:meth:`RecallContext.with_input`),
+so a parent state's keys of those names are its recall's filter.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
@@ -16,12 +21,12 @@ from langgraph.channels import EphemeralValue, UntrackedValue
 
 # typing's TypedDict has no JSON schema before Python 3.12 (pydantic refuses it): LangGraph Server would
 # show the graph with no input form.
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import NotRequired, Self, TypedDict
 
 from langchain_ripplemem.config import RecallConfig
 from langchain_ripplemem.recall.bridging import EventTime
 from langchain_ripplemem.recall.evidence import Evidence, Supports
-from langchain_ripplemem.recall.filters import RecallFilter, recall_filter
+from langchain_ripplemem.recall.filters import FILTER_NAMES, RecallFilter, recall_filter
 from langchain_ripplemem.recall.recall_prompts import ControllerPlan
 from langchain_ripplemem.recall.visibility import coerce_as_of
 from langchain_ripplemem.schemas import (
@@ -60,7 +65,8 @@ class RecallContext:
         since, until, speakers, conversation_id: the recall's filter (``docs/filters.md``):
             memories outside it are never candidates. ``since`` and ``until`` take ISO dates or
             datetimes or time phrases ("last week"), grounded relative to ``reference_time``,
-            else ``as_of``, else now; ``speakers`` a name or a list of names.
+            else ``as_of``, else now; ``speakers`` a name or a list of names. The run's input may
+            give them too, next to the query: a value there wins (:meth:`with_input`).
     """
 
     namespace: Namespace | None = None
@@ -97,6 +103,29 @@ class RecallContext:
         assert not isinstance(since, str) and not isinstance(until, str)  # grounded in __post_init__
         return RecallFilter(since, until, None if self.speakers is None else tuple(self.speakers),
                             self.conversation_id)
+
+    def with_input(self, run_input: Mapping[str, Any]) -> Self:
+        """The context with the filter values of the run's input: a value the input gives wins over the context's.
+
+        A filter belongs to one question, so a client may send it with the query
+        (``{"query": ..., "since": "last week"}``); a field the input leaves out, or sets to
+        ``None``, keeps the context's. The input's values are checked and grounded as the
+        context's are (relative to ``reference_time``, else ``as_of``, else now).
+
+        Raises:
+            ValueError: naming the filter field (``since``, ``until``, ``speakers``,
+                ``conversation_id``) whose value is unusable.
+
+        Example:
+            >>> ctx = RecallContext(since="2026-04-01", speakers="Sam")
+            >>> given = ctx.with_input({"query": "Where did we eat?", "speakers": ["Maya"]})
+            >>> given.since.isoformat(), given.speakers
+            ('2026-04-01T00:00:00+00:00', ['maya'])
+            >>> ctx.with_input({"query": "Where did we eat?"}) is ctx
+            True
+        """
+        given = {name: run_input[name] for name in FILTER_NAMES if run_input.get(name) is not None}
+        return dataclasses.replace(self, **given) if given else self  # replace() runs __post_init__: one check
 
     def resolved(self, reader: MemoryReader) -> ResolvedContext:
         """The context with the reader's defaults filled in: the one effective namespace and config."""
@@ -136,6 +165,11 @@ class ResolvedContext(RecallContext):
 # input's into ``answering``, and ``answer`` is written at the last step, where the output reads it.
 WithAnswer = Annotated[bool, EphemeralValue(bool)]
 Answer = Annotated[str | None, EphemeralValue(str)]
+# The input's filter values, for the same reason: a run without ``since`` must not keep an earlier run's.
+# The first node reads them (RecallContext.with_input) into the hidden memories.
+FilterTime = Annotated[datetime | str | None, EphemeralValue(object)]
+FilterSpeakers = Annotated[list[str] | str | None, EphemeralValue(object)]
+FilterConversation = Annotated[str | None, EphemeralValue(object)]
 
 
 @dataclass(frozen=True, repr=False)
@@ -164,10 +198,18 @@ Pinned = Annotated[Any, UntrackedValue(object)]
 
 
 class RecallInput(TypedDict):
-    """What the graph needs: the question, and whether to answer it (needs a chat model)."""
+    """What the graph needs: the question, whether to answer it (needs a chat model), and its filter.
+
+    ``since``, ``until``, ``speakers``, ``conversation_id``: the recall's filter
+    (``docs/filters.md``), as in :class:`RecallContext`; a value given here wins over the context's.
+    """
 
     query: str
     with_answer: NotRequired[WithAnswer]
+    since: NotRequired[FilterTime]
+    until: NotRequired[FilterTime]
+    speakers: NotRequired[FilterSpeakers]
+    conversation_id: NotRequired[FilterConversation]
 
 
 class RecallOutput(TypedDict, total=False):
@@ -215,6 +257,10 @@ class RecallState(TypedDict, total=False):
 
     query: str
     with_answer: WithAnswer  # this run's input only
+    since: FilterTime  # this run's input only, as the three below: read by the first node
+    until: FilterTime
+    speakers: FilterSpeakers
+    conversation_id: FilterConversation
     answering: bool  # this run answers (its input's with_answer, copied by the first node)
     cues: QueryCues
     query_vector: list[float]

@@ -49,7 +49,6 @@ from langchain_ripplemem.conversations.files import conversation_from_json
 from langchain_ripplemem.conversations.messages import single_turn_conversation
 from langchain_ripplemem.recall.browsing import MAX_LINKS, MAX_PAGE_SIZE, MemoryNeighbourhood, TimelinePage
 from langchain_ripplemem.schemas import (
-    Conversation,
     Namespace,
     NamespaceStats,
     RecallResult,
@@ -60,8 +59,17 @@ from langchain_ripplemem.schemas import (
 )
 from langchain_ripplemem.server.arguments import strict_tool
 from langchain_ripplemem.server.disconnects import quiet_client_disconnects
+from langchain_ripplemem.server.mcp_tool_bodies import (
+    Corrected,
+    Forgotten,
+    NamespaceList,
+    Remembered,
+    correct_memories,
+    forget_memories,
+    remember_conversation,
+    unknown_ids_note,
+)
 from langchain_ripplemem.server.served_memory import open_deployment
-from langchain_ripplemem.write.forget import ForgetReport
 
 if TYPE_CHECKING:
     from langchain_ripplemem.memory import RippleMem
@@ -165,53 +173,6 @@ or a namespace under it, such as 'users/maya/work'
         return ns
 
 
-class Remembered(BaseModel):
-    """What a remember call stored."""
-
-    namespace: str
-    conversation_id: str
-    memory_ids: list[str] = Field(description="every memory of the input (new or already stored)")
-    new: int = Field(description="memories stored by this call")
-    links: dict[str, int] = Field(description="new links per type (semantic, structural)")
-    superseded: list[str] = Field(default_factory=list, description="older memories these supersede")
-    warnings: list[str] = Field(default_factory=list)
-
-
-class Forgotten(BaseModel):
-    """What a forget call deleted, and where it erased the memories from (``ForgetReport``)."""
-
-    namespace: str
-    deleted: int
-    memory_ids: list[str] = Field(default_factory=list, description="the memories deleted")
-    links: int = Field(default=0, description="links deleted with them")
-    files: list[str] = Field(default_factory=list,
-                             description="files rewritten so that nothing of the memories remains in them")
-    kept: list[str] = Field(default_factory=list,
-                            description="what a server backend may still keep, and how its operator purges it")
-    unknown_ids: list[str] = Field(default_factory=list, description="ids not found in the namespace")
-
-    @classmethod
-    def of(cls, report: ForgetReport, unknown_ids: list[str] | None = None) -> Forgotten:
-        """The tool's outcome of a memory's :class:`~langchain_ripplemem.write.forget.ForgetReport`."""
-        return cls(namespace=format_namespace(report.namespace), deleted=report.units,
-                   memory_ids=list(report.unit_ids), links=report.edges, files=list(report.files),
-                   kept=list(report.kept), unknown_ids=unknown_ids or [])
-
-
-class Corrected(BaseModel):
-    """What a correct call changed."""
-
-    namespace: str
-    suppressed: bool = Field(description="true: hidden from recall; false: restored")
-    changed: list[str]
-    unknown_ids: list[str] = Field(default_factory=list, description="ids not found in the namespace")
-
-
-class NamespaceList(BaseModel):
-    """The namespaces a server reaches that hold memories."""
-
-    namespaces: list[str]
-
 
 def describe_recall(result: RecallResult) -> str:
     """The text a model reads: one line per memory (id, date, text, score, how found), the trace, the warnings.
@@ -246,65 +207,6 @@ def _reply(text: str, outcome: BaseModel) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)],
                           structuredContent=outcome.model_dump(mode="json"))
 
-
-def _remember(memory: RippleMem, ns: Namespace, conv: Conversation) -> Remembered:
-    """Ingest ``conv``; when any window fails, delete what this call stored and raise (all or nothing)."""
-    before = {u.id for u in memory.list_units(ns, include_suppressed=True) if u.source.conversation_id == conv.id}
-    report = memory.add_conversation(conv, namespace=ns)
-    if report.failed_windows:
-        memory.delete([uid for uid in report.unit_ids if uid not in before], namespace=ns)
-        failures = "; ".join(f"turns {', '.join(w.turn_ids)}: {w.error}" for w in report.failed_windows)
-        raise ValueError(f"nothing was stored: the extractor failed on {failures}")
-    return Remembered(namespace=format_namespace(ns), conversation_id=conv.id, memory_ids=report.unit_ids,
-                      new=report.new_units, links=report.edges, superseded=report.superseded,
-                      warnings=report.warnings)
-
-
-def _unknown(memory: RippleMem, ns: Namespace, ids: list[str] | None) -> tuple[list[str], list[str]]:
-    """``(known, unknown)`` ids of ``ns``; raises when ``ids`` names none."""
-    ids = list(dict.fromkeys(i.strip() for i in ids or [] if i.strip()))
-    if not ids:
-        raise ValueError("memory_ids must name at least one memory id, as recall shows it in [brackets]")
-    known = {u.id for u in memory.get(ids, namespace=ns)}
-    return [i for i in ids if i in known], [i for i in ids if i not in known]
-
-
-def _unknown_note(ids: list[str]) -> str:
-    return f" No memory with id {', '.join(ids)} in this namespace." if ids else ""
-
-
-def _forget(memory: RippleMem, ns: Namespace, memory_ids: list[str] | None, conversation_id: str | None,
-            erase_namespace: bool, confirm: str | None) -> Forgotten:
-    chosen = [name for name, given in (("memory_ids", memory_ids is not None),
-                                       ("conversation_id", conversation_id is not None),
-                                       ("erase_namespace", erase_namespace)) if given]
-    if len(chosen) != 1:
-        raise ValueError("pass exactly one of memory_ids, conversation_id or erase_namespace=true, got "
-                         f"{' and '.join(chosen) or 'none'}")
-    name = format_namespace(ns)
-    if erase_namespace:
-        if confirm != name:
-            units = memory.stats(ns).units
-            raise ValueError(f"erasing namespace {name!r} deletes all {counted(units, 'memory', 'memories')} in it: "
-                             f"call again with confirm={name!r}" + (f" (got confirm={confirm!r})" if confirm else ""))
-        return Forgotten.of(memory.delete_namespace(ns))
-    if conversation_id is not None:
-        return Forgotten.of(memory.delete_conversation(conversation_id, namespace=ns))
-    known, unknown = _unknown(memory, ns, memory_ids)
-    return Forgotten.of(memory.delete(known, namespace=ns) if known else ForgetReport(namespace=ns), unknown)
-
-
-def _correct(memory: RippleMem, ns: Namespace, memory_ids: list[str] | None, reason: str,
-             restore: bool) -> Corrected:
-    known, unknown = _unknown(memory, ns, memory_ids)
-    if not restore and not reason.strip():
-        raise ValueError("reason must say why the memories are wrong (the user's correction)")
-    if known:
-        if restore:
-            memory.unsuppress(known, namespace=ns)
-        else:
-            memory.suppress(known, namespace=ns, reason=reason.strip())
-    return Corrected(namespace=format_namespace(ns), suppressed=not restore, changed=known, unknown_ids=unknown)
 
 
 def create_mcp_server(
@@ -353,7 +255,7 @@ def create_mcp_server(
             conv = single_turn_conversation(text.strip(), speaker=speaker.strip())
         else:
             raise ValueError("pass exactly one of text or conversation")
-        done: Remembered = await run(_remember, memory, ns, conv)
+        done: Remembered = await run(remember_conversation, memory, ns, conv)
         old = len(done.memory_ids) - done.new
         return _reply(f"Remembered {counted(done.new, 'new memory', 'new memories')} in {done.namespace}"
                       + (f" ({old} already stored)" if old else "") + f": {', '.join(done.memory_ids)}", done)
@@ -408,11 +310,11 @@ def create_mcp_server(
             description="with erase_namespace: the namespace's name, to confirm")] = None,
         namespace: NamespaceArg = None,
     ) -> Annotated[CallToolResult, Forgotten]:
-        done: Forgotten = await run(_forget, memory, scope.resolve(namespace), memory_ids, conversation_id,
+        done: Forgotten = await run(forget_memories, memory, scope.resolve(namespace), memory_ids, conversation_id,
                                     erase_namespace, confirm)
         erased = f" Erased from {counted(len(done.files), 'file')} of the store." if done.files else ""
         return _reply(f"Deleted {counted(done.deleted, 'memory', 'memories')} in {done.namespace}.{erased}"
-                      + "".join(f" Still kept by {kept}." for kept in done.kept) + _unknown_note(done.unknown_ids),
+                      + "".join(f" Still kept by {kept}." for kept in done.kept) + unknown_ids_note(done.unknown_ids),
                       done)
 
     async def correct(
@@ -421,10 +323,10 @@ def create_mcp_server(
         restore: Annotated[bool, Field(description="undo an earlier correction instead")] = False,
         namespace: NamespaceArg = None,
     ) -> Annotated[CallToolResult, Corrected]:
-        done: Corrected = await run(_correct, memory, scope.resolve(namespace), memory_ids, reason, restore)
+        done: Corrected = await run(correct_memories, memory, scope.resolve(namespace), memory_ids, reason, restore)
         verb = "Suppressed (never recalled again)" if done.suppressed else "Restored (recalled again)"
         return _reply(f"{verb}: {len(done.changed)} in {done.namespace}"
-                      + (f": {', '.join(done.changed)}." if done.changed else ".") + _unknown_note(done.unknown_ids),
+                      + (f": {', '.join(done.changed)}." if done.changed else ".") + unknown_ids_note(done.unknown_ids),
                       done)
 
     async def list_namespaces() -> NamespaceList:

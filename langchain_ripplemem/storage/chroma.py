@@ -1,16 +1,11 @@
 """Chroma behind the :class:`~langchain_ripplemem.storage.protocols.UnitBackend` seam.
 
-Everything the package knows about Chroma lives here: the embedded client (no
-telemetry), the collection, the record format, the one-process lock of an
-embedded store, paged reads and their retries.
+The backend: its collections, the record format, the one-process lock of an embedded
+store, paged reads. Opening a client, the unit collection's index settings and reads
+retried on transient errors are :mod:`~langchain_ripplemem.storage.chroma_client`'s.
 
-* **Record format.** One record per unit: the unit's vector and metadata
-  ``{"ns": <namespace key>, "kind", "unit": <the MemoryUnit as JSON>}``, its
-  creation time first (:func:`stored_json`); no document (records written with
-  one load the same). Every read keeps to ``ns``: a namespace's ids are listed
-  with a filter on it, and what is read by id is checked against it here (Chroma
-  given both ids and a filter passes over the whole collection for each id).
-  Every write checks that a unit belongs to the namespace it is written to.
+* **Record format.** One record per unit, keyed by its namespace
+  (:mod:`~langchain_ripplemem.storage.chroma_records`); every read keeps to that key.
 * **Paged reads only.** Chroma answers one ``get`` with at most 32,766 records
   ("too many SQL variables" past that), so reads go ``PAGE_SIZE`` records (or
   ids) at a time, and ``ID_PAGE_SIZE`` ids when listing a namespace's ids.
@@ -21,10 +16,8 @@ embedded store, paged reads and their retries.
   each was asked whether it still held a unit). A store from before the
   registry gets it on open; one whose registry could list emptied namespaces
   (``REGISTRY_FORMAT`` missing) has it checked once.
-* **Transient errors.** Reads are retried a few times on Chroma's
-  ``InternalError`` only: a Chroma 1.5.9 server now and then answers a read with
-  one while another client deletes in the same collection ("Error finding id")
-  or right after the collection was created ("Error creating hnsw segment reader").
+* **Transient errors.** Every read goes through
+  :func:`~langchain_ripplemem.storage.chroma_client.read_retrying`.
 * **Embedding model.** The unit collection's metadata records the model that made
   its vectors (``embedding_model``, ``embedding_dimension``), written with the first
   write (:mod:`~langchain_ripplemem.storage.embedding_record`); a write of vectors of
@@ -55,9 +48,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import logging
 import threading
-import time
 import uuid
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -67,6 +58,13 @@ from typing import Any, TypeVar
 import numpy as np
 
 from langchain_ripplemem.schemas import MemoryUnit, Namespace, namespace_from_key, namespace_key
+from langchain_ripplemem.storage.chroma_client import (
+    HNSW_SYNC_THRESHOLD,
+    UNIT_COLLECTION_METADATA,
+    chroma_client,
+    read_retrying,
+    tune_sync_threshold,
+)
 from langchain_ripplemem.storage.chroma_erase import (
     SERVER_KEEPS,
     clear_unused_capacity,
@@ -75,12 +73,20 @@ from langchain_ripplemem.storage.chroma_erase import (
     persist_index,
     vacuum_store_file,
 )
+from langchain_ripplemem.storage.chroma_records import (
+    DIMENSION_KEY,
+    MODEL_KEY,
+    namespace_key_of,
+    owned_positions,
+    record_metadata,
+    recorded_model,
+    stored_record,
+)
 from langchain_ripplemem.storage.embedding_record import EmbeddingModel, mismatch
 from langchain_ripplemem.storage.locks import StoreLock, embedded_store_directory
 from langchain_ripplemem.storage.protocols import Purged, StoredRecord
 
-__all__ = ["DEFAULT_COLLECTION", "HNSW_SYNC_THRESHOLD", "ID_PAGE_SIZE", "PAGE_SIZE", "ChromaUnitBackend",
-           "chroma_client", "read_retrying", "stored_json"]
+__all__ = ["DEFAULT_COLLECTION", "ID_PAGE_SIZE", "PAGE_SIZE", "REGISTRY_FORMAT", "ChromaUnitBackend"]
 
 DEFAULT_COLLECTION = "ripplemem_units"
 # Records (or ids) per Chroma call: well under SQLite's 32,766 bound variables.
@@ -90,111 +96,7 @@ PAGE_SIZE = 5000
 ID_PAGE_SIZE = 30_000
 # The registry's format, in its collection metadata: 2 = exactly the namespaces that hold units.
 REGISTRY_FORMAT = 2
-# Transient Chroma read errors: attempts in all, and the first pause (doubled each time).
-READ_ATTEMPTS = 4
-READ_BACKOFF_SECONDS = 0.05
-_sleep = time.sleep
-_log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-def chroma_client(persist_directory: str | Path | None) -> Any:
-    """An embedded Chroma client: ephemeral, or persistent in ``persist_directory``; no telemetry."""
-    import chromadb
-    from chromadb.config import Settings
-
-    settings = Settings(anonymized_telemetry=False, allow_reset=False)
-    if persist_directory is None:
-        return chromadb.EphemeralClient(settings=settings)
-    Path(persist_directory).mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(persist_directory), settings=settings)
-
-
-def read_retrying(read: Callable[[], T], what: str, *, attempts: int | None = None,
-                  backoff: float | None = None) -> T:
-    """``read()``, retried with a doubling pause when Chroma raises its transient ``InternalError``.
-
-    Any other error propagates at once. When every attempt fails, an ``InternalError``
-    saying what was read and how often propagates, chained to the last one.
-
-    Args:
-        read: the read, e.g. a ``collection.get`` call.
-        what: what is read, for the error message.
-        attempts: tries in all (at least 1); default ``READ_ATTEMPTS``.
-        backoff: seconds before the second try; default ``READ_BACKOFF_SECONDS``.
-    """
-    from chromadb.errors import InternalError
-
-    attempts = READ_ATTEMPTS if attempts is None else attempts
-    backoff = READ_BACKOFF_SECONDS if backoff is None else backoff
-    if attempts < 1:
-        raise ValueError(f"attempts must be at least 1, got {attempts}")
-    attempt = 1
-    while True:
-        try:
-            return read()
-        except InternalError as err:
-            if attempt >= attempts:
-                raise InternalError(f"reading {what} from Chroma failed {attempts} times with a transient "
-                                    f"InternalError; the last: {err}") from err
-            _log.warning("retrying a read of %s from Chroma after a transient InternalError (attempt %d of %d): %s",
-                         what, attempt, attempts, err)
-        _sleep(backoff * 2 ** (attempt - 1))
-        attempt += 1
-
-
-def stored_json(unit: MemoryUnit) -> str:
-    """The unit as the JSON a record keeps: its creation time first, then the other fields.
-
-    Chroma's SQLite indexes every string metadata value (by key and value). With the id
-    (a hash) first, each new unit's JSON went to a random page of an index holding every
-    unit's JSON (12k pages of 4 KB at 50k units), which the upsert reads and rewrites; time
-    first appends new units near the index's end (the upsert's CPU: 3-5 % less at 1k and at
-    50k units, docs/scale.md "Ingest"). Any key order parses to the same unit.
-
-    Example:
-        >>> from langchain_ripplemem.schemas import Provenance
-        >>> unit = MemoryUnit.create(namespace=("maya",), restatement="Maya: hi",
-        ...                          source=Provenance(conversation_id="c", session_id="s"))
-        >>> text = stored_json(unit)
-        >>> text.startswith('{"created_at":'), MemoryUnit.model_validate_json(text) == unit
-        (True, True)
-    """
-    first = unit.model_dump_json(include={"created_at"})
-    return f"{first[:-1]},{unit.model_dump_json(exclude={'created_at'})[1:]}"
-
-
-# Chroma indexes every vector in an HNSW graph, which the package never queries (recall
-# searches its own matrix exactly). Its default build (ef 100, M 16) made an upsert of 20
-# memories cost 12 ms at 1k and 33 ms at 30k; a sparse build keeps it near flat
-# (11 -> 15 ms). A collection keeps the build it was created with.
-# Chroma persists that index every ``sync_threshold`` records, and until it does, every write
-# reads back the records written since the last persist. 200 instead of Chroma's 1,000 makes
-# an upsert about a third cheaper at every size, for about the same bytes written
-# (benchmarks/measurements/chroma_upsert.py, 20-record upserts of this package's record shapes: 1.06 -> 0.65
-# ms CPU a record over the first 2k records, 1.25 -> 0.81 over the last 3k of 30k; 100 and
-# 400 cost more). A collection created with another value gets this one when opened
-# (Chroma lets it change; the build stays).
-HNSW_SYNC_THRESHOLD = 200
-UNIT_COLLECTION_METADATA = {"hnsw:space": "cosine", "hnsw:construction_ef": 8, "hnsw:M": 4,
-                            "hnsw:sync_threshold": HNSW_SYNC_THRESHOLD}
-# The unit collection's metadata keys recording its embedding model.
-MODEL_KEY, DIMENSION_KEY = "embedding_model", "embedding_dimension"
-
-
-def _recorded_model(metadata: dict[str, Any] | None) -> EmbeddingModel | None:
-    name, dimension = (metadata or {}).get(MODEL_KEY), (metadata or {}).get(DIMENSION_KEY)
-    return EmbeddingModel(name, dimension) if isinstance(name, str) and isinstance(dimension, int) else None
-
-
-def _tune_sync_threshold(collection: Any) -> None:
-    """Give ``collection``'s HNSW index :data:`HNSW_SYNC_THRESHOLD` (before its first write in this process).
-
-    Collections without an HNSW index (a distributed Chroma's) are left as they are.
-    """
-    hnsw = (getattr(collection, "configuration", None) or {}).get("hnsw") or {}
-    if hnsw and hnsw.get("sync_threshold") != HNSW_SYNC_THRESHOLD:
-        collection.modify(configuration={"hnsw": {"sync_threshold": HNSW_SYNC_THRESHOLD}})
 
 
 def _one_write_at_a_time(write: Callable[..., T]) -> Callable[..., T]:
@@ -256,7 +158,7 @@ class ChromaUnitBackend:
             self.client = client
             self.collection = client.get_or_create_collection(
                 collection_name, embedding_function=None, metadata=UNIT_COLLECTION_METADATA)
-            _tune_sync_threshold(self.collection)
+            tune_sync_threshold(self.collection)
             self._registry = client.get_or_create_collection(
                 f"{collection_name}__namespaces", embedding_function=None,
                 metadata={"registry_format": REGISTRY_FORMAT})
@@ -302,7 +204,7 @@ class ChromaUnitBackend:
         Never both: given ids and a filter, Chroma evaluates the filter over the whole
         collection for each id (at 100k records 10 ids took 0.77 s and 200 took 10.8 s,
         against 2 and 25 ms by id alone; ``benchmarks/measurements/chroma_reads.py``). Readers by id check
-        each record's namespace themselves (:meth:`_own`).
+        each record's namespace themselves (:func:`~langchain_ripplemem.storage.chroma_records.owned_positions`).
         """
         if ids is not None:
             for start in range(0, len(ids), page):
@@ -315,11 +217,6 @@ class ChromaUnitBackend:
             if len(got["ids"]) < page:
                 return
             offset += page
-
-    @staticmethod
-    def _own(got: dict[str, Any], key: str) -> list[int]:
-        """Positions in a ``get`` result (metadatas included) of the records of namespace ``key``."""
-        return [i for i, meta in enumerate(got["metadatas"] or ()) if (meta or {}).get("ns") == key]
 
     def _namespace_ids(self, key: str, what: str) -> list[str]:
         """Every id of namespace ``key``: a few filtered reads of ids alone."""
@@ -336,7 +233,7 @@ class ChromaUnitBackend:
         key, what = namespace_key(namespace), f"namespace {list(namespace)}"
         for got in self._pages(what, ["embeddings", "metadatas"], ids=self._namespace_ids(key, what)
                                if ids is None else ids):
-            own = self._own(got, key)
+            own = owned_positions(got, key)
             if own:
                 vectors = np.asarray(got["embeddings"], dtype=np.float32)
                 yield ([MemoryUnit.model_validate_json(got["metadatas"][i]["unit"]) for i in own],
@@ -346,15 +243,7 @@ class ChromaUnitBackend:
         """Every record of the collection, readable or not, page by page."""
         for got in self._pages("every record", ["metadatas"]):
             for uid, meta in zip(got["ids"], got["metadatas"] or [None] * len(got["ids"]), strict=True):
-                key = (meta or {}).get("ns")
-                if not isinstance(key, str):
-                    yield StoredRecord(uid, None, None, "no namespace key")
-                    continue
-                try:
-                    namespace_from_key(key)
-                    yield StoredRecord(uid, key, MemoryUnit.model_validate_json((meta or {})["unit"]))
-                except (KeyError, TypeError, ValueError) as err:
-                    yield StoredRecord(uid, key, None, f"{type(err).__name__}: {err}")
+                yield stored_record(uid, meta)
 
     def namespaces(self) -> list[Namespace]:
         """Every namespace that holds a unit: one paged read of the registry."""
@@ -388,7 +277,7 @@ class ChromaUnitBackend:
     # -- the embedding model (storage/embedding_record.py) ---------------------------
     def embedding_model(self) -> EmbeddingModel | None:
         """The model recorded in the collection's metadata; for an older store, one stored vector's width."""
-        recorded = _recorded_model(self.collection.metadata)
+        recorded = recorded_model(self.collection.metadata)
         if recorded is not None or not self.collection.count():
             return recorded
         got = self._get(self.collection, "a stored vector", limit=1, include=["embeddings"])
@@ -405,7 +294,7 @@ class ChromaUnitBackend:
             # Read again: with a Chroma server, another client may have recorded a model since this one opened.
             metadata = self.collection.metadata if self._private_collections else self.client.get_collection(
                 self.collection.name, embedding_function=None).metadata
-            self._written_model = _recorded_model(metadata)
+            self._written_model = recorded_model(metadata)
             if self._written_model is None:
                 if self._model_name is not None and not self._private_collections:
                     kept = {k: v for k, v in (metadata or {}).items() if not k.startswith("hnsw:")}  # Chroma's own
@@ -427,16 +316,6 @@ class ChromaUnitBackend:
             self._registry.upsert(ids=new, embeddings=np.ones((len(new), 1), dtype=np.float32),
                                   metadatas=[{"ns": k} for k in new])
 
-    @staticmethod
-    def _metadata(key: str, unit: MemoryUnit) -> dict[str, Any]:
-        return {"ns": key, "kind": unit.kind, "unit": stored_json(unit)}
-
-    def _check(self, namespace: Namespace, units: Sequence[MemoryUnit]) -> str:
-        for unit in units:
-            if unit.namespace != tuple(namespace):
-                raise ValueError(f"unit {unit.id} belongs to {unit.namespace}, not {namespace}")
-        return namespace_key(namespace)
-
     @_one_write_at_a_time
     def upsert(self, namespace: Namespace, units: Sequence[MemoryUnit], vectors: np.ndarray) -> None:
         """Write units and their vectors.
@@ -447,7 +326,7 @@ class ChromaUnitBackend:
         0.33 over the last 3k of 30k, about a quarter of the upsert
         (``benchmarks/measurements/chroma_upsert.py --documents``, ``results/chroma_documents.json``).
         """
-        key = self._check(namespace, units)
+        key = namespace_key_of(namespace, units)
         if units:
             self._check_model(int(np.shape(vectors)[1]))
             self._register({key})
@@ -456,15 +335,15 @@ class ChromaUnitBackend:
             self.collection.upsert(
                 ids=[u.id for u in chunk],
                 embeddings=np.asarray(vectors[start : start + PAGE_SIZE], dtype=np.float32),
-                metadatas=[self._metadata(key, u) for u in chunk])
+                metadatas=[record_metadata(key, u) for u in chunk])
 
     @_one_write_at_a_time
     def update(self, namespace: Namespace, units: Sequence[MemoryUnit]) -> None:
         """Rewrite stored units' metadata (ids, text and vectors stay)."""
-        key = self._check(namespace, units)
+        key = namespace_key_of(namespace, units)
         for start in range(0, len(units), PAGE_SIZE):
             chunk = units[start : start + PAGE_SIZE]
-            self.collection.update(ids=[u.id for u in chunk], metadatas=[self._metadata(key, u) for u in chunk])
+            self.collection.update(ids=[u.id for u in chunk], metadatas=[record_metadata(key, u) for u in chunk])
 
     @_one_write_at_a_time
     def delete(self, namespace: Namespace, ids: Sequence[str]) -> None:
@@ -476,7 +355,7 @@ class ChromaUnitBackend:
         key = namespace_key(namespace)
         deleted: list[str] = []
         for got in self._pages(f"namespace {list(namespace)}", ["metadatas"], ids=list(ids)):
-            own = [got["ids"][i] for i in self._own(got, key)]
+            own = [got["ids"][i] for i in owned_positions(got, key)]
             if own:
                 self._delete_erasing(own)
                 deleted += own

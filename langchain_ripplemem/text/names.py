@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
+
+from langchain_ripplemem._runtime.text_caches import text_cache
 
 __all__ = [
     "KNOWN_PLACES",
@@ -25,6 +28,7 @@ __all__ = [
     "canonical_location",
     "canonical_name",
     "normalise_cues",
+    "refers_to",
 ]
 
 # Lower-cased words that stay lower-case inside multi-word names and places.
@@ -122,6 +126,31 @@ def canonical_name(value: str) -> str:
     words = text.split(" ")
     return " ".join(_case_word(w, first=i == 0, keep_acronyms=False)
                     for i, w in enumerate(words) if w)
+
+
+def refers_to(asked: str, name: str) -> bool:
+    """Whether a person someone asks for (a timeline's ``person``, a recall filter's speaker) is ``name``.
+
+    The one way a person asked for is matched against a memory's speaker or participant:
+    case-insensitive, on canonical spellings, and a first name is also a full name that
+    starts with it ("maya" is "Maya Lindqvist"); a full name is only itself.
+
+    Example:
+        >>> refers_to("maya", "Maya Lindqvist"), refers_to("MAYA", "maya's"), refers_to("maya", "Mayan")
+        (True, True, False)
+        >>> refers_to("Maya Lindqvist", "Maya"), refers_to("", "Maya")
+        (False, False)
+
+    """
+    asked_key, name_key = _person_key(asked), _person_key(name)
+    return bool(asked_key) and (name_key == asked_key or name_key.startswith(asked_key + " "))
+
+
+@text_cache
+@lru_cache(maxsize=4096)
+def _person_key(name: str) -> str:
+    """How a person's name compares: canonical, case-folded (cached: a timeline compares every memory's names)."""
+    return canonical_name(name).casefold()
 
 
 def canonical_location(value: str) -> str:

@@ -20,7 +20,7 @@ from benchmarks.runner import FreshMemories, run_benchmark
 from benchmarks.systems import Retrieved
 from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.schemas import Conversation, Session, Turn
-from langchain_ripplemem.storage.chroma import chroma_client
+from langchain_ripplemem.storage.chroma_client import chroma_client
 from tests.benchmarks.fixtures.bench_fakes import LOCOMO_TINY, FakeMemory, locomo_adapter
 from tests.unit_tests.conftest import BagOfWordsEmbeddings
 

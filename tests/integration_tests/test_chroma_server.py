@@ -11,7 +11,7 @@ Seen here: with several processes writing at once, the Chroma server (1.5.9)
 now and then answers a namespace load (``collection.get`` with embeddings)
 with a transient ``InternalError`` ("Error creating hnsw segment reader:
 Nothing found on disk" on a new collection, "Error finding id" while another
-client deletes in the same namespace). ``chroma.read_retrying`` retries those
+client deletes in the same namespace). ``chroma_client.read_retrying`` retries those
 reads, so the writer processes below need no retries of their own.
 """
 

@@ -7,7 +7,9 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from langchain_ripplemem.schemas import MemoryUnit, namespace_key
-from langchain_ripplemem.storage.chroma import HNSW_SYNC_THRESHOLD, ChromaUnitBackend, stored_json
+from langchain_ripplemem.storage.chroma import ChromaUnitBackend
+from langchain_ripplemem.storage.chroma_client import HNSW_SYNC_THRESHOLD
+from langchain_ripplemem.storage.chroma_records import stored_json
 
 from .conftest import make_unit
 

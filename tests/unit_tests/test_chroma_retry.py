@@ -9,8 +9,8 @@ from chromadb.errors import InternalError
 
 from langchain_ripplemem.index.unit_index import UnitIndex
 from langchain_ripplemem.memory import RippleMem
-from langchain_ripplemem.storage import chroma as chroma_module
-from langchain_ripplemem.storage.chroma import read_retrying
+from langchain_ripplemem.storage import chroma_client as chroma_module
+from langchain_ripplemem.storage.chroma_client import read_retrying
 
 from .conftest import filled_memory
 

@@ -26,7 +26,7 @@ from langchain_ripplemem.cli import main
 from langchain_ripplemem.errors import ErasureError
 from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.storage import chroma
-from langchain_ripplemem.storage.chroma import HNSW_SYNC_THRESHOLD
+from langchain_ripplemem.storage.chroma_client import HNSW_SYNC_THRESHOLD
 from langchain_ripplemem.stores import RippleMemStore
 
 from .conftest import Secret, filler, secret_conversation

@@ -118,6 +118,21 @@ def test_each_ingest_run_on_a_thread_ingests_its_own_input(shared_memory):
     assert any("Porto" in u.restatement for u in shared_memory.list_units(tuple(NS)))
 
 
+def test_a_recall_filter_in_the_input_filters_that_run_only(shared_memory):
+    """On a checkpointed thread (as LangGraph Server runs a graph), the next run without a filter is not filtered."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langchain_ripplemem.recall.checkpointing import checkpoint_serde
+
+    shared_memory.add_conversation(make_conversation(), namespace=tuple(NS))
+    graph = load("recall").graph.copy(update={"checkpointer": InMemorySaver(serde=checkpoint_serde())})
+    thread, query = {"configurable": {"thread_id": "one"}}, "Should Maya book Harbor Grill for her birthday?"
+    sam = graph.invoke({"query": query, "speakers": ["Sam"]}, thread, context={"namespace": NS})["result"]
+    after = graph.invoke({"query": query}, thread, context={"namespace": NS})["result"]
+    assert sam.memories and {m.unit.metadata["speaker"] for m in sam.memories} == {"Sam"}
+    assert {m.unit.metadata["speaker"] for m in after.memories} == {"Maya", "Sam"}
+
+
 @pytest.mark.slow
 def test_ingest_runs_on_one_thread_of_the_dev_server(tmp_path):
     """The same through LangGraph Server's API (``langgraph dev``): threads, runs, their status."""
@@ -135,13 +150,21 @@ def test_ingest_runs_on_one_thread_of_the_dev_server(tmp_path):
                                  raise_error=False)
         after = client.runs.wait(failed, "ingest", input={"messages": PORTO}, context=context, raise_error=False)
         statuses = [run["status"] for run in reversed(client.runs.list(failed))]
-        found = client.runs.wait(client.threads.create()["thread_id"], "recall",
-                                 input={"query": "Where did I move in 2024?"}, context=context)
+        recalls, question = client.threads.create()["thread_id"], "Where did I move in 2024?"
+        # A filter in the input (over the context's), for that run only; a bad one fails the run, named.
+        sam = client.runs.wait(recalls, "recall", input={"query": question, "speakers": ["Sam"]},
+                               context={**context, "speakers": ["Maya"]})
+        found = client.runs.wait(recalls, "recall", input={"query": question}, context=context)
+        bad = client.runs.wait(recalls, "recall", input={"query": question, "since": "someday"}, context=context,
+                               raise_error=False)
     assert (first["report"]["new_units"], second["report"]["turns"], second["report"]["new_units"]) == (7, 1, 1)
     assert error["__error__"]["error"] == "InvalidConversationError" and statuses == ["error", "success"]
     assert (after["report"]["turns"], after["report"]["new_units"]) == (1, 1)
     said = [m["unit"]["restatement"] for m in found["result"]["memories"]]
     assert any("Lisbon" in text for text in said) and any("Porto" in text for text in said)
+    kept = sam["result"]["memories"]
+    assert kept and {m["unit"]["metadata"]["speaker"] for m in kept} == {"Sam"}
+    assert bad["__error__"]["error"] == "ValueError" and bad["__error__"]["message"].startswith("since must be")
 
 
 def test_get_memory_builds_a_persistent_memory_from_the_environment(tmp_path, monkeypatch):

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from langchain_ripplemem.schemas import MemoryUnit, namespace_key
-from langchain_ripplemem.storage.chroma import REGISTRY_FORMAT, ChromaUnitBackend, chroma_client
+from langchain_ripplemem.storage.chroma import REGISTRY_FORMAT, ChromaUnitBackend
+from langchain_ripplemem.storage.chroma_client import chroma_client
 
 from .conftest import make_unit
 

@@ -9,14 +9,16 @@ from __future__ import annotations
 import logging
 from datetime import date, datetime, timezone
 
+import numpy as np
 import pytest
 
+from langchain_ripplemem.index.namespace_index import NamespaceIndex
 from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.recall import RecallContext, build_recall_graph
-from langchain_ripplemem.recall.filters import recall_filter
+from langchain_ripplemem.recall.filters import outside, recall_filter
 from langchain_ripplemem.schemas import Conversation, MemoryUnit, RecallResult
 
-from .conftest import filled_memory, make_conversation
+from .conftest import drawn_conversation, filled_memory, make_conversation, make_unit
 from .test_graphs import load, shared_memory  # noqa: F401 - the served graphs' fixture
 from .test_lifecycle import EXPAND, MAYA, QUERY, seen_ids, unit_id
 
@@ -122,6 +124,44 @@ def test_the_graph_takes_the_filter_from_its_context(memory):
         RecallContext(namespace=MAYA, until="not a time")
 
 
+def test_a_first_name_keeps_a_full_name_speaker_as_the_timeline_does(bow):
+    memory = RippleMem(bow)
+    memory.add_conversation(drawn_conversation([[
+        ("Maya Lindqvist", "The Harbor Grill dinner is on Friday."),
+        ("Mayan", "The Harbor Grill dinner needs a booking."),
+        ("Sam", "The Harbor Grill dinner was my idea."),
+    ]]), namespace=MAYA)
+    spoken = memory.recall("Harbor Grill dinner", namespace=MAYA, k=10, speakers="maya")
+    assert [m.unit.metadata["speaker"] for m in spoken.memories] == ["Maya Lindqvist"]
+    timeline = memory.timeline(person="maya", namespace=MAYA)  # one word, one meaning
+    assert {m.metadata["speaker"] for m in timeline.memories} == {"Maya Lindqvist"}
+    assert not memory.recall("Harbor Grill dinner", namespace=MAYA, speakers="Maya Lind").memories
+
+
+def test_a_first_name_keeps_a_full_name_participant_of_a_memory_with_no_speaker():
+    # A chat model's extraction records no speaker: the filter reads the participants, matched the same way.
+    units = [make_unit("Maya Lindqvist booked the dinner.", namespace=MAYA, participants=["Maya Lindqvist"]),
+             make_unit("Mayan booked the table.", namespace=MAYA, participants=["Mayan"])]
+    index = NamespaceIndex(MAYA)
+    index.add(units, np.ones((2, 2), np.float32))
+    assert outside(index, recall_filter(speakers="maya")) == {units[1].id}
+
+
+def test_the_graph_takes_the_filter_from_its_input_over_its_context(memory):
+    graph = build_recall_graph(memory.reader)
+    shellfish = unit_id(memory, "allergic to shellfish")
+    context = {"namespace": ["maya"], "config": EXPAND.model_dump(mode="json")}
+    dated = graph.invoke({"query": QUERY, "since": S1_OUT}, context=context)["result"]
+    assert dated.memories and shellfish not in seen_ids(dated)
+    # A field the input gives wins over the context's; one it leaves out (until) is the context's.
+    mixed = graph.invoke({"query": QUERY, "speakers": "Maya"},
+                         context={**context, "speakers": ["Sam"], "until": "2026-03-02"})["result"]
+    assert mixed.memories and {m.unit.metadata["speaker"] for m in mixed.memories} == {"Maya"}
+    assert {str(m.unit.time.start.date()) for m in mixed.memories} == {"2026-03-02"}
+    with pytest.raises(ValueError, match="^since must be"):
+        graph.invoke({"query": QUERY, "since": "someday soon"}, context=context)
+
+
 def test_filter_values_ground_as_documented():
     ref = datetime(2026, 5, 6, 12, tzinfo=timezone.utc)
     flt = recall_filter(since="2026-05-01T09:30:00", until="yesterday", reference=ref)
@@ -211,10 +251,14 @@ async def test_store_asearch_takes_the_same_filter(bow):
     assert [i.key for i in await store.asearch(("u",), query="Harbor Grill", filter={"speakers": "Maya"})] == ["b"]
 
 
-def test_the_served_recall_graph_takes_the_filter_in_its_context(shared_memory):  # noqa: F811
+def test_the_served_recall_graph_takes_the_filter_in_its_context_or_input(shared_memory):  # noqa: F811
     shared_memory.add_conversation(make_conversation(), namespace=MAYA)
     graph = load("recall").graph
     result = graph.invoke({"query": QUERY}, context={"namespace": list(MAYA), "speakers": ["Sam"]})["result"]
     assert result.memories and {m.unit.metadata["speaker"] for m in result.memories} == {"Sam"}
     dated = graph.invoke({"query": QUERY}, context={"namespace": list(MAYA), "since": "2026-04-01"})["result"]
     assert dated.memories and {str(m.unit.time.start.date()) for m in dated.memories} == {"2026-04-20"}
+    given = graph.invoke({"query": QUERY, "speakers": ["Maya"], "since": "2026-04-01"},
+                         context={"namespace": list(MAYA), "speakers": ["Sam"]})["result"]
+    assert given.memories and {m.unit.metadata["speaker"] for m in given.memories} == {"Maya"}
+    assert {str(m.unit.time.start.date()) for m in given.memories} == {"2026-04-20"}

@@ -76,10 +76,10 @@ def test_a_spent_budget_goes_straight_to_assembly_without_a_controller_run(memor
 
 
 def test_a_plan_reads_the_edges_its_decision_read(memory, monkeypatch):
-    from langchain_ripplemem.recall import nodes
+    from langchain_ripplemem.recall import node_context
 
     asked = []
-    monkeypatch.setattr(nodes, "with_edges", lambda graph, ids: asked.append(len(ids)) or set(ids))
+    monkeypatch.setattr(node_context, "with_edges", lambda graph, ids: asked.append(len(ids)) or set(ids))
     result = memory.recall(QUESTION, namespace=NS, config=SMALL)
     assert [r.round for r in result.rounds] == [0, 1]
     assert len(asked) == 1  # check_sufficiency asked once; plan_expansion planned on the same evidence

@@ -20,7 +20,7 @@ from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.recall.browsing import MemoryNeighbourhood, TimelinePage
 from langchain_ripplemem.recall.filters import outside, recall_filter
 from langchain_ripplemem.schemas import MemoryUnit
-from langchain_ripplemem.text.names import canonical_name
+from langchain_ripplemem.text.names import refers_to
 from langchain_ripplemem.tools import create_explore_memory_tool, create_memory_timeline_tool
 
 from .conftest import BagOfWordsEmbeddings, filled_memory, make_conversation
@@ -239,18 +239,14 @@ def scanned_timeline(memory: RippleMem, since, until, person: str | None) -> lis
     window = recall_filter(since, until, reference=MONDAY)
     low = window.since or datetime.min.replace(tzinfo=timezone.utc)
     high = window.until or datetime.max.replace(tzinfo=timezone.utc)
-    who = canonical_name(person).casefold() if person else None
-
-    def named(name: str) -> bool:
-        name = canonical_name(name).casefold()
-        return name == who or name.startswith(f"{who} ")
 
     def when(unit: MemoryUnit) -> tuple[datetime, datetime]:
         return (unit.time.start, unit.time.end) if unit.time else (stated_at(unit), stated_at(unit))
 
     units = memory.reader.namespace_index(NS).units  # the stored order
     found = [u for u in units if not is_suppressed(u) and when(u)[1] >= low and when(u)[0] <= high
-             and (who is None or any(named(n) for n in [*u.participants, u.metadata.get("speaker") or ""]))]
+             and (person is None or any(refers_to(person, name)
+                                        for name in [*u.participants, u.metadata.get("speaker") or ""]))]
     return sorted(found, key=when)
 
 
