@@ -3,7 +3,7 @@ PY ?= python
 LOCOMO ?= ../shared/data/locomo/locomo10.json
 LONGMEMEVAL ?= ../shared/data/longmemeval/longmemeval_s_dev143.json
 
-.PHONY: install test lint format typecheck bench-env bench-runtime bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-updates bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-import bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma bench-forget small-memory-cases update-cases bench-all bench-summary bench-demo demo bench-ui ui-screenshot
+.PHONY: install test lint format typecheck bench-env bench-runtime bench bench-linked bench-linked-dev bench-sets bench-facts bench-multilingual bench-small bench-updates bench-observations bench-longmemeval bench-longmemeval-sample bench-ingest bench-import bench-calibration bench-batch-shapes bench-edges bench-multihop-reach bench-cue-quality bench-local-controller bench-chroma bench-forget small-memory-cases update-cases bench-all bench-summary bench-demo demo bench-ui bench-timeline ui-screenshot
 
 install:
 	$(PY) -m pip install -e ".[dev,bench]"
@@ -150,6 +150,10 @@ bench-forget:
 # First paint of `ripplemem ui` with 100,000 memories in one namespace, in headless Chromium (docs/ui.md).
 bench-ui:
 	$(PY) -m benchmarks.measurements.ui_paint --out results/ui_paint.json
+
+# memory_timeline's page at 1k, 10k and 100k memories, the UI's page as the baseline; rewrites docs/tools.md's table.
+bench-timeline:
+	$(PY) -m benchmarks.measurements.timeline_speed --out results/timeline_speed.json --doc docs/tools.md
 
 # docs/ui.png: the page over the demo's conversation, one recall, one memory open.
 ui-screenshot:

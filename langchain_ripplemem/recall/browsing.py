@@ -41,11 +41,14 @@ from __future__ import annotations
 from datetime import datetime, time
 from typing import TYPE_CHECKING, get_args
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from langchain_ripplemem.index.marks import SUPERSEDED_BY, VALID_UNTIL, is_suppressed, stated_at
-from langchain_ripplemem.index.sessions import NO_ROW, neighbour_rows
-from langchain_ripplemem.recall.filters import outside, recall_filter
+from langchain_ripplemem.index.sessions import NO_ROW, neighbour_rows, per_index
+from langchain_ripplemem.recall.bridging import epoch_micros, row_times
+from langchain_ripplemem.recall.cue_bonus import row_speakers, speaker_of
+from langchain_ripplemem.recall.filters import RecallFilter, recall_filter
 from langchain_ripplemem.render.plain_text import memory_line
 from langchain_ripplemem.schemas import EdgeType, MemoryUnit, Namespace, counted, format_namespace, validate_namespace
 from langchain_ripplemem.text.names import canonical_name, refers_to
@@ -240,14 +243,65 @@ def explore(reader: MemoryReader, memory_id: str, *, namespace: Namespace | str 
                                link_counts={t: len(links) for t, links in linked.items() if links})
 
 
-def _took_part(unit: MemoryUnit, person: str) -> bool:
-    """Whether ``person`` said the memory or is among its participants (matched by :func:`refers_to`).
+def _coded(said: list[str | None], names: tuple[str | None, ...] = ()) -> tuple[np.ndarray, tuple[str | None, ...]]:
+    """``said`` as numbers into ``names`` (extended by the names it adds, in order)."""
+    number = {name: i for i, name in enumerate(names)}
+    codes = np.fromiter((number.setdefault(name, len(number)) for name in said), dtype=np.int32, count=len(said))
+    return codes, tuple(number)
 
-    A first name matches a full one: "sam" takes part in a memory of "Sam McDonald".
+
+def _speaker_codes(index: NamespaceIndex) -> tuple[np.ndarray, tuple[str | None, ...]]:
+    """Per row, the number of its lower-cased speaker in the names given with them (kept with the index).
+
+    Built from recall's per-row speakers, grown from the new rows: a person's rows are then
+    one comparison of numbers, not a pass over 100k names at each call.
     """
-    speaker = unit.metadata.get("speaker")
-    names = [*unit.participants, *([speaker] if isinstance(speaker, str) else [])]
-    return any(refers_to(person, name) for name in names)
+    def grown(view: NamespaceIndex, known: tuple[np.ndarray, tuple[str | None, ...]], before: int,
+              n: int) -> tuple[np.ndarray, tuple[str | None, ...]]:  # under per_index's lock: row_speakers not asked
+        codes, names = _coded([speaker_of(unit) for unit in view.units[before:n]], known[1])
+        return np.concatenate([known[0], codes]), names
+    return per_index(index, "speaker_codes", lambda view, n: _coded(row_speakers(view)[:n]), grown)
+
+
+def _took_part(index: NamespaceIndex, n: int, person: str) -> np.ndarray:
+    """Per row of the first ``n``: whether ``person`` said the memory or is among its participants.
+
+    Matched by :func:`~langchain_ripplemem.text.names.refers_to`, from what the index keeps (the
+    rows' speakers, the participants' postings): each distinct name once, no unit read.
+    """
+    codes, names = _speaker_codes(index)
+    took = np.isin(codes[:n], [i for i, name in enumerate(names) if name is not None and refers_to(person, name)])
+    for name in list(index.postings["participants"]):
+        if refers_to(person, str(name)):
+            took[index.cue_rows.posting_array("participants", name)] = True  # cached, as recall reads it
+    return took
+
+
+def _timeline_rows(index: NamespaceIndex, window: RecallFilter, person: str | None) -> np.ndarray:
+    """The rows in ``window`` (and with ``person``), not suppressed, in timeline order.
+
+    A row's span is its time, or, without one, the instant it was said; it is in the window
+    when the two share an instant: the rule of recall's filter (``recall/filters.py``, which
+    the tests hold this to). The order is the span's start, then its end; equal spans keep
+    the order they were written in. Only the rows without a time are read (when they were
+    said); the rest comes from what the index keeps per row.
+    """
+    n = len(index.ids)
+    times = row_times(index)
+    start, end = times.start[:n].copy(), times.end[:n].copy()
+    for row in np.flatnonzero(~times.timed[:n]).tolist():  # read each time, as recall's filter reads them
+        start[row] = end[row] = epoch_micros(stated_at(index.units[row]))
+    keep = np.ones(n, dtype=bool)
+    if window.since is not None:
+        keep &= end >= epoch_micros(window.since)
+    if window.until is not None:
+        keep &= start <= epoch_micros(window.until)
+    pos = index.pos
+    keep[[row for uid in index.suppressed if (row := pos.get(uid)) is not None and row < n]] = False
+    if person is not None:
+        keep &= _took_part(index, n, person)
+    rows = np.flatnonzero(keep)
+    return rows[np.lexsort((rows, end[rows], start[rows]))]
 
 
 def timeline(reader: MemoryReader, since: object = None, until: object = None, *, person: str | None = None,
@@ -277,19 +331,9 @@ def timeline(reader: MemoryReader, since: object = None, until: object = None, *
     if person is not None and (not isinstance(person, str) or not canonical_name(person)):
         raise ValueError(f"person must be a name, got {person!r}")
     ns, index = _namespace(reader, namespace)
-    hidden = outside(index, window)
-    found = [unit for unit in index.units if unit.id not in hidden and not is_suppressed(unit)
-             and (person is None or _took_part(unit, person))]
-    found.sort(key=_when)  # stable: memories of one time stay in stored order
+    found = _timeline_rows(index, window, person)
     first = (page - 1) * page_size
     return TimelinePage(namespace=ns, since=window.since, until=window.until,
                         person=canonical_name(person) if person is not None else None, page=page,
-                        page_size=page_size, total=len(found), memories=found[first:first + page_size])
-
-
-def _when(unit: MemoryUnit) -> tuple[datetime, datetime]:
-    """Where a memory sits in a timeline: its time, else when it was said."""
-    if unit.time is not None:
-        return unit.time.start, unit.time.end
-    said = stated_at(unit)
-    return said, said
+                        page_size=page_size, total=len(found),
+                        memories=index.units.take(found[first:first + page_size].tolist()))

@@ -7,17 +7,23 @@ expected windows from the units' own times, so nothing here is typed from a run.
 
 from __future__ import annotations
 
+import itertools
 from datetime import date, datetime, timezone
 
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
+from langchain_ripplemem.index import unit_list
+from langchain_ripplemem.index.marks import is_suppressed, stated_at
 from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.presets import PAPER_WRITE
 from langchain_ripplemem.recall.browsing import MemoryNeighbourhood, TimelinePage
+from langchain_ripplemem.recall.filters import outside, recall_filter
+from langchain_ripplemem.schemas import MemoryUnit
+from langchain_ripplemem.text.names import refers_to
 from langchain_ripplemem.tools import create_explore_memory_tool, create_memory_timeline_tool
 
-from .conftest import BagOfWordsEmbeddings, filled_memory
+from .conftest import BagOfWordsEmbeddings, filled_memory, make_conversation
 from .fakes import ScriptedChatModel
 
 NS = ("users", "maya")
@@ -204,6 +210,91 @@ async def test_the_async_twins_answer_as_the_sync_methods(memory):
     dinner = unit_of(memory, "S3:2")
     assert await memory.aexplore(dinner.id, namespace=NS) == memory.explore(dinner.id, namespace=NS)
     assert await memory.atimeline("2026-03-01", namespace=NS) == memory.timeline("2026-03-01", namespace=NS)
+
+
+# -- the timeline reads the index ------------------------------------------------------------------
+
+
+def mixed_memory() -> RippleMem:
+    """Dated and undated sessions, a stated period, equal times, full and first names, suppressed memories."""
+    memory = RippleMem(BagOfWordsEmbeddings())
+    memory.add_conversation(make_conversation(), namespace=NS)
+    memory.add_conversation({"id": "c2", "sessions": [
+        {"id": "U1", "turns": [  # no time: placed at when it was stored
+            {"id": "U1:1", "speaker": "Sam McDonald", "text": "I fixed the bike with Lena yesterday."},
+            {"id": "U1:2", "speaker": "Lena", "text": "Sam and I should ride to Portland soon."}]},
+        {"id": "D1", "time": "2026-03-02T19:00:00+00:00", "turns": [  # the same time as S1
+            {"id": "D1:1", "speaker": "lena", "text": "Maya told me about the shellfish allergy."},
+            {"id": "D1:2", "speaker": "Sam McDonald", "text": "Priya went hiking two weeks ago."}]},
+        {"id": "U2", "turns": [{"id": "U2:1", "speaker": "Priya", "text": "Nothing dated here at all."}]}]},
+        namespace=NS)
+    by_turn = {u.source.turn_ids[0]: u.id for u in memory.list_units(NS)}
+    memory.suppress([by_turn["S1:3"], by_turn["U1:2"], by_turn["D1:1"]], namespace=NS, reason="wrong")
+    memory.unsuppress([by_turn["D1:1"]], namespace=NS)
+    return memory
+
+
+def scanned_timeline(memory: RippleMem, since, until, person: str | None) -> list[MemoryUnit]:
+    """The timeline as a pass over every unit gives it: the rule the index's arrays must give again."""
+    window = recall_filter(since, until, reference=MONDAY)
+    low = window.since or datetime.min.replace(tzinfo=timezone.utc)
+    high = window.until or datetime.max.replace(tzinfo=timezone.utc)
+
+    def when(unit: MemoryUnit) -> tuple[datetime, datetime]:
+        return (unit.time.start, unit.time.end) if unit.time else (stated_at(unit), stated_at(unit))
+
+    units = memory.reader.namespace_index(NS).units  # the stored order
+    found = [u for u in units if not is_suppressed(u) and when(u)[1] >= low and when(u)[0] <= high
+             and (person is None or any(refers_to(person, name)
+                                        for name in [*u.participants, u.metadata.get("speaker") or ""]))]
+    return sorted(found, key=when)
+
+
+def same_as_the_pass_over_every_unit(memory: RippleMem, windows: list, people: tuple) -> None:
+    for (since, until), person in itertools.product(windows, people):
+        expected = scanned_timeline(memory, since, until, person)
+        pages = [memory.timeline(since, until, person=person, namespace=NS, page=page, page_size=2, now=MONDAY)
+                 for page in range(1, 12)]
+        assert [u.id for p in pages for u in p.memories] == [u.id for u in expected], (since, until, person)
+        assert pages[0].total == len(expected)
+        if person is None:  # the window is recall's filter's
+            index = memory.reader.namespace_index(NS)
+            hidden = outside(index, recall_filter(since, until, reference=MONDAY)) | index.suppressed
+            assert {u.id for p in pages for u in p.memories} == set(index.ids) - hidden
+
+
+def test_the_timeline_from_the_index_is_the_pass_over_every_unit():
+    with mixed_memory() as memory:
+        units = memory.list_units(NS, include_suppressed=True)
+        undated = [u for u in units if u.time is None]
+        assert len(undated) == 3 and sum(is_suppressed(u) for u in units) == 2
+        stored = min(u.created_at for u in undated)
+        windows = [(None, None), ("2026-03-01", "2026-03-31"), ("2026-03-12", "2026-03-12"), (None, "2026-03-02"),
+                   ("2026-04-01", None), (stored, None), (None, stored), ("last week", None)]
+        same_as_the_pass_over_every_unit(memory, windows, (None, "sam", "Sam McDonald", "LENA", "priya", "Zed"))
+        assert len(scanned_timeline(memory, None, None, None)) == len(units) - 2
+        assert {u.source.turn_ids[0] for u in scanned_timeline(memory, None, None, "sam")} >= {"S1:2", "U1:1", "D1:2"}
+        # what the index keeps per row grows with the next write: a new speaker, a new undated memory
+        memory.add_conversation({"id": "c3", "sessions": [
+            {"id": "N1", "time": "2026-03-12T08:00:00+00:00", "turns": [
+                {"id": "N1:1", "speaker": "Zed Okafor", "text": "Sam lent me his tent for the hike."}]},
+            {"id": "N2", "turns": [{"id": "N2:1", "speaker": "Maya", "text": "Zed still has the tent."}]}]},
+            namespace=NS)
+        same_as_the_pass_over_every_unit(memory, windows[:3] + windows[5:6], (None, "zed", "sam", "maya"))
+
+
+def test_a_timeline_page_parses_only_its_own_memories_and_those_without_a_time(monkeypatch):
+    monkeypatch.setattr(unit_list, "PARSED_KEPT", 0)  # no model kept: every read of a unit parses it
+    with mixed_memory() as memory:
+        memory.timeline(person="maya", namespace=NS)  # what the index keeps per row (times, speakers): built once
+        units = list(memory.reader.namespace_index(NS).units)
+        parse, parsed = MemoryUnit.model_validate_json, []
+        monkeypatch.setattr(MemoryUnit, "model_validate_json", staticmethod(lambda data: parsed.append(data) or
+                                                                            parse(data)))
+        page = memory.timeline(person="maya", namespace=NS, page_size=2)
+        undated = sum(u.time is None for u in units)  # read at each call, as recall's filter reads them
+        assert page.total > len(page.memories) == 2 and undated
+        assert len(parsed) == len(page.memories) + undated < len(units)
 
 
 # -- the LangChain tools --------------------------------------------------------------------------
