@@ -17,7 +17,6 @@ Example:
 from __future__ import annotations
 
 import importlib
-import itertools
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -111,9 +110,6 @@ CONSTANT_VARIANTS: dict[str, dict[str, Any]] = {
 }
 VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     **dict.fromkeys(CONSTANT_VARIANTS, {}),
-    # Sessions as evidence (recall/matched_sessions.py): the first places for the best memory of each of the N
-    # best-matching sessions that holds one of the best 2N memories; 0: off (the default until it was measured).
-    **{f"rm_msf{n}": {"assembly": {"matched_sessions_first": n}} for n in (0, 3, 4, 6)},
     # Knowledge updates (recall/updates.py, issue 52): without the asked-for statement first; superseded memories
     # at half weight (the default until then), with it and without it.
     "rm_no_asked_first": {"lifecycle": {"asked_first": False}},
@@ -126,7 +122,6 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
 RULE_ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
     "abl_views": {"views": {"semantic_k": 10, "lexical_k": 5, "cue_k": 5}},
     "abl_rounds1": {"controller": {"max_rounds": 1}},
-    "abl_sufficiency": {"controller": {"sufficiency_similarity": 0.55}},
     "abl_per_channel5": {"expansion": {"per_channel": 5}},
     "abl_context": {"context": {"weight": 0.0, "weight_2": 0.0}},
     "abl_context2": {"context": {"weight_2": 0.0}},
@@ -134,7 +129,6 @@ RULE_ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
     "abl_bridging": {"bridging": {"weight": 0.0}},
     "abl_speaker_bonus": {"scoring": {"speaker_bonus": 0.0}},
     "abl_time_bonus": {"scoring": {"time_bonus": 0.0}},
-    "abl_matched_sessions": {"assembly": {"matched_sessions_first": 0}},
     "abl_asked_first": {"lifecycle": {"asked_first": False}},
     "abl_superseded_half": {"lifecycle": {"superseded_weight": 0.5}},
 }
@@ -152,34 +146,9 @@ RULE_CONSTANTS: dict[str, dict[str, Any]] = {
     "abl_first_rare_topic": {"bridging.FIRST_RARE_TOPIC_WEIGHT": 0.0},
     "abl_within_session": {"assembly.BRIDGE_WITHIN_SESSION": True},
 }
-# The rules whose removal alone moved no suite by more than one question, removed together in every
-# combination of two or more (``abl_together_<short names>``): the removal is judged all at once.
-REMOVAL_CANDIDATES = {"sufficiency": "abl_sufficiency", "assistant": "abl_assistant_chats",
-                      "matched": "abl_matched_sessions", "budget": "abl_key_budget"}
-
-
-def _together(short_names: Sequence[str]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """The settings and constants of the candidates ``short_names`` removed at once."""
-    settings: dict[str, dict[str, Any]] = {}
-    constants: dict[str, Any] = {}
-    for short in short_names:
-        name = REMOVAL_CANDIDATES[short]
-        for group, values in RULE_ABLATIONS.get(name, {}).items():
-            settings.setdefault(group, {}).update(values)
-        constants.update(RULE_CONSTANTS.get(name, {}))
-    return settings, constants
-
-
-TOGETHER = {"abl_together_" + "_".join(combo): _together(combo)
-            for size in range(2, len(REMOVAL_CANDIDATES) + 1)
-            for combo in itertools.combinations(REMOVAL_CANDIDATES, size)}
 CONSTANT_VARIANTS.update(RULE_CONSTANTS)
 VARIANTS.update(RULE_ABLATIONS)
 VARIANTS.update(dict.fromkeys(RULE_CONSTANTS, {}))
-for _name, (_settings, _constants) in TOGETHER.items():
-    VARIANTS[_name] = _settings
-    if _constants:
-        CONSTANT_VARIANTS[_name] = _constants
 _ABLATIONS.update(VARIANTS)
 
 

@@ -174,9 +174,9 @@ class ControllerConfig(_Stage):
     max_rounds: int = Field(default=2, ge=0, description="expansion rounds after the first hop (paper: R=1)")
     max_anchors: int = Field(default=3, ge=1, description="memories each round expands from")
     sufficiency_similarity: float = Field(
-        default=0.8, description="heuristic controller: the best first-hop cosine at which recollection stops after "
-        "the first hop, when every query term and cue is covered (> 1: never stops early; the paper: 0.55). 0.8 "
-        "stops only on a very strong first hop: never stopping gained nothing on the linked suite and lost on LoCoMo",
+        default=0.55, description="heuristic controller: the best first-hop cosine at which recollection stops "
+        "after the first hop, when every query term and cue is covered (> 1: never stops early). The paper's value: "
+        "0.8 moved no suite by more than one question (docs/benchmarks.md, 'Which rules earn their place')",
     )
     use_planning: bool = Field(default=True, description="score expansion against the controller's target")
     llm_max_retries: int = Field(default=2, ge=0, description="extra attempts after invalid LLM output (LLM "
@@ -250,12 +250,6 @@ class AssemblyConfig(_Stage):
     distinct_sessions_first: int = Field(
         default=0, ge=0, description="the first n memories come from n different sessions where the 2n best hold that "
         "many (the rest follow in rho order; the best 2n stay the best 2n); 0 = rho order throughout",
-    )
-    matched_sessions_first: int = Field(
-        default=5, ge=0, description="in a user's chats with an assistant (some memory spoken by 'assistant'), the "
-        "first places go to the best memory of each session that is among the n sessions the question matches best "
-        "(the cosine with the centroid of their memories) and holds one of the best 2n memories, in rho order; only "
-        "the order within the best 2n changes (recall/matched_sessions.py); off in two people's talk; 0 = off",
     )
 
 

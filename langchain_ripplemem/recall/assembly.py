@@ -36,10 +36,9 @@ from langchain_ripplemem.recall.kept_places import (
     keep_first_hop,
     plain_memory,
 )
-from langchain_ripplemem.recall.matched_sessions import matched_sessions, session_of
 from langchain_ripplemem.recall.repeats import fold_repeats, repeat_key
 from langchain_ripplemem.recall.set_questions import keep_own, own_matches
-from langchain_ripplemem.recall.smoothing import chats_with_an_assistant, context_weights, in_context
+from langchain_ripplemem.recall.smoothing import context_weights, in_context
 from langchain_ripplemem.recall.views import ViewQuery
 from langchain_ripplemem.render.plain_text import memory_line
 from langchain_ripplemem.schemas import MemoryUnit, RecalledMemory
@@ -179,10 +178,6 @@ def assemble_memories(
     scored.sort(key=lambda row: row[:2])
     if budget.distinct_sessions_first:
         scored = distinct_sessions_first(scored, budget.distinct_sessions_first, lambda row: session_of(row[2]))
-    if budget.matched_sessions_first and chats_with_an_assistant(index):
-        matched = matched_sessions(index, query_vector, budget.matched_sessions_first, hidden or set())
-        scored = distinct_sessions_first(scored, budget.matched_sessions_first, lambda row: session_of(row[2]),
-                                         among=matched)
     order, repeats, dense = top_distinct(index, [row[1] for row in scored], protected, budget.top_k, hidden or (),
                                          plain_vector)
     by_id = {row[1]: row for row in scored}
@@ -223,26 +218,27 @@ def top_distinct(index: NamespaceIndex, ranked: list[str], protected: Mapping[st
         n = 2 * n + k - len(kept)
 
 
-def distinct_sessions_first(ranked: list[T], n: int, session: Callable[[T], Hashable],
-                            among: Collection[Hashable] | None = None) -> list[T]:
+def session_of(unit: MemoryUnit) -> tuple[str, str]:
+    """Where ``unit`` was said: its (conversation id, session id), empty strings when unknown."""
+    source = unit.source
+    return (source.conversation_id or "", source.session_id or "") if source is not None else ("", "")
+
+
+def distinct_sessions_first(ranked: list[T], n: int, session: Callable[[T], Hashable]) -> list[T]:
     """``ranked`` with its first ``n`` places given to the best of different sessions among the best ``2n``.
 
     A long history spreads what a question needs over several conversations; the
     first few memories an agent reads should not all come from one. Only the order
-    within the best ``2n`` changes: what they are, and everything after, stays. With
-    ``among``, only those sessions take a first place (the question's best-matching
-    sessions: :mod:`~langchain_ripplemem.recall.matched_sessions`).
+    within the best ``2n`` changes: what they are, and everything after, stays.
 
     Example:
         >>> distinct_sessions_first(["a1", "a2", "a3", "b1", "a4", "c1", "d1"], 2, lambda m: m[0])
         ['a1', 'b1', 'a2', 'a3', 'a4', 'c1', 'd1']
-        >>> distinct_sessions_first(["a1", "a2", "b1", "c1", "a3"], 2, lambda m: m[0], among={"c"})
-        ['c1', 'a1', 'a2', 'b1', 'a3']
     """
     window, head, rest, seen = ranked[: 2 * n], list[T](), list[T](), set[Hashable]()
     for item in window:
         key = session(item)
-        if len(head) < n and key not in seen and (among is None or key in among):
+        if len(head) < n and key not in seen:
             head.append(item)
             seen.add(key)
         else:

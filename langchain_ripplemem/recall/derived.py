@@ -18,7 +18,7 @@ Example:
     ...          np.ones((1, 2), dtype=np.float32))
     >>> derive_all(index)
     >>> sorted(index.derived)  # doctest: +NORMALIZE_WHITESPACE
-    ['cue_values', 'latest_statement', 'neighbours', 'repeat_rows', 'row_places', 'row_speakers', 'session_centroids',
+    ['cue_values', 'latest_statement', 'neighbours', 'repeat_rows', 'row_places', 'row_speakers',
      'speakers', 'times']
     >>> speakers(index)  # kept: read, not built
     frozenset({'maya'})
@@ -32,7 +32,6 @@ from langchain_ripplemem.recall.assembly import row_places
 from langchain_ripplemem.recall.bridging import row_times
 from langchain_ripplemem.recall.controller import cue_values
 from langchain_ripplemem.recall.cue_bonus import row_speakers
-from langchain_ripplemem.recall.matched_sessions import session_centroids
 from langchain_ripplemem.recall.query_cues import reference_time
 from langchain_ripplemem.recall.repeats import repeat_rows
 
@@ -43,5 +42,5 @@ def derive_all(index: NamespaceIndex) -> None:
     """Build (or catch up) every per-unit value recall keeps with ``index``, and its BM25 index."""
     index.term_counts()
     for derive in (neighbour_rows, speakers, cue_values, reference_time, row_times, row_speakers, row_places,
-                   session_centroids, repeat_rows):
+                   repeat_rows):
         derive(index)

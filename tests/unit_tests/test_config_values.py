@@ -55,9 +55,9 @@ OLD_RECALL = {
 #: Settings added after the grouping, with their defaults (``PAPER`` turns them off).
 NEW_RECALL = {"assembly.keep_own": 15, "assembly.keep_own_spacing": 2.0, "assembly.keep_own_density": 0.7,
               "assembly.keep_own_neighbours": 5, "context.assistant_chats": False,
-              "assembly.matched_sessions_first": 5, "controller.llm_evidence": 30,
+              "controller.llm_evidence": 30,
               "lifecycle.superseded_weight": 1.0, "lifecycle.asked_first": True}
-NEW_IN_PAPER = {"assembly.keep_own": 0, "assembly.matched_sessions_first": 0, "lifecycle.superseded_weight": 0.5,
+NEW_IN_PAPER = {"assembly.keep_own": 0, "lifecycle.superseded_weight": 0.5,
                 "lifecycle.asked_first": False}
 #: ``WriteConfig().model_dump()`` before the grouping.
 OLD_WRITE = {
@@ -80,7 +80,7 @@ OLD_RECALL_PRESETS = {
                            NEW_IN_PAPER),
     "LONG_HISTORY": (LONG_HISTORY, {"semantic_k": 20, "lexical_k": 20, "cue_k": 15, "per_channel": 20,
                                     "speaker_bonus": 0.75, "distinct_sessions_first": 5},
-                     {"context.assistant_chats": True, "assembly.matched_sessions_first": 0}),
+                     {"context.assistant_chats": True}),
 }
 OLD_WRITE_PRESETS = {
     "PAPER_WRITE": (PAPER_WRITE, {"structural_edges": "paper"}),
@@ -89,6 +89,8 @@ OLD_WRITE_PRESETS = {
 }
 #: Old rules removed by the rule ablation (issue 51.4: no suite moved by more than one question without them).
 REMOVED = {"context_terms"}
+#: Old defaults the rule ablation set back to the paper's value (issue 51.4), with that value.
+PAPER_AGAIN = {"sufficiency_similarity": 0.55}
 #: The old flat names whose grouped name is not ``<group>.<same name>``.
 RENAMED = {
     "context_weight": "context.weight", "context_weight_2": "context.weight_2", "context_mode": "context.mode",
@@ -161,6 +163,7 @@ def regrouped(old: dict[str, Any], config: BaseModel) -> dict[str, Any]:
     for name, value in old.items():
         if name in REMOVED:
             continue
+        value = PAPER_AGAIN.get(name, value)
         if name in RENAMED:
             out[RENAMED[name]] = value
         else:
