@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 from langchain_ripplemem.cli.integrity import check_store
-from langchain_ripplemem.config import LinkingConfig
+from langchain_ripplemem.config import LinkingConfig, RecallConfig
 from langchain_ripplemem.conversations.messages import conversation_from_messages
 from langchain_ripplemem.memory import RippleMem
 from langchain_ripplemem.storage.locks import (
@@ -161,10 +161,15 @@ SHARED = ("shared",)
 WAIT = 120  # hang guard for threads and processes on a slow machine, not a performance threshold
 
 
+#: Recollection that goes on past a strong first hop (the default stops there, at a cosine of 0.55), so a
+#: recall of these word-count embeddings walks edges while others write.
+WALKING = RecallConfig(controller={"sufficiency_similarity": 0.8})
+
+
 def shared_memory(turns: int = 24, **kwargs: Any) -> tuple[RippleMem, RecallPause]:
     """A memory of ``turns`` turns about hikes, places and friends, on embeddings that can hold a recall still."""
     pause = RecallPause()
-    memory = RippleMem(pause, **kwargs)
+    memory = RippleMem(pause, **{"recall_config": WALKING, **kwargs})
     memory.add_conversation(many_turns("base", turns), namespace=SHARED)
     return memory, pause
 
@@ -196,7 +201,7 @@ def assert_changed_by_the_writes(memory: RippleMem, shown: list[str], gone: list
     after = memory.recall(QUERY, namespace=SHARED)
     ids = [m.unit.id for m in after.memories]
     assert not set(gone) & set(ids)
-    assert ids[0] not in shown and "trip" in after.memories[0].unit.restatement
+    assert ids[0] not in shown and any("trip" in m.unit.restatement for m in after.memories[:3])
 
 
 def assert_one_state(result: Any, deleted_before: set[str], ever_added: set[str]) -> None:
