@@ -8,10 +8,11 @@ Question counts, not rates: ``round(recall_all@10 x n_evaluated)``. A rule whose
 moves no suite, split or category by more than one question is a candidate to go.
 
     python scripts/rule_ablation.py results/ablation/*.json [--k 10] [--base ripplemem]
-    python scripts/rule_ablation.py results/ablation/*.json --doc docs/benchmarks.md
+    python scripts/rule_ablation.py results/ablation/*.json --doc docs/benchmarks.md --removed abl_a,abl_b
 
 With ``--doc``, the table replaces what stands between the markers
-``<!-- rule-ablation:start -->`` and ``<!-- rule-ablation:end -->`` in that file. With
+``<!-- rule-ablation:start -->`` and ``<!-- rule-ablation:end -->`` in that file; ``--removed``
+names the variants whose rule has since left the code (their row says "removed"). With
 ``--slim``, each results file is first rewritten with its per-question records cut to what
 tells which questions a removal gained or lost (id, split, category, recall_all@k): 27
 systems' full records make a file of megabytes.
@@ -22,7 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +77,11 @@ def columns(results: dict[str, Any], k: int) -> Iterator[tuple[str, str, dict[st
                 yield name, "" if category == overall else category, found, asked
 
 
-def table(paths: Sequence[str | Path], k: int = 10, base: str = "ripplemem") -> str:
-    """The markdown table: one row per removed rule, one column per suite and split (questions at @k)."""
+def table(paths: Sequence[str | Path], k: int = 10, base: str = "ripplemem", removed: Collection[str] = ()) -> str:
+    """The markdown table: one row per removed rule, one column per suite and split (questions at @k).
+
+    ``removed``: variants whose rule the code no longer has (the table says "removed", not "candidate").
+    """
     cells: dict[str, dict[str, int]] = {}
     worst: dict[str, list[tuple[int, str]]] = {}
     heads: list[str] = []
@@ -110,8 +114,14 @@ def table(paths: Sequence[str | Path], k: int = 10, base: str = "ripplemem") -> 
         moved = max([*(abs(m) for m in moves.values()), abs(big[0])]) > TOLERANCE
         where = f"{big[0]:+d} {big[1]}" if big[0] else "0"
         lines.append(f"| `{system}` | " + " | ".join(f"{moves[h]:+d}" if h in moves else "" for h in heads)
-                     + f" | {where} | {'moves more than one' if moved else 'candidate to remove'} |")
+                     + f" | {where} | {_verdict(system, moved, removed)} |")
     return "\n".join(lines)
+
+
+def _verdict(system: str, moved: bool, removed: Collection[str]) -> str:
+    if system in removed:
+        return "removed" if not moved else "removed, but moves more than one"
+    return "moves more than one" if moved else "candidate to remove"
 
 
 #: What ``--slim`` keeps of a per-question record.
@@ -144,11 +154,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--base", default="ripplemem")
     parser.add_argument("--doc", type=Path, help="write the table into this markdown file, between the markers")
     parser.add_argument("--slim", action="store_true", help="first cut each file's per-question records")
+    parser.add_argument("--removed", default="", help="comma-separated variants whose rule is gone from the code")
     args = parser.parse_args(argv)
     if args.slim:
         for path in args.results:
             slim(Path(path))
-    text = table(args.results, args.k, args.base)
+    text = table(args.results, args.k, args.base, [name for name in args.removed.split(",") if name])
     if args.doc:
         write_doc(args.doc, text)
     else:

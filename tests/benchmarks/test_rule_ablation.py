@@ -45,6 +45,8 @@ def test_each_removal_is_counted_in_questions_per_split_with_its_largest_categor
     assert lines[2] == "| `abl_a` | -3 | +0 | -3 linked tune work | moves more than one |"
     assert lines[3] == "| `abl_b` | +1 | +0 | 0 | candidate to remove |"
     assert len(lines) == 4  # baselines are no rule
+    removed = ablation.table([path], removed={"abl_b"}).splitlines()
+    assert removed[3] == "| `abl_b` | +1 | +0 | 0 | removed |" and removed[2] == lines[2]
 
 
 def test_slim_keeps_what_tells_which_questions_moved_and_the_table_is_unchanged(ablation, tmp_path):
