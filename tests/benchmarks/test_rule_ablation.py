@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,11 @@ def test_the_table_goes_between_the_markers_of_the_page(ablation, tmp_path):
     (tmp_path / "bare.md").write_text("no markers")
     with pytest.raises(ValueError, match="no <!-- rule-ablation:start -->"):
         ablation.write_doc(tmp_path / "bare.md", "| new |")
+
+
+def test_the_page_s_table_is_what_its_command_makes_of_the_committed_files(ablation):
+    page = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    removed = re.search(r"--removed (\S+)", page.split(ablation.START)[0].rsplit("## Which rules", 1)[1])
+    made = ablation.table(sorted((ROOT / "results" / "ablation").glob("*.json")),
+                          removed=removed.group(1).split(",") if removed else ())
+    assert f"{ablation.START}\n{made}\n{ablation.END}" in page
