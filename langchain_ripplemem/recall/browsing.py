@@ -44,11 +44,10 @@ from typing import TYPE_CHECKING, get_args
 import numpy as np
 from pydantic import BaseModel, Field
 
-from langchain_ripplemem.index.marks import SUPERSEDED_BY, VALID_UNTIL, is_suppressed, stated_at
+from langchain_ripplemem.index.marks import SUPERSEDED_BY, VALID_UNTIL, is_suppressed
 from langchain_ripplemem.index.sessions import NO_ROW, neighbour_rows, per_index
-from langchain_ripplemem.recall.bridging import epoch_micros, row_times
 from langchain_ripplemem.recall.cue_bonus import row_speakers, speaker_of
-from langchain_ripplemem.recall.filters import RecallFilter, recall_filter
+from langchain_ripplemem.recall.filters import RecallFilter, in_window, recall_filter, row_spans
 from langchain_ripplemem.render.plain_text import memory_line
 from langchain_ripplemem.schemas import EdgeType, MemoryUnit, Namespace, counted, format_namespace, validate_namespace
 from langchain_ripplemem.text.names import canonical_name, refers_to
@@ -287,15 +286,8 @@ def _timeline_rows(index: NamespaceIndex, window: RecallFilter, person: str | No
     said); the rest comes from what the index keeps per row.
     """
     n = len(index.ids)
-    times = row_times(index)
-    start, end = times.start[:n].copy(), times.end[:n].copy()
-    for row in np.flatnonzero(~times.timed[:n]).tolist():  # read each time, as recall's filter reads them
-        start[row] = end[row] = epoch_micros(stated_at(index.units[row]))
-    keep = np.ones(n, dtype=bool)
-    if window.since is not None:
-        keep &= end >= epoch_micros(window.since)
-    if window.until is not None:
-        keep &= start <= epoch_micros(window.until)
+    start, end = spans = row_spans(index, n)
+    keep = in_window(spans, window.since, window.until)
     pos = index.pos
     keep[[row for uid in index.suppressed if (row := pos.get(uid)) is not None and row < n]] = False
     if person is not None:

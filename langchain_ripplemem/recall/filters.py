@@ -55,7 +55,7 @@ from langchain_ripplemem.schemas import aware
 from langchain_ripplemem.text.names import refers_to
 from langchain_ripplemem.text.time.timeparse import ground_time
 
-__all__ = ["FILTER_NAMES", "RecallFilter", "empty_filter_warning", "outside", "recall_filter"]
+__all__ = ["FILTER_NAMES", "RecallFilter", "empty_filter_warning", "in_window", "outside", "recall_filter", "row_spans"]
 
 _log = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ def outside(index: NamespaceIndex, flt: RecallFilter) -> set[str]:
     if flt.speakers is not None:
         inside &= _spoken_by(index, n, flt.speakers)
     if flt.since is not None or flt.until is not None:
-        inside &= _in_window(index, n, flt.since, flt.until)
+        inside &= in_window(row_spans(index, n), flt.since, flt.until)
     return {index.ids[r] for r in np.flatnonzero(~inside).tolist()}
 
 
@@ -171,18 +171,28 @@ def _spoken_by(index: NamespaceIndex, n: int, names: tuple[str, ...]) -> np.ndar
     return spoken
 
 
-def _in_window(index: NamespaceIndex, n: int, since: datetime | None, until: datetime | None) -> np.ndarray:
+def row_spans(index: NamespaceIndex, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of the first ``n``, the start and end of its span in epoch microseconds.
+
+    A row's span is its time; a row without one spans the instant it was said (read from
+    the unit each call: ``update_metadata`` may change when it was said). Recall's filter
+    and the timeline read windows and order from these.
+    """
     times = row_times(index)
-    low = epoch_micros(since) if since is not None else None
-    high = epoch_micros(until) if until is not None else None
-    inside = times.timed[:n].copy()
-    if low is not None:
-        inside &= times.end[:n] >= low
-    if high is not None:
-        inside &= times.start[:n] <= high
-    for row in np.flatnonzero(~times.timed[:n]).tolist():  # no time: when it was stated
-        said = stated_at(index.units[row])
-        inside[row] = (since is None or said >= since) and (until is None or said <= until)
+    start, end = times.start[:n].copy(), times.end[:n].copy()
+    for row in np.flatnonzero(~times.timed[:n]).tolist():
+        start[row] = end[row] = epoch_micros(stated_at(index.units[row]))
+    return start, end
+
+
+def in_window(spans: tuple[np.ndarray, np.ndarray], since: datetime | None, until: datetime | None) -> np.ndarray:
+    """Which of the :func:`row_spans` share an instant with the window from ``since`` to ``until`` (``None``: open)."""
+    start, end = spans
+    inside = np.ones(len(start), dtype=bool)
+    if since is not None:
+        inside &= end >= epoch_micros(since)
+    if until is not None:
+        inside &= start <= epoch_micros(until)
     return inside
 
 
