@@ -45,12 +45,11 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from langchain_ripplemem.index.marks import SUPERSEDED_BY, VALID_UNTIL, is_suppressed
-from langchain_ripplemem.index.sessions import NO_ROW, neighbour_rows, per_index
-from langchain_ripplemem.recall.cue_bonus import row_speakers, speaker_of
-from langchain_ripplemem.recall.filters import RecallFilter, in_window, recall_filter, row_spans
+from langchain_ripplemem.index.sessions import NO_ROW, neighbour_rows
+from langchain_ripplemem.recall.filters import RecallFilter, in_window, people_rows, recall_filter, row_spans
 from langchain_ripplemem.render.plain_text import memory_line
 from langchain_ripplemem.schemas import EdgeType, MemoryUnit, Namespace, counted, format_namespace, validate_namespace
-from langchain_ripplemem.text.names import canonical_name, refers_to
+from langchain_ripplemem.text.names import canonical_name
 
 if TYPE_CHECKING:
     from langchain_ripplemem.index.namespace_index import NamespaceIndex
@@ -242,38 +241,10 @@ def explore(reader: MemoryReader, memory_id: str, *, namespace: Namespace | str 
                                link_counts={t: len(links) for t, links in linked.items() if links})
 
 
-def _coded(said: list[str | None], names: tuple[str | None, ...] = ()) -> tuple[np.ndarray, tuple[str | None, ...]]:
-    """``said`` as numbers into ``names`` (extended by the names it adds, in order)."""
-    number = {name: i for i, name in enumerate(names)}
-    codes = np.fromiter((number.setdefault(name, len(number)) for name in said), dtype=np.int32, count=len(said))
-    return codes, tuple(number)
-
-
-def _speaker_codes(index: NamespaceIndex) -> tuple[np.ndarray, tuple[str | None, ...]]:
-    """Per row, the number of its lower-cased speaker in the names given with them (kept with the index).
-
-    Built from recall's per-row speakers, grown from the new rows: a person's rows are then
-    one comparison of numbers, not a pass over 100k names at each call.
-    """
-    def grown(view: NamespaceIndex, known: tuple[np.ndarray, tuple[str | None, ...]], before: int,
-              n: int) -> tuple[np.ndarray, tuple[str | None, ...]]:  # under per_index's lock: row_speakers not asked
-        codes, names = _coded([speaker_of(unit) for unit in view.units[before:n]], known[1])
-        return np.concatenate([known[0], codes]), names
-    return per_index(index, "speaker_codes", lambda view, n: _coded(row_speakers(view)[:n]), grown)
-
-
 def _took_part(index: NamespaceIndex, n: int, person: str) -> np.ndarray:
-    """Per row of the first ``n``: whether ``person`` said the memory or is among its participants.
-
-    Matched by :func:`~langchain_ripplemem.text.names.refers_to`, from what the index keeps (the
-    rows' speakers, the participants' postings): each distinct name once, no unit read.
-    """
-    codes, names = _speaker_codes(index)
-    took = np.isin(codes[:n], [i for i, name in enumerate(names) if name is not None and refers_to(person, name)])
-    for name in list(index.postings["participants"]):
-        if refers_to(person, str(name)):
-            took[index.cue_rows.posting_array("participants", name)] = True  # cached, as recall reads it
-    return took
+    """Per row of the first ``n``: whether ``person`` said the memory or is among its participants."""
+    said, involved = people_rows(index, n, (person,))
+    return said | involved
 
 
 def _timeline_rows(index: NamespaceIndex, window: RecallFilter, person: str | None) -> np.ndarray:

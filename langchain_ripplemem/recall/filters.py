@@ -48,14 +48,15 @@ import numpy as np
 
 from langchain_ripplemem.index.marks import stated_at
 from langchain_ripplemem.index.namespace_index import NamespaceIndex
-from langchain_ripplemem.index.sessions import session_rows
+from langchain_ripplemem.index.sessions import per_index, session_rows
 from langchain_ripplemem.recall.bridging import epoch_micros, row_times
-from langchain_ripplemem.recall.cue_bonus import row_speakers
+from langchain_ripplemem.recall.cue_bonus import row_speakers, speaker_of
 from langchain_ripplemem.schemas import aware
 from langchain_ripplemem.text.names import refers_to
 from langchain_ripplemem.text.time.timeparse import ground_time
 
-__all__ = ["FILTER_NAMES", "RecallFilter", "empty_filter_warning", "in_window", "outside", "recall_filter", "row_spans"]
+__all__ = ["FILTER_NAMES", "RecallFilter", "empty_filter_warning", "in_window", "outside", "people_rows",
+           "recall_filter", "row_spans", "speaker_codes"]
 
 _log = logging.getLogger(__name__)
 
@@ -155,20 +156,49 @@ def outside(index: NamespaceIndex, flt: RecallFilter) -> set[str]:
     return {index.ids[r] for r in np.flatnonzero(~inside).tolist()}
 
 
+def _coded(said: list[str | None], names: tuple[str | None, ...] = ()) -> tuple[np.ndarray, tuple[str | None, ...]]:
+    """``said`` as numbers into ``names`` (extended by the names it adds, in order)."""
+    number = {name: i for i, name in enumerate(names)}
+    codes = np.fromiter((number.setdefault(name, len(number)) for name in said), dtype=np.int32, count=len(said))
+    return codes, tuple(number)
+
+
+def speaker_codes(index: NamespaceIndex) -> tuple[np.ndarray, tuple[str | None, ...]]:
+    """Per row, the number of its lower-cased speaker in the names given with them (kept with the index).
+
+    Built from recall's per-row speakers, grown from the new rows: a person's rows are then
+    one comparison of numbers, not a pass over 100k names at each call.
+    """
+    def grown(view: NamespaceIndex, known: tuple[np.ndarray, tuple[str | None, ...]], before: int,
+              n: int) -> tuple[np.ndarray, tuple[str | None, ...]]:  # under per_index's lock: row_speakers not asked
+        codes, names = _coded([speaker_of(unit) for unit in view.units[before:n]], known[1])
+        return np.concatenate([known[0], codes]), names
+    return per_index(index, "speaker_codes", lambda view, n: _coded(row_speakers(view)[:n]), grown)
+
+
+def people_rows(index: NamespaceIndex, n: int, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of the first ``n``: said by one of ``names``; one of ``names`` among its participants.
+
+    Matched by :func:`~langchain_ripplemem.text.names.refers_to`, from what the index keeps (the
+    rows' speakers, the participants' postings): each distinct name once, no unit read.
+    """
+    codes, speakers = speaker_codes(index)
+    said = np.isin(codes[:n], [i for i, s in enumerate(speakers)
+                               if s is not None and any(refers_to(name, s) for name in names)])
+    involved = np.zeros(n, dtype=bool)
+    for key in list(index.postings["participants"]):
+        if any(refers_to(name, str(key)) for name in names):
+            rows = index.cue_rows.posting_array("participants", key)
+            involved[rows[rows < n]] = True  # cached, as recall reads it
+    return said, involved
+
+
 def _spoken_by(index: NamespaceIndex, n: int, names: tuple[str, ...]) -> np.ndarray:
-    """Rows said by one of ``names``, matched as the timeline matches a person (:func:`refers_to`)."""
-    said = row_speakers(index)[:n]
-    # A namespace has few distinct speakers (and participants): each is matched once, not once a row.
-    named = {s for s in set(said) if s is not None and any(refers_to(name, s) for name in names)}
-    spoken = np.fromiter((s in named for s in said), dtype=bool, count=n)
-    unsaid = np.fromiter((s is None for s in said), dtype=bool, count=n)
-    if unsaid.any():  # no speaker recorded: the participants the extraction named
-        involved = np.zeros(n, dtype=bool)
-        for key, rows in list(index.postings["participants"].items()):
-            if any(refers_to(name, str(key)) for name in names):
-                involved[[r for r in rows if r < n]] = True
-        spoken |= unsaid & involved
-    return spoken
+    """Rows said by one of ``names``, matched as the timeline matches a person; with no speaker, its participants."""
+    said, involved = people_rows(index, n, names)
+    codes, speakers = speaker_codes(index)
+    unsaid = codes[:n] == speakers.index(None) if None in speakers else np.zeros(n, dtype=bool)
+    return said | (unsaid & involved)
 
 
 def row_spans(index: NamespaceIndex, n: int) -> tuple[np.ndarray, np.ndarray]:
